@@ -1,0 +1,36 @@
+// Inference Lambda behind a Function URL in RESPONSE_STREAM mode: bytes reach the client as they are
+// written. Serves the route table's inference routes (/responses, /chat/completions, /audio/speech).
+import middy from '@middy/core';
+import type { Readable } from 'node:stream';
+import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
+import { createRouter } from '../http/router.js';
+import { routesOf, type InferenceOperations } from '../http/route-table.js';
+import { dispatch } from '../http/dispatch.js';
+import { fromLambdaEvent } from '../http/request.js';
+import { defaultDeps, type GatewayDeps } from '../http/deps.js';
+
+export const inferenceOperations: InferenceOperations = {};
+
+const match = createRouter(routesOf('inference'));
+
+export interface StreamingReply {
+  statusCode: number;
+  headers: Record<string, string>;
+  body: string | Readable;
+}
+
+export async function handleInference(event: APIGatewayProxyEventV2, deps: GatewayDeps): Promise<StreamingReply> {
+  const request = fromLambdaEvent(event);
+  const result = await dispatch(request, match, inferenceOperations, deps);
+  if (result.kind === 'stream') {
+    return { statusCode: result.status ?? 200, headers: { 'x-request-id': request.requestId, ...result.headers }, body: result.body };
+  }
+  return {
+    statusCode: result.status ?? 200,
+    headers: { 'content-type': 'application/json', 'x-request-id': request.requestId, ...result.headers },
+    body: JSON.stringify(result.body),
+  };
+}
+
+export const handler = middy<APIGatewayProxyEventV2, StreamingReply, Error, Context>({ streamifyResponse: true })
+  .handler((event) => handleInference(event, defaultDeps()));

@@ -1,0 +1,36 @@
+// Management Lambda (API Gateway HTTP API, payload v2): keys, organization settings, OpenAPI, and every
+// non-inference route of the route table.
+import middy from '@middy/core';
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
+import { createRouter } from '../http/router.js';
+import { routesOf, type ManagementOperations } from '../http/route-table.js';
+import { dispatch } from '../http/dispatch.js';
+import { fromLambdaEvent } from '../http/request.js';
+import { defaultDeps, type GatewayDeps } from '../http/deps.js';
+import { toErrorReply } from '../http/errors.js';
+import { keyOperations } from '../keys/operations.js';
+import { settingsOperations } from '../tenancy/operations.js';
+import { systemOperations } from '../http/system-operations.js';
+
+export const managementOperations: ManagementOperations = {
+  ...systemOperations,
+  ...keyOperations,
+  ...settingsOperations,
+};
+
+const match = createRouter(routesOf('management'));
+
+export async function handleManagement(event: APIGatewayProxyEventV2, deps: GatewayDeps): Promise<APIGatewayProxyStructuredResultV2> {
+  const request = fromLambdaEvent(event);
+  const result = await dispatch(request, match, managementOperations, deps);
+  const headers = { 'content-type': 'application/json', 'x-request-id': request.requestId, ...result.headers };
+  if (result.kind === 'stream') {
+    // Management routes answer JSON; a streamed body here is a programming error, reported as a 500 envelope.
+    const reply = toErrorReply(new Error('stream result on a buffered route'), request.requestId, deps.log);
+    return { statusCode: reply.status, headers, body: JSON.stringify(reply.body) };
+  }
+  return { statusCode: result.status ?? 200, headers, body: JSON.stringify(result.body) };
+}
+
+export const handler = middy<APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Error, Context>()
+  .handler((event) => handleManagement(event, defaultDeps()));

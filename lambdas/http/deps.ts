@@ -1,0 +1,32 @@
+// The ports every operation may use, wired once per Lambda instance (and once per local process).
+import { createDocumentClient, storeConfigFromEnv } from '../store/client.js';
+import { ApiKeyRepository } from '../store/api-key-repository.js';
+import { OrganizationRepository } from '../store/organization-repository.js';
+import { KeyCache } from '../keys/key-cache.js';
+import type { AuthDeps } from './auth.js';
+
+export interface GatewayDeps extends AuthDeps {
+  organizations: OrganizationRepository;
+  log: (line: string) => void;
+}
+
+export function createDeps(env: NodeJS.ProcessEnv = process.env): GatewayDeps {
+  const config = storeConfigFromEnv(env);
+  const db = createDocumentClient(config);
+  return {
+    keys: new ApiKeyRepository(db, config.tableName),
+    organizations: new OrganizationRepository(db, config.tableName),
+    keyCache: new KeyCache(Number(env.GATEWAY_KEY_CACHE_TTL_MS ?? 2000)),
+    clock: () => new Date(),
+    operatorKeyText: env.GATEWAY_ADMIN_KEY || undefined,
+    log: (line) => console.log(line),
+  };
+}
+
+let shared: GatewayDeps | undefined;
+
+/** The process-wide deps: the inference and management handlers share them (and their key cache) locally. */
+export function defaultDeps(): GatewayDeps {
+  shared ??= createDeps();
+  return shared;
+}

@@ -1,0 +1,42 @@
+// A request's way through: route lookup (404/405), body size (413), authentication, validation,
+// then the operation. Never throws: every failure comes back as the error envelope.
+import type { GatewayRequest } from './request.js';
+import { DEFAULT_MAX_BODY_BYTES, type OperationResult, type RouteDef } from './route.js';
+import type { RouteMatch } from './router.js';
+import { MethodNotAllowedError, NotFoundError, PayloadTooLargeError, toErrorReply } from './errors.js';
+import { authenticate } from './auth.js';
+import { parseJsonBody, validate } from './validation.js';
+import type { GatewayDeps } from './deps.js';
+
+// Operations are typed per route in the route table; here they are called generically.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type OperationTable = Record<string, (ctx: any) => Promise<OperationResult>>;
+
+export async function dispatch(
+  request: GatewayRequest,
+  match: (method: string, path: string) => RouteMatch<RouteDef>,
+  operations: OperationTable,
+  deps: GatewayDeps,
+): Promise<OperationResult> {
+  try {
+    const found = match(request.method, request.path);
+    if (found.kind === 'not-found') throw new NotFoundError(`No route for ${request.method} ${request.path}`);
+    if (found.kind === 'method-not-allowed') throw new MethodNotAllowedError(request.method, found.allowed);
+    const { route, params } = found;
+    const maxBytes = route.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+    if (request.body && request.body.length > maxBytes) throw new PayloadTooLargeError(maxBytes);
+    const principal = await authenticate(request.headers, route, deps);
+    const body = route.body ? validate(route.body, parseJsonBody(request.body, maxBytes), 'body') : undefined;
+    const query = route.query ? validate(route.query, request.query, 'query') : undefined;
+    const operation = operations[route.operationId];
+    if (!operation) throw new Error(`no operation registered for ${route.operationId}`);
+    const result = await operation({ request, params, body, query, principal, deps });
+    if (result.kind !== 'stream' && result.status === undefined && route.successStatus !== undefined) {
+      return { ...result, status: route.successStatus };
+    }
+    return result;
+  } catch (err) {
+    const reply = toErrorReply(err, request.requestId, deps.log);
+    return { status: reply.status, headers: reply.headers, body: reply.body };
+  }
+}

@@ -1,0 +1,93 @@
+// One error hierarchy for every failure the gateway reports, and the one envelope it is written as.
+export class HttpError extends Error {
+  readonly status: number;
+  readonly metadata: Record<string, unknown> | undefined;
+  readonly headers: Record<string, string> | undefined;
+
+  constructor(status: number, message: string, options: { metadata?: Record<string, unknown>; headers?: Record<string, string>; cause?: unknown } = {}) {
+    super(message, { cause: options.cause });
+    this.name = new.target.name;
+    this.status = status;
+    this.metadata = options.metadata;
+    this.headers = options.headers;
+  }
+}
+
+type Options = ConstructorParameters<typeof HttpError>[2];
+
+export class BadRequestError extends HttpError {
+  constructor(message: string, options?: Options) { super(400, message, options); }
+}
+export class UnauthorizedError extends HttpError {
+  constructor(message: string, options?: Options) { super(401, message, options); }
+}
+export class PaymentRequiredError extends HttpError {
+  constructor(message: string, options?: Options) { super(402, message, options); }
+}
+export class ForbiddenError extends HttpError {
+  constructor(message: string, options?: Options) { super(403, message, options); }
+}
+export class NotFoundError extends HttpError {
+  constructor(message = 'Not found', options?: Options) { super(404, message, options); }
+}
+export class MethodNotAllowedError extends HttpError {
+  constructor(method: string, allowed: string[]) {
+    super(405, `Method ${method} is not allowed on this route; allowed: ${allowed.join(', ')}`, {
+      headers: { allow: allowed.join(', ') },
+    });
+  }
+}
+export class ConflictError extends HttpError {
+  constructor(message: string, options?: Options) { super(409, message, options); }
+}
+export class PayloadTooLargeError extends HttpError {
+  constructor(limitBytes: number) {
+    super(413, `Request body is larger than this route's limit of ${limitBytes} bytes`, { metadata: { limit_bytes: limitBytes } });
+  }
+}
+export class UnsupportedMediaTypeError extends HttpError {
+  constructor(message: string) { super(415, message); }
+}
+export class ServiceUnavailableError extends HttpError {
+  constructor(message: string, options?: Options) { super(503, message, options); }
+}
+
+export interface ErrorEnvelope {
+  error: { code: number; message: string; metadata?: Record<string, unknown> };
+  user_id?: string | null;
+}
+
+export interface ErrorReply {
+  status: number;
+  headers: Record<string, string>;
+  body: ErrorEnvelope;
+}
+
+/**
+ * Turns anything thrown into the envelope. Only HttpErrors below 500 expose their message;
+ * everything else is logged with the request id and answered without internals.
+ */
+export function toErrorReply(err: unknown, requestId: string, log: (line: string) => void = defaultLog): ErrorReply {
+  if (err instanceof HttpError && err.status < 500) {
+    const error: ErrorEnvelope['error'] = { code: err.status, message: err.message };
+    if (err.metadata) error.metadata = err.metadata;
+    return { status: err.status, headers: { ...err.headers }, body: { error } };
+  }
+  const status = err instanceof HttpError ? err.status : 500;
+  const message = err instanceof HttpError && err.status !== 500 ? err.message : 'Internal server error';
+  log(JSON.stringify({
+    level: 'error',
+    request_id: requestId,
+    status,
+    error: err instanceof Error ? { name: err.name, message: err.message, stack: err.stack } : String(err),
+  }));
+  return {
+    status,
+    headers: err instanceof HttpError ? { ...err.headers } : {},
+    body: { error: { code: status, message, metadata: { request_id: requestId } } },
+  };
+}
+
+function defaultLog(line: string): void {
+  console.error(line);
+}

@@ -1,0 +1,67 @@
+// What a route is: the declaration in the route table, and the shape of the code that serves it.
+import type { z } from 'zod';
+import type { Readable } from 'node:stream';
+import type { GatewayRequest } from './request.js';
+import type { Principal } from './auth.js';
+import type { GatewayDeps } from './deps.js';
+
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+export type LambdaFunction = 'inference' | 'management';
+
+/**
+ * none: no key needed. any: any valid key. management: management keys only (403 otherwise).
+ * inference: regular keys only (management keys get 403).
+ */
+export type AuthRequirement = 'none' | 'any' | 'management' | 'inference';
+
+export interface RouteDef {
+  operationId: string;
+  method: HttpMethod;
+  /** Relative to /api/v1 unless `unversioned`; `{name}` marks a path parameter. */
+  path: string;
+  unversioned?: boolean;
+  fn: LambdaFunction;
+  auth: AuthRequirement;
+  /** Answer 404 to keys of personal accounts. */
+  organizationOnly?: boolean;
+  tag: string;
+  summary: string;
+  body?: z.ZodType;
+  query?: z.ZodType;
+  response?: z.ZodType;
+  successStatus?: number;
+  /** Largest accepted request body; 413 above it. */
+  maxBodyBytes?: number;
+}
+
+export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
+
+export interface OperationContext<Body = unknown, Query = unknown> {
+  request: GatewayRequest;
+  params: Record<string, string>;
+  body: Body;
+  query: Query;
+  principal: Principal | null;
+  deps: GatewayDeps;
+}
+
+export interface JsonResult {
+  kind?: 'json';
+  status?: number;
+  headers?: Record<string, string>;
+  body: unknown;
+}
+
+/** A body written as it is produced (SSE, audio); headers go out with the first byte. */
+export interface StreamResult {
+  kind: 'stream';
+  status?: number;
+  headers: Record<string, string>;
+  body: Readable;
+}
+
+export type OperationResult = JsonResult | StreamResult;
+
+type Infer<T> = T extends z.ZodType ? z.output<T> : undefined;
+
+export type OperationFor<R extends RouteDef> = (ctx: OperationContext<Infer<R['body']>, Infer<R['query']>>) => Promise<OperationResult>;

@@ -1,0 +1,59 @@
+// Matches a method and path against the route table: a route with its path parameters,
+// the methods the path does allow (for 405), or nothing (404).
+import type { RouteDef } from './route.js';
+
+export const API_PREFIX = '/api/v1';
+
+export type RouteMatch<R extends RouteDef> =
+  | { kind: 'found'; route: R; params: Record<string, string> }
+  | { kind: 'method-not-allowed'; allowed: string[] }
+  | { kind: 'not-found' };
+
+interface Compiled<R> {
+  route: R;
+  segments: string[];
+}
+
+export function fullPath(route: RouteDef): string {
+  return route.unversioned ? route.path : `${API_PREFIX}${route.path}`;
+}
+
+export function createRouter<R extends RouteDef>(routes: readonly R[]): (method: string, path: string) => RouteMatch<R> {
+  const compiled: Compiled<R>[] = routes.map((route) => ({ route, segments: split(fullPath(route)) }));
+  return (method, path) => {
+    const segments = split(path);
+    const allowed: string[] = [];
+    for (const entry of compiled) {
+      const params = matchSegments(entry.segments, segments);
+      if (!params) continue;
+      if (entry.route.method === method) return { kind: 'found', route: entry.route, params };
+      allowed.push(entry.route.method);
+    }
+    return allowed.length ? { kind: 'method-not-allowed', allowed } : { kind: 'not-found' };
+  };
+}
+
+function split(path: string): string[] {
+  return path.split('/').filter((segment) => segment.length > 0);
+}
+
+function matchSegments(pattern: string[], actual: string[]): Record<string, string> | undefined {
+  if (pattern.length !== actual.length) return undefined;
+  const params: Record<string, string> = {};
+  for (let i = 0; i < pattern.length; i += 1) {
+    const expected = pattern[i]!;
+    const got = actual[i]!;
+    if (expected.startsWith('{') && expected.endsWith('}')) {
+      let value: string;
+      try {
+        value = decodeURIComponent(got);
+      } catch {
+        return undefined;
+      }
+      params[expected.slice(1, -1)] = value;
+    } else if (expected !== got) {
+      return undefined;
+    }
+  }
+  return params;
+}

@@ -1,0 +1,100 @@
+// Key management routes: list, create, read, update, delete, and the calling key's own metadata.
+import type { ManagementOperations } from '../http/route-table.js';
+import { BadRequestError, NotFoundError } from '../http/errors.js';
+import type { Principal } from '../http/auth.js';
+import { usdToNanos } from '../shared/money.js';
+import { currentKeyView, keyView } from './key-view.js';
+import { keyHashParam } from './schemas.js';
+import { newApiKey } from './new-key.js';
+import type { KeyPatch } from '../store/api-key-repository.js';
+
+export const KEY_PAGE_SIZE = 100;
+
+type KeyOperations = Pick<ManagementOperations, 'listKeys' | 'createKey' | 'getKey' | 'updateKey' | 'deleteKey' | 'getCurrentKey'>;
+
+function principalOf(principal: Principal | null): Principal {
+  if (!principal) throw new Error('route declared without authentication');
+  return principal;
+}
+
+function hashParam(params: Record<string, string>): string {
+  const hash = params.hash ?? '';
+  if (!keyHashParam.safeParse(hash).success) throw new NotFoundError(`API key not found: ${hash}`);
+  return hash;
+}
+
+export const keyOperations: KeyOperations = {
+  async listKeys({ principal, query, deps }) {
+    const { key } = principalOf(principal);
+    const keys = await deps.keys.list(key.org_id, {
+      offset: query.offset ?? 0,
+      pageSize: KEY_PAGE_SIZE,
+      includeDisabled: query.include_disabled ?? false,
+      workspaceId: query.workspace_id,
+    });
+    return { body: { data: keys.map(keyView) } };
+  },
+
+  async createKey({ principal, body, deps }) {
+    const { key: caller } = principalOf(principal);
+    const workspaceId = body.workspace_id ?? caller.workspace_id;
+    if (body.workspace_id !== undefined && !(await deps.organizations.getWorkspace(caller.org_id, workspaceId))) {
+      throw new BadRequestError(`Invalid body.workspace_id: no workspace ${workspaceId} in this organization`);
+    }
+    const now = deps.clock();
+    if (body.expires_at && Date.parse(body.expires_at) <= now.getTime()) {
+      throw new BadRequestError('Invalid body.expires_at: must be in the future');
+    }
+    const { key, text } = newApiKey({
+      orgId: caller.org_id,
+      orgKind: caller.org_kind,
+      workspaceId,
+      kind: 'standard',
+      name: body.name,
+      limit: body.limit === undefined || body.limit === null ? null : usdToNanos(body.limit),
+      limitReset: body.limit_reset ?? null,
+      includeByokInLimit: body.include_byok_in_limit ?? false,
+      expiresAt: body.expires_at ?? null,
+      creatorUserId: body.creator_user_id ?? null,
+      now,
+    });
+    await deps.keys.create(key);
+    return { status: 201, body: { data: keyView(key), key: text } };
+  },
+
+  async getKey({ principal, params, deps }) {
+    const { key: caller } = principalOf(principal);
+    const hash = hashParam(params);
+    const key = await deps.keys.get(hash);
+    if (!key || key.org_id !== caller.org_id) throw new NotFoundError(`API key not found: ${hash}`);
+    return { body: { data: keyView(key) } };
+  },
+
+  async updateKey({ principal, params, body, deps }) {
+    const { key: caller } = principalOf(principal);
+    const hash = hashParam(params);
+    const patch: KeyPatch = {
+      name: body.name,
+      disabled: body.disabled,
+      include_byok_in_limit: body.include_byok_in_limit,
+      limit_reset: body.limit_reset,
+      limit: body.limit === undefined ? undefined : body.limit === null ? null : usdToNanos(body.limit),
+    };
+    const updated = await deps.keys.update(hash, caller.org_id, patch, deps.clock().toISOString());
+    if (!updated) throw new NotFoundError(`API key not found: ${hash}`);
+    deps.keyCache.invalidate(hash);
+    return { body: { data: keyView(updated) } };
+  },
+
+  async deleteKey({ principal, params, deps }) {
+    const { key: caller } = principalOf(principal);
+    const hash = hashParam(params);
+    if (!(await deps.keys.delete(hash, caller.org_id))) throw new NotFoundError(`API key not found: ${hash}`);
+    deps.keyCache.invalidate(hash);
+    return { body: { deleted: true } };
+  },
+
+  async getCurrentKey({ principal }) {
+    return { body: { data: currentKeyView(principalOf(principal).key) } };
+  },
+};

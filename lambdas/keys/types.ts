@@ -1,0 +1,35 @@
+// An API key as stored: identified by the SHA-256 of its text, never by the text itself.
+import type { Nanos } from '../shared/money.js';
+import type { AccountKind } from '../tenancy/types.js';
+
+export type KeyKind = 'management' | 'standard';
+export type LimitReset = 'daily' | 'weekly' | 'monthly';
+
+export interface UsageCounters {
+  total: Nanos;
+  daily: Nanos;
+  weekly: Nanos;
+  monthly: Nanos;
+}
+
+export interface ApiKey {
+  hash: string;
+  org_id: string;
+  org_kind: AccountKind;
+  workspace_id: string;
+  kind: KeyKind;
+  name: string;
+  label: string;
+  disabled: boolean;
+  limit: Nanos | null;
+  limit_reset: LimitReset | null;
+  include_byok_in_limit: boolean;
+  expires_at: string | null;
+  created_at: string;
+  updated_at: string | null;
+  creator_user_id: string | null;
+  usage: UsageCounters;
+  byok_usage: UsageCounters;
+}
+
+export const zeroUsage = (): UsageCounters => ({ total: 0n, daily: 0n, weekly: 0n, monthly: 0n });

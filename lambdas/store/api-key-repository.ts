@@ -1,0 +1,166 @@
+// API key rows: one item per key under its hash, listed per organization through gsi1, newest first.
+import { DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import type { ApiKey, UsageCounters } from '../keys/types.js';
+import { nanosFromStore, nanosToStore } from '../shared/money.js';
+import { itemKeys } from './item-keys.js';
+
+export interface ListKeysOptions {
+  offset: number;
+  pageSize: number;
+  includeDisabled: boolean;
+  workspaceId?: string | undefined;
+}
+
+export type KeyPatch = Partial<Pick<ApiKey, 'name' | 'disabled' | 'include_byok_in_limit' | 'limit' | 'limit_reset'>>;
+
+export class ApiKeyRepository {
+  constructor(private readonly db: DynamoDBDocumentClient, private readonly tableName: string) {}
+
+  async create(key: ApiKey): Promise<void> {
+    await this.db.send(new PutCommand({
+      TableName: this.tableName,
+      Item: toItem(key),
+      ConditionExpression: 'attribute_not_exists(pk)',
+    }));
+  }
+
+  async get(hash: string): Promise<ApiKey | undefined> {
+    const { Item } = await this.db.send(new GetCommand({ TableName: this.tableName, Key: itemKeys.apiKey(hash) }));
+    return Item ? fromItem(Item) : undefined;
+  }
+
+  async list(orgId: string, options: ListKeysOptions): Promise<ApiKey[]> {
+    const filters: string[] = [];
+    const values: Record<string, unknown> = { ':pk': itemKeys.apiKeysOf(orgId).gsi1pk };
+    if (!options.includeDisabled) {
+      filters.push('disabled = :false');
+      values[':false'] = false;
+    }
+    if (options.workspaceId) {
+      filters.push('workspace_id = :ws');
+      values[':ws'] = options.workspaceId;
+    }
+    const found: ApiKey[] = [];
+    let skipped = 0;
+    let startKey: Record<string, unknown> | undefined;
+    do {
+      const page = await this.db.send(new QueryCommand({
+        TableName: this.tableName,
+        IndexName: 'gsi1',
+        KeyConditionExpression: 'gsi1pk = :pk',
+        FilterExpression: filters.length ? filters.join(' AND ') : undefined,
+        ExpressionAttributeValues: values,
+        ScanIndexForward: false,
+        ExclusiveStartKey: startKey,
+      }));
+      for (const item of page.Items ?? []) {
+        if (skipped < options.offset) {
+          skipped += 1;
+          continue;
+        }
+        found.push(fromItem(item));
+        if (found.length === options.pageSize) return found;
+      }
+      startKey = page.LastEvaluatedKey;
+    } while (startKey);
+    return found;
+  }
+
+  /** Applies a patch to a key of the given organization; undefined when no such key exists there. */
+  async update(hash: string, orgId: string, patch: KeyPatch, now: string): Promise<ApiKey | undefined> {
+    const names: Record<string, string> = { '#updated_at': 'updated_at', '#org_id': 'org_id' };
+    const values: Record<string, unknown> = { ':updated_at': now, ':org_id': orgId };
+    const sets = ['#updated_at = :updated_at'];
+    for (const [field, value] of Object.entries(patch)) {
+      if (value === undefined) continue;
+      names[`#${field}`] = field;
+      values[`:${field}`] = field === 'limit' && typeof value === 'bigint' ? nanosToStore(value) : value;
+      sets.push(`#${field} = :${field}`);
+    }
+    try {
+      const { Attributes } = await this.db.send(new UpdateCommand({
+        TableName: this.tableName,
+        Key: itemKeys.apiKey(hash),
+        UpdateExpression: `SET ${sets.join(', ')}`,
+        ConditionExpression: 'attribute_exists(pk) AND #org_id = :org_id',
+        ExpressionAttributeNames: names,
+        ExpressionAttributeValues: values,
+        ReturnValues: 'ALL_NEW',
+      }));
+      return Attributes ? fromItem(Attributes) : undefined;
+    } catch (err) {
+      if (err instanceof ConditionalCheckFailedException) return undefined;
+      throw err;
+    }
+  }
+
+  /** Deletes a key of the given organization; false when no such key exists there. */
+  async delete(hash: string, orgId: string): Promise<boolean> {
+    try {
+      await this.db.send(new DeleteCommand({
+        TableName: this.tableName,
+        Key: itemKeys.apiKey(hash),
+        ConditionExpression: 'attribute_exists(pk) AND org_id = :org_id',
+        ExpressionAttributeValues: { ':org_id': orgId },
+      }));
+      return true;
+    } catch (err) {
+      if (err instanceof ConditionalCheckFailedException) return false;
+      throw err;
+    }
+  }
+}
+
+function usageToItem(usage: UsageCounters): Record<string, number | bigint> {
+  return {
+    total: nanosToStore(usage.total),
+    daily: nanosToStore(usage.daily),
+    weekly: nanosToStore(usage.weekly),
+    monthly: nanosToStore(usage.monthly),
+  };
+}
+
+function usageFromItem(value: unknown): UsageCounters {
+  const usage = (value ?? {}) as Record<string, unknown>;
+  return {
+    total: nanosFromStore(usage.total),
+    daily: nanosFromStore(usage.daily),
+    weekly: nanosFromStore(usage.weekly),
+    monthly: nanosFromStore(usage.monthly),
+  };
+}
+
+function toItem(key: ApiKey): Record<string, unknown> {
+  return {
+    ...itemKeys.apiKey(key.hash),
+    ...itemKeys.apiKeyListing(key.org_id, key.created_at, key.hash),
+    type: 'api_key',
+    ...key,
+    limit: key.limit === null ? null : nanosToStore(key.limit),
+    usage: usageToItem(key.usage),
+    byok_usage: usageToItem(key.byok_usage),
+  };
+}
+
+function fromItem(item: Record<string, unknown>): ApiKey {
+  return {
+    hash: item.hash as string,
+    org_id: item.org_id as string,
+    org_kind: item.org_kind as ApiKey['org_kind'],
+    workspace_id: item.workspace_id as string,
+    kind: item.kind as ApiKey['kind'],
+    name: item.name as string,
+    label: item.label as string,
+    disabled: item.disabled === true,
+    limit: item.limit === null || item.limit === undefined ? null : nanosFromStore(item.limit),
+    limit_reset: (item.limit_reset ?? null) as ApiKey['limit_reset'],
+    include_byok_in_limit: item.include_byok_in_limit === true,
+    expires_at: (item.expires_at ?? null) as string | null,
+    created_at: item.created_at as string,
+    updated_at: (item.updated_at ?? null) as string | null,
+    creator_user_id: (item.creator_user_id ?? null) as string | null,
+    usage: usageFromItem(item.usage),
+    byok_usage: usageFromItem(item.byok_usage),
+  };
+}
