@@ -4,7 +4,7 @@
 //   organization    ORG#<org>          ORG
 //   workspace       ORG#<org>          WS#<workspace>
 //   api key         KEY#<hash>         KEY                ORG#<org>#KEYS         <created_at>#<hash>
-//   local defaults  SYSTEM             LOCAL_DEFAULTS
+//   default org     SYSTEM             DEFAULT_ORGANIZATION
 export const itemKeys = {
   organization: (orgId: string) => ({ pk: `ORG#${orgId}`, sk: 'ORG' }),
   workspace: (orgId: string, workspaceId: string) => ({ pk: `ORG#${orgId}`, sk: `WS#${workspaceId}` }),
@@ -12,5 +12,5 @@ export const itemKeys = {
   apiKey: (hash: string) => ({ pk: `KEY#${hash}`, sk: 'KEY' }),
   apiKeyListing: (orgId: string, createdAt: string, hash: string) => ({ gsi1pk: `ORG#${orgId}#KEYS`, gsi1sk: `${createdAt}#${hash}` }),
   apiKeysOf: (orgId: string) => ({ gsi1pk: `ORG#${orgId}#KEYS` }),
-  localDefaults: () => ({ pk: 'SYSTEM', sk: 'LOCAL_DEFAULTS' }),
+  defaultOrganization: () => ({ pk: 'SYSTEM', sk: 'DEFAULT_ORGANIZATION' }),
 } as const;

@@ -5,7 +5,7 @@ import type { Organization, OrganizationSettings, Workspace } from '../tenancy/t
 import { nanosFromStore, nanosToStore } from '../shared/money.js';
 import { itemKeys } from './item-keys.js';
 
-export interface LocalDefaults {
+export interface DefaultOrganization {
   org_id: string;
   workspace_id: string;
 }
@@ -77,17 +77,17 @@ export class OrganizationRepository {
     return items;
   }
 
-  async getLocalDefaults(): Promise<LocalDefaults | undefined> {
-    const { Item } = await this.db.send(new GetCommand({ TableName: this.tableName, Key: itemKeys.localDefaults(), ConsistentRead: true }));
+  async getDefaultOrganization(): Promise<DefaultOrganization | undefined> {
+    const { Item } = await this.db.send(new GetCommand({ TableName: this.tableName, Key: itemKeys.defaultOrganization(), ConsistentRead: true }));
     return Item ? { org_id: Item.org_id as string, workspace_id: Item.workspace_id as string } : undefined;
   }
 
-  /** Records the local default organization once; false if another start recorded one first. */
-  async putLocalDefaults(defaults: LocalDefaults): Promise<boolean> {
+  /** Records which organization is the default (local start, first operator key) once; false if one was recorded first. */
+  async putDefaultOrganization(defaults: DefaultOrganization): Promise<boolean> {
     try {
       await this.db.send(new PutCommand({
         TableName: this.tableName,
-        Item: { ...itemKeys.localDefaults(), type: 'local_defaults', ...defaults },
+        Item: { ...itemKeys.defaultOrganization(), type: 'default_organization', ...defaults },
         ConditionExpression: 'attribute_not_exists(pk)',
       }));
       return true;

@@ -1,0 +1,189 @@
+// Operator command: management keys and organizations, against the local store or a deployed table.
+//
+//   npm run admin -- create-management-key --name ops [--expires 2027-01-01T00:00:00Z] [--org ID --workspace ID]
+//   npm run admin -- list-management-keys [--org ID]
+//   npm run admin -- revoke-management-key HASH
+//   npm run admin -- create-organization --name Acme [--personal] [--credits 25]
+//
+// Target: the local gateway's store by default (GATEWAY_DATA_DIR); a deployed table with
+// --table NAME [--region REGION] (credentials from the usual AWS chain). --json prints JSON.
+import { parseArgs } from 'node:util';
+import { existsSync, readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { createDocumentClient } from '../lambdas/store/client.js';
+import { ApiKeyRepository } from '../lambdas/store/api-key-repository.js';
+import { OrganizationRepository } from '../lambdas/store/organization-repository.js';
+import { ensureTable } from '../lambdas/store/create-table.js';
+import { ensureDefaultOrganization } from '../lambdas/tenancy/default-organization.js';
+import { createOrganization } from '../lambdas/tenancy/create-organization.js';
+import { newApiKey } from '../lambdas/keys/new-key.js';
+import { usdToNanos } from '../lambdas/shared/money.js';
+import { startDynamoDbLocal, type DynamoDbLocal } from './local/dynamodb-local.js';
+
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+
+const USAGE = `usage: npm run admin -- <command> [options]
+commands:
+  create-management-key --name NAME [--expires ISO-8601] [--org ID --workspace ID]
+  list-management-keys [--org ID]
+  revoke-management-key HASH
+  create-organization --name NAME [--personal] [--credits USD]
+target options:
+  --table NAME [--region REGION] [--endpoint URL]   a deployed table (default: the local gateway's store)
+  --data-dir DIR                                    local data directory (default: GATEWAY_DATA_DIR or .gateway-data)
+  --json                                            print JSON`;
+
+class UsageError extends Error {}
+
+interface Target {
+  keys: ApiKeyRepository;
+  organizations: OrganizationRepository;
+  close(): Promise<void>;
+}
+
+async function openTarget(values: Record<string, string | boolean | undefined>): Promise<Target> {
+  let endpoint = values.endpoint as string | undefined;
+  let tableName = values.table as string | undefined;
+  let localDb: DynamoDbLocal | undefined;
+  if (!tableName) {
+    const dataDir = resolve((values['data-dir'] as string | undefined) ?? process.env.GATEWAY_DATA_DIR ?? '.gateway-data');
+    const runtimeFile = join(dataDir, 'runtime.json');
+    const running = existsSync(runtimeFile) ? JSON.parse(readFileSync(runtimeFile, 'utf8')) as { pid: number; dynamodb_endpoint: string; table_name: string } : undefined;
+    if (running && isAlive(running.pid)) {
+      endpoint = running.dynamodb_endpoint;
+      tableName = running.table_name;
+    } else {
+      localDb = await startDynamoDbLocal({ dataDir: join(dataDir, 'dynamodb') });
+      endpoint = localDb.endpoint;
+      tableName = process.env.TABLE_NAME || 'gateway';
+      const admin = new DynamoDBClient({ endpoint, region: 'local', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+      await ensureTable(admin, tableName);
+      admin.destroy();
+    }
+  }
+  const db = createDocumentClient({ endpoint, region: (values.region as string | undefined) ?? process.env.AWS_REGION });
+  return {
+    keys: new ApiKeyRepository(db, tableName),
+    organizations: new OrganizationRepository(db, tableName),
+    close: async () => {
+      db.destroy();
+      await localDb?.stop();
+    },
+  };
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function resolveScope(target: Target, values: Record<string, string | boolean | undefined>): Promise<{ orgId: string; workspaceId: string; orgKind: 'organization' | 'personal' }> {
+  const orgId = values.org as string | undefined;
+  if (!orgId) {
+    const defaults = await ensureDefaultOrganization(target.organizations, { credits: 0n, now: new Date() });
+    return { orgId: defaults.org_id, workspaceId: defaults.workspace_id, orgKind: 'organization' };
+  }
+  const org = await target.organizations.get(orgId);
+  if (!org) throw new UsageError(`no organization ${orgId}`);
+  let workspaceId = values.workspace as string | undefined;
+  if (workspaceId) {
+    if (!(await target.organizations.getWorkspace(orgId, workspaceId))) throw new UsageError(`no workspace ${workspaceId} in organization ${orgId}`);
+  } else {
+    const workspaces = await target.organizations.listWorkspaces(orgId);
+    if (workspaces.length !== 1) throw new UsageError(`organization ${orgId} has ${workspaces.length} workspaces: name one with --workspace`);
+    workspaceId = workspaces[0]!.id;
+  }
+  return { orgId, workspaceId, orgKind: org.kind };
+}
+
+async function main(argv: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      name: { type: 'string' }, expires: { type: 'string' }, org: { type: 'string' }, workspace: { type: 'string' },
+      personal: { type: 'boolean' }, credits: { type: 'string' },
+      table: { type: 'string' }, region: { type: 'string' }, endpoint: { type: 'string' }, 'data-dir': { type: 'string' },
+      json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' },
+    },
+  });
+  const [command, ...rest] = positionals;
+  if (!command || values.help) {
+    console.log(USAGE);
+    return command ? 0 : 2;
+  }
+  const print = (json: unknown, text: string) => console.log(values.json ? JSON.stringify(json, null, 2) : text);
+
+  if (!['create-management-key', 'list-management-keys', 'revoke-management-key', 'create-organization'].includes(command)) {
+    throw new UsageError(`unknown command "${command}"`);
+  }
+  if (command === 'create-management-key' || command === 'create-organization') {
+    if (!values.name || values.name.trim() === '') throw new UsageError('--name is required');
+  }
+  let expiresAt: string | null = null;
+  if (values.expires) {
+    const time = Date.parse(values.expires);
+    if (Number.isNaN(time)) throw new UsageError(`--expires is not an ISO 8601 time: ${values.expires}`);
+    if (time <= Date.now()) throw new UsageError('--expires must be in the future');
+    expiresAt = new Date(time).toISOString();
+  }
+  if (command === 'revoke-management-key' && !/^[0-9a-f]{64}$/.test(rest[0] ?? '')) throw new UsageError('revoke-management-key takes the key hash (64 hex characters)');
+
+  const target = await openTarget(values);
+  try {
+    switch (command) {
+      case 'create-management-key': {
+        const scope = await resolveScope(target, values);
+        const { key, text } = newApiKey({ ...scope, kind: 'management', name: values.name!.trim(), expiresAt, now: new Date() });
+        await target.keys.create(key);
+        print({ key: text, hash: key.hash, name: key.name, expires_at: key.expires_at, org_id: key.org_id, workspace_id: key.workspace_id },
+          `Management key (shown once): ${text}\n  hash ${key.hash}\n  organization ${key.org_id}, workspace ${key.workspace_id}\n  expires ${key.expires_at ?? 'never'}`);
+        return 0;
+      }
+      case 'list-management-keys': {
+        const scope = await resolveScope(target, values);
+        const all = await target.keys.list(scope.orgId, { offset: 0, pageSize: Number.MAX_SAFE_INTEGER, includeDisabled: true });
+        const keys = all.filter((key) => key.kind === 'management').map((key) => ({
+          hash: key.hash, name: key.name, label: key.label, disabled: key.disabled, created_at: key.created_at, expires_at: key.expires_at,
+          expired: key.expires_at !== null && Date.parse(key.expires_at) <= Date.now(),
+        }));
+        print(keys, keys.length
+          ? keys.map((key) => `${key.hash}  ${key.label}  ${key.name}  created ${key.created_at}  expires ${key.expires_at ?? 'never'}${key.expired ? ' (expired)' : ''}${key.disabled ? ' (disabled)' : ''}`).join('\n')
+          : 'no management keys');
+        return 0;
+      }
+      case 'revoke-management-key': {
+        const hash = rest[0]!;
+        const key = await target.keys.get(hash);
+        if (!key || key.kind !== 'management') throw new UsageError(`no management key ${hash}`);
+        await target.keys.delete(hash, key.org_id);
+        print({ deleted: true, hash }, `revoked ${hash}`);
+        return 0;
+      }
+      case 'create-organization': {
+        const { org, workspace } = await createOrganization(target.organizations, {
+          name: values.name!.trim(), kind: values.personal ? 'personal' : 'organization', credits: usdToNanos(values.credits ?? '0'), now: new Date(),
+        });
+        print({ org_id: org.id, kind: org.kind, workspace_id: workspace.id }, `organization ${org.id} (${org.kind}), workspace ${workspace.id}`);
+        return 0;
+      }
+    }
+    return 2;
+  } finally {
+    await target.close();
+  }
+}
+
+main(process.argv.slice(2)).then((code) => process.exit(code), (err: unknown) => {
+  if (err instanceof UsageError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
+    console.error(`error: ${(err as Error).message}\n\n${USAGE}`);
+    process.exit(2);
+  }
+  console.error(`error: ${err instanceof Error ? err.message : String(err)}`);
+  process.exit(1);
+});

@@ -1,0 +1,105 @@
+// The whole local gateway in one call: DynamoDB Local, the table, first-start state, and the HTTP server
+// in front of the same Lambda handlers that run on AWS. Used by `npm start`, the end-to-end tests and the bench.
+import { join, resolve } from 'node:path';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { installAwsLambdaShim } from './awslambda-shim.js';
+import { startDynamoDbLocal, type DynamoDbLocal } from './dynamodb-local.js';
+import { startLocalServer, type BufferedHandler, type LocalServer, type StreamingHandler } from './server.js';
+import { bootstrapLocal, type BootstrapResult } from './bootstrap.js';
+import { ensureTable } from '../../lambdas/store/create-table.js';
+import { usdToNanos, MoneyFormatError } from '../../lambdas/shared/money.js';
+
+export interface LocalConfig {
+  port: number;
+  host: string;
+  dataDir: string;
+  tableName: string;
+  adminKey?: string | undefined;
+  initialCredits: string;
+}
+
+export function configFromEnv(env: NodeJS.ProcessEnv = process.env): LocalConfig {
+  const port = env.PORT === undefined || env.PORT === '' ? 8080 : Number(env.PORT);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`PORT must be an integer from 0 to 65535, got "${env.PORT}"`);
+  return {
+    port,
+    host: env.HOST || '127.0.0.1',
+    dataDir: resolve(env.GATEWAY_DATA_DIR || '.gateway-data'),
+    tableName: env.TABLE_NAME || 'gateway',
+    adminKey: env.GATEWAY_ADMIN_KEY || undefined,
+    initialCredits: env.GATEWAY_INITIAL_CREDITS ?? '0',
+  };
+}
+
+export interface LocalRuntime {
+  url: string;
+  config: LocalConfig;
+  dynamodb: DynamoDbLocal;
+  bootstrap: BootstrapResult;
+  server: LocalServer;
+  stop(): Promise<void>;
+}
+
+export async function startLocalRuntime(config: LocalConfig, log: (line: string) => void = (line) => console.error(line)): Promise<LocalRuntime> {
+  let initialCredits: bigint;
+  try {
+    initialCredits = usdToNanos(config.initialCredits);
+  } catch (err) {
+    if (err instanceof MoneyFormatError) throw new Error(`GATEWAY_INITIAL_CREDITS must be a USD amount such as 25 or 10.50: ${err.message}`);
+    throw err;
+  }
+  if (initialCredits < 0n) throw new Error('GATEWAY_INITIAL_CREDITS must not be negative');
+
+  mkdirSync(config.dataDir, { recursive: true });
+  const dynamodb = await startDynamoDbLocal({ dataDir: join(config.dataDir, 'dynamodb') });
+  try {
+    process.env.TABLE_NAME = config.tableName;
+    process.env.DYNAMODB_ENDPOINT = dynamodb.endpoint;
+    process.env.AWS_REGION ??= 'local';
+    if (config.adminKey) process.env.GATEWAY_ADMIN_KEY = config.adminKey;
+
+    const admin = new DynamoDBClient({ endpoint: dynamodb.endpoint, region: 'local', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+    await ensureTable(admin, config.tableName);
+    admin.destroy();
+
+    // The handlers build their AWS clients (and middy its streaming wrapper) at import: set up the environment first.
+    installAwsLambdaShim();
+    const [{ handler: inference }, { handler: management }, { defaultDeps }] = await Promise.all([
+      import('../../lambdas/handlers/inference.js'),
+      import('../../lambdas/handlers/management.js'),
+      import('../../lambdas/http/deps.js'),
+    ]);
+    const deps = defaultDeps();
+    const bootstrap = await bootstrapLocal({
+      organizations: deps.organizations, keys: deps.keys, adminKeyText: config.adminKey, initialCredits, now: new Date(),
+    });
+    const server = await startLocalServer({
+      port: config.port,
+      host: config.host,
+      handlers: { inference: inference as unknown as StreamingHandler, management: management as unknown as BufferedHandler },
+      log,
+    });
+    const runtimeFile = join(config.dataDir, 'runtime.json');
+    writeFileSync(runtimeFile, JSON.stringify({ pid: process.pid, url: server.url, dynamodb_endpoint: dynamodb.endpoint, table_name: config.tableName }, null, 2));
+    let stopped: Promise<void> | undefined;
+    return {
+      url: server.url,
+      config,
+      dynamodb,
+      bootstrap,
+      server,
+      stop: () => {
+        stopped ??= (async () => {
+          await server.close();
+          await dynamodb.stop();
+          rmSync(runtimeFile, { force: true });
+        })();
+        return stopped;
+      },
+    };
+  } catch (err) {
+    await dynamodb.stop();
+    throw err;
+  }
+}

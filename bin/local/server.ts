@@ -1,0 +1,207 @@
+// The local HTTP server: turns each request into the Function URL / API Gateway v2 event the Lambda
+// handlers get on AWS, picks the function from the route table, and hands streaming handlers the
+// ServerResponse itself as their response stream.
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { randomUUID } from 'node:crypto';
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
+import { createRouter } from '../../lambdas/http/router.js';
+import { routes } from '../../lambdas/http/route-table.js';
+import { DEFAULT_MAX_BODY_BYTES, type LambdaFunction, type RouteDef } from '../../lambdas/http/route.js';
+import { PayloadTooLargeError, toErrorReply, BadRequestError } from '../../lambdas/http/errors.js';
+
+export type BufferedHandler = (event: APIGatewayProxyEventV2, context: Context) => Promise<APIGatewayProxyStructuredResultV2>;
+export type StreamingHandler = (event: APIGatewayProxyEventV2, responseStream: ServerResponse, context: Context) => Promise<void>;
+
+export interface LocalServerOptions {
+  port: number;
+  host?: string;
+  handlers: { inference: StreamingHandler; management: BufferedHandler };
+  /** Largest body the server reads before answering 413 itself; routes may set lower limits. */
+  maxBodyBytes?: number;
+  timeoutMs?: number;
+  log?: (line: string) => void;
+}
+
+export interface LocalServer {
+  server: Server;
+  url: string;
+  close(): Promise<void>;
+}
+
+const LAMBDA_PAYLOAD_LIMIT = 6 * 1024 * 1024;
+const TEXT_TYPES = /^(application\/(json|x-www-form-urlencoded|x-ndjson)|text\/)/i;
+
+export function largestRouteBody(list: readonly RouteDef[]): number {
+  return Math.max(...list.map((route) => route.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES));
+}
+
+export async function startLocalServer(options: LocalServerOptions): Promise<LocalServer> {
+  const matchAny = createRouter(routes as readonly RouteDef[]);
+  const maxBody = options.maxBodyBytes ?? Math.min(LAMBDA_PAYLOAD_LIMIT, Math.max(largestRouteBody(routes), DEFAULT_MAX_BODY_BYTES));
+  const log = options.log ?? ((line: string) => console.error(line));
+  const timeoutMs = options.timeoutMs ?? 15 * 60 * 1000;
+
+  function functionFor(method: string, path: string): LambdaFunction {
+    const match = matchAny(method, path);
+    if (match.kind === 'found') return match.route.fn;
+    if (match.kind === 'method-not-allowed') {
+      const sibling = (routes as readonly RouteDef[]).find((route) => match.allowed.includes(route.method) && matchAny(route.method, path).kind === 'found');
+      return sibling?.fn ?? 'management';
+    }
+    return 'management';
+  }
+
+  const server = createServer((req, res) => {
+    const requestId = randomUUID();
+    serve(req, res, requestId).catch((err: unknown) => {
+      if (!res.headersSent) {
+        writeEnvelope(res, err, requestId, log);
+      } else {
+        log(JSON.stringify({ level: 'error', request_id: requestId, message: 'handler failed after the first byte', error: String(err) }));
+        res.destroy();
+      }
+    });
+  });
+
+  async function serve(req: IncomingMessage, res: ServerResponse, requestId: string): Promise<void> {
+    const url = new URL(req.url ?? '/', 'http://localhost');
+    const body = await readBody(req, maxBody);
+    const event = toEvent(req, url, body, requestId);
+    const context = lambdaContext(requestId, timeoutMs);
+    const fn = functionFor(event.requestContext.http.method, url.pathname);
+    if (fn === 'inference') {
+      await options.handlers.inference(event, res, context);
+      if (!res.writableEnded) res.end();
+      return;
+    }
+    const result = await options.handlers.management(event, context);
+    const headers: Record<string, string | string[]> = {};
+    for (const [name, value] of Object.entries(result.headers ?? {})) headers[name] = String(value);
+    if (result.cookies?.length) headers['set-cookie'] = result.cookies;
+    res.writeHead(result.statusCode ?? 200, headers);
+    res.end(result.body === undefined ? undefined : Buffer.from(result.body, result.isBase64Encoded ? 'base64' : 'utf8'));
+  }
+
+  server.on('clientError', (err, socket) => {
+    if (!socket.writable) return socket.destroy();
+    const body = JSON.stringify({ error: { code: 400, message: `Bad HTTP request: ${(err as Error).message}` } });
+    socket.end(`HTTP/1.1 400 Bad Request\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
+  });
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, options.host ?? '127.0.0.1', () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : options.port;
+  return {
+    server,
+    url: `http://${options.host && options.host !== '0.0.0.0' ? options.host : '127.0.0.1'}:${port}`,
+    close: () => new Promise((resolve) => {
+      server.close(() => resolve());
+      server.closeAllConnections();
+    }),
+  };
+}
+
+function writeEnvelope(res: ServerResponse, err: unknown, requestId: string, log: (line: string) => void): void {
+  const reply = toErrorReply(err, requestId, log);
+  const headers: Record<string, string> = { 'content-type': 'application/json', 'x-request-id': requestId, ...reply.headers };
+  if (reply.status === 413) headers.connection = 'close';
+  res.writeHead(reply.status, headers);
+  res.end(JSON.stringify(reply.body));
+}
+
+function readBody(req: IncomingMessage, maxBytes: number): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const declared = Number(req.headers['content-length']);
+    if (Number.isFinite(declared) && declared > maxBytes) {
+      req.resume();
+      reject(new PayloadTooLargeError(maxBytes));
+      return;
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let failed = false;
+    req.on('data', (chunk: Buffer) => {
+      if (failed) return;
+      size += chunk.length;
+      if (size > maxBytes) {
+        failed = true;
+        reject(new PayloadTooLargeError(maxBytes));
+        return;
+      }
+      chunks.push(chunk);
+    });
+    req.on('end', () => { if (!failed) resolve(Buffer.concat(chunks)); });
+    req.on('error', (err) => { if (!failed) { failed = true; reject(new BadRequestError(`Could not read request body: ${err.message}`)); } });
+  });
+}
+
+function toEvent(req: IncomingMessage, url: URL, body: Buffer, requestId: string): APIGatewayProxyEventV2 {
+  const headers: Record<string, string> = {};
+  const cookies: string[] = [];
+  for (const [name, value] of Object.entries(req.headers)) {
+    if (value === undefined) continue;
+    if (name === 'cookie') {
+      cookies.push(...String(value).split(/;\s*/).filter(Boolean));
+      continue;
+    }
+    headers[name] = Array.isArray(value) ? value.join(',') : value;
+  }
+  const query: Record<string, string> = {};
+  for (const [name, value] of url.searchParams) query[name] = name in query ? `${query[name]},${value}` : value;
+  const isText = TEXT_TYPES.test(headers['content-type'] ?? 'application/json');
+  const now = new Date();
+  const method = (req.method ?? 'GET').toUpperCase();
+  return {
+    version: '2.0',
+    routeKey: '$default',
+    rawPath: url.pathname,
+    rawQueryString: url.search.startsWith('?') ? url.search.slice(1) : url.search,
+    cookies: cookies.length ? cookies : undefined,
+    headers,
+    queryStringParameters: Object.keys(query).length ? query : undefined,
+    requestContext: {
+      accountId: 'local',
+      apiId: 'local',
+      domainName: headers.host ?? 'localhost',
+      domainPrefix: (headers.host ?? 'localhost').split('.')[0] ?? 'localhost',
+      http: {
+        method,
+        path: url.pathname,
+        protocol: `HTTP/${req.httpVersion}`,
+        sourceIp: req.socket.remoteAddress ?? '127.0.0.1',
+        userAgent: headers['user-agent'] ?? '',
+      },
+      requestId,
+      routeKey: '$default',
+      stage: '$default',
+      time: now.toUTCString(),
+      timeEpoch: now.getTime(),
+    },
+    body: body.length === 0 ? undefined : body.toString(isText ? 'utf8' : 'base64'),
+    isBase64Encoded: body.length > 0 && !isText,
+  };
+}
+
+function lambdaContext(requestId: string, timeoutMs: number): Context {
+  const deadline = Date.now() + timeoutMs;
+  return {
+    callbackWaitsForEmptyEventLoop: true,
+    functionName: 'gateway-local',
+    functionVersion: '$LATEST',
+    invokedFunctionArn: 'arn:aws:lambda:local:000000000000:function:gateway-local',
+    memoryLimitInMB: '1024',
+    awsRequestId: requestId,
+    logGroupName: '/aws/lambda/gateway-local',
+    logStreamName: 'local',
+    getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
+    done: () => undefined,
+    fail: () => undefined,
+    succeed: () => undefined,
+  };
+}

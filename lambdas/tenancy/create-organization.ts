@@ -1,0 +1,38 @@
+// Creates an organization (or personal account) together with its first workspace.
+import { randomUUID } from 'node:crypto';
+import type { AccountKind, Organization, Workspace } from './types.js';
+import type { OrganizationRepository } from '../store/organization-repository.js';
+import type { Nanos } from '../shared/money.js';
+
+export interface CreateOrganizationInput {
+  name: string;
+  kind: AccountKind;
+  credits?: Nanos;
+  workspaceName?: string;
+  now: Date;
+}
+
+export async function createOrganization(repo: OrganizationRepository, input: CreateOrganizationInput): Promise<{ org: Organization; workspace: Workspace }> {
+  const now = input.now.toISOString();
+  const org: Organization = {
+    id: randomUUID(),
+    name: input.name,
+    kind: input.kind,
+    settings: { is_filtered_model_catalog_enabled: false },
+    total_credits: input.credits ?? 0n,
+    total_usage: 0n,
+    created_at: now,
+    updated_at: now,
+  };
+  const workspaceName = input.workspaceName ?? 'Default';
+  const workspace: Workspace = {
+    id: randomUUID(),
+    org_id: org.id,
+    name: workspaceName,
+    slug: workspaceName.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '') || 'default',
+    created_at: now,
+    updated_at: now,
+  };
+  await repo.create(org, workspace);
+  return { org, workspace };
+}
