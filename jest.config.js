@@ -7,6 +7,8 @@ export default {
   transform: { '^.+\\.ts$': '<rootDir>/test/support/esbuild-transform.cjs' },
   moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
   setupFiles: ['<rootDir>/test/support/setup-env.ts'],
+  globalSetup: '<rootDir>/test/support/global-setup.ts',
+  globalTeardown: '<rootDir>/test/support/global-teardown.ts',
   testTimeout: 30_000,
   maxWorkers: 2,
 };

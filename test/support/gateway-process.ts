@@ -1,0 +1,54 @@
+// Starts `npm start`'s entry point as a real child process and waits for its "listening" line.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+export interface GatewayProcess {
+  url: string;
+  baseUrl: string;
+  dataDir: string;
+  child: ChildProcess;
+  output: () => string;
+  /** Sends the signal and resolves with the exit code. */
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+export async function startGatewayProcess(env: Record<string, string> = {}, timeoutMs = 60_000): Promise<GatewayProcess> {
+  const dataDir = env.GATEWAY_DATA_DIR ?? mkdtempSync(join(tmpdir(), 'gateway-e2e-'));
+  const child = spawn(process.execPath, ['--import', 'tsx', 'bin/start.ts'], {
+    cwd: process.cwd(),
+    env: { ...process.env, PORT: '0', GATEWAY_DATA_DIR: dataDir, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout!.on('data', (chunk: Buffer) => { output += chunk.toString(); });
+  child.stderr!.on('data', (chunk: Buffer) => { output += chunk.toString(); });
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`gateway did not start in ${timeoutMs} ms:\n${output}`)), timeoutMs);
+    const check = () => {
+      const match = /listening on (http:\/\/[^\s/]+)\/api\/v1/.exec(output);
+      if (match) {
+        clearTimeout(timer);
+        resolve(match[1]!);
+      }
+    };
+    child.stdout!.on('data', check);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`gateway exited with ${code} during start-up:\n${output}`));
+    });
+  });
+  return {
+    url,
+    baseUrl: `${url}/api/v1`,
+    dataDir,
+    child,
+    output: () => output,
+    stop: (signal = 'SIGTERM') => new Promise((resolve) => {
+      if (child.exitCode !== null) return resolve(child.exitCode);
+      child.once('exit', (code) => resolve(code));
+      child.kill(signal);
+    }),
+  };
+}

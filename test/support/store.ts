@@ -1,0 +1,49 @@
+// A fresh table in the run's DynamoDB Local, with the real repositories and deps over it.
+import { randomUUID } from 'node:crypto';
+import { DynamoDBClient, DeleteTableCommand } from '@aws-sdk/client-dynamodb';
+import { ensureTable } from '../../lambdas/store/create-table.js';
+import { createDocumentClient } from '../../lambdas/store/client.js';
+import { ApiKeyRepository } from '../../lambdas/store/api-key-repository.js';
+import { OrganizationRepository } from '../../lambdas/store/organization-repository.js';
+import { KeyCache } from '../../lambdas/keys/key-cache.js';
+import type { GatewayDeps } from '../../lambdas/http/deps.js';
+
+export interface TestStore {
+  tableName: string;
+  endpoint: string;
+  deps: GatewayDeps;
+  logs: string[];
+  /** Moves the deps' clock. */
+  setNow(date: Date): void;
+  drop(): Promise<void>;
+}
+
+export async function createTestStore(): Promise<TestStore> {
+  const endpoint = process.env.TEST_DYNAMODB_ENDPOINT;
+  if (!endpoint) throw new Error('TEST_DYNAMODB_ENDPOINT is not set: run the tests through jest (global setup starts DynamoDB Local)');
+  const tableName = `test-${randomUUID()}`;
+  const admin = new DynamoDBClient({ endpoint, region: 'local', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+  await ensureTable(admin, tableName);
+  const db = createDocumentClient({ endpoint });
+  const logs: string[] = [];
+  let now: Date | undefined;
+  const deps: GatewayDeps = {
+    keys: new ApiKeyRepository(db, tableName),
+    organizations: new OrganizationRepository(db, tableName),
+    keyCache: new KeyCache(0),
+    clock: () => now ?? new Date(),
+    log: (line) => { logs.push(line); },
+  };
+  return {
+    tableName,
+    endpoint,
+    deps,
+    logs,
+    setNow: (date) => { now = date; },
+    drop: async () => {
+      await admin.send(new DeleteTableCommand({ TableName: tableName }));
+      admin.destroy();
+      db.destroy();
+    },
+  };
+}

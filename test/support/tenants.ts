@@ -1,0 +1,30 @@
+// Seeds organizations, personal accounts and keys straight into the store.
+import type { GatewayDeps } from '../../lambdas/http/deps.js';
+import { createOrganization } from '../../lambdas/tenancy/create-organization.js';
+import { newApiKey } from '../../lambdas/keys/new-key.js';
+import type { AccountKind } from '../../lambdas/tenancy/types.js';
+import type { ApiKey, KeyKind } from '../../lambdas/keys/types.js';
+
+export interface Tenant {
+  orgId: string;
+  workspaceId: string;
+  kind: AccountKind;
+  addKey(kind: KeyKind, options?: { name?: string; expiresAt?: string; now?: Date }): Promise<{ key: ApiKey; text: string }>;
+}
+
+export async function createTenant(deps: GatewayDeps, kind: AccountKind = 'organization', name = 'Acme'): Promise<Tenant> {
+  const { org, workspace } = await createOrganization(deps.organizations, { name, kind, now: new Date() });
+  return {
+    orgId: org.id,
+    workspaceId: workspace.id,
+    kind,
+    async addKey(keyKind, options = {}) {
+      const created = newApiKey({
+        orgId: org.id, orgKind: kind, workspaceId: workspace.id, kind: keyKind,
+        name: options.name ?? `${keyKind} key`, expiresAt: options.expiresAt ?? null, now: options.now ?? new Date(),
+      });
+      await deps.keys.create(created.key);
+      return created;
+    },
+  };
+}
