@@ -1,0 +1,80 @@
+// The local server: Lambda events built from real HTTP requests, and streaming handlers whose bytes
+// reach the client as they are written (through middy's streamifyResponse and the awslambda shim).
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { PassThrough } from 'node:stream';
+import { request } from 'node:http';
+import type { APIGatewayProxyEventV2 } from 'aws-lambda';
+import { installAwsLambdaShim } from '../../bin/local/awslambda-shim.js';
+import { startLocalServer, type BufferedHandler, type LocalServer, type StreamingHandler } from '../../bin/local/server.js';
+
+installAwsLambdaShim();
+const { default: middy } = await import('@middy/core');
+
+let server: LocalServer;
+let lastEvent: APIGatewayProxyEventV2 | undefined;
+let stream: PassThrough | undefined;
+let streamClosed: Promise<void> | undefined;
+
+const management: BufferedHandler = async (event) => {
+  lastEvent = event;
+  return { statusCode: 200, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ ok: true }) };
+};
+
+const inference = middy({ streamifyResponse: true }).handler(async () => {
+  stream = new PassThrough();
+  streamClosed = new Promise((resolve) => stream!.once('close', () => resolve()));
+  return { statusCode: 200, headers: { 'content-type': 'text/event-stream' }, body: stream };
+}) as unknown as StreamingHandler;
+
+beforeAll(async () => {
+  server = await startLocalServer({ port: 0, handlers: { inference, management }, maxBodyBytes: 1024, log: () => undefined });
+});
+afterAll(() => server.close());
+
+function rawRequest(path: string, init: { method?: string; headers?: Record<string, string>; body?: string } = {}) {
+  return fetch(`${server.url}${path}`, { method: init.method ?? 'GET', headers: init.headers, body: init.body });
+}
+
+describe('local server', () => {
+  it('builds the API Gateway v2 event from the HTTP request', async () => {
+    const reply = await rawRequest('/api/v1/keys?offset=5&x=a%20b', { method: 'POST', headers: { authorization: 'Bearer t', 'content-type': 'application/json', cookie: 'a=1; b=2' }, body: '{"name":"n"}' });
+    expect(reply.status).toBe(200);
+    expect(lastEvent).toMatchObject({
+      version: '2.0',
+      rawPath: '/api/v1/keys',
+      rawQueryString: 'offset=5&x=a%20b',
+      queryStringParameters: { offset: '5', x: 'a b' },
+      cookies: ['a=1', 'b=2'],
+      body: '{"name":"n"}',
+      isBase64Encoded: false,
+      requestContext: { http: { method: 'POST', path: '/api/v1/keys' }, stage: '$default' },
+    });
+    expect(lastEvent!.headers.authorization).toBe('Bearer t');
+  });
+
+  it('passes binary bodies base64-encoded', async () => {
+    await rawRequest('/api/v1/keys', { method: 'POST', headers: { 'content-type': 'application/octet-stream' }, body: '\u0001\u0002' });
+    expect(lastEvent).toMatchObject({ isBase64Encoded: true, body: Buffer.from([1, 2]).toString('base64') });
+  });
+
+  it('answers 413 itself, with the envelope, for bodies over its cap', async () => {
+    const reply = await rawRequest('/api/v1/keys', { method: 'POST', headers: { 'content-type': 'application/json' }, body: 'x'.repeat(2048) });
+    expect(reply.status).toBe(413);
+    expect(await reply.json()).toMatchObject({ error: { code: 413 } });
+  });
+
+  it('answers malformed HTTP with a 400 envelope and keeps serving', async () => {
+    const { connect } = await import('node:net');
+    const url = new URL(server.url);
+    const raw = await new Promise<string>((resolve) => {
+      const socket = connect(Number(url.port), url.hostname, () => socket.write('GARBAGE\r\n\r\n'));
+      let data = '';
+      socket.on('data', (chunk) => { data += chunk.toString(); });
+      socket.on('close', () => resolve(data));
+    });
+    expect(raw).toMatch(/^HTTP\/1\.1 400/);
+    expect(raw).toContain('"code":400');
+    expect((await rawRequest('/health')).status).toBe(200);
+  });
+});
+

@@ -1,0 +1,34 @@
+import { describe, expect, it } from '@jest/globals';
+import { buildOpenApiDocument } from '../../lambdas/http/openapi.js';
+import { routes } from '../../lambdas/http/route-table.js';
+import { fullPath } from '../../lambdas/http/router.js';
+
+type Operation = { operationId: string; security: unknown[]; parameters: Array<{ name: string; in: string }>; requestBody?: { content: Record<string, { schema: { properties?: Record<string, unknown> } }> }; responses: Record<string, unknown> };
+
+describe('OpenAPI document', () => {
+  const doc = buildOpenApiDocument(routes) as { openapi: string; paths: Record<string, Record<string, Operation>> };
+
+  it('is OpenAPI 3.1 with one operation per route of the table', () => {
+    expect(doc.openapi).toBe('3.1.0');
+    for (const route of routes) {
+      const operation = doc.paths[fullPath(route)]?.[route.method.toLowerCase()];
+      expect(operation?.operationId).toBe(route.operationId);
+      expect(operation?.security).toEqual(route.auth === 'none' ? [] : [{ bearerAuth: [] }]);
+    }
+    const count = Object.values(doc.paths).reduce((sum, methods) => sum + Object.keys(methods).length, 0);
+    expect(count).toBe(routes.length);
+  });
+
+  it('describes bodies, path and query parameters, and replies from the zod schemas', () => {
+    const create = doc.paths['/api/v1/keys']!.post!;
+    expect(Object.keys(create.requestBody!.content['application/json']!.schema.properties!)).toEqual(
+      expect.arrayContaining(['name', 'limit', 'limit_reset', 'include_byok_in_limit', 'expires_at']),
+    );
+    expect(create.responses['201']).toBeDefined();
+    expect(doc.paths['/api/v1/keys/{hash}']!.get!.parameters).toEqual([{ name: 'hash', in: 'path', required: true, schema: { type: 'string' } }]);
+    expect(doc.paths['/api/v1/keys']!.get!.parameters.map((p) => p.name)).toEqual(['offset', 'include_disabled', 'workspace_id']);
+    expect(doc.paths['/api/v1/keys']!.get!.responses['403']).toEqual({
+      description: expect.any(String), content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorEnvelope' } } },
+    });
+  });
+});
