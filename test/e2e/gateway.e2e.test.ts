@@ -58,7 +58,7 @@ describe('npm start', () => {
     const own = await user.apiKeys.getCurrentKeyMetadata();
     expect(own.data).toMatchObject({ isManagementKey: false, limit: 5, label: created.data.label });
     // The SDK declares no 403 for this operation, so it surfaces the raw status and body.
-    const refused = await user.apiKeys.list().catch((err: unknown) => err as { statusCode: number; body: string });
+    const refused = await user.apiKeys.list().then(() => ({ statusCode: 200, body: '{}' }), (err: unknown) => err as { statusCode: number; body: string });
     expect(refused.statusCode).toBe(403);
     expect(JSON.parse(refused.body)).toEqual({ error: { code: 403, message: 'Only management keys can perform this operation' } });
     await expect(user.apiKeys.create({ requestBody: { name: 'nope' } })).rejects.toBeInstanceOf(ForbiddenResponseError);

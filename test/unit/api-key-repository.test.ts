@@ -12,7 +12,9 @@ const repo = new ApiKeyRepository(db, 'table');
 const { key, text } = newApiKey({ orgId: 'org1', orgKind: 'organization', workspaceId: 'ws1', kind: 'standard', name: 'k', limit: 1_500_000_000n, now: new Date('2026-01-02T03:04:05Z') });
 const conditionFailed = () => new ConditionalCheckFailedException({ message: 'failed', $metadata: {} });
 
-beforeEach(() => mock.reset());
+beforeEach(() => {
+  mock.reset();
+});
 
 describe('ApiKeyRepository', () => {
   it('creates a key only if its hash is new, indexed for its organization by creation time', async () => {

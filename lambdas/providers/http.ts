@@ -1,0 +1,95 @@
+// The HTTP exchange every adapter shares: POST JSON, map failures to ProviderError (status, Retry-After,
+// the provider's own message), and validate what comes back with the adapter's zod schema.
+import type { z } from 'zod';
+import { ProviderError, parseRetryAfter } from './provider-error.js';
+import type { FetchLike } from './types.js';
+
+export interface PostOptions {
+  provider: string;
+  fetch: FetchLike;
+  url: string;
+  headers: Record<string, string>;
+  body: unknown;
+  signal?: AbortSignal | undefined;
+  /** Pulls a human message and code out of the provider's error body. */
+  describeError?: (body: unknown) => { message?: string; code?: string } | undefined;
+}
+
+export async function postJson(options: PostOptions): Promise<Response> {
+  let response: Response;
+  try {
+    response = await options.fetch(options.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...options.headers },
+      body: JSON.stringify(options.body),
+      signal: options.signal,
+    });
+  } catch (err) {
+    throw transportError(options.provider, err, options.signal);
+  }
+  if (response.ok) return response;
+  let text = '';
+  try {
+    text = await response.text();
+  } catch {
+    // The body is only for the message; the status says enough.
+  }
+  let parsed: unknown;
+  try {
+    parsed = text ? JSON.parse(text) : undefined;
+  } catch {
+    parsed = undefined;
+  }
+  const described = (parsed !== undefined ? options.describeError?.(parsed) : undefined) ?? {};
+  throw new ProviderError({
+    provider: options.provider,
+    kind: 'http',
+    status: response.status,
+    message: described.message ?? (text.slice(0, 300) || `HTTP ${response.status}`),
+    providerCode: described.code,
+    retryAfterMs: parseRetryAfter(response.headers),
+  });
+}
+
+export function transportError(provider: string, err: unknown, signal?: AbortSignal): ProviderError {
+  if (err instanceof ProviderError) return err;
+  const reason = signal?.aborted ? signal.reason : undefined;
+  if (reason instanceof ProviderError) return reason;
+  if (signal?.aborted) {
+    const timedOut = reason instanceof DOMException && reason.name === 'TimeoutError';
+    return new ProviderError({
+      provider, kind: timedOut ? 'timeout' : 'aborted', status: timedOut ? 408 : 499,
+      message: timedOut ? 'Upstream request timed out' : 'Request aborted', cause: err,
+    });
+  }
+  return new ProviderError({ provider, kind: 'network', status: 502, message: `Upstream connection failed: ${(err as Error)?.message ?? String(err)}`, cause: err });
+}
+
+export async function readJson<S extends z.ZodType>(provider: string, response: Response, schema: S, signal?: AbortSignal): Promise<z.output<S>> {
+  let body: unknown;
+  try {
+    body = await response.json();
+  } catch (err) {
+    if (signal?.aborted) throw transportError(provider, err, signal);
+    throw new ProviderError({ provider, kind: 'invalid-response', status: 502, message: 'Upstream returned a body that is not JSON', cause: err });
+  }
+  return parseUpstream(provider, schema, body);
+}
+
+export function parseUpstream<S extends z.ZodType>(provider: string, schema: S, value: unknown): z.output<S> {
+  const result = schema.safeParse(value);
+  if (result.success) return result.data;
+  const issue = result.error.issues[0];
+  throw new ProviderError({
+    provider, kind: 'invalid-response', status: 502,
+    message: `Upstream reply does not match the ${provider} format${issue ? ` at ${issue.path.join('.') || '(root)'}: ${issue.message}` : ''}`,
+  });
+}
+
+export function parseJsonText(provider: string, text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    throw new ProviderError({ provider, kind: 'invalid-response', status: 502, message: 'Upstream stream event is not JSON', cause: err });
+  }
+}

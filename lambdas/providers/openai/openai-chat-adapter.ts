@@ -1,0 +1,128 @@
+// Adapter for OpenAI Chat Completions and every OpenAI-compatible endpoint (base URL + key:
+// Groq, Together, Mistral, DeepSeek, Ollama, vLLM …).
+import type { CallOptions, GenerationRequest, GenerationResult, ProviderAdapter, StreamEvent, ToolCall, Usage, FetchLike } from '../types.js';
+import { postJson, readJson, parseUpstream, parseJsonText, transportError } from '../http.js';
+import { parseSse } from '../sse.js';
+import { ProviderError } from '../provider-error.js';
+import { convertToOpenAIChat } from './convert-to-openai-chat.js';
+import { mapOpenAIFinishReason } from './map-openai-finish-reason.js';
+import { describeOpenAIError, openAIChatChunkSchema, openAIChatResponseSchema, type OpenAIChatUsage } from './openai-chat-api-types.js';
+
+export interface OpenAIChatSettings {
+  /** Provider slug reported in metadata (openai, groq, together …). */
+  provider?: string;
+  /** Base URL up to and including the version, e.g. https://api.openai.com/v1. */
+  baseURL: string;
+  apiKey?: string | undefined;
+  headers?: Record<string, string>;
+  fetch?: FetchLike;
+}
+
+export function mapOpenAIUsage(usage: OpenAIChatUsage): Usage {
+  return {
+    input_tokens: usage?.prompt_tokens ?? 0,
+    output_tokens: usage?.completion_tokens ?? 0,
+    cached_input_tokens: usage?.prompt_tokens_details?.cached_tokens ?? usage?.prompt_cache_hit_tokens ?? 0,
+    cache_write_tokens: usage?.prompt_tokens_details?.cache_write_tokens ?? 0,
+    reasoning_tokens: usage?.completion_tokens_details?.reasoning_tokens ?? 0,
+  };
+}
+
+export function createOpenAIChatAdapter(settings: OpenAIChatSettings): ProviderAdapter {
+  const provider = settings.provider ?? 'openai';
+  const fetchFn = settings.fetch ?? globalThis.fetch;
+  const url = `${settings.baseURL.replace(/\/+$/, '')}/chat/completions`;
+  const headers = { ...(settings.apiKey ? { authorization: `Bearer ${settings.apiKey}` } : {}), ...settings.headers };
+
+  const post = (body: unknown, options: CallOptions) =>
+    postJson({ provider, fetch: fetchFn, url, headers, body, signal: options.signal, describeError: describeOpenAIError });
+
+  return {
+    provider,
+
+    async generate(request: GenerationRequest, options: CallOptions = {}): Promise<GenerationResult> {
+      const response = await post(convertToOpenAIChat(request, false), options);
+      const body = await readJson(provider, response, openAIChatResponseSchema, options.signal);
+      const choice = body.choices[0]!;
+      const message = choice.message;
+      const toolCalls: ToolCall[] = (message.tool_calls ?? []).map((call, index) => ({
+        id: call.id ?? `call_${index}`,
+        name: call.function?.name ?? '',
+        arguments: call.function?.arguments ?? '',
+      }));
+      const reasoning = message.reasoning ?? message.reasoning_content ?? undefined;
+      return {
+        ...(body.id ? { provider_id: body.id } : {}),
+        text: message.content ?? message.refusal ?? '',
+        ...(reasoning ? { reasoning } : {}),
+        tool_calls: toolCalls,
+        finish_reason: toolCalls.length && !choice.finish_reason ? 'tool_calls' : mapOpenAIFinishReason(choice.finish_reason),
+        ...(choice.finish_reason ? { native_finish_reason: choice.finish_reason } : {}),
+        usage: mapOpenAIUsage(body.usage),
+        ...(body.service_tier ? { service_tier: body.service_tier } : {}),
+      };
+    },
+
+    async *stream(request: GenerationRequest, options: CallOptions = {}): AsyncGenerator<StreamEvent> {
+      const response = await post(convertToOpenAIChat(request, true), options);
+      if (!response.body) throw new ProviderError({ provider, kind: 'invalid-response', status: 502, message: 'Upstream stream has no body' });
+      let finishReason: string | undefined;
+      let usage: Usage | undefined;
+      let providerId: string | undefined;
+      let serviceTier: string | undefined;
+      let sawDone = false;
+      const toolIndexes = new Map<number, number>();
+      try {
+        for await (const event of parseSse(response.body)) {
+          if (event.data === '[DONE]') {
+            sawDone = true;
+            break;
+          }
+          const chunk = parseUpstream(provider, openAIChatChunkSchema, parseJsonText(provider, event.data));
+          if (chunk.error) {
+            throw new ProviderError({ provider, kind: 'http', status: 502, message: chunk.error.message ?? 'Upstream stream error', providerCode: chunk.error.code?.toString() });
+          }
+          providerId ??= chunk.id ?? undefined;
+          serviceTier ??= chunk.service_tier ?? undefined;
+          if (chunk.usage) usage = mapOpenAIUsage(chunk.usage);
+          for (const choice of chunk.choices ?? []) {
+            const delta = choice.delta;
+            const reasoning = delta?.reasoning ?? delta?.reasoning_content;
+            if (reasoning) yield { type: 'reasoning-delta', delta: reasoning };
+            if (delta?.content) yield { type: 'text-delta', delta: delta.content };
+            if (delta?.refusal) yield { type: 'text-delta', delta: delta.refusal };
+            for (const call of delta?.tool_calls ?? []) {
+              const upstreamIndex = call.index ?? 0;
+              let index = toolIndexes.get(upstreamIndex);
+              if (index === undefined) {
+                index = toolIndexes.size;
+                toolIndexes.set(upstreamIndex, index);
+              }
+              yield {
+                type: 'tool-call-delta',
+                index,
+                ...(call.id ? { id: call.id } : {}),
+                ...(call.function?.name ? { name: call.function.name } : {}),
+                arguments_delta: call.function?.arguments ?? '',
+              };
+            }
+            if (choice.finish_reason) finishReason = choice.finish_reason;
+          }
+        }
+      } catch (err) {
+        throw transportError(provider, err, options.signal);
+      }
+      if (!sawDone && finishReason === undefined) {
+        throw new ProviderError({ provider, kind: 'network', status: 502, message: 'Upstream stream ended before it finished' });
+      }
+      yield {
+        type: 'finish',
+        finish_reason: toolIndexes.size && !finishReason ? 'tool_calls' : mapOpenAIFinishReason(finishReason),
+        ...(finishReason ? { native_finish_reason: finishReason } : {}),
+        usage: usage ?? { input_tokens: 0, output_tokens: 0, cached_input_tokens: 0, cache_write_tokens: 0, reasoning_tokens: 0 },
+        ...(providerId ? { provider_id: providerId } : {}),
+        ...(serviceTier ? { service_tier: serviceTier } : {}),
+      };
+    },
+  };
+}

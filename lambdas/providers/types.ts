@@ -1,0 +1,130 @@
+// The one internal model every inbound format (Chat Completions, Responses) is translated into, and
+// every provider adapter translates out of: N inbound formats + M providers, not N × M.
+
+export interface CacheControl {
+  type: 'ephemeral';
+  ttl?: string;
+}
+
+export type ContentPart =
+  | { type: 'text'; text: string; cache_control?: CacheControl }
+  /** An image by https URL or data URL (data:image/png;base64,...). */
+  | { type: 'image'; url: string; detail?: 'auto' | 'low' | 'high' }
+  /** Audio given inline, base64. */
+  | { type: 'audio'; data: string; format: string }
+  /** A file (e.g. PDF) by data URL or URL. */
+  | { type: 'file'; filename?: string; url: string };
+
+export interface ToolCall {
+  id: string;
+  name: string;
+  /** JSON text of the arguments, as the model produced it. */
+  arguments: string;
+}
+
+export type Message =
+  | { role: 'system'; content: ContentPart[] }
+  | { role: 'user'; content: ContentPart[]; name?: string }
+  | { role: 'assistant'; content: ContentPart[]; tool_calls?: ToolCall[]; reasoning?: string; reasoning_signature?: string; name?: string }
+  | { role: 'tool'; tool_call_id: string; content: ContentPart[] };
+
+export interface FunctionTool {
+  name: string;
+  description?: string;
+  /** JSON Schema of the arguments object. */
+  parameters?: Record<string, unknown>;
+  strict?: boolean;
+}
+
+export type ToolChoice = 'auto' | 'none' | 'required' | { name: string };
+
+export type ResponseFormat =
+  | { type: 'text' }
+  | { type: 'json_object' }
+  | { type: 'json_schema'; name: string; schema: Record<string, unknown>; strict?: boolean; description?: string };
+
+export type ReasoningEffort = 'max' | 'xhigh' | 'high' | 'medium' | 'low' | 'minimal' | 'none';
+
+export interface ReasoningConfig {
+  effort?: ReasoningEffort;
+  max_tokens?: number;
+  exclude?: boolean;
+  summary?: 'auto' | 'concise' | 'detailed';
+}
+
+export interface GenerationRequest {
+  /** The provider's own model id (the router has resolved it). */
+  model: string;
+  messages: Message[];
+  tools?: FunctionTool[];
+  tool_choice?: ToolChoice;
+  parallel_tool_calls?: boolean;
+  max_output_tokens?: number;
+  temperature?: number;
+  top_p?: number;
+  top_k?: number;
+  frequency_penalty?: number;
+  presence_penalty?: number;
+  repetition_penalty?: number;
+  min_p?: number;
+  seed?: number;
+  stop?: string[];
+  logprobs?: boolean;
+  top_logprobs?: number;
+  logit_bias?: Record<string, number>;
+  response_format?: ResponseFormat;
+  reasoning?: ReasoningConfig;
+  /** Hashed end-user identity; never a raw user id. */
+  user?: string;
+  service_tier?: string;
+}
+
+export interface Usage {
+  input_tokens: number;
+  output_tokens: number;
+  /** Input tokens read from the provider's prompt cache (part of input_tokens). */
+  cached_input_tokens: number;
+  /** Input tokens written to the provider's prompt cache (part of input_tokens). */
+  cache_write_tokens: number;
+  /** Output tokens spent on reasoning (part of output_tokens). */
+  reasoning_tokens: number;
+}
+
+export type FinishReason = 'stop' | 'length' | 'tool_calls' | 'content_filter' | 'error';
+
+export interface GenerationResult {
+  /** The provider's id of the generation, if it gave one. */
+  provider_id?: string;
+  text: string;
+  reasoning?: string;
+  tool_calls: ToolCall[];
+  finish_reason: FinishReason;
+  /** The provider's own finish reason, before mapping. */
+  native_finish_reason?: string;
+  usage: Usage;
+  service_tier?: string;
+}
+
+export type StreamEvent =
+  | { type: 'text-delta'; delta: string }
+  | { type: 'reasoning-delta'; delta: string }
+  /** A tool call starts (id and name known) or continues (arguments fragment); `index` orders calls in the reply. */
+  | { type: 'tool-call-delta'; index: number; id?: string; name?: string; arguments_delta: string }
+  | { type: 'finish'; finish_reason: FinishReason; native_finish_reason?: string; usage: Usage; provider_id?: string; service_tier?: string };
+
+export interface CallOptions {
+  signal?: AbortSignal;
+}
+
+/** A provider adapter: one wire format, translated both ways. Factories take settings and an injectable fetch. */
+export interface ProviderAdapter {
+  /** Provider slug, e.g. openai, anthropic, google, amazon-bedrock, groq. */
+  readonly provider: string;
+  generate(request: GenerationRequest, options?: CallOptions): Promise<GenerationResult>;
+  /** Events in order; ends after one `finish`. Throws ProviderError on failure (also mid-stream). */
+  stream(request: GenerationRequest, options?: CallOptions): AsyncIterable<StreamEvent>;
+}
+
+export type FetchLike = (input: string | URL, init?: RequestInit) => Promise<Response>;
+
+export const emptyUsage = (): Usage => ({ input_tokens: 0, output_tokens: 0, cached_input_tokens: 0, cache_write_tokens: 0, reasoning_tokens: 0 });
