@@ -1,0 +1,99 @@
+// The whole gateway in one stack: the table, the streaming inference function behind a Function URL,
+// and the management function behind an HTTP API whose routes come from the route table.
+import { CfnOutput, Duration, Stack, type StackProps } from 'aws-cdk-lib';
+import { FunctionUrlAuthType, HttpMethod, InvokeMode, type FunctionUrl } from 'aws-cdk-lib/aws-lambda';
+import type { Construct } from 'constructs';
+import { API_PREFIX } from '../lambdas/http/router.js';
+import { routesOf } from '../lambdas/http/route-table.js';
+import type { ArchitectureName } from './config.js';
+import { GatewayFunction } from './gateway-function.js';
+import { GatewayTable } from './gateway-table.js';
+import { ManagementApi, type ThrottleLimits } from './management-api.js';
+import { acknowledgeNag } from './nag.js';
+
+export interface GatewayStackProps extends StackProps {
+  /** Memory of both functions, in MB. */
+  memorySize: number;
+  architecture: ArchitectureName;
+  throttle?: ThrottleLimits;
+}
+
+/** Streams may run as long as Lambda allows: long generations and audio are written as produced. */
+export const INFERENCE_TIMEOUT = Duration.minutes(15);
+/** API Gateway HTTP APIs give an integration at most 30 s. */
+export const MANAGEMENT_TIMEOUT = Duration.seconds(29);
+
+const CORS_HEADERS = ['authorization', 'content-type'];
+
+const RUNTIME_PINNED =
+  'nodejs22.x is the runtime the gateway is built and tested for (esbuild target node22, the local runtime); '
+  + 'moving to a newer Node.js runtime is a deliberate, tested upgrade rather than a side effect of a CDK release.';
+
+export class GatewayStack extends Stack {
+  readonly table: GatewayTable;
+  readonly inference: GatewayFunction;
+  readonly inferenceUrl: FunctionUrl;
+  readonly management: GatewayFunction;
+  readonly managementApi: ManagementApi;
+
+  constructor(scope: Construct, id: string, props: GatewayStackProps) {
+    super(scope, id, props);
+
+    this.table = new GatewayTable(this, 'Store');
+    const tableAccess = { table: this.table.table, indexNames: this.table.indexNames };
+
+    this.inference = new GatewayFunction(this, 'Inference', {
+      entry: 'lambdas/handlers/inference.ts',
+      description: 'Model gateway inference (/responses, /chat/completions, /audio/speech), streamed',
+      memorySize: props.memorySize,
+      architecture: props.architecture,
+      timeout: INFERENCE_TIMEOUT,
+      tableAccess,
+    });
+
+    // AuthType NONE on purpose: every inference route authenticates the caller's bearer key in the
+    // function (format check, hash lookup, disabled/expired/kind), as OpenAI-compatible clients expect;
+    // IAM auth would require SigV4 signing that those clients cannot do. No AwsSolutions rule flags it.
+    // Function URL CORS takes no OPTIONS method: the URL answers preflight requests itself.
+    const inferenceMethods = new Set<string>(['POST', ...routesOf('inference').map((route) => route.method)]);
+    this.inferenceUrl = this.inference.function.addFunctionUrl({
+      authType: FunctionUrlAuthType.NONE,
+      invokeMode: InvokeMode.RESPONSE_STREAM,
+      cors: {
+        allowedOrigins: ['*'],
+        allowedMethods: [...inferenceMethods].map((method) => HttpMethod[method as keyof typeof HttpMethod]),
+        allowedHeaders: CORS_HEADERS,
+        maxAge: Duration.hours(1),
+      },
+    });
+
+    this.management = new GatewayFunction(this, 'Management', {
+      entry: 'lambdas/handlers/management.ts',
+      description: 'Model gateway management API (keys, organization, OpenAPI, and all non-inference routes)',
+      memorySize: props.memorySize,
+      architecture: props.architecture,
+      timeout: MANAGEMENT_TIMEOUT,
+      tableAccess,
+    });
+
+    this.managementApi = new ManagementApi(this, 'ManagementApi', {
+      handler: this.management.function,
+      routes: routesOf('management'),
+      ...(props.throttle ? { throttle: props.throttle } : {}),
+    });
+
+    for (const fn of [this.inference, this.management]) acknowledgeNag(fn.function, 'AwsSolutions-L1', RUNTIME_PINNED);
+
+    new CfnOutput(this, 'InferenceBaseUrl', {
+      description: `Base URL of the inference routes (Function URL, streaming): POST <this>/chat/completions …`,
+      value: `${this.inferenceUrl.url}${API_PREFIX.slice(1)}`,
+    });
+    new CfnOutput(this, 'ManagementBaseUrl', {
+      description: `Base URL of the management routes (HTTP API): <this>/keys …; /health is at the API root`,
+      value: `${this.managementApi.url}${API_PREFIX.slice(1)}`,
+    });
+    new CfnOutput(this, 'InferenceFunctionUrl', { description: 'Function URL of the inference function', value: this.inferenceUrl.url });
+    new CfnOutput(this, 'ManagementApiUrl', { description: 'Root URL of the management HTTP API', value: this.managementApi.url });
+    new CfnOutput(this, 'TableName', { description: 'The gateway DynamoDB table', value: this.table.table.tableName });
+  }
+}

@@ -1,0 +1,387 @@
+// The CDK stack as synthesized: cdk-nag findings, the table, both functions, the Function URL, the
+// HTTP API routes generated from the route table, IAM, context settings, and the bundles themselves.
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { CfnResource } from 'aws-cdk-lib';
+import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
+import { createGatewayApp, type GatewayAppOptions } from '../../lib/app.js';
+import { ConfigError } from '../../lib/config.js';
+import type { GatewayStack } from '../../lib/gateway-stack.js';
+import { TABLE_ACTIONS } from '../../lib/gateway-function.js';
+import { routesOf } from '../../lambdas/http/route-table.js';
+import { fullPath } from '../../lambdas/http/router.js';
+import { TABLE_SCHEMA } from '../../lambdas/store/table-schema.js';
+
+interface ValidationReport {
+  pluginReports: {
+    pluginName: string;
+    conclusion: string;
+    violations: { ruleName: string; severity: string }[];
+    suppressedViolations?: { ruleName: string; reason: string; acknowledgedAt: string; violatingConstructs: { constructPath: string }[] }[];
+  }[];
+}
+
+interface Synthesized {
+  stack: GatewayStack;
+  template: Template;
+  resources: Record<string, { Type: string; Properties: Record<string, any>; DeletionPolicy?: string }>;
+  report: ValidationReport;
+  outdir: string;
+}
+
+const outdirs: string[] = [];
+
+/** One synthesis: `app.synth()` throws if cdk-nag reports an unacknowledged error. */
+function synthesize(context: GatewayAppOptions['context']): Synthesized {
+  const outdir = mkdtempSync(join(tmpdir(), 'gateway-cdk-'));
+  outdirs.push(outdir);
+  const { app, stack } = createGatewayApp({ context, outdir, env: {} });
+  const assembly = app.synth();
+  const report = JSON.parse(readFileSync(join(assembly.directory, 'validation-report.json'), 'utf8')) as ValidationReport;
+  const template = Template.fromStack(stack);
+  return { stack, template, resources: template.toJSON().Resources, report, outdir };
+}
+
+function logicalId(stack: GatewayStack, construct: { node: { defaultChild?: unknown } }): string {
+  return stack.getLogicalId(construct.node.defaultChild as CfnResource);
+}
+
+let base: Synthesized;
+let variant: Synthesized;
+
+beforeAll(() => {
+  base = synthesize({});
+  // The variant skips esbuild (CDK's own switch for `cdk deploy --exclusively`): only properties differ.
+  variant = synthesize({ memory: '2048', architecture: 'x86_64', region: 'eu-west-1', stage: 'dev', 'aws:cdk:bundling-stacks': [] });
+}, 120_000);
+
+afterAll(() => {
+  for (const dir of outdirs) rmSync(dir, { recursive: true, force: true });
+});
+
+describe('cdk-nag (AwsSolutions)', () => {
+  it('reports no unacknowledged errors or warnings', () => {
+    const nag = base.report.pluginReports.find((report) => report.pluginName === 'AwsSolutions');
+    expect(nag).toBeDefined();
+    expect(nag?.violations).toEqual([]);
+    expect(nag?.conclusion).toBe('success');
+  });
+
+  it('acknowledges only the expected findings, each with a reason', () => {
+    const nag = base.report.pluginReports.find((report) => report.pluginName === 'AwsSolutions');
+    const acknowledged = (nag?.suppressedViolations ?? []).map((finding) => ({ rule: finding.ruleName, at: finding.acknowledgedAt }));
+    expect(acknowledged).toEqual(expect.arrayContaining([
+      { rule: 'AwsSolutions-L1', at: 'ModelGatewayStack/Inference/Function' },
+      { rule: 'AwsSolutions-L1', at: 'ModelGatewayStack/Management/Function' },
+      { rule: 'AwsSolutions-APIG4', at: 'ModelGatewayStack/ManagementApi/HttpApi' },
+    ]));
+    expect(new Set(acknowledged.map((finding) => finding.rule))).toEqual(new Set(['AwsSolutions-L1', 'AwsSolutions-APIG4']));
+    for (const finding of nag?.suppressedViolations ?? []) expect(finding.reason.length).toBeGreaterThan(40);
+  });
+
+  it('leaves no CDK warnings or errors on the stack', () => {
+    const annotations = Annotations.fromStack(base.stack);
+    expect(annotations.findError('*', Match.anyValue())).toEqual([]);
+    expect(annotations.findWarning('*', Match.anyValue())).toEqual([]);
+  });
+
+  it('holds every plugin report to success (variant included)', () => {
+    for (const { report } of [base, variant]) {
+      for (const plugin of report.pluginReports) expect({ plugin: plugin.pluginName, violations: plugin.violations }).toEqual({ plugin: plugin.pluginName, violations: [] });
+    }
+  });
+});
+
+describe('table', () => {
+  it('is an on-demand, encrypted, PITR-protected global table keyed as TABLE_SCHEMA says', () => {
+    base.template.resourceCountIs('AWS::DynamoDB::GlobalTable', 1);
+    base.template.hasResource('AWS::DynamoDB::GlobalTable', {
+      DeletionPolicy: 'Retain',
+      UpdateReplacePolicy: 'Retain',
+      Properties: Match.objectLike({
+        BillingMode: 'PAY_PER_REQUEST',
+        KeySchema: [
+          { AttributeName: TABLE_SCHEMA.partitionKey, KeyType: 'HASH' },
+          { AttributeName: TABLE_SCHEMA.sortKey, KeyType: 'RANGE' },
+        ],
+        AttributeDefinitions: Match.arrayWith([
+          { AttributeName: 'pk', AttributeType: 'S' },
+          { AttributeName: 'sk', AttributeType: 'S' },
+          { AttributeName: 'gsi1pk', AttributeType: 'S' },
+          { AttributeName: 'gsi1sk', AttributeType: 'S' },
+        ]),
+        TimeToLiveSpecification: { AttributeName: TABLE_SCHEMA.ttlAttribute, Enabled: true },
+        SSESpecification: { SSEEnabled: true, SSEType: 'KMS' },
+        GlobalSecondaryIndexes: [{
+          IndexName: 'gsi1',
+          KeySchema: [
+            { AttributeName: 'gsi1pk', KeyType: 'HASH' },
+            { AttributeName: 'gsi1sk', KeyType: 'RANGE' },
+          ],
+          Projection: { ProjectionType: 'ALL' },
+        }],
+        Replicas: [Match.objectLike({
+          Region: 'us-east-1',
+          DeletionProtectionEnabled: true,
+          PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
+        })],
+      }),
+    });
+  });
+
+  it('lives in the region the context names', () => {
+    variant.template.hasResourceProperties('AWS::DynamoDB::GlobalTable', {
+      Replicas: [Match.objectLike({ Region: 'eu-west-1' })],
+    });
+    expect(variant.stack.stackName).toBe('ModelGatewayStack-dev');
+    expect(variant.stack.region).toBe('eu-west-1');
+  });
+});
+
+describe('functions', () => {
+  it('runs inference on nodejs22.x, arm64, 1024 MB, 15 min, with the table name and source maps', () => {
+    const fn = base.resources[logicalId(base.stack, base.stack.inference.function)];
+    expect(fn?.Type).toBe('AWS::Lambda::Function');
+    expect(fn?.Properties).toMatchObject({
+      Runtime: 'nodejs22.x',
+      Architectures: ['arm64'],
+      MemorySize: 1024,
+      Timeout: 900,
+      Handler: 'index.handler',
+      Environment: {
+        Variables: {
+          TABLE_NAME: { Ref: logicalId(base.stack, base.stack.table.table) },
+          NODE_OPTIONS: '--enable-source-maps',
+        },
+      },
+    });
+  });
+
+  it('runs management on nodejs22.x, arm64, 1024 MB, within API Gateway\'s 30 s', () => {
+    const fn = base.resources[logicalId(base.stack, base.stack.management.function)];
+    expect(fn?.Properties).toMatchObject({
+      Runtime: 'nodejs22.x',
+      Architectures: ['arm64'],
+      MemorySize: 1024,
+      Timeout: 29,
+      Environment: { Variables: { TABLE_NAME: { Ref: logicalId(base.stack, base.stack.table.table) } } },
+    });
+  });
+
+  it('logs each function to its own log group with a retention', () => {
+    for (const gatewayFunction of [base.stack.inference, base.stack.management]) {
+      const fn = base.resources[logicalId(base.stack, gatewayFunction.function)];
+      const logGroupId = logicalId(base.stack, gatewayFunction.logGroup);
+      expect(fn?.Properties.LoggingConfig).toEqual({ LogGroup: { Ref: logGroupId } });
+      expect(base.resources[logGroupId]?.Properties.RetentionInDays).toBe(30);
+    }
+  });
+
+  it('takes memory and architecture from the context', () => {
+    for (const gatewayFunction of [variant.stack.inference, variant.stack.management]) {
+      const fn = variant.resources[logicalId(variant.stack, gatewayFunction.function)];
+      expect(fn?.Properties).toMatchObject({ MemorySize: 2048, Architectures: ['x86_64'], Runtime: 'nodejs22.x' });
+    }
+  });
+
+  it('serves inference from a streaming Function URL that authenticates nothing itself, with CORS for POST', () => {
+    base.template.resourceCountIs('AWS::Lambda::Url', 1);
+    base.template.hasResourceProperties('AWS::Lambda::Url', {
+      TargetFunctionArn: { 'Fn::GetAtt': [logicalId(base.stack, base.stack.inference.function), 'Arn'] },
+      InvokeMode: 'RESPONSE_STREAM',
+      AuthType: 'NONE',
+      Cors: {
+        AllowOrigins: ['*'],
+        AllowMethods: ['POST'],
+        AllowHeaders: ['authorization', 'content-type'],
+        MaxAge: 3600,
+      },
+    });
+  });
+
+  it('exposes the base URLs as stack outputs', () => {
+    base.template.hasOutput('InferenceBaseUrl', {
+      Value: { 'Fn::Join': ['', [{ 'Fn::GetAtt': [Match.stringLikeRegexp('^InferenceFunctionFunctionUrl'), 'FunctionUrl'] }, 'api/v1']] },
+    });
+    base.template.hasOutput('ManagementBaseUrl', {
+      Value: { 'Fn::Join': ['', Match.arrayWith([{ Ref: logicalId(base.stack, base.stack.managementApi.httpApi) }, '/api/v1'])] },
+    });
+  });
+});
+
+describe('management HTTP API', () => {
+  it('has one route per management route of the route table, plus $default', () => {
+    const routeKeys = Object.values(base.template.findResources('AWS::ApiGatewayV2::Route')).map((route) => route.Properties.RouteKey as string);
+    const expected = routesOf('management').map((route) => `${route.method} ${fullPath(route)}`);
+    expect(routeKeys.sort()).toEqual([...expected, '$default'].sort());
+    // API Gateway's path-parameter syntax is the route table's.
+    expect(routeKeys).toEqual(expect.arrayContaining(['GET /api/v1/keys/{hash}', 'DELETE /api/v1/keys/{hash}', 'GET /health']));
+  });
+
+  it('sends every route, $default included, to the management function with payload 2.0', () => {
+    const managementArn = { 'Fn::GetAtt': [logicalId(base.stack, base.stack.management.function), 'Arn'] };
+    const integrations = base.template.findResources('AWS::ApiGatewayV2::Integration');
+    expect(Object.keys(integrations).length).toBeGreaterThan(0);
+    for (const integration of Object.values(integrations)) {
+      expect(integration.Properties).toMatchObject({ IntegrationType: 'AWS_PROXY', PayloadFormatVersion: '2.0', IntegrationUri: managementArn });
+    }
+    for (const route of Object.values(base.template.findResources('AWS::ApiGatewayV2::Route'))) {
+      const target = JSON.stringify(route.Properties.Target);
+      expect(Object.keys(integrations).some((id) => target.includes(`"${id}"`))).toBe(true);
+      expect(route.Properties.AuthorizationType ?? 'NONE').toBe('NONE');
+    }
+  });
+
+  it('lets API Gateway invoke the function through a fixed number of permissions, scoped to this API', () => {
+    const apiId = logicalId(base.stack, base.stack.managementApi.httpApi);
+    const permissions = Object.values(base.template.findResources('AWS::Lambda::Permission', {
+      Properties: { Principal: 'apigateway.amazonaws.com' },
+    }));
+    expect(permissions).toHaveLength(2);
+    for (const permission of permissions) {
+      expect(permission.Properties.FunctionName).toEqual({ 'Fn::GetAtt': [logicalId(base.stack, base.stack.management.function), 'Arn'] });
+      expect(JSON.stringify(permission.Properties.SourceArn)).toContain(`{"Ref":"${apiId}"}`);
+    }
+  });
+
+  it('deploys a $default stage with access logs (retained) and throttling', () => {
+    const accessLogsId = logicalId(base.stack, base.stack.managementApi.accessLogGroup);
+    base.template.hasResourceProperties('AWS::ApiGatewayV2::Stage', {
+      StageName: '$default',
+      AutoDeploy: true,
+      AccessLogSettings: {
+        DestinationArn: { 'Fn::GetAtt': [accessLogsId, 'Arn'] },
+        Format: Match.stringLikeRegexp('\\$context\\.requestId'),
+      },
+      DefaultRouteSettings: { ThrottlingRateLimit: 500, ThrottlingBurstLimit: 1000 },
+    });
+    expect(base.resources[accessLogsId]?.Properties.RetentionInDays).toBe(90);
+    const format = JSON.stringify(base.template.findResources('AWS::ApiGatewayV2::Stage'));
+    expect(format.toLowerCase()).not.toContain('authorization');
+  });
+});
+
+describe('IAM', () => {
+  const policies = () => Object.values(base.template.findResources('AWS::IAM::Policy'));
+  const statementsOf = (policy: { [key: string]: any }) =>
+    policy.Properties.PolicyDocument.Statement as { Action: string | string[]; Resource: unknown; Effect: string }[];
+
+  it('grants each function exactly the listed DynamoDB actions on the table and its gsi1 index ARN', () => {
+    const tableId = logicalId(base.stack, base.stack.table.table);
+    for (const gatewayFunction of [base.stack.inference, base.stack.management]) {
+      const roleId = logicalId(base.stack, gatewayFunction.role);
+      const policy = policies().find((candidate) => JSON.stringify(candidate.Properties.Roles) === JSON.stringify([{ Ref: roleId }]));
+      expect(policy).toBeDefined();
+      const dynamo = statementsOf(policy!).filter((statement) => [statement.Action].flat().some((action) => action.startsWith('dynamodb:')));
+      expect(dynamo).toHaveLength(1);
+      expect([dynamo[0]!.Action].flat().sort()).toEqual([...TABLE_ACTIONS].sort());
+      expect(dynamo[0]!.Resource).toEqual([
+        { 'Fn::GetAtt': [tableId, 'Arn'] },
+        { 'Fn::Join': ['', [{ 'Fn::GetAtt': [tableId, 'Arn'] }, `/index/${TABLE_SCHEMA.globalIndexes[0].indexName}`]] },
+      ]);
+    }
+  });
+
+  it('has no wildcard action or resource anywhere', () => {
+    for (const policy of policies()) {
+      for (const statement of statementsOf(policy)) {
+        for (const action of [statement.Action].flat()) expect(action).not.toContain('*');
+        expect(JSON.stringify(statement.Resource)).not.toMatch(/"\*"|:\*"|\/\*"/);
+      }
+    }
+  });
+
+  it('writes logs only to the function\'s own log group, without AWS managed policies', () => {
+    for (const gatewayFunction of [base.stack.inference, base.stack.management]) {
+      const roleId = logicalId(base.stack, gatewayFunction.role);
+      expect(base.resources[roleId]?.Properties.ManagedPolicyArns).toBeUndefined();
+      const policy = policies().find((candidate) => JSON.stringify(candidate.Properties.Roles) === JSON.stringify([{ Ref: roleId }]));
+      const logs = statementsOf(policy!).filter((statement) => [statement.Action].flat().some((action) => action.startsWith('logs:')));
+      expect(logs).toEqual([expect.objectContaining({
+        Action: ['logs:CreateLogStream', 'logs:PutLogEvents'],
+        Resource: { 'Fn::GetAtt': [logicalId(base.stack, gatewayFunction.logGroup), 'Arn'] },
+      })]);
+    }
+  });
+});
+
+describe('bundles', () => {
+  function bundleDir(synthesized: Synthesized, gatewayFunction: GatewayStack['inference']): string {
+    const code = synthesized.resources[logicalId(synthesized.stack, gatewayFunction.function)]?.Properties.Code as { S3Key: string };
+    return join(synthesized.outdir, `asset.${code.S3Key.replace(/\.zip$/, '')}`);
+  }
+
+  /** Runs a script as an ES module in a fresh Node process, as the Lambda runtime would load the bundle. */
+  function runModule(script: string): string {
+    return execFileSync(process.execPath, ['--input-type=module', '-e', script], {
+      env: { PATH: process.env.PATH, TABLE_NAME: 'gateway-test', AWS_REGION: 'us-east-1', AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
+      encoding: 'utf8',
+      timeout: 20_000,
+    });
+  }
+
+  it('are minified ESM with a createRequire banner and a source map', () => {
+    for (const gatewayFunction of [base.stack.inference, base.stack.management]) {
+      const dir = bundleDir(base, gatewayFunction);
+      const code = readFileSync(join(dir, 'index.mjs'), 'utf8');
+      expect(code.startsWith("import { createRequire as __gatewayCreateRequire } from 'node:module';")).toBe(true);
+      expect(existsSync(join(dir, 'index.mjs.map'))).toBe(true);
+      // Minified: long lines, not source layout.
+      expect(code.length / code.split('\n').length).toBeGreaterThan(1000);
+      expect(code.trimEnd().endsWith('//# sourceMappingURL=index.mjs.map')).toBe(true);
+    }
+  });
+
+  it('load in Node and export a handler; the management bundle answers /health and a JSON 404 envelope', () => {
+    const inference = join(bundleDir(base, base.stack.inference), 'index.mjs');
+    const management = join(bundleDir(base, base.stack.management), 'index.mjs');
+    const output = runModule(`
+      globalThis.awslambda = { streamifyResponse: (handler) => handler, HttpResponseStream: { from: (stream) => stream } };
+      const inference = await import(${JSON.stringify(inference)});
+      const management = await import(${JSON.stringify(management)});
+      const event = (method, path) => ({
+        version: '2.0', routeKey: '$default', rawPath: path, rawQueryString: '', headers: {}, isBase64Encoded: false,
+        requestContext: { http: { method, path, protocol: 'HTTP/1.1', sourceIp: '192.0.2.1', userAgent: 'test' },
+          requestId: 'req-1', stage: '$default', accountId: '123456789012', apiId: 'api', domainName: 'example.com',
+          domainPrefix: 'example', routeKey: '$default', time: '', timeEpoch: 0 },
+      });
+      const health = await management.handler(event('GET', '/health'), {});
+      const missing = await management.handler(event('GET', '/api/v1/no-such-route'), {});
+      console.log(JSON.stringify({ inference: typeof inference.handler, health: health.statusCode, missing: missing.statusCode, body: JSON.parse(missing.body) }));
+    `);
+    const result = JSON.parse(output.trim().split('\n').at(-1)!);
+    expect(result).toMatchObject({ inference: 'function', health: 200, missing: 404, body: { error: { code: 404 } } });
+  });
+});
+
+describe('context validation', () => {
+  it.each([
+    [{ memory: 'lots' }, /"memory".*got "lots"/],
+    [{ memory: 64 }, /"memory".*128 to 10240/],
+    [{ memory: '20000' }, /"memory"/],
+    [{ architecture: 'arm' }, /"architecture" must be "arm64" or "x86_64"/],
+    [{ region: 'mars' }, /Region must look like "us-east-1"/],
+    [{ stage: 'Prod_1' }, /"stage"/],
+  ])('rejects %j with a message naming the setting', (context, message) => {
+    let error: unknown;
+    try {
+      createGatewayApp({ context, env: {} });
+    } catch (caught) {
+      error = caught;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    expect((error as Error).message).toMatch(message);
+  });
+
+  it('takes the region from CDK_DEFAULT_REGION when the context has none', () => {
+    const { config } = createGatewayApp({
+      context: { 'aws:cdk:bundling-stacks': [] },
+      env: { CDK_DEFAULT_REGION: 'ap-southeast-2', CDK_DEFAULT_ACCOUNT: '123456789012' },
+      nag: false,
+    });
+    expect(config).toMatchObject({ region: 'ap-southeast-2', account: '123456789012', memorySize: 1024, architecture: 'arm64', stackName: 'ModelGatewayStack' });
+  });
+});
