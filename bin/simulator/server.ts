@@ -1,0 +1,253 @@
+// The upstream simulator: a plain node:http server that speaks the OpenAI Chat Completions, OpenAI
+// Responses, Anthropic Messages and Google Gemini wire formats, with a handful of scripted models
+// (echo, tool-call, error-429, error-500, timeout, cut-stream). Used by `npm start`, the end-to-end
+// tests and the benchmark, so the hot path stays lean: no logging, no per-request allocation beyond
+// the body and the reply.
+import { createServer, type ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
+import { textReply, toolReply, type ParsedRequest, type Reply, type WireFormat } from './common.js';
+import { openAiChat } from './openai-chat.js';
+import { openAiResponses } from './openai-responses.js';
+import { anthropic } from './anthropic.js';
+import { geminiJsonArray, geminiSse } from './gemini.js';
+
+export interface SimulatorOptions {
+  port: number;
+  /** Default 127.0.0.1. */
+  host?: string;
+  /** Delay between streamed chunks, default 0 (every chunk written in the same tick). */
+  chunkDelayMs?: number;
+  /** Delay before the status line and headers, default 0. */
+  firstByteDelayMs?: number;
+}
+
+export interface Simulator {
+  /** http://127.0.0.1:PORT */
+  url: string;
+  port: number;
+  close(): Promise<void>;
+}
+
+/** Content pieces a `cut-stream` reply sends before the connection is destroyed. */
+const CUT_AFTER_PIECES = 3;
+const GEMINI_PATH = /^\/v1(?:beta)?\/models\/(.+):(generateContent|streamGenerateContent)$/;
+
+interface Route {
+  format: WireFormat;
+  /** Gemini: the model from the path. */
+  pathModel?: string;
+  /** Gemini: streaming is chosen by the path, not the body. */
+  stream?: boolean;
+}
+
+function route(path: string, query: string): Route | undefined {
+  switch (path) {
+    case '/v1/chat/completions':
+      return { format: openAiChat };
+    case '/v1/responses':
+      return { format: openAiResponses };
+    case '/v1/messages':
+      return { format: anthropic };
+  }
+  const gemini = GEMINI_PATH.exec(path);
+  if (!gemini) return undefined;
+  let model = gemini[1]!;
+  try {
+    model = decodeURIComponent(model);
+  } catch {
+    // keep it as sent
+  }
+  const stream = gemini[2] === 'streamGenerateContent';
+  const sse = stream && /(?:^|&)alt=sse(?:&|$)/.test(query);
+  return { format: stream && !sse ? geminiJsonArray : geminiSse, pathModel: model, stream };
+}
+
+function sendJson(res: ServerResponse, status: number, body: unknown, extraHeaders?: Record<string, string>): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), ...extraHeaders });
+  res.end(text);
+}
+
+export function startSimulator(options: SimulatorOptions): Promise<Simulator> {
+  const host = options.host ?? '127.0.0.1';
+  const chunkDelayMs = Math.max(0, options.chunkDelayMs ?? 0);
+  const firstByteDelayMs = Math.max(0, options.firstByteDelayMs ?? 0);
+
+  /** Run `fn` after the first-byte delay, unless the client has gone by then. */
+  function afterFirstByteDelay(res: ServerResponse, fn: () => void): void {
+    if (firstByteDelayMs === 0) {
+      fn();
+      return;
+    }
+    const timer = setTimeout(() => {
+      res.off('close', cancel);
+      if (!res.destroyed) fn();
+    }, firstByteDelayMs);
+    const cancel = () => clearTimeout(timer);
+    res.once('close', cancel);
+  }
+
+  /** Write frames one `res.write` each; end the response, or with `cut` destroy the socket after the last. */
+  function writeFrames(res: ServerResponse, frames: string[], cut: boolean): void {
+    const finish = () => {
+      if (cut) res.destroy();
+      else res.end();
+    };
+    if (chunkDelayMs === 0 || frames.length <= 1) {
+      // Every frame is its own res.write (its own HTTP chunk), all in this tick; corking lets the socket
+      // hand them to the kernel in one writev instead of one syscall per frame.
+      const last = frames.length - 1;
+      res.cork();
+      for (let i = 0; i < last; i++) res.write(frames[i]);
+      if (last < 0) finish();
+      else if (cut) res.write(frames[last], finish);
+      else res.end(frames[last]);
+      res.uncork();
+      return;
+    }
+    let index = 0;
+    let timer: NodeJS.Timeout | undefined;
+    const cancel = () => clearTimeout(timer);
+    const tick = () => {
+      timer = undefined;
+      if (res.destroyed) return;
+      const frame = frames[index++]!;
+      if (index < frames.length) {
+        res.write(frame);
+        timer = setTimeout(tick, chunkDelayMs);
+        return;
+      }
+      res.off('close', cancel);
+      if (cut) res.write(frame, finish);
+      else res.end(frame);
+    };
+    res.once('close', cancel);
+    tick();
+  }
+
+  function respond(res: ServerResponse, format: WireFormat, request: ParsedRequest, reply: Reply, cut: boolean): void {
+    if (request.stream) {
+      if (cut && reply.pieces.length > CUT_AFTER_PIECES) reply = { ...reply, pieces: reply.pieces.slice(0, CUT_AFTER_PIECES) };
+      const frames = format.frames(request, reply, cut);
+      res.writeHead(200, { 'content-type': format.streamContentType, 'cache-control': 'no-cache' });
+      writeFrames(res, frames, cut);
+      return;
+    }
+    const body = JSON.stringify(format.render(request, reply));
+    if (!cut) {
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+      res.end(body);
+      return;
+    }
+    // Promise the whole body, send half of it, then drop the connection.
+    const bytes = Buffer.from(body);
+    res.writeHead(200, { 'content-type': 'application/json', 'content-length': bytes.length });
+    res.write(bytes.subarray(0, bytes.length >> 1), () => res.destroy());
+  }
+
+  function handle(res: ServerResponse, found: Route, raw: string): void {
+    const { format } = found;
+    let body: unknown;
+    try {
+      body = JSON.parse(raw);
+    } catch {
+      const failure = format.error('invalid', 'We could not parse the JSON body of your request. The request body must be valid JSON.');
+      sendJson(res, failure.status, failure.body);
+      return;
+    }
+    const parsed = format.parse(body, found.pathModel, found.stream ?? false);
+    if (typeof parsed === 'string') {
+      const failure = format.error('invalid', parsed);
+      sendJson(res, failure.status, failure.body);
+      return;
+    }
+    switch (parsed.upstream) {
+      case 'echo':
+      case 'tool-call':
+      case 'cut-stream': {
+        const reply = parsed.upstream === 'tool-call' && parsed.toolName !== undefined
+          ? toolReply(parsed.toolName, parsed)
+          : textReply(parsed.lastUserText, parsed);
+        const cut = parsed.upstream === 'cut-stream';
+        afterFirstByteDelay(res, () => respond(res, format, parsed, reply, cut));
+        return;
+      }
+      case 'error-429': {
+        const failure = format.error('rate_limit', '');
+        afterFirstByteDelay(res, () => sendJson(res, failure.status, failure.body, { 'retry-after': '1' }));
+        return;
+      }
+      case 'error-500': {
+        const failure = format.error('server', '');
+        afterFirstByteDelay(res, () => sendJson(res, failure.status, failure.body));
+        return;
+      }
+      case 'timeout':
+        // Never answer. The request holds no timer or buffer: when the client closes the socket, Node
+        // destroys the request and response and nothing is left behind; close() destroys the socket.
+        return;
+      default: {
+        const failure = format.error('not_found', '', parsed.model);
+        sendJson(res, failure.status, failure.body);
+      }
+    }
+  }
+
+  const server = createServer((req, res) => {
+    const url = req.url ?? '/';
+    const q = url.indexOf('?');
+    const path = q === -1 ? url : url.slice(0, q);
+    const found = route(path, q === -1 ? '' : url.slice(q + 1));
+    if (!found) {
+      req.resume();
+      if (req.method === 'GET' && path === '/health') sendJson(res, 200, { status: 'ok' });
+      else sendJson(res, 404, { error: { message: `Unknown path: ${req.method ?? ''} ${path}`, type: 'invalid_request_error', param: null, code: 'not_found' } });
+      return;
+    }
+    if (req.method !== 'POST') {
+      req.resume();
+      const failure = found.format.error('invalid', `Method ${req.method ?? ''} not allowed; use POST.`);
+      sendJson(res, 405, failure.body, { allow: 'POST' });
+      return;
+    }
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      const raw = chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks).toString('utf8');
+      handle(res, found, raw);
+    });
+  });
+  // Benchmarks and the gateway keep connections alive between requests.
+  server.keepAliveTimeout = 65_000;
+  server.headersTimeout = 66_000;
+
+  const sockets = new Set<Socket>();
+  server.on('connection', (socket: Socket) => {
+    sockets.add(socket);
+    socket.once('close', () => sockets.delete(socket));
+  });
+
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, host, () => {
+      server.off('error', reject);
+      const address = server.address();
+      const port = typeof address === 'object' && address ? address.port : options.port;
+      const urlHost = host.includes(':') ? `[${host}]` : host;
+      let closing: Promise<void> | undefined;
+      resolve({
+        url: `http://${urlHost}:${port}`,
+        port,
+        close: () => {
+          closing ??= new Promise<void>((done, fail) => {
+            server.close((err) => (err ? fail(err) : done()));
+            // Requests that never get an answer (`timeout`), streams in progress, idle keep-alive sockets.
+            server.closeAllConnections();
+            for (const socket of sockets) socket.destroy();
+          });
+          return closing;
+        },
+      });
+    });
+  });
+}
