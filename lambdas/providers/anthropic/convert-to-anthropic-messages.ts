@@ -1,0 +1,218 @@
+// Internal request → Anthropic Messages request body.
+//
+// Decisions:
+// - System messages (wherever they occur) become the top-level `system` text blocks, in order, keeping cache_control.
+// - Anthropic needs user/assistant alternation: tool results become `tool_result` blocks of a user message, and
+//   consecutive messages of the same role are merged into one (so tool results followed by a user turn become one
+//   user message, tool results first, as Anthropic requires).
+// - Tool-call arguments are JSON text internally but an object for Anthropic: arguments that are empty, not JSON,
+//   or JSON that is not an object are sent as `{}` (the call and its id survive, so the tool result still pairs up).
+// - Reasoning → `thinking: {type: 'enabled', budget_tokens}`: reasoning.max_tokens is the budget; otherwise effort maps
+//   to ANTHROPIC_THINKING_BUDGETS (minimal/low 1024, medium 4096, high 16000, xhigh/max 32000); effort 'none' → no thinking.
+//   The budget is at least 1024 (Anthropic's minimum) and must stay below max_tokens: without max_output_tokens,
+//   max_tokens = budget + 4096 (room for the answer); with it, the caller's limit (which includes thinking) is kept
+//   and the budget is cut to fit (max_tokens is only raised when even the minimum budget would not fit).
+// - An assistant message's reasoning is sent back as a `thinking` block only when it has its signature; Anthropic
+//   rejects unsigned thinking.
+// - Anthropic has no response_format: json_object / json_schema are refused with a 400, never dropped silently.
+//   Audio input is refused the same way.
+import { ProviderError } from '../provider-error.js';
+import type { CacheControl, ContentPart, FunctionTool, GenerationRequest, Message, ReasoningConfig, ReasoningEffort, ToolChoice } from '../types.js';
+
+export const ANTHROPIC_DEFAULT_MAX_TOKENS = 4096;
+export const ANTHROPIC_MIN_THINKING_BUDGET = 1024;
+export const ANTHROPIC_THINKING_BUDGETS: Readonly<Record<Exclude<ReasoningEffort, 'none'>, number>> = {
+  minimal: 1024,
+  low: 1024,
+  medium: 4096,
+  high: 16000,
+  xhigh: 32000,
+  max: 32000,
+};
+
+type TextBlock = { type: 'text'; text: string; cache_control?: CacheControl };
+type Source =
+  | { type: 'base64'; media_type: string; data: string }
+  | { type: 'text'; media_type: string; data: string }
+  | { type: 'url'; url: string };
+type ImageBlock = { type: 'image'; source: Source };
+type DocumentBlock = { type: 'document'; source: Source; title?: string };
+type ContentBlock = TextBlock | ImageBlock | DocumentBlock;
+type ToolUseBlock = { type: 'tool_use'; id: string; name: string; input: Record<string, unknown> };
+type ToolResultBlock = { type: 'tool_result'; tool_use_id: string; content: string | ContentBlock[] };
+type ThinkingBlock = { type: 'thinking'; thinking: string; signature: string };
+export type AnthropicBlock = ContentBlock | ToolUseBlock | ToolResultBlock | ThinkingBlock;
+
+export interface AnthropicMessageParam {
+  role: 'user' | 'assistant';
+  content: AnthropicBlock[];
+}
+
+function unsupported(provider: string, message: string): ProviderError {
+  return new ProviderError({ provider, kind: 'http', status: 400, message, providerCode: 'unsupported_parameter' });
+}
+
+interface DataUrl {
+  mediaType: string;
+  base64: boolean;
+  data: string;
+}
+
+function parseDataUrl(url: string): DataUrl | undefined {
+  const match = /^data:([^;,]*)((?:;[^;,]*)*),(.*)$/s.exec(url);
+  if (!match) return undefined;
+  return { mediaType: match[1] || 'text/plain', base64: /;base64/i.test(match[2] ?? ''), data: match[3] ?? '' };
+}
+
+const asBase64 = (dataUrl: DataUrl) => (dataUrl.base64 ? dataUrl.data : Buffer.from(decodeURIComponent(dataUrl.data), 'utf8').toString('base64'));
+const asText = (dataUrl: DataUrl) => (dataUrl.base64 ? Buffer.from(dataUrl.data, 'base64').toString('utf8') : decodeURIComponent(dataUrl.data));
+
+function toBlocks(content: ContentPart[], provider: string): ContentBlock[] {
+  const blocks: ContentBlock[] = [];
+  for (const part of content) {
+    switch (part.type) {
+      case 'text':
+        // Anthropic rejects empty text blocks.
+        if (part.text) blocks.push({ type: 'text', text: part.text, ...(part.cache_control ? { cache_control: part.cache_control } : {}) });
+        break;
+      case 'image': {
+        const dataUrl = parseDataUrl(part.url);
+        blocks.push({ type: 'image', source: dataUrl ? { type: 'base64', media_type: dataUrl.mediaType, data: asBase64(dataUrl) } : { type: 'url', url: part.url } });
+        break;
+      }
+      case 'file': {
+        const dataUrl = parseDataUrl(part.url);
+        const source: Source = !dataUrl
+          ? { type: 'url', url: part.url }
+          : dataUrl.mediaType.startsWith('text/')
+            ? { type: 'text', media_type: 'text/plain', data: asText(dataUrl) }
+            : { type: 'base64', media_type: dataUrl.mediaType, data: asBase64(dataUrl) };
+        blocks.push({ type: 'document', source, ...(part.filename ? { title: part.filename } : {}) });
+        break;
+      }
+      case 'audio':
+        throw unsupported(provider, 'Anthropic does not accept audio input');
+    }
+  }
+  return blocks;
+}
+
+/** Plain text when every part is text without cache_control; otherwise blocks. */
+function toToolResultContent(content: ContentPart[], provider: string): string | ContentBlock[] {
+  if (content.every((part) => part.type === 'text' && !part.cache_control)) {
+    return content.map((part) => (part as { text: string }).text).join('');
+  }
+  return toBlocks(content, provider);
+}
+
+/** Tool-call arguments (JSON text) → the input object Anthropic wants; anything but a JSON object becomes `{}`. */
+export function parseToolInput(args: string): Record<string, unknown> {
+  if (!args.trim()) return {};
+  try {
+    const value: unknown = JSON.parse(args);
+    return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
+  } catch {
+    return {};
+  }
+}
+
+export function convertMessages(messages: Message[], provider: string): { system: TextBlock[]; messages: AnthropicMessageParam[] } {
+  const system: TextBlock[] = [];
+  const out: AnthropicMessageParam[] = [];
+  const push = (role: 'user' | 'assistant', blocks: AnthropicBlock[]) => {
+    if (!blocks.length) return;
+    const last = out.at(-1);
+    if (last?.role === role) last.content.push(...blocks);
+    else out.push({ role, content: blocks });
+  };
+
+  for (const message of messages) {
+    switch (message.role) {
+      case 'system':
+        for (const part of message.content) {
+          if (part.type !== 'text') throw unsupported(provider, `Anthropic system prompts take text only, not ${part.type}`);
+        }
+        system.push(...(toBlocks(message.content, provider) as TextBlock[]));
+        break;
+      case 'user':
+        push('user', toBlocks(message.content, provider));
+        break;
+      case 'assistant': {
+        const blocks: AnthropicBlock[] = [];
+        if (message.reasoning_signature && message.reasoning !== undefined) {
+          blocks.push({ type: 'thinking', thinking: message.reasoning, signature: message.reasoning_signature });
+        }
+        blocks.push(...toBlocks(message.content, provider));
+        for (const call of message.tool_calls ?? []) {
+          blocks.push({ type: 'tool_use', id: call.id, name: call.name, input: parseToolInput(call.arguments) });
+        }
+        push('assistant', blocks);
+        break;
+      }
+      case 'tool':
+        push('user', [{ type: 'tool_result', tool_use_id: message.tool_call_id, content: toToolResultContent(message.content, provider) }]);
+        break;
+    }
+  }
+  return { system, messages: out };
+}
+
+/** The thinking budget the request asks for, or undefined when thinking stays off. */
+export function thinkingBudget(reasoning: ReasoningConfig | undefined): number | undefined {
+  if (!reasoning || reasoning.effort === 'none') return undefined;
+  if (reasoning.max_tokens !== undefined) {
+    return reasoning.max_tokens > 0 ? Math.max(ANTHROPIC_MIN_THINKING_BUDGET, Math.floor(reasoning.max_tokens)) : undefined;
+  }
+  return reasoning.effort !== undefined ? ANTHROPIC_THINKING_BUDGETS[reasoning.effort] : undefined;
+}
+
+/** max_tokens and the thinking budget together, keeping budget_tokens < max_tokens. */
+export function tokenLimits(request: GenerationRequest): { maxTokens: number; budget: number | undefined } {
+  let budget = thinkingBudget(request.reasoning);
+  const requested = request.max_output_tokens;
+  if (budget === undefined) return { maxTokens: requested ?? ANTHROPIC_DEFAULT_MAX_TOKENS, budget };
+  if (requested === undefined) return { maxTokens: budget + ANTHROPIC_DEFAULT_MAX_TOKENS, budget };
+  if (budget >= requested) budget = Math.max(ANTHROPIC_MIN_THINKING_BUDGET, requested - 1);
+  return { maxTokens: Math.max(requested, budget + 1), budget };
+}
+
+function convertTool(tool: FunctionTool): Record<string, unknown> {
+  return {
+    name: tool.name,
+    ...(tool.description !== undefined ? { description: tool.description } : {}),
+    input_schema: tool.parameters ?? { type: 'object', properties: {} },
+  };
+}
+
+function convertToolChoice(choice: ToolChoice | undefined, parallel: boolean | undefined): Record<string, unknown> | undefined {
+  const noParallel = parallel === false ? { disable_parallel_tool_use: true } : {};
+  if (choice === undefined) return parallel === false ? { type: 'auto', ...noParallel } : undefined;
+  if (choice === 'none') return { type: 'none' };
+  if (choice === 'auto') return { type: 'auto', ...noParallel };
+  if (choice === 'required') return { type: 'any', ...noParallel };
+  return { type: 'tool', name: choice.name, ...noParallel };
+}
+
+export function convertToAnthropicMessages(request: GenerationRequest, options: { stream: boolean; provider: string }): Record<string, unknown> {
+  const { provider } = options;
+  if (request.response_format && request.response_format.type !== 'text') {
+    throw unsupported(provider, `Anthropic does not support response_format ${request.response_format.type}`);
+  }
+  const { system, messages } = convertMessages(request.messages, provider);
+  const { maxTokens, budget } = tokenLimits(request);
+  const body: Record<string, unknown> = { model: request.model, max_tokens: maxTokens, messages };
+  if (system.length) body.system = system;
+  if (options.stream) body.stream = true;
+  for (const field of ['temperature', 'top_p', 'top_k'] as const) {
+    if (request[field] !== undefined) body[field] = request[field];
+  }
+  if (request.stop?.length) body.stop_sequences = request.stop;
+  if (request.user !== undefined) body.metadata = { user_id: request.user };
+  if (request.tools?.length) {
+    body.tools = request.tools.map(convertTool);
+    const toolChoice = convertToolChoice(request.tool_choice, request.parallel_tool_calls);
+    if (toolChoice) body.tool_choice = toolChoice;
+  }
+  if (budget !== undefined) body.thinking = { type: 'enabled', budget_tokens: budget };
+  return body;
+}
