@@ -1,0 +1,202 @@
+// Adapter for Amazon Bedrock Converse / ConverseStream through the AWS SDK. Credentials come from the
+// SDK's default chain (the function's IAM role); the SDK does not retry, the gateway decides that.
+import { BedrockRuntimeClient, ConverseCommand, ConverseStreamCommand } from '@aws-sdk/client-bedrock-runtime';
+import { NodeHttpHandler } from '@smithy/node-http-handler';
+import type { CallOptions, GenerationRequest, GenerationResult, ProviderAdapter, StreamEvent, ToolCall, Usage } from '../types.js';
+import { emptyUsage } from '../types.js';
+import { parseUpstream, transportError } from '../http.js';
+import { ProviderError, parseRetryAfter } from '../provider-error.js';
+import { bedrockSupportedParameters, convertToBedrockConverse } from './convert-to-bedrock-converse.js';
+import { mapBedrockStopReason } from './map-bedrock-stop-reason.js';
+import { STREAM_EXCEPTION_MEMBERS, converseResponseSchema, converseStreamEventSchema, type BedrockUsage } from './bedrock-converse-api-types.js';
+
+export const supportedParameters: readonly string[] = bedrockSupportedParameters;
+
+export interface BedrockSettings {
+  /** Provider slug reported in metadata. */
+  provider?: string;
+  /** AWS region; the SDK's default (AWS_REGION) when omitted. */
+  region?: string;
+  /** Endpoint override, for tests and local fakes; a plain http:// endpoint is spoken to over HTTP/1.1. */
+  endpoint?: string;
+  /** A ready client (tests, custom credentials); otherwise one is created for this adapter. */
+  client?: BedrockRuntimeClient;
+}
+
+/**
+ * Bedrock reports inputTokens without the cached part: prompt-cache reads and writes come separately
+ * (cacheReadInputTokens, cacheWriteInputTokens) and are billed at their own rates. Internal input_tokens
+ * counts all three. Bedrock does not break reasoning tokens out of outputTokens.
+ */
+export function mapBedrockUsage(usage: BedrockUsage): Usage {
+  const cacheRead = usage?.cacheReadInputTokens ?? 0;
+  const cacheWrite = usage?.cacheWriteInputTokens ?? 0;
+  return {
+    input_tokens: (usage?.inputTokens ?? 0) + cacheRead + cacheWrite,
+    output_tokens: usage?.outputTokens ?? 0,
+    cached_input_tokens: cacheRead,
+    cache_write_tokens: cacheWrite,
+    reasoning_tokens: 0,
+  };
+}
+
+/** HTTP status of each Bedrock Runtime exception (from the API reference), for errors without one (stream exceptions). */
+const EXCEPTION_STATUS: Record<string, number> = {
+  ValidationException: 400,
+  ServiceQuotaExceededException: 400,
+  ConflictException: 400,
+  AccessDeniedException: 403,
+  ResourceNotFoundException: 404,
+  ModelTimeoutException: 408,
+  ThrottlingException: 429,
+  ModelNotReadyException: 429,
+  ModelErrorException: 424,
+  InternalServerException: 500,
+  ServiceUnavailableException: 503,
+  // Documented as 424 with "retry your request": reported as an upstream failure so it stays retryable.
+  ModelStreamErrorException: 502,
+};
+
+interface SdkError {
+  name?: string;
+  message?: string;
+  $fault?: 'client' | 'server';
+  $metadata?: { httpStatusCode?: number };
+  $response?: { headers?: Record<string, string> };
+}
+
+/** An SDK error (thrown, or sent as a stream exception) → ProviderError with Bedrock's message and exception name. */
+export function bedrockError(provider: string, err: unknown, signal?: AbortSignal): ProviderError {
+  if (err instanceof ProviderError) return err;
+  if (signal?.aborted) return transportError(provider, err, signal);
+  const sdk = (err ?? {}) as SdkError;
+  const httpStatus = sdk.$metadata?.httpStatusCode;
+  const name = sdk.name ?? '';
+  const status = httpStatus !== undefined && httpStatus >= 400
+    ? httpStatus
+    : EXCEPTION_STATUS[name] ?? (sdk.$fault === 'client' ? 400 : sdk.$fault === 'server' ? 500 : undefined);
+  if (status !== undefined) {
+    const headers = sdk.$response?.headers;
+    const retryAfterMs = headers ? parseRetryAfter(new Headers(headers)) : undefined;
+    return new ProviderError({
+      provider, kind: 'http', status, message: sdk.message || `Bedrock ${name || 'error'}`,
+      ...(name ? { providerCode: name } : {}),
+      ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
+      cause: err,
+    });
+  }
+  // A 2xx whose body the SDK could not decode.
+  if (name === 'SyntaxError' || (httpStatus !== undefined && httpStatus < 300)) {
+    return new ProviderError({ provider, kind: 'invalid-response', status: 502, message: `Upstream reply could not be decoded: ${(sdk.message ?? name).split('\n')[0]}`, cause: err });
+  }
+  return transportError(provider, err, signal);
+}
+
+export function createBedrockAdapter(settings: BedrockSettings = {}): ProviderAdapter {
+  const provider = settings.provider ?? 'amazon-bedrock';
+  const client = settings.client ?? new BedrockRuntimeClient({
+    ...(settings.region ? { region: settings.region } : {}),
+    ...(settings.endpoint ? { endpoint: settings.endpoint } : {}),
+    // The client's default HTTP/2 handler needs TLS (ALPN); plain-http fakes speak HTTP/1.1.
+    ...(settings.endpoint?.startsWith('http:') ? { requestHandler: new NodeHttpHandler() } : {}),
+    maxAttempts: 1,
+  });
+
+  return {
+    provider,
+
+    async generate(request: GenerationRequest, options: CallOptions = {}): Promise<GenerationResult> {
+      const input = convertToBedrockConverse(request, provider);
+      let output: unknown;
+      try {
+        output = await client.send(new ConverseCommand(input), { abortSignal: options.signal });
+      } catch (err) {
+        throw bedrockError(provider, err, options.signal);
+      }
+      const body = parseUpstream(provider, converseResponseSchema, output);
+      const excludeReasoning = request.reasoning?.exclude === true;
+      let text = '';
+      let reasoning = '';
+      const toolCalls: ToolCall[] = [];
+      for (const block of body.output.message.content) {
+        if (block.text) text += block.text;
+        if (block.reasoningContent?.reasoningText) reasoning += block.reasoningContent.reasoningText.text;
+        if (block.toolUse) toolCalls.push({ id: block.toolUse.toolUseId, name: block.toolUse.name, arguments: JSON.stringify(block.toolUse.input ?? {}) });
+      }
+      const requestId = body.$metadata?.requestId;
+      const serviceTier = body.serviceTier?.type;
+      return {
+        ...(requestId ? { provider_id: requestId } : {}),
+        text,
+        ...(reasoning && !excludeReasoning ? { reasoning } : {}),
+        tool_calls: toolCalls,
+        finish_reason: mapBedrockStopReason(body.stopReason, toolCalls.length > 0),
+        native_finish_reason: body.stopReason,
+        usage: mapBedrockUsage(body.usage),
+        ...(serviceTier ? { service_tier: serviceTier } : {}),
+      };
+    },
+
+    async *stream(request: GenerationRequest, options: CallOptions = {}): AsyncGenerator<StreamEvent> {
+      const input = convertToBedrockConverse(request, provider);
+      const excludeReasoning = request.reasoning?.exclude === true;
+      let stopReason: string | undefined;
+      let usage: Usage | undefined;
+      let serviceTier: string | undefined;
+      let requestId: string | undefined;
+      let sawMetadata = false;
+      /** Content block index → tool call index, in order of appearance. */
+      const toolIndexes = new Map<number, number>();
+      try {
+        const output = await client.send(new ConverseStreamCommand(input), { abortSignal: options.signal });
+        requestId = output.$metadata.requestId;
+        if (!output.stream) throw new ProviderError({ provider, kind: 'invalid-response', status: 502, message: 'Upstream stream has no body' });
+        for await (const raw of output.stream) {
+          for (const [member, name] of Object.entries(STREAM_EXCEPTION_MEMBERS)) {
+            const exception = (raw as unknown as Record<string, unknown>)[member];
+            if (exception) throw bedrockError(provider, { name, ...(exception as object), message: (exception as { message?: string }).message });
+          }
+          const event = parseUpstream(provider, converseStreamEventSchema, raw);
+          const start = event.contentBlockStart;
+          if (start?.start?.toolUse) {
+            const index = toolIndexes.size;
+            toolIndexes.set(start.contentBlockIndex ?? index, index);
+            yield { type: 'tool-call-delta', index, id: start.start.toolUse.toolUseId, name: start.start.toolUse.name, arguments_delta: '' };
+          }
+          const delta = event.contentBlockDelta?.delta;
+          if (delta?.text) yield { type: 'text-delta', delta: delta.text };
+          if (delta?.reasoningContent?.text && !excludeReasoning) yield { type: 'reasoning-delta', delta: delta.reasoningContent.text };
+          if (delta?.toolUse) {
+            const block = event.contentBlockDelta?.contentBlockIndex ?? -1;
+            let index = toolIndexes.get(block);
+            if (index === undefined) {
+              index = toolIndexes.size;
+              toolIndexes.set(block, index);
+            }
+            yield { type: 'tool-call-delta', index, arguments_delta: delta.toolUse.input };
+          }
+          if (event.messageStop) stopReason = event.messageStop.stopReason;
+          if (event.metadata) {
+            sawMetadata = true;
+            usage = mapBedrockUsage(event.metadata.usage);
+            serviceTier = event.metadata.serviceTier?.type ?? undefined;
+          }
+        }
+      } catch (err) {
+        throw bedrockError(provider, err, options.signal);
+      }
+      // The reply is complete only with both the stop reason and the usage.
+      if (stopReason === undefined || !sawMetadata) {
+        throw new ProviderError({ provider, kind: 'network', status: 502, message: 'Upstream stream ended before it finished' });
+      }
+      yield {
+        type: 'finish',
+        finish_reason: mapBedrockStopReason(stopReason, toolIndexes.size > 0),
+        native_finish_reason: stopReason,
+        usage: usage ?? emptyUsage(),
+        ...(requestId ? { provider_id: requestId } : {}),
+        ...(serviceTier ? { service_tier: serviceTier } : {}),
+      };
+    },
+  };
+}

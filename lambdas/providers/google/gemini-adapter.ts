@@ -1,0 +1,161 @@
+// Adapter for the Google Gemini API (AI Studio): generateContent and streamGenerateContent?alt=sse.
+import type { CallOptions, FetchLike, GenerationRequest, GenerationResult, ProviderAdapter, StreamEvent, ToolCall, Usage } from '../types.js';
+import { emptyUsage } from '../types.js';
+import { parseJsonText, parseUpstream, postJson, readJson, transportError } from '../http.js';
+import { parseSse } from '../sse.js';
+import { ProviderError } from '../provider-error.js';
+import { convertToGemini, geminiSupportedParameters } from './convert-to-gemini.js';
+import { mapGeminiFinishReason } from './map-gemini-finish-reason.js';
+import {
+  describeGeminiError, geminiChunkSchema, geminiResponseSchema, geminiRetryDelayMs, geminiStatusCode,
+  type GeminiPart, type GeminiUsageMetadata,
+} from './gemini-api-types.js';
+
+export const supportedParameters: readonly string[] = geminiSupportedParameters;
+
+export interface GeminiSettings {
+  /** Provider slug reported in metadata. */
+  provider?: string;
+  /** Base URL up to and including the version, e.g. https://generativelanguage.googleapis.com/v1beta. */
+  baseURL: string;
+  apiKey?: string | undefined;
+  headers?: Record<string, string>;
+  fetch?: FetchLike;
+}
+
+/** promptTokenCount already includes cached tokens; candidatesTokenCount excludes thoughts, so output adds them. */
+export function mapGeminiUsage(usage: GeminiUsageMetadata): Usage {
+  const thoughts = usage?.thoughtsTokenCount ?? 0;
+  return {
+    input_tokens: (usage?.promptTokenCount ?? 0) + (usage?.toolUsePromptTokenCount ?? 0),
+    output_tokens: (usage?.candidatesTokenCount ?? 0) + thoughts,
+    cached_input_tokens: usage?.cachedContentTokenCount ?? 0,
+    cache_write_tokens: 0,
+    reasoning_tokens: thoughts,
+  };
+}
+
+/** Gemini has no call ids (or sometimes gives one): `call_<index>` in reply order otherwise. */
+function toolCallOf(call: NonNullable<GeminiPart['functionCall']>, index: number): ToolCall {
+  return { id: call.id ?? `call_${index}`, name: call.name, arguments: JSON.stringify(call.args ?? {}) };
+}
+
+function modelPath(model: string): string {
+  return model.includes('/') ? model : `models/${model}`;
+}
+
+export function createGeminiAdapter(settings: GeminiSettings): ProviderAdapter {
+  const provider = settings.provider ?? 'google-ai-studio';
+  const fetchFn = settings.fetch ?? globalThis.fetch;
+  const baseURL = settings.baseURL.replace(/\/+$/, '');
+  const headers = { ...(settings.apiKey ? { 'x-goog-api-key': settings.apiKey } : {}), ...settings.headers };
+
+  async function post(url: string, body: unknown, options: CallOptions): Promise<Response> {
+    // postJson reports message and code; RetryInfo in the error body is Gemini's own Retry-After.
+    let retryDelayMs: number | undefined;
+    try {
+      return await postJson({
+        provider, fetch: fetchFn, url, headers, body, signal: options.signal,
+        describeError: (errorBody) => {
+          const described = describeGeminiError(errorBody);
+          retryDelayMs = described?.retryAfterMs;
+          return described;
+        },
+      });
+    } catch (err) {
+      if (err instanceof ProviderError && err.retryAfterMs === undefined && retryDelayMs !== undefined) {
+        throw new ProviderError({
+          provider, kind: err.kind, status: err.status, message: err.message, retryAfterMs: retryDelayMs,
+          ...(err.providerCode !== undefined ? { providerCode: err.providerCode } : {}), cause: err.cause,
+        });
+      }
+      throw err;
+    }
+  }
+
+  return {
+    provider,
+
+    async generate(request: GenerationRequest, options: CallOptions = {}): Promise<GenerationResult> {
+      const url = `${baseURL}/${modelPath(request.model)}:generateContent`;
+      const response = await post(url, convertToGemini(request, provider), options);
+      const body = await readJson(provider, response, geminiResponseSchema, options.signal);
+      const candidate = body.candidates?.[0];
+      const blockReason = body.promptFeedback?.blockReason ?? undefined;
+      const excludeReasoning = request.reasoning?.exclude === true;
+      let text = '';
+      let reasoning = '';
+      const toolCalls: ToolCall[] = [];
+      for (const part of candidate?.content?.parts ?? []) {
+        if (part.functionCall) toolCalls.push(toolCallOf(part.functionCall, toolCalls.length));
+        else if (part.text && part.thought) reasoning += part.text;
+        else if (part.text) text += part.text;
+      }
+      const nativeReason = candidate?.finishReason ?? (candidate ? undefined : blockReason);
+      return {
+        ...(body.responseId ? { provider_id: body.responseId } : {}),
+        text,
+        ...(reasoning && !excludeReasoning ? { reasoning } : {}),
+        tool_calls: toolCalls,
+        finish_reason: candidate ? mapGeminiFinishReason(candidate.finishReason, toolCalls.length > 0) : 'content_filter',
+        ...(nativeReason ? { native_finish_reason: nativeReason } : {}),
+        usage: mapGeminiUsage(body.usageMetadata),
+      };
+    },
+
+    async *stream(request: GenerationRequest, options: CallOptions = {}): AsyncGenerator<StreamEvent> {
+      const url = `${baseURL}/${modelPath(request.model)}:streamGenerateContent?alt=sse`;
+      const response = await post(url, convertToGemini(request, provider), options);
+      if (!response.body) throw new ProviderError({ provider, kind: 'invalid-response', status: 502, message: 'Upstream stream has no body' });
+      const excludeReasoning = request.reasoning?.exclude === true;
+      let finishReason: string | undefined;
+      let blockReason: string | undefined;
+      let usage: Usage | undefined;
+      let providerId: string | undefined;
+      let toolCalls = 0;
+      try {
+        for await (const event of parseSse(response.body)) {
+          const chunk = parseUpstream(provider, geminiChunkSchema, parseJsonText(provider, event.data));
+          if (chunk.error) {
+            const status = chunk.error.code && chunk.error.code >= 400 ? chunk.error.code : geminiStatusCode(chunk.error.status);
+            const retryAfterMs = geminiRetryDelayMs(chunk.error);
+            throw new ProviderError({
+              provider, kind: 'http', status, message: chunk.error.message ?? 'Upstream stream error',
+              ...(chunk.error.status ? { providerCode: chunk.error.status } : {}),
+              ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
+            });
+          }
+          providerId ??= chunk.responseId ?? undefined;
+          if (chunk.usageMetadata) usage = mapGeminiUsage(chunk.usageMetadata);
+          if (chunk.promptFeedback?.blockReason) blockReason = chunk.promptFeedback.blockReason;
+          const candidate = chunk.candidates?.[0];
+          for (const part of candidate?.content?.parts ?? []) {
+            if (part.functionCall) {
+              const call = toolCallOf(part.functionCall, toolCalls);
+              yield { type: 'tool-call-delta', index: toolCalls, id: call.id, name: call.name, arguments_delta: call.arguments };
+              toolCalls += 1;
+            } else if (part.text && part.thought) {
+              if (!excludeReasoning) yield { type: 'reasoning-delta', delta: part.text };
+            } else if (part.text) {
+              yield { type: 'text-delta', delta: part.text };
+            }
+          }
+          if (candidate?.finishReason) finishReason = candidate.finishReason;
+        }
+      } catch (err) {
+        throw transportError(provider, err, options.signal);
+      }
+      if (finishReason === undefined && blockReason === undefined) {
+        throw new ProviderError({ provider, kind: 'network', status: 502, message: 'Upstream stream ended before it finished' });
+      }
+      const nativeReason = finishReason ?? blockReason;
+      yield {
+        type: 'finish',
+        finish_reason: finishReason !== undefined ? mapGeminiFinishReason(finishReason, toolCalls > 0) : 'content_filter',
+        ...(nativeReason ? { native_finish_reason: nativeReason } : {}),
+        usage: usage ?? emptyUsage(),
+        ...(providerId ? { provider_id: providerId } : {}),
+      };
+    },
+  };
+}
