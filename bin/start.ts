@@ -13,6 +13,7 @@ startLocalRuntime(config).then((runtime) => {
     `Model Gateway listening on ${runtime.url}/api/v1 (health: ${runtime.url}/health)`,
     `  data directory: ${config.dataDir}`,
     `  DynamoDB Local: ${runtime.dynamodb.endpoint} (table ${config.tableName})`,
+    `  upstream simulator: ${runtime.simulator.url} (models simulator/*)`,
     `  organization ${bootstrap.orgId}, workspace ${bootstrap.workspaceId}`,
   ];
   if (bootstrap.generatedKeyText) {

@@ -9,6 +9,7 @@ import { startLocalServer, type BufferedHandler, type LocalServer, type Streamin
 import { bootstrapLocal, type BootstrapResult } from './bootstrap.js';
 import { ensureTable } from '../../lambdas/store/create-table.js';
 import { usdToNanos, MoneyFormatError } from '../../lambdas/shared/money.js';
+import { startSimulator, type Simulator } from '../simulator/server.js';
 
 export interface LocalConfig {
   port: number;
@@ -17,6 +18,8 @@ export interface LocalConfig {
   tableName: string;
   adminKey?: string | undefined;
   initialCredits: string;
+  /** Port of the upstream simulator started beside the gateway (default PORT+1; 0 picks a free one). */
+  simulatorPort: number;
 }
 
 export function configFromEnv(env: NodeJS.ProcessEnv = process.env): LocalConfig {
@@ -29,13 +32,22 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): LocalConfig
     tableName: env.TABLE_NAME || 'gateway',
     adminKey: env.GATEWAY_ADMIN_KEY || undefined,
     initialCredits: env.GATEWAY_INITIAL_CREDITS ?? '0',
+    simulatorPort: simulatorPortFrom(env, port),
   };
+}
+
+function simulatorPortFrom(env: NodeJS.ProcessEnv, port: number): number {
+  if (env.SIMULATOR_PORT === undefined || env.SIMULATOR_PORT === '') return port === 0 ? 0 : port + 1;
+  const value = Number(env.SIMULATOR_PORT);
+  if (!Number.isInteger(value) || value < 0 || value > 65535) throw new Error(`SIMULATOR_PORT must be an integer from 0 to 65535, got "${env.SIMULATOR_PORT}"`);
+  return value;
 }
 
 export interface LocalRuntime {
   url: string;
   config: LocalConfig;
   dynamodb: DynamoDbLocal;
+  simulator: Simulator;
   bootstrap: BootstrapResult;
   server: LocalServer;
   stop(): Promise<void>;
@@ -52,8 +64,12 @@ export async function startLocalRuntime(config: LocalConfig, log: (line: string)
   if (initialCredits < 0n) throw new Error('GATEWAY_INITIAL_CREDITS must not be negative');
 
   mkdirSync(config.dataDir, { recursive: true });
-  const dynamodb = await startDynamoDbLocal({ dataDir: join(config.dataDir, 'dynamodb') });
+  const [dynamodb, simulator] = await Promise.all([
+    startDynamoDbLocal({ dataDir: join(config.dataDir, 'dynamodb') }),
+    startSimulator({ port: config.simulatorPort, host: config.host }),
+  ]);
   try {
+    process.env.SIMULATOR_URL = simulator.url;
     process.env.TABLE_NAME = config.tableName;
     process.env.DYNAMODB_ENDPOINT = dynamodb.endpoint;
     process.env.AWS_REGION ??= 'local';
@@ -87,19 +103,20 @@ export async function startLocalRuntime(config: LocalConfig, log: (line: string)
       url: server.url,
       config,
       dynamodb,
+      simulator,
       bootstrap,
       server,
       stop: () => {
         stopped ??= (async () => {
           await server.close();
-          await dynamodb.stop();
+          await Promise.all([dynamodb.stop(), simulator.close()]);
           rmSync(runtimeFile, { force: true });
         })();
         return stopped;
       },
     };
   } catch (err) {
-    await dynamodb.stop();
+    await Promise.all([dynamodb.stop(), simulator.close()]);
     throw err;
   }
 }

@@ -4,12 +4,13 @@ import middy from '@middy/core';
 import type { Readable } from 'node:stream';
 import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
 import { createRouter } from '../http/router.js';
-import { routesOf, type InferenceOperations } from '../http/route-table.js';
+import { routesOf } from '../http/route-table.js';
 import { dispatch } from '../http/dispatch.js';
 import { fromLambdaEvent } from '../http/request.js';
 import { defaultDeps, type GatewayDeps } from '../http/deps.js';
+import { inferenceOperations } from '../inference/operations.js';
 
-export const inferenceOperations: InferenceOperations = {};
+export { inferenceOperations };
 
 const match = createRouter(routesOf('inference'));
 

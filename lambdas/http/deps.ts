@@ -4,22 +4,28 @@ import { ApiKeyRepository } from '../store/api-key-repository.js';
 import { OrganizationRepository } from '../store/organization-repository.js';
 import { KeyCache } from '../keys/key-cache.js';
 import type { AuthDeps } from './auth.js';
+import type { EngineDeps } from '../inference/engine.js';
+import { createEngineDeps } from '../inference/engine-deps.js';
 
 export interface GatewayDeps extends AuthDeps {
   organizations: OrganizationRepository;
+  /** The inference engine: catalog, provider adapters, routing state, generation records. */
+  engine: EngineDeps;
   log: (line: string) => void;
 }
 
 export function createDeps(env: NodeJS.ProcessEnv = process.env): GatewayDeps {
   const config = storeConfigFromEnv(env);
   const db = createDocumentClient(config);
+  const log = (line: string) => console.log(line);
   return {
     keys: new ApiKeyRepository(db, config.tableName),
     organizations: new OrganizationRepository(db, config.tableName),
+    engine: createEngineDeps(db, config.tableName, env, log),
     keyCache: new KeyCache(Number(env.GATEWAY_KEY_CACHE_TTL_MS ?? 2000)),
     clock: () => new Date(),
     operatorKeyText: env.GATEWAY_ADMIN_KEY || undefined,
-    log: (line) => console.log(line),
+    log,
   };
 }
 

@@ -2,14 +2,17 @@
 export class HttpError extends Error {
   readonly status: number;
   readonly metadata: Record<string, unknown> | undefined;
-  readonly headers: Record<string, string> | undefined;
+  headers: Record<string, string> | undefined;
+  /** Top-level envelope fields beside `error`, e.g. service_metadata. */
+  envelope: Record<string, unknown> | undefined;
 
-  constructor(status: number, message: string, options: { metadata?: Record<string, unknown>; headers?: Record<string, string>; cause?: unknown } = {}) {
+  constructor(status: number, message: string, options: { metadata?: Record<string, unknown>; headers?: Record<string, string>; envelope?: Record<string, unknown>; cause?: unknown } = {}) {
     super(message, { cause: options.cause });
     this.name = new.target.name;
     this.status = status;
     this.metadata = options.metadata;
     this.headers = options.headers;
+    this.envelope = options.envelope;
   }
 }
 
@@ -54,6 +57,7 @@ export class ServiceUnavailableError extends HttpError {
 
 export interface ErrorEnvelope {
   error: { code: number; message: string; metadata?: Record<string, unknown> };
+  service_metadata?: unknown;
   user_id?: string | null;
 }
 
@@ -71,10 +75,11 @@ export function toErrorReply(err: unknown, requestId: string, log: (line: string
   if (err instanceof HttpError && err.status < 500) {
     const error: ErrorEnvelope['error'] = { code: err.status, message: err.message };
     if (err.metadata) error.metadata = err.metadata;
-    return { status: err.status, headers: { ...err.headers }, body: { error } };
+    return { status: err.status, headers: { ...err.headers }, body: { error, ...err.envelope } };
   }
   const status = err instanceof HttpError ? err.status : 500;
-  const message = err instanceof HttpError && err.status !== 500 ? err.message : 'Internal server error';
+  const deliberate = err instanceof HttpError && err.status !== 500;
+  const message = deliberate ? err.message : 'Internal server error';
   log(JSON.stringify({
     level: 'error',
     request_id: requestId,
@@ -84,7 +89,7 @@ export function toErrorReply(err: unknown, requestId: string, log: (line: string
   return {
     status,
     headers: err instanceof HttpError ? { ...err.headers } : {},
-    body: { error: { code: status, message, metadata: { request_id: requestId } } },
+    body: { error: { code: status, message, metadata: { ...(deliberate ? err.metadata : {}), request_id: requestId } }, ...(deliberate ? err.envelope : {}) },
   };
 }
 

@@ -7,6 +7,11 @@ import {
   createKeyBody, createKeyReply, currentKeyReply, deleteKeyReply, keyListReply, keyReply, listKeysQuery, updateKeyBody,
 } from '../keys/schemas.js';
 import { organizationSettingsReply, updateOrganizationSettingsBody } from '../tenancy/schemas.js';
+import { chatRequestSchema } from '../inference/chat-schema.js';
+import { responsesRequestSchema } from '../inference/responses-schema.js';
+
+/** Lambda Function URLs accept request payloads up to 6 MB. */
+const INFERENCE_MAX_BODY_BYTES = 6 * 1024 * 1024;
 
 export const routes = [
   {
@@ -48,6 +53,14 @@ export const routes = [
   {
     operationId: 'updateOrganizationSettings', method: 'PATCH', path: '/organization/settings', fn: 'management', auth: 'management', organizationOnly: true,
     tag: 'Organization', summary: 'Update organization settings', body: updateOrganizationSettingsBody, response: organizationSettingsReply,
+  },
+  {
+    operationId: 'chatCompletions', method: 'POST', path: '/chat/completions', fn: 'inference', auth: 'inference',
+    tag: 'Inference', summary: 'Chat completion (JSON, or SSE with stream: true)', body: chatRequestSchema, maxBodyBytes: INFERENCE_MAX_BODY_BYTES,
+  },
+  {
+    operationId: 'createResponse', method: 'POST', path: '/responses', fn: 'inference', auth: 'inference',
+    tag: 'Inference', summary: 'Responses-format generation (JSON, or SSE with stream: true); stateless', body: responsesRequestSchema, maxBodyBytes: INFERENCE_MAX_BODY_BYTES,
   },
 ] as const satisfies readonly RouteDef[];
 

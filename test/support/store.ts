@@ -7,6 +7,7 @@ import { ApiKeyRepository } from '../../lambdas/store/api-key-repository.js';
 import { OrganizationRepository } from '../../lambdas/store/organization-repository.js';
 import { KeyCache } from '../../lambdas/keys/key-cache.js';
 import type { GatewayDeps } from '../../lambdas/http/deps.js';
+import { createEngineDeps } from '../../lambdas/inference/engine-deps.js';
 
 export interface TestStore {
   tableName: string;
@@ -18,7 +19,8 @@ export interface TestStore {
   drop(): Promise<void>;
 }
 
-export async function createTestStore(): Promise<TestStore> {
+/** `env` configures the inference engine (SIMULATOR_URL, timeouts …) as the environment does in production. */
+export async function createTestStore(env: NodeJS.ProcessEnv = {}): Promise<TestStore> {
   const endpoint = process.env.TEST_DYNAMODB_ENDPOINT;
   if (!endpoint) throw new Error('TEST_DYNAMODB_ENDPOINT is not set: run the tests through jest (global setup starts DynamoDB Local)');
   const tableName = `test-${randomUUID()}`;
@@ -30,6 +32,7 @@ export async function createTestStore(): Promise<TestStore> {
   const deps: GatewayDeps = {
     keys: new ApiKeyRepository(db, tableName),
     organizations: new OrganizationRepository(db, tableName),
+    engine: createEngineDeps(db, tableName, env, (line) => { logs.push(line); }),
     keyCache: new KeyCache(0),
     clock: () => now ?? new Date(),
     log: (line) => { logs.push(line); },

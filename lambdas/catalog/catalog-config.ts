@@ -1,0 +1,161 @@
+// Builds the catalog from configuration: the simulator (when SIMULATOR_URL is set), the providers whose
+// credentials are present, and a JSON catalog file (GATEWAY_CATALOG_FILE) for anything else.
+import { readFileSync } from 'node:fs';
+import { z } from 'zod';
+import { usdToNanos } from '../shared/money.js';
+import type { AdapterKind, Catalog, CatalogEndpoint, CatalogModel } from './types.js';
+
+const price = z.union([z.string(), z.number()]).transform((value, ctx) => {
+  try {
+    return usdToNanos(value);
+  } catch (err) {
+    ctx.addIssue({ code: 'custom', message: (err as Error).message });
+    return z.NEVER;
+  }
+});
+
+const endpointConfig = z.object({
+  provider: z.string().min(1),
+  provider_name: z.string().optional(),
+  adapter: z.enum(['openai-chat', 'openai-responses', 'anthropic', 'gemini', 'bedrock']),
+  base_url: z.string().url().optional(),
+  credential: z.string().optional(),
+  upstream_model: z.string().min(1),
+  pricing: z.object({
+    prompt: price, completion: price, request: price.optional(), input_cache_read: price.optional(),
+    input_cache_write: price.optional(), internal_reasoning: price.optional(),
+  }),
+  context_length: z.number().int().positive(),
+  max_completion_tokens: z.number().int().positive().nullable().optional(),
+  supported_parameters: z.array(z.string()).optional(),
+  input_modalities: z.array(z.string()).optional(),
+  output_modalities: z.array(z.string()).optional(),
+  service_tiers: z.array(z.string()).optional(),
+  data_collection: z.enum(['allow', 'deny']).optional(),
+  throughput_tps: z.number().positive().optional(),
+  latency_ms: z.number().nonnegative().optional(),
+});
+
+const modelConfig = z.object({
+  id: z.string().regex(/^[a-z0-9][a-z0-9._-]*\/[a-zA-Z0-9._:-]+$/, 'model ids look like vendor/name'),
+  name: z.string().optional(),
+  description: z.string().optional(),
+  created: z.number().int().optional(),
+  endpoints: z.array(endpointConfig).min(1),
+});
+
+export const catalogFileSchema = z.object({ models: z.array(modelConfig) });
+export type CatalogFile = z.input<typeof catalogFileSchema>;
+
+const DEFAULT_PARAMETERS = ['max_tokens', 'temperature', 'top_p', 'stop', 'frequency_penalty', 'presence_penalty', 'seed', 'tools', 'tool_choice', 'parallel_tool_calls', 'response_format', 'structured_outputs', 'reasoning', 'include_reasoning', 'logprobs', 'top_logprobs', 'logit_bias', 'top_k', 'min_p', 'repetition_penalty', 'user'];
+
+export function buildCatalog(file: z.output<typeof catalogFileSchema>): Catalog {
+  const models: CatalogModel[] = file.models.map((model) => ({
+    id: model.id,
+    name: model.name ?? model.id,
+    description: model.description ?? '',
+    created: model.created ?? 1767225600,
+    endpoints: model.endpoints.map((endpoint): CatalogEndpoint => ({
+      model: model.id,
+      provider: endpoint.provider,
+      provider_name: endpoint.provider_name ?? endpoint.provider,
+      adapter: endpoint.adapter as AdapterKind,
+      ...(endpoint.base_url ? { base_url: endpoint.base_url } : {}),
+      ...(endpoint.credential ? { credential: endpoint.credential } : {}),
+      upstream_model: endpoint.upstream_model,
+      pricing: {
+        prompt: endpoint.pricing.prompt,
+        completion: endpoint.pricing.completion,
+        request: endpoint.pricing.request ?? 0n,
+        input_cache_read: endpoint.pricing.input_cache_read ?? endpoint.pricing.prompt,
+        input_cache_write: endpoint.pricing.input_cache_write ?? endpoint.pricing.prompt,
+        internal_reasoning: endpoint.pricing.internal_reasoning ?? endpoint.pricing.completion,
+      },
+      context_length: endpoint.context_length,
+      max_completion_tokens: endpoint.max_completion_tokens ?? null,
+      supported_parameters: endpoint.supported_parameters ?? DEFAULT_PARAMETERS,
+      input_modalities: endpoint.input_modalities ?? ['text'],
+      output_modalities: endpoint.output_modalities ?? ['text'],
+      service_tiers: endpoint.service_tiers ?? ['default'],
+      data_collection: endpoint.data_collection ?? 'deny',
+      throughput_tps: endpoint.throughput_tps ?? 50,
+      latency_ms: endpoint.latency_ms ?? 500,
+    })),
+  }));
+  const byId = new Map<string, CatalogModel>();
+  for (const model of models) {
+    if (byId.has(model.id)) throw new Error(`catalog lists model ${model.id} twice`);
+    byId.set(model.id, model);
+  }
+  return { models, byId };
+}
+
+/** The simulator's models as `npm start` offers them: every one priced so that cost is non-zero. */
+export function simulatorCatalog(baseUrl: string): CatalogFile {
+  const url = baseUrl.replace(/\/+$/, '');
+  const endpoint = (upstream: string, adapter: AdapterKind = 'openai-chat', provider = 'simulator') => ({
+    provider,
+    provider_name: provider === 'simulator' ? 'Simulator' : `Simulator (${adapter})`,
+    adapter,
+    base_url: adapter === 'gemini' ? `${url}/v1beta` : `${url}/v1`,
+    upstream_model: upstream,
+    pricing: { prompt: '0.000001', completion: '0.000002', request: '0' },
+    context_length: 131072,
+    max_completion_tokens: 16384,
+    input_modalities: ['text', 'image'],
+    service_tiers: ['default', 'priority', 'flex'],
+  });
+  const model = (id: string, description: string, endpoints: ReturnType<typeof endpoint>[]) => ({ id, name: `Simulator: ${id.split('/')[1]}`, description, endpoints });
+  return {
+    models: [
+      model('simulator/echo', 'Replies with the last user message verbatim.', [endpoint('echo')]),
+      model('simulator/echo-anthropic', 'Echo through the Anthropic Messages wire format.', [endpoint('echo', 'anthropic', 'simulator-anthropic')]),
+      model('simulator/echo-gemini', 'Echo through the Gemini wire format.', [endpoint('echo', 'gemini', 'simulator-gemini')]),
+      model('simulator/echo-responses', 'Echo through the OpenAI Responses wire format.', [endpoint('echo', 'openai-responses', 'simulator-responses')]),
+      model('simulator/tool-call', 'Calls the first declared tool with the last user message.', [endpoint('tool-call')]),
+      model('simulator/error-429', 'Always rate limited (429 with Retry-After).', [endpoint('error-429')]),
+      model('simulator/error-500', 'Always fails with 500.', [endpoint('error-500')]),
+      model('simulator/timeout', 'Accepts the request and never answers.', [endpoint('timeout')]),
+      model('simulator/cut-stream', 'Drops the connection in the middle of the reply.', [endpoint('cut-stream')]),
+    ],
+  };
+}
+
+/** Real providers enabled by their credentials: a small default set each; extend with GATEWAY_CATALOG_FILE. */
+export function providerCatalog(env: NodeJS.ProcessEnv): CatalogFile {
+  const models: CatalogFile['models'] = [];
+  const chat = (id: string, provider: string, adapter: AdapterKind, baseUrl: string | undefined, credential: string | undefined, upstream: string, prompt: string, completion: string, context: number, maxOut: number) => ({
+    id, endpoints: [{ provider, adapter, ...(baseUrl ? { base_url: baseUrl } : {}), ...(credential ? { credential } : {}), upstream_model: upstream, pricing: { prompt, completion }, context_length: context, max_completion_tokens: maxOut, input_modalities: ['text', 'image'] }],
+  });
+  if (env.OPENAI_API_KEY) {
+    const base = env.OPENAI_BASE_URL || 'https://api.openai.com/v1';
+    models.push(chat('openai/gpt-4.1-mini', 'openai', 'openai-chat', base, 'OPENAI_API_KEY', 'gpt-4.1-mini', '0.0000004', '0.0000016', 1047576, 32768));
+    models.push(chat('openai/gpt-4o-mini', 'openai', 'openai-chat', base, 'OPENAI_API_KEY', 'gpt-4o-mini', '0.00000015', '0.0000006', 128000, 16384));
+  }
+  if (env.ANTHROPIC_API_KEY) {
+    models.push(chat('anthropic/claude-sonnet-4.5', 'anthropic', 'anthropic', env.ANTHROPIC_BASE_URL || 'https://api.anthropic.com/v1', 'ANTHROPIC_API_KEY', 'claude-sonnet-4-5', '0.000003', '0.000015', 200000, 64000));
+    models.push(chat('anthropic/claude-haiku-4.5', 'anthropic', 'anthropic', env.ANTHROPIC_BASE_URL || 'https://api.anthropic.com/v1', 'ANTHROPIC_API_KEY', 'claude-haiku-4-5', '0.000001', '0.000005', 200000, 64000));
+  }
+  const geminiKey = env.GEMINI_API_KEY ? 'GEMINI_API_KEY' : env.GOOGLE_API_KEY ? 'GOOGLE_API_KEY' : undefined;
+  if (geminiKey) {
+    models.push(chat('google/gemini-2.5-flash', 'google-ai-studio', 'gemini', env.GEMINI_BASE_URL || 'https://generativelanguage.googleapis.com/v1beta', geminiKey, 'gemini-2.5-flash', '0.0000003', '0.0000025', 1048576, 65535));
+  }
+  if (env.GATEWAY_BEDROCK_ENABLED === 'true') {
+    models.push(chat('amazon/nova-lite-v1', 'amazon-bedrock', 'bedrock', undefined, undefined, 'amazon.nova-lite-v1:0', '0.00000006', '0.00000024', 300000, 5120));
+  }
+  return { models };
+}
+
+export function loadCatalog(env: NodeJS.ProcessEnv = process.env): Catalog {
+  const files: CatalogFile[] = [];
+  if (env.SIMULATOR_URL) files.push(simulatorCatalog(env.SIMULATOR_URL));
+  files.push(providerCatalog(env));
+  if (env.GATEWAY_CATALOG_FILE) files.push(JSON.parse(readFileSync(env.GATEWAY_CATALOG_FILE, 'utf8')) as CatalogFile);
+  const merged = { models: files.flatMap((file) => file.models) };
+  const parsed = catalogFileSchema.safeParse(merged);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    throw new Error(`invalid model catalog at ${issue.path.join('.')}: ${issue.message}`);
+  }
+  return buildCatalog(parsed.data);
+}

@@ -1,0 +1,57 @@
+// The model catalog: gateway models, each served by one or more provider endpoints with their own prices.
+import type { Nanos } from '../shared/money.js';
+
+export type AdapterKind = 'openai-chat' | 'openai-responses' | 'anthropic' | 'gemini' | 'bedrock';
+
+/** Prices per token (or per request) in nano-dollars; exact, possibly zero. */
+export interface EndpointPricing {
+  prompt: Nanos;
+  completion: Nanos;
+  request: Nanos;
+  input_cache_read: Nanos;
+  input_cache_write: Nanos;
+  internal_reasoning: Nanos;
+}
+
+export interface CatalogEndpoint {
+  /** Gateway model id this endpoint serves, e.g. simulator/echo. */
+  model: string;
+  /** Provider slug, e.g. simulator, openai, anthropic. */
+  provider: string;
+  provider_name: string;
+  adapter: AdapterKind;
+  /** Base URL of the provider API (unused for Bedrock). */
+  base_url?: string;
+  /** Name of the credential (environment variable locally, secret key on AWS); none for Bedrock (IAM role). */
+  credential?: string;
+  upstream_model: string;
+  pricing: EndpointPricing;
+  context_length: number;
+  max_completion_tokens: number | null;
+  /** OpenRouter parameter names this endpoint honours (max_tokens, temperature, tools …). */
+  supported_parameters: string[];
+  input_modalities: string[];
+  output_modalities: string[];
+  service_tiers: string[];
+  data_collection: 'allow' | 'deny';
+  /** Typical tokens per second and first-token latency, for sort by throughput / latency. */
+  throughput_tps: number;
+  latency_ms: number;
+}
+
+export interface CatalogModel {
+  id: string;
+  name: string;
+  description: string;
+  created: number;
+  endpoints: CatalogEndpoint[];
+}
+
+export interface Catalog {
+  models: CatalogModel[];
+  byId: Map<string, CatalogModel>;
+}
+
+export function endpointKey(endpoint: Pick<CatalogEndpoint, 'model' | 'provider'>): string {
+  return `${endpoint.model}@${endpoint.provider}`;
+}

@@ -1,0 +1,42 @@
+// Wires the inference engine once per process from the environment.
+import { setTimeout as delay } from 'node:timers/promises';
+import { performance } from 'node:perf_hooks';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { loadCatalog } from '../catalog/catalog-config.js';
+import { AdapterRegistry, envCredentials } from '../providers/registry.js';
+import { GenerationRepository } from '../store/generation-repository.js';
+import { EndpointHealth, StickySessions } from './endpoint-health.js';
+import { DEFAULT_ENGINE_CONFIG, type EngineConfig, type EngineDeps } from './engine.js';
+
+function positiveInt(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value <= 0) throw new Error(`${name} must be a positive integer (milliseconds), got "${raw}"`);
+  return value;
+}
+
+export function engineConfigFromEnv(env: NodeJS.ProcessEnv = process.env): EngineConfig {
+  return {
+    ...DEFAULT_ENGINE_CONFIG,
+    firstByteTimeoutMs: positiveInt(env, 'GATEWAY_UPSTREAM_TIMEOUT_MS', DEFAULT_ENGINE_CONFIG.firstByteTimeoutMs),
+    streamIdleTimeoutMs: positiveInt(env, 'GATEWAY_STREAM_IDLE_TIMEOUT_MS', DEFAULT_ENGINE_CONFIG.streamIdleTimeoutMs),
+    keepAliveMs: positiveInt(env, 'GATEWAY_KEEPALIVE_MS', DEFAULT_ENGINE_CONFIG.keepAliveMs),
+    region: env.AWS_REGION || DEFAULT_ENGINE_CONFIG.region,
+  };
+}
+
+export function createEngineDeps(db: DynamoDBDocumentClient, tableName: string, env: NodeJS.ProcessEnv = process.env, log: (line: string) => void = console.log): EngineDeps {
+  return {
+    catalog: loadCatalog(env),
+    adapters: new AdapterRegistry(envCredentials(env)),
+    health: new EndpointHealth(),
+    sessions: new StickySessions(),
+    generations: new GenerationRepository(db, tableName),
+    config: engineConfigFromEnv(env),
+    now: () => performance.now(),
+    random: Math.random,
+    sleep: (ms, signal) => delay(ms, undefined, { signal }).catch(() => undefined),
+    log,
+  };
+}

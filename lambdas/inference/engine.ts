@@ -1,0 +1,366 @@
+// The inference core, callable without HTTP: route the request, call providers with retries and
+// fallbacks, then account for the result (cost, generation record, health, stickiness). HTTP handlers,
+// batch workers and the server-tool loop all use it.
+import { createHash, randomBytes } from 'node:crypto';
+import { HttpError } from '../http/errors.js';
+import type { Catalog, CatalogEndpoint } from '../catalog/types.js';
+import { ProviderError } from '../providers/provider-error.js';
+import type { AdapterRegistry } from '../providers/registry.js';
+import type { GenerationResult, StreamEvent, Usage } from '../providers/types.js';
+import { emptyUsage } from '../providers/types.js';
+import type { GenerationRecord, GenerationRepository } from '../store/generation-repository.js';
+import { computeCost, type CostBreakdown } from './cost.js';
+import type { EndpointHealth, StickySessions } from './endpoint-health.js';
+import type { InferenceRequest } from './inference-request.js';
+import { DEFAULT_RETRY_POLICY, retryDelayMs, type RetryPolicy } from './retry-policy.js';
+import { planRoute, requestFor, type Candidate, type RoutingPlan } from './routing.js';
+
+export interface Caller {
+  orgId: string;
+  workspaceId: string;
+  keyHash: string;
+}
+
+export interface EngineConfig {
+  /** Longest wait for a reply (non-streaming) or for the first stream event. */
+  firstByteTimeoutMs: number;
+  /** Longest silence between two stream events once streaming. */
+  streamIdleTimeoutMs: number;
+  /** SSE keep-alive comment interval; also how long a stream waits for its first event before committing to 200. */
+  keepAliveMs: number;
+  retry: RetryPolicy;
+  region: string;
+}
+
+export const DEFAULT_ENGINE_CONFIG: EngineConfig = {
+  firstByteTimeoutMs: 120_000,
+  streamIdleTimeoutMs: 120_000,
+  keepAliveMs: 10_000,
+  retry: DEFAULT_RETRY_POLICY,
+  region: 'local',
+};
+
+export interface EngineDeps {
+  catalog: Catalog;
+  adapters: AdapterRegistry;
+  health: EndpointHealth;
+  sessions: StickySessions;
+  generations: GenerationRepository;
+  config: EngineConfig;
+  now: () => number;
+  random: () => number;
+  sleep: (ms: number, signal: AbortSignal) => Promise<void>;
+  log: (line: string) => void;
+}
+
+export interface PipelineEntry {
+  type: string;
+  name: string;
+  summary: string;
+  data?: Record<string, unknown>;
+}
+
+export interface AttemptRecord {
+  model: string;
+  provider: string;
+  status: number | 'ok';
+  message?: string;
+}
+
+/** What happened while routing one request: for service_metadata and the generation record. */
+export interface RouteTrace {
+  generationId: string;
+  requested: string;
+  plan: RoutingPlan;
+  attempts: AttemptRecord[];
+  startedAt: number;
+  pipeline: PipelineEntry[];
+}
+
+export interface Accounted {
+  usage: Usage;
+  cost: CostBreakdown;
+  isByok: boolean;
+}
+
+export function newGenerationId(now: number): string {
+  return `gen-${Math.floor(now / 1000)}-${randomBytes(15).toString('base64url')}`;
+}
+
+/** End-user ids are folded into a per-organization hash before they go upstream or into storage. */
+export function hashedUser(orgId: string, value: string | undefined): string | undefined {
+  return value === undefined ? undefined : createHash('sha256').update(`${orgId}:${value}`).digest('hex').slice(0, 32);
+}
+
+function timeoutError(): DOMException {
+  return new DOMException('Upstream request timed out', 'TimeoutError');
+}
+
+/** Maps the last provider failure to the reply's status (SPEC "Errors"). */
+export function toHttpError(error: ProviderError, trace: RouteTrace): HttpError {
+  let status: number;
+  if (error.kind === 'timeout') status = 408;
+  else if (error.kind === 'aborted') status = 499;
+  else if (error.status === 429 || error.status === 529 || error.status === 408) status = error.status;
+  else if (error.status === 400 || error.status === 413 || error.status === 422) status = error.status;
+  else status = 502;
+  const headers: Record<string, string> = {};
+  if (error.retryAfterMs !== undefined) headers['retry-after'] = String(Math.ceil(error.retryAfterMs / 1000));
+  const reason = error.kind === 'timeout' ? 'timed out' : error.kind === 'network' ? 'connection failed' : `returned ${error.status}`;
+  return new HttpError(status, `Provider ${error.provider} ${reason}: ${error.message}`, {
+    headers,
+    metadata: {
+      provider_name: error.provider,
+      raw: error.message,
+      ...(error.providerCode ? { provider_code: error.providerCode } : {}),
+      attempts: trace.attempts.length,
+      generation_id: trace.generationId,
+    },
+  });
+}
+
+export function startTrace(request: InferenceRequest, caller: Caller, deps: EngineDeps, allowedModels?: Set<string> | null): RouteTrace {
+  const now = deps.now();
+  const sessionKey = request.sessionId ? `${caller.orgId}:${request.sessionId}` : undefined;
+  const plan = planRoute({
+    request,
+    catalog: deps.catalog,
+    allowedModels: allowedModels ?? null,
+    health: deps.health,
+    stickyEndpoint: sessionKey ? deps.sessions.get(sessionKey, now) : undefined,
+    now,
+    random: deps.random,
+  });
+  const pipeline: PipelineEntry[] = [];
+  return { generationId: newGenerationId(Date.now()), requested: request.models.join(','), plan, attempts: [], startedAt: now, pipeline };
+}
+
+/**
+ * Tries the candidates in order: each may be tried again after a retryable failure (honouring
+ * Retry-After), then the next candidate. Non-retryable failures end the search at once.
+ */
+async function withFallbacks<T>(
+  request: InferenceRequest,
+  trace: RouteTrace,
+  deps: EngineDeps,
+  signal: AbortSignal,
+  call: (candidate: Candidate, attemptSignal: AbortSignal, clearTimer: () => void) => Promise<T>,
+): Promise<{ value: T; candidate: Candidate }> {
+  const policy = deps.config.retry;
+  let lastError: ProviderError | undefined;
+  outer: for (const candidate of trace.plan.candidates) {
+    let tries = 0;
+    for (;;) {
+      if (trace.attempts.length >= policy.maxAttempts) break outer;
+      if (signal.aborted) throw abortedError(signal);
+      tries += 1;
+      const controller = new AbortController();
+      const onAbort = () => controller.abort(signal.reason);
+      signal.addEventListener('abort', onAbort, { once: true });
+      const timer = setTimeout(() => controller.abort(timeoutError()), deps.config.firstByteTimeoutMs);
+      const clearTimer = () => {
+        clearTimeout(timer);
+        signal.removeEventListener('abort', onAbort);
+      };
+      try {
+        const value = await call(candidate, controller.signal, clearTimer);
+        trace.attempts.push({ model: candidate.endpoint.model, provider: candidate.endpoint.provider, status: 'ok' });
+        return { value, candidate };
+      } catch (err) {
+        clearTimer();
+        const error = asProviderError(err, candidate.endpoint, controller.signal);
+        trace.attempts.push({ model: candidate.endpoint.model, provider: candidate.endpoint.provider, status: error.status, message: error.message });
+        if (signal.aborted) throw abortedError(signal);
+        lastError = error;
+        if (!error.retryable) throw toHttpError(error, trace);
+        deps.health.recordFailure(candidate.key, deps.now());
+        const delay = retryDelayMs(error, tries, policy, deps.random);
+        if (delay === undefined) continue outer;
+        await deps.sleep(delay, signal);
+      }
+    }
+  }
+  void request;
+  throw toHttpError(lastError ?? new ProviderError({ provider: 'gateway', kind: 'http', status: 502, message: 'No provider could be tried' }), trace);
+}
+
+function abortedError(signal: AbortSignal): HttpError {
+  return new HttpError(499, 'Client closed the request', { cause: signal.reason });
+}
+
+function asProviderError(err: unknown, endpoint: CatalogEndpoint, signal: AbortSignal): ProviderError {
+  if (err instanceof ProviderError) {
+    if (err.kind === 'aborted' && signal.reason instanceof DOMException && signal.reason.name === 'TimeoutError') {
+      return new ProviderError({ provider: endpoint.provider, kind: 'timeout', status: 408, message: 'Upstream request timed out', cause: err });
+    }
+    return err;
+  }
+  if (signal.aborted && signal.reason instanceof DOMException && signal.reason.name === 'TimeoutError') {
+    return new ProviderError({ provider: endpoint.provider, kind: 'timeout', status: 408, message: 'Upstream request timed out', cause: err });
+  }
+  return new ProviderError({ provider: endpoint.provider, kind: 'network', status: 502, message: (err as Error)?.message ?? String(err), cause: err });
+}
+
+export interface Generated {
+  trace: RouteTrace;
+  candidate: Candidate;
+  result: GenerationResult;
+  firstTokenMs: number;
+}
+
+export async function generate(request: InferenceRequest, caller: Caller, trace: RouteTrace, deps: EngineDeps, signal: AbortSignal): Promise<Generated> {
+  const { value, candidate } = await withFallbacks(request, trace, deps, signal, async (candidate, attemptSignal, clearTimer) => {
+    try {
+      const adapter = await deps.adapters.get(candidate.endpoint);
+      return await adapter.generate(withUser(requestFor(candidate, request.params), caller, request), { signal: attemptSignal });
+    } finally {
+      clearTimer();
+    }
+  });
+  return { trace, candidate, result: value, firstTokenMs: deps.now() - trace.startedAt };
+}
+
+export interface Streaming {
+  trace: RouteTrace;
+  candidate: Candidate;
+  /** Every event after the first has arrived; failures after this point are mid-stream errors. */
+  events: AsyncGenerator<StreamEvent>;
+  firstTokenMs: number;
+}
+
+/** Resolves once an endpoint has produced its first event; failing over is allowed until then, never after. */
+export async function startStream(request: InferenceRequest, caller: Caller, trace: RouteTrace, deps: EngineDeps, signal: AbortSignal): Promise<Streaming> {
+  const { value, candidate } = await withFallbacks(request, trace, deps, signal, async (candidate, attemptSignal, clearTimer) => {
+    const adapter = await deps.adapters.get(candidate.endpoint);
+    const iterator = adapter.stream(withUser(requestFor(candidate, request.params), caller, request), { signal: attemptSignal })[Symbol.asyncIterator]();
+    try {
+      const first = await iterator.next();
+      if (first.done) throw new ProviderError({ provider: candidate.endpoint.provider, kind: 'invalid-response', status: 502, message: 'Upstream stream ended without any event' });
+      return { iterator, first: first.value, attemptSignal };
+    } catch (err) {
+      clearTimer();
+      throw err;
+    } finally {
+      // The first-byte timer is replaced by an idle timer below.
+      clearTimer();
+    }
+  });
+  const firstTokenMs = deps.now() - trace.startedAt;
+  const endpoint = candidate.endpoint;
+  async function* events(): AsyncGenerator<StreamEvent> {
+    yield value.first;
+    for (;;) {
+      let idle: NodeJS.Timeout | undefined;
+      const next = await Promise.race([
+        value.iterator.next(),
+        new Promise<never>((_, reject) => {
+          idle = setTimeout(() => reject(new ProviderError({ provider: endpoint.provider, kind: 'timeout', status: 408, message: 'Upstream stream stalled' })), deps.config.streamIdleTimeoutMs);
+        }),
+      ]).finally(() => clearTimeout(idle));
+      if (next.done) return;
+      yield next.value;
+    }
+  }
+  const generator = events();
+  const originalReturn = generator.return.bind(generator);
+  // Closing the stream early (client gone, mid-stream error) closes the upstream iterator too.
+  generator.return = async (result) => {
+    await value.iterator.return?.(undefined).catch(() => undefined);
+    return originalReturn(result);
+  };
+  return { trace, candidate, events: generator, firstTokenMs };
+}
+
+function withUser(generation: ReturnType<typeof requestFor>, caller: Caller, request: InferenceRequest) {
+  const identity = hashedUser(caller.orgId, request.safetyIdentifier ?? request.user);
+  if (identity) generation.user = identity;
+  else delete generation.user;
+  return generation;
+}
+
+export interface Completion {
+  status: GenerationRecord['status'];
+  result: Pick<GenerationResult, 'finish_reason' | 'native_finish_reason' | 'usage' | 'provider_id' | 'service_tier'>;
+  firstTokenMs: number | null;
+  streamed: boolean;
+  error?: { status: number; message: string };
+}
+
+/**
+ * Accounts for a finished (or failed mid-stream) generation: cost, health and stickiness at once; the
+ * generation record is written in the background and `persisted` settles when it is stored (or logged as lost).
+ * Await it before the invocation ends.
+ */
+export function complete(
+  request: InferenceRequest,
+  caller: Caller,
+  trace: RouteTrace,
+  candidate: Candidate,
+  completion: Completion,
+  deps: EngineDeps,
+): Accounted & { persisted: Promise<void> } {
+  const now = deps.now();
+  const usage = completion.result.usage ?? emptyUsage();
+  const cost = computeCost(usage, candidate.endpoint.pricing);
+  if (completion.status === 'error') deps.health.recordFailure(candidate.key, now);
+  else deps.health.recordSuccess(candidate.key);
+  if (request.sessionId && completion.status !== 'error') deps.sessions.set(`${caller.orgId}:${request.sessionId}`, candidate.key, now);
+  const record: GenerationRecord = {
+    id: trace.generationId,
+    org_id: caller.orgId,
+    workspace_id: caller.workspaceId,
+    key_hash: caller.keyHash,
+    model: candidate.endpoint.model,
+    provider: candidate.endpoint.provider,
+    upstream_model: candidate.endpoint.upstream_model,
+    provider_id: completion.result.provider_id ?? null,
+    api: request.format,
+    streamed: completion.streamed,
+    status: completion.status,
+    finish_reason: completion.result.finish_reason ?? null,
+    native_finish_reason: completion.result.native_finish_reason ?? null,
+    usage,
+    cost,
+    is_byok: false,
+    service_tier: completion.result.service_tier ?? candidate.serviceTier ?? null,
+    attempts: trace.attempts.length,
+    created_at: new Date(Date.now() - Math.round(now - trace.startedAt)).toISOString(),
+    latency_ms: Math.round(now - trace.startedAt),
+    first_token_ms: completion.firstTokenMs === null ? null : Math.round(completion.firstTokenMs),
+    generation_time_ms: Math.round(now - trace.startedAt - (completion.firstTokenMs ?? 0)),
+    session_id: request.sessionId ?? null,
+    user_hash: hashedUser(caller.orgId, request.user) ?? null,
+    error: completion.error ?? null,
+  };
+  const persisted = deps.generations.put(record).catch((err: unknown) => {
+    // The reply has been produced; losing its record is logged loudly rather than failing the caller.
+    deps.log(JSON.stringify({ level: 'error', message: 'generation record write failed', generation_id: record.id, error: String(err) }));
+  });
+  return { usage, cost, isByok: false, persisted };
+}
+
+/** The routing metadata object (SPEC "Routing metadata object"). */
+export function serviceMetadata(trace: RouteTrace, candidate: Candidate | undefined, deps: EngineDeps, isByok = false) {
+  const attempt = trace.attempts.length;
+  return {
+    attempt,
+    endpoints: {
+      available: trace.plan.candidates.map((entry) => ({ model: entry.endpoint.model, provider: entry.endpoint.provider, selected: entry === candidate })),
+      total: trace.plan.considered.length,
+    },
+    generation_time: Math.round(deps.now() - trace.startedAt),
+    is_byok: isByok,
+    region: deps.config.region,
+    requested: trace.requested,
+    strategy: trace.plan.strategy,
+    summary: candidate
+      ? `Served by ${candidate.endpoint.provider} (${candidate.endpoint.model}) on attempt ${attempt}${attempt > 1 ? ` after ${trace.attempts.filter((a) => a.status !== 'ok').map((a) => `${a.provider} ${a.status}`).join(', ')}` : ''}`
+      : `No endpoint answered after ${attempt} attempt(s)`,
+    pipeline: [
+      ...trace.pipeline,
+      ...(candidate && candidate.ignoredParameters.length
+        ? [{ type: 'routing', name: 'unsupported-parameters', summary: `${candidate.endpoint.provider} does not support ${candidate.ignoredParameters.join(', ')}; not sent`, data: { parameters: candidate.ignoredParameters } }]
+        : []),
+    ],
+  };
+}

@@ -1,0 +1,142 @@
+// Chat Completions request → InferenceRequest.
+import { BadRequestError } from '../http/errors.js';
+import type { ContentPart, FunctionTool, Message, ResponseFormat, ToolChoice } from '../providers/types.js';
+import type { ChatMessage, ChatRequest } from './chat-schema.js';
+import type { InferenceRequest } from './inference-request.js';
+import { chatContentPart } from './chat-schema.js';
+import type { z } from 'zod';
+
+type ChatPart = z.infer<typeof chatContentPart>;
+
+function toPart(part: ChatPart | { type: 'refusal'; refusal: string }): ContentPart {
+  switch (part.type) {
+    case 'text': return { type: 'text', text: part.text, ...(part.cache_control ? { cache_control: part.cache_control } : {}) };
+    case 'refusal': return { type: 'text', text: part.refusal };
+    case 'image_url': {
+      const image = typeof part.image_url === 'string' ? { url: part.image_url } : part.image_url;
+      return { type: 'image', url: image.url, ...(image.detail ? { detail: image.detail } : {}) };
+    }
+    case 'input_audio': return { type: 'audio', data: part.input_audio.data, format: part.input_audio.format };
+    case 'file': return { type: 'file', url: part.file.file_data!, ...(part.file.filename ? { filename: part.file.filename } : {}) };
+  }
+}
+
+function toContent(content: string | Array<ChatPart | { type: 'refusal'; refusal: string }> | null | undefined): ContentPart[] {
+  if (content === null || content === undefined) return [];
+  if (typeof content === 'string') return content.length ? [{ type: 'text', text: content }] : [];
+  return content.map(toPart);
+}
+
+export function chatMessagesToInternal(messages: ChatMessage[]): Message[] {
+  return messages.map((message, index): Message => {
+    switch (message.role) {
+      case 'system':
+      case 'developer':
+        return { role: 'system', content: toContent(message.content) };
+      case 'user':
+        return { role: 'user', content: toContent(message.content), ...(message.name ? { name: message.name } : {}) };
+      case 'assistant': {
+        const content = toContent(message.content ?? (message.refusal ? message.refusal : null));
+        if (!content.length && !message.tool_calls?.length) {
+          throw new BadRequestError(`Invalid body.messages.${index}: an assistant message needs content or tool_calls`);
+        }
+        return {
+          role: 'assistant',
+          content,
+          ...(message.tool_calls?.length ? { tool_calls: message.tool_calls.map((call) => ({ id: call.id, name: call.function.name, arguments: call.function.arguments })) } : {}),
+          ...(message.reasoning ? { reasoning: message.reasoning } : {}),
+        };
+      }
+      case 'tool':
+        return { role: 'tool', tool_call_id: message.tool_call_id, content: toContent(message.content) };
+    }
+  });
+}
+
+export function functionToolsOnly<T extends { type: string }>(tools: T[] | undefined, field = 'tools'): Array<Extract<T, { type: 'function' }>> {
+  const server = (tools ?? []).filter((tool) => tool.type !== 'function');
+  if (server.length) {
+    throw new BadRequestError(`Invalid body.${field}: server tools (${[...new Set(server.map((tool) => tool.type))].join(', ')}) are not available on this gateway; send function tools`);
+  }
+  return (tools ?? []) as Array<Extract<T, { type: 'function' }>>;
+}
+
+export function rejectPlugins(plugins: InferenceRequest['plugins']): void {
+  const active = plugins.filter((plugin) => (plugin as { enabled?: boolean }).enabled !== false);
+  if (active.length) {
+    throw new BadRequestError(`Invalid body.plugins: ${active.map((plugin) => `"${plugin.id}"`).join(', ')} ${active.length === 1 ? 'is' : 'are'} not available on this gateway`);
+  }
+}
+
+export function modelList(model: string | undefined, models: string[] | undefined): string[] {
+  return [...new Set([...(model ? [model] : []), ...(models ?? [])])];
+}
+
+export function fromChat(body: ChatRequest): InferenceRequest {
+  const plugins = body.plugins ?? [];
+  rejectPlugins(plugins);
+  const tools: FunctionTool[] = functionToolsOnly(body.tools).map((tool) => ({
+    name: tool.function.name,
+    ...(tool.function.description !== undefined ? { description: tool.function.description } : {}),
+    ...(tool.function.parameters !== undefined ? { parameters: tool.function.parameters } : {}),
+    ...(tool.function.strict != null ? { strict: tool.function.strict } : {}),
+  }));
+  let responseFormat: ResponseFormat | undefined;
+  if (body.response_format) {
+    const format = body.response_format;
+    if (format.type === 'grammar' || format.type === 'python') {
+      throw new BadRequestError(`Invalid body.response_format: type "${format.type}" is not supported by any configured provider`);
+    }
+    responseFormat = format.type === 'json_schema'
+      ? { type: 'json_schema', name: format.json_schema.name, schema: format.json_schema.schema ?? {}, ...(format.json_schema.strict != null ? { strict: format.json_schema.strict } : {}), ...(format.json_schema.description ? { description: format.json_schema.description } : {}) }
+      : { type: format.type };
+  }
+  const toolChoice: ToolChoice | undefined = body.tool_choice == null ? undefined
+    : typeof body.tool_choice === 'string' ? body.tool_choice : { name: body.tool_choice.function.name };
+  const effort = body.reasoning?.effort ?? body.reasoning_effort ?? undefined;
+  const reasoning = body.reasoning || body.reasoning_effort
+    ? {
+      ...(effort ? { effort } : body.reasoning?.enabled === false ? { effort: 'none' as const } : {}),
+      ...(body.reasoning?.max_tokens != null ? { max_tokens: body.reasoning.max_tokens } : {}),
+      ...(body.reasoning?.exclude != null ? { exclude: body.reasoning.exclude } : {}),
+      ...(body.reasoning?.summary ? { summary: body.reasoning.summary } : {}),
+    }
+    : undefined;
+  const maxTokens = body.max_completion_tokens ?? body.max_tokens ?? undefined;
+  const params: InferenceRequest['params'] = {
+    messages: chatMessagesToInternal(body.messages),
+    ...(tools.length ? { tools } : {}),
+    ...(toolChoice !== undefined ? { tool_choice: toolChoice } : {}),
+    ...(body.parallel_tool_calls != null ? { parallel_tool_calls: body.parallel_tool_calls } : {}),
+    ...(maxTokens !== undefined ? { max_output_tokens: maxTokens } : {}),
+    ...(body.temperature != null ? { temperature: body.temperature } : {}),
+    ...(body.top_p != null ? { top_p: body.top_p } : {}),
+    ...(body.top_k != null ? { top_k: body.top_k } : {}),
+    ...(body.frequency_penalty != null ? { frequency_penalty: body.frequency_penalty } : {}),
+    ...(body.presence_penalty != null ? { presence_penalty: body.presence_penalty } : {}),
+    ...(body.repetition_penalty != null ? { repetition_penalty: body.repetition_penalty } : {}),
+    ...(body.min_p != null ? { min_p: body.min_p } : {}),
+    ...(body.seed != null ? { seed: body.seed } : {}),
+    ...(body.stop != null ? { stop: typeof body.stop === 'string' ? [body.stop] : body.stop } : {}),
+    ...(body.logprobs != null ? { logprobs: body.logprobs } : {}),
+    ...(body.top_logprobs != null ? { top_logprobs: body.top_logprobs } : {}),
+    ...(body.logit_bias != null ? { logit_bias: body.logit_bias } : {}),
+    ...(responseFormat ? { response_format: responseFormat } : {}),
+    ...(reasoning ? { reasoning } : {}),
+  };
+  return {
+    format: 'chat',
+    models: modelList(body.model, body.models),
+    params,
+    provider: body.provider ?? undefined,
+    routePartition: body.route === 'fallback' ? 'model' : body.route === 'sort' ? 'none' : undefined,
+    stream: body.stream === true,
+    serviceTier: body.service_tier ?? null,
+    sessionId: body.session_id,
+    user: body.user,
+    safetyIdentifier: body.safety_identifier,
+    metadata: body.metadata ?? undefined,
+    plugins,
+    echo: {},
+  };
+}

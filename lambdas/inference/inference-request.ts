@@ -1,0 +1,58 @@
+// The format-independent inference request both inbound formats are translated into.
+import type { GenerationRequest } from '../providers/types.js';
+import type { Plugin, ProviderPreferences } from './common-schema.js';
+
+export type InboundFormat = 'chat' | 'responses';
+
+export interface InferenceRequest {
+  format: InboundFormat;
+  /** Gateway model ids to try, in order (model first, then models). */
+  models: string[];
+  /** Everything for the provider except the model, which routing decides. */
+  params: Omit<GenerationRequest, 'model'>;
+  provider: ProviderPreferences | undefined;
+  /** From the deprecated `route` field: fallback → partition model, sort → partition none. */
+  routePartition: 'model' | 'none' | undefined;
+  stream: boolean;
+  serviceTier: string | null;
+  sessionId: string | undefined;
+  user: string | undefined;
+  safetyIdentifier: string | undefined;
+  metadata: Record<string, string> | undefined;
+  plugins: Plugin[];
+  /** The request as received, for echoing settings back (Responses). */
+  echo: Record<string, unknown>;
+}
+
+/** Internal parameter → the OpenRouter parameter name that endpoints list as supported. */
+const PARAMETER_NAMES: Partial<Record<keyof GenerationRequest, string>> = {
+  max_output_tokens: 'max_tokens',
+  temperature: 'temperature',
+  top_p: 'top_p',
+  top_k: 'top_k',
+  frequency_penalty: 'frequency_penalty',
+  presence_penalty: 'presence_penalty',
+  repetition_penalty: 'repetition_penalty',
+  min_p: 'min_p',
+  seed: 'seed',
+  stop: 'stop',
+  logprobs: 'logprobs',
+  top_logprobs: 'top_logprobs',
+  logit_bias: 'logit_bias',
+  tools: 'tools',
+  tool_choice: 'tool_choice',
+  parallel_tool_calls: 'parallel_tool_calls',
+  response_format: 'response_format',
+  reasoning: 'reasoning',
+};
+
+/** The parameters a request sets, by their supported-parameter names. */
+export function requestedParameters(params: InferenceRequest['params']): Map<string, keyof GenerationRequest> {
+  const requested = new Map<string, keyof GenerationRequest>();
+  for (const [field, name] of Object.entries(PARAMETER_NAMES) as Array<[keyof GenerationRequest, string]>) {
+    const value = params[field as keyof typeof params];
+    if (value === undefined || (Array.isArray(value) && value.length === 0)) continue;
+    requested.set(name, field);
+  }
+  return requested;
+}

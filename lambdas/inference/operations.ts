@@ -1,0 +1,239 @@
+// POST /chat/completions and POST /responses: translate the request, run the engine, and reply as JSON
+// or as an SSE stream. Streams commit to 200 only once the first upstream event arrives (or the keep-alive
+// window passes); before that, failures are real HTTP errors, after it they are error events.
+import { Readable } from 'node:stream';
+import type { InferenceOperations } from '../http/route-table.js';
+import type { OperationResult } from '../http/route.js';
+import { HttpError } from '../http/errors.js';
+import type { GatewayDeps } from '../http/deps.js';
+import type { Principal } from '../http/auth.js';
+import type { GatewayRequest } from '../http/request.js';
+import type { GenerationResult, StreamEvent, ToolCall } from '../providers/types.js';
+import { emptyUsage } from '../providers/types.js';
+import { ProviderError } from '../providers/provider-error.js';
+import { complete, generate, serviceMetadata, startStream, startTrace, toHttpError, type Caller, type EngineDeps, type RouteTrace, type Streaming } from './engine.js';
+import type { InferenceRequest } from './inference-request.js';
+import { fromChat } from './from-chat.js';
+import { fromResponses } from './from-responses.js';
+import { chatCompletion, chatUsage, ChatStreamWriter, type ReplyIdentity } from './to-chat.js';
+import { responseResult, responsesUsage, ResponsesStreamWriter } from './to-responses.js';
+import { SSE_DONE, SSE_KEEPALIVE } from './sse.js';
+import type { Candidate } from './routing.js';
+
+/** `X-Service-Metadata: enabled` (or the legacy X-Service-Experimental-Metadata) turns on service_metadata. */
+export function metadataEnabled(headers: Record<string, string>): boolean {
+  const value = (headers['x-service-metadata'] ?? headers['x-service-experimental-metadata'] ?? '').trim().toLowerCase();
+  return value === 'enabled' || value === 'true' || value === '1';
+}
+
+function callerOf(principal: Principal | null): Caller {
+  if (!principal) throw new Error('inference route declared without authentication');
+  return { orgId: principal.key.org_id, workspaceId: principal.key.workspace_id, keyHash: principal.key.hash };
+}
+
+function identityOf(trace: RouteTrace, candidate: Candidate, serviceTier: string | null | undefined): ReplyIdentity {
+  return {
+    id: trace.generationId,
+    model: candidate.endpoint.model,
+    provider: candidate.endpoint.provider_name,
+    created: Math.floor(Date.now() / 1000),
+    serviceTier: serviceTier ?? candidate.serviceTier ?? null,
+  };
+}
+
+/** Body `session_id` wins over the x-session-id header. */
+function withSession(request: InferenceRequest, http: GatewayRequest): InferenceRequest {
+  if (request.sessionId !== undefined) return request;
+  const header = http.headers['x-session-id'];
+  if (header === undefined || header === '') return request;
+  if (header.length > 256) throw new HttpError(400, 'Invalid x-session-id header: at most 256 characters');
+  return { ...request, sessionId: header };
+}
+
+async function run(inference: InferenceRequest, principal: Principal | null, http: GatewayRequest, deps: GatewayDeps): Promise<OperationResult> {
+  const engine = deps.engine;
+  const caller = callerOf(principal);
+  const request = withSession(inference, http);
+  const withMetadata = metadataEnabled(http.headers);
+  const trace = startTrace(request, caller, engine);
+  const generationHeader = { 'x-generation-id': trace.generationId };
+  try {
+    if (request.stream) return await streamReply(request, caller, trace, engine, withMetadata, generationHeader);
+    const generated = await generate(request, caller, trace, engine, new AbortController().signal);
+    const accounted = complete(request, caller, trace, generated.candidate, {
+      status: generated.result.finish_reason === 'length' ? 'incomplete' : 'completed',
+      result: generated.result,
+      firstTokenMs: generated.firstTokenMs,
+      streamed: false,
+    }, engine);
+    const identity = identityOf(trace, generated.candidate, generated.result.service_tier);
+    const extra = withMetadata ? { service_metadata: serviceMetadata(trace, generated.candidate, engine) } : {};
+    const body = request.format === 'chat'
+      ? chatCompletion(identity, generated.result, chatUsage(accounted.usage, accounted.cost, accounted.isByok), extra)
+      : responseResult(identity, request.echo, generated.result, responsesUsage(accounted.usage, accounted.cost, accounted.isByok), Math.floor(Date.now() / 1000), extra);
+    await accounted.persisted;
+    return { status: 200, headers: generationHeader, body };
+  } catch (err) {
+    if (err instanceof HttpError) {
+      err.envelope = { ...err.envelope, ...(withMetadata ? { service_metadata: serviceMetadata(trace, undefined, engine) } : {}) };
+      err.headers = { ...err.headers, ...generationHeader };
+    }
+    throw err;
+  }
+}
+
+interface StreamState {
+  text: string;
+  reasoning: string;
+  toolCalls: Map<number, ToolCall>;
+  finish: Extract<StreamEvent, { type: 'finish' }> | undefined;
+}
+
+function resultFromState(state: StreamState): GenerationResult {
+  return {
+    text: state.text,
+    ...(state.reasoning ? { reasoning: state.reasoning } : {}),
+    tool_calls: [...state.toolCalls.entries()].sort(([a], [b]) => a - b).map(([, call]) => call),
+    finish_reason: state.finish?.finish_reason ?? 'error',
+    ...(state.finish?.native_finish_reason ? { native_finish_reason: state.finish.native_finish_reason } : {}),
+    usage: state.finish?.usage ?? emptyUsage(),
+    ...(state.finish?.provider_id ? { provider_id: state.finish.provider_id } : {}),
+    ...(state.finish?.service_tier ? { service_tier: state.finish.service_tier } : {}),
+  };
+}
+
+async function streamReply(
+  request: InferenceRequest,
+  caller: Caller,
+  trace: RouteTrace,
+  engine: EngineDeps,
+  withMetadata: boolean,
+  generationHeader: Record<string, string>,
+): Promise<OperationResult> {
+  const controller = new AbortController();
+  const body = new Readable({
+    read() { /* frames are pushed as they are produced */ },
+    destroy(error, callback) {
+      // The client went away (or the response stream failed): stop the upstream call now.
+      controller.abort(new Error('client disconnected'));
+      callback(error);
+    },
+  });
+  const started = startStream(request, caller, trace, engine, controller.signal)
+    .then((streaming) => ({ kind: 'started' as const, streaming }), (error: unknown) => ({ kind: 'failed' as const, error }));
+  let waitTimer: NodeJS.Timeout | undefined;
+  const first = await Promise.race([
+    started,
+    new Promise<{ kind: 'waiting' }>((resolve) => { waitTimer = setTimeout(() => resolve({ kind: 'waiting' }), engine.config.keepAliveMs); }),
+  ]);
+  clearTimeout(waitTimer);
+  if (first.kind === 'failed') throw first.error;
+
+  void produce(body, started, request, caller, trace, engine, withMetadata, controller.signal, first.kind === 'waiting');
+  return {
+    kind: 'stream',
+    status: 200,
+    headers: { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', 'x-accel-buffering': 'no', ...generationHeader },
+    body,
+  };
+}
+
+async function produce(
+  body: Readable,
+  started: Promise<{ kind: 'started'; streaming: Streaming } | { kind: 'failed'; error: unknown }>,
+  request: InferenceRequest,
+  caller: Caller,
+  trace: RouteTrace,
+  engine: EngineDeps,
+  withMetadata: boolean,
+  signal: AbortSignal,
+  waited: boolean,
+): Promise<void> {
+  let keepAlive: NodeJS.Timeout | undefined;
+  const push = (frame: string) => {
+    if (!frame || body.destroyed) return;
+    body.push(frame);
+    armKeepAlive();
+  };
+  const armKeepAlive = () => {
+    clearTimeout(keepAlive);
+    keepAlive = setTimeout(() => push(SSE_KEEPALIVE), engine.config.keepAliveMs);
+  };
+  armKeepAlive();
+  if (waited) push(SSE_KEEPALIVE);
+
+  const outcome = await started;
+  if (outcome.kind === 'failed') {
+    // Committed to 200 while waiting: the failure becomes an error event.
+    const error = outcome.error instanceof HttpError ? outcome.error : new HttpError(500, 'Internal server error');
+    const identity: ReplyIdentity = { id: trace.generationId, model: request.models[0] ?? '', provider: '', created: Math.floor(Date.now() / 1000), serviceTier: null };
+    const metadata = withMetadata ? { service_metadata: serviceMetadata(trace, undefined, engine) } : {};
+    if (request.format === 'chat') push(new ChatStreamWriter(identity).error(error.status, error.message, error.metadata));
+    else {
+      const writer = new ResponsesStreamWriter(identity, request.echo);
+      push(writer.start() + writer.error(error.status, error.message, metadata));
+    }
+    clearTimeout(keepAlive);
+    if (!body.destroyed) body.push(null);
+    return;
+  }
+
+  const { streaming } = outcome;
+  const identity = identityOf(trace, streaming.candidate, undefined);
+  const chat = request.format === 'chat' ? new ChatStreamWriter(identity) : undefined;
+  const responses = request.format === 'responses' ? new ResponsesStreamWriter(identity, request.echo) : undefined;
+  const state: StreamState = { text: '', reasoning: '', toolCalls: new Map(), finish: undefined };
+  push(chat ? chat.start() : responses!.start());
+  let failure: HttpError | undefined;
+  try {
+    for await (const event of streaming.events) {
+      if (event.type === 'text-delta') state.text += event.delta;
+      else if (event.type === 'reasoning-delta') state.reasoning += event.delta;
+      else if (event.type === 'tool-call-delta') {
+        const call = state.toolCalls.get(event.index) ?? { id: event.id ?? '', name: event.name ?? '', arguments: '' };
+        if (event.id && !call.id) call.id = event.id;
+        if (event.name && !call.name) call.name = event.name;
+        call.arguments += event.arguments_delta;
+        state.toolCalls.set(event.index, call);
+      } else state.finish = event;
+      push(chat ? chat.event(event) : responses!.event(event));
+    }
+  } catch (err) {
+    const error = err instanceof ProviderError ? err
+      : new ProviderError({ provider: streaming.candidate.endpoint.provider, kind: 'network', status: 502, message: (err as Error)?.message ?? String(err), cause: err });
+    failure = signal.aborted ? new HttpError(499, 'Client closed the request') : toHttpError(error, trace);
+  }
+
+  const cancelled = signal.aborted || body.destroyed;
+  const result = resultFromState(state);
+  const accounted = complete(request, caller, trace, streaming.candidate, {
+    status: cancelled ? 'cancelled' : failure ? 'error' : result.finish_reason === 'length' ? 'incomplete' : 'completed',
+    result,
+    firstTokenMs: streaming.firstTokenMs,
+    streamed: true,
+    ...(failure ? { error: { status: failure.status, message: failure.message } } : {}),
+  }, engine);
+  const metadata = withMetadata ? { service_metadata: serviceMetadata(trace, streaming.candidate, engine) } : {};
+  if (!cancelled) {
+    if (failure) {
+      push(chat ? chat.error(failure.status, failure.message, failure.metadata) : responses!.error(failure.status, failure.message, metadata));
+    } else if (chat) {
+      push(chat.usage(chatUsage(accounted.usage, accounted.cost, accounted.isByok), metadata) + SSE_DONE);
+    } else {
+      push(responses!.finish(result.finish_reason, responsesUsage(accounted.usage, accounted.cost, accounted.isByok), Math.floor(Date.now() / 1000), metadata) + SSE_DONE);
+    }
+  }
+  clearTimeout(keepAlive);
+  await accounted.persisted;
+  clearTimeout(keepAlive);
+  if (!body.destroyed) body.push(null);
+}
+
+export const inferenceOperations: InferenceOperations = {
+  async chatCompletions({ body, principal, request, deps }) {
+    return run(fromChat(body), principal, request, deps);
+  },
+  async createResponse({ body, principal, request, deps }) {
+    return run(fromResponses(body), principal, request, deps);
+  },
+};

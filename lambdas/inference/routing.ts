@@ -1,0 +1,201 @@
+// Resolve: which endpoints may serve a request, in which order. Fallback models in order; provider
+// preferences (order, only, ignore, allow_fallbacks, require_parameters, sort with partition, max_price,
+// data_collection); default choice weighted by price; cooled-down endpoints last; sticky sessions first.
+import { BadRequestError, NotFoundError } from '../http/errors.js';
+import { usdToNanos } from '../shared/money.js';
+import { endpointKey, type Catalog, type CatalogEndpoint } from '../catalog/types.js';
+import type { GenerationRequest } from '../providers/types.js';
+import { requestedParameters, type InferenceRequest } from './inference-request.js';
+import type { EndpointHealth } from './endpoint-health.js';
+
+export interface Candidate {
+  endpoint: CatalogEndpoint;
+  key: string;
+  /** Requested parameters this endpoint does not support: left out of its request and reported. */
+  ignoredParameters: string[];
+  /** The upstream service tier to ask for, if the endpoint offers the requested one. */
+  serviceTier: string | undefined;
+}
+
+export interface RoutingPlan {
+  candidates: Candidate[];
+  /** Every endpoint of the requested models, for service_metadata. */
+  considered: CatalogEndpoint[];
+  strategy: 'direct' | 'fallback' | 'sorted' | 'ordered';
+  notes: string[];
+}
+
+export interface RoutingInput {
+  request: InferenceRequest;
+  catalog: Catalog;
+  /** Models the caller may use (null: all). */
+  allowedModels?: Set<string> | null;
+  health: EndpointHealth;
+  stickyEndpoint: string | undefined;
+  now: number;
+  random: () => number;
+}
+
+const TIER_PREFERENCE: Record<string, string[]> = {
+  ultrafast: ['ultrafast', 'priority', 'default'],
+  fast: ['priority'],
+  priority: ['priority'],
+  flex: ['flex'],
+  scale: ['scale'],
+  default: ['default'],
+};
+
+function maxPriceNanos(value: string | number | undefined, field: string): bigint | undefined {
+  if (value === undefined) return undefined;
+  try {
+    return usdToNanos(value);
+  } catch {
+    throw new BadRequestError(`Invalid provider.max_price.${field}: not a USD amount`);
+  }
+}
+
+function totalPrice(endpoint: CatalogEndpoint): bigint {
+  return endpoint.pricing.prompt + endpoint.pricing.completion;
+}
+
+function hasImages(params: InferenceRequest['params']): boolean {
+  return params.messages.some((message) => message.content.some((part) => part.type === 'image'));
+}
+
+export function planRoute(input: RoutingInput): RoutingPlan {
+  const { request, catalog } = input;
+  const prefs = request.provider ?? {};
+  const unknown = request.models.filter((id) => !catalog.byId.has(id));
+  if (unknown.length) throw new BadRequestError(`${unknown.map((id) => `"${id}"`).join(', ')} ${unknown.length === 1 ? 'is not a valid model ID' : 'are not valid model IDs'}`, { metadata: { models: unknown } });
+  const notAllowed = input.allowedModels ? request.models.filter((id) => !input.allowedModels!.has(id)) : [];
+  if (notAllowed.length === request.models.length) {
+    throw new NotFoundError(`No allowed model: ${notAllowed.join(', ')} ${notAllowed.length === 1 ? 'is' : 'are'} not available to this key`);
+  }
+
+  const requested = requestedParameters(request.params);
+  const only = prefs.only ? new Set(prefs.only.map((slug) => slug.toLowerCase())) : undefined;
+  const ignore = new Set((prefs.ignore ?? []).map((slug) => slug.toLowerCase()));
+  const order = (prefs.order ?? []).map((slug) => slug.toLowerCase());
+  const maxPrompt = maxPriceNanos(prefs.max_price?.prompt, 'prompt');
+  const maxCompletion = maxPriceNanos(prefs.max_price?.completion, 'completion');
+  const maxRequest = maxPriceNanos(prefs.max_price?.request, 'request');
+  const sortBy = typeof prefs.sort === 'string' ? prefs.sort : prefs.sort?.by ?? undefined;
+  const partition = (typeof prefs.sort === 'object' ? prefs.sort?.partition : undefined) ?? request.routePartition ?? 'model';
+  const allowFallbacks = prefs.allow_fallbacks !== false;
+  const tierPreference = request.serviceTier ? TIER_PREFERENCE[request.serviceTier] : undefined;
+  const needsImages = hasImages(request.params);
+  const notes: string[] = [];
+  const considered: CatalogEndpoint[] = [];
+  const removed = new Map<string, number>();
+  const remove = (reason: string) => removed.set(reason, (removed.get(reason) ?? 0) + 1);
+
+  const perModel: Candidate[][] = [];
+  for (const modelId of request.models) {
+    if (input.allowedModels && !input.allowedModels.has(modelId)) continue;
+    const model = catalog.byId.get(modelId)!;
+    const eligible: Candidate[] = [];
+    for (const endpoint of model.endpoints) {
+      considered.push(endpoint);
+      const provider = endpoint.provider.toLowerCase();
+      if (only && !only.has(provider)) { remove('provider.only'); continue; }
+      if (ignore.has(provider)) { remove('provider.ignore'); continue; }
+      if (!allowFallbacks && order.length && !order.includes(provider)) { remove('provider.order without fallbacks'); continue; }
+      if (prefs.data_collection === 'deny' && endpoint.data_collection === 'allow') { remove('provider.data_collection'); continue; }
+      if (maxPrompt !== undefined && endpoint.pricing.prompt * 1_000_000n > maxPrompt) { remove('provider.max_price'); continue; }
+      if (maxCompletion !== undefined && endpoint.pricing.completion * 1_000_000n > maxCompletion) { remove('provider.max_price'); continue; }
+      if (maxRequest !== undefined && endpoint.pricing.request > maxRequest) { remove('provider.max_price'); continue; }
+      if (needsImages && !endpoint.input_modalities.includes('image')) { remove('image input'); continue; }
+      const unsupported = [...requested.keys()].filter((name) => !endpoint.supported_parameters.includes(name));
+      if (unsupported.length && prefs.require_parameters) { remove('provider.require_parameters'); continue; }
+      const serviceTier = tierPreference?.find((tier) => endpoint.service_tiers.includes(tier));
+      eligible.push({ endpoint, key: endpointKey(endpoint), ignoredParameters: unsupported, serviceTier });
+    }
+    perModel.push(orderWithinModel(eligible, { sortBy, order, tierPreference, input }));
+  }
+
+  let candidates: Candidate[];
+  if (sortBy && partition === 'none') {
+    candidates = sortCandidates(perModel.flat(), sortBy);
+  } else {
+    candidates = perModel.flatMap((list) => (allowFallbacks ? list : list.slice(0, 1)));
+  }
+  if (input.stickyEndpoint) {
+    const index = candidates.findIndex((candidate) => candidate.key === input.stickyEndpoint);
+    if (index > 0) candidates.unshift(...candidates.splice(index, 1));
+    if (index >= 0) notes.push('sticky session endpoint first');
+  }
+  if (!candidates.length) {
+    const reasons = [...removed.keys()].join(', ');
+    throw new NotFoundError(`No endpoints found for ${request.models.join(', ')} that satisfy ${reasons || 'the request'}`, { metadata: { excluded_by: Object.fromEntries(removed) } });
+  }
+  const strategy = sortBy ? 'sorted' : order.length ? 'ordered' : request.models.length > 1 ? 'fallback' : 'direct';
+  return { candidates, considered, strategy, notes };
+}
+
+function sortCandidates(list: Candidate[], sortBy: string): Candidate[] {
+  const sorted = [...list];
+  if (sortBy === 'throughput') sorted.sort((a, b) => b.endpoint.throughput_tps - a.endpoint.throughput_tps);
+  else if (sortBy === 'latency') sorted.sort((a, b) => a.endpoint.latency_ms - b.endpoint.latency_ms);
+  else sorted.sort((a, b) => (totalPrice(a.endpoint) < totalPrice(b.endpoint) ? -1 : totalPrice(a.endpoint) > totalPrice(b.endpoint) ? 1 : 0));
+  return sorted;
+}
+
+function orderWithinModel(
+  eligible: Candidate[],
+  options: { sortBy: string | undefined; order: string[]; tierPreference: string[] | undefined; input: RoutingInput },
+): Candidate[] {
+  const { input } = options;
+  const healthy = eligible.filter((candidate) => !input.health.isCoolingDown(candidate.key, input.now));
+  const cooling = eligible.filter((candidate) => input.health.isCoolingDown(candidate.key, input.now));
+  let ordered: Candidate[];
+  if (options.sortBy) {
+    ordered = sortCandidates(healthy, options.sortBy);
+  } else if (options.order.length) {
+    const rank = (candidate: Candidate) => {
+      const index = options.order.indexOf(candidate.endpoint.provider.toLowerCase());
+      return index === -1 ? options.order.length : index;
+    };
+    const listed = healthy.filter((candidate) => rank(candidate) < options.order.length).sort((a, b) => rank(a) - rank(b));
+    ordered = [...listed, ...weightedByPrice(healthy.filter((candidate) => rank(candidate) === options.order.length), input.random)];
+  } else {
+    ordered = weightedByPrice(healthy, input.random);
+  }
+  if (options.tierPreference) {
+    // Endpoints offering the requested tier (in preference order) come first; stable otherwise.
+    const tierRank = (candidate: Candidate) => (candidate.serviceTier ? options.tierPreference!.indexOf(candidate.serviceTier) : options.tierPreference!.length);
+    ordered = ordered.map((candidate, index) => ({ candidate, index }))
+      .sort((a, b) => tierRank(a.candidate) - tierRank(b.candidate) || a.index - b.index)
+      .map((entry) => entry.candidate);
+  }
+  return [...ordered, ...cooling];
+}
+
+/** Weighted random order without replacement, weight ∝ 1 / price² (cheaper endpoints first more often). */
+function weightedByPrice(list: Candidate[], random: () => number): Candidate[] {
+  const pool = list.map((candidate) => {
+    const price = Number(totalPrice(candidate.endpoint));
+    return { candidate, weight: price > 0 ? 1 / (price * price) : 1 };
+  });
+  const result: Candidate[] = [];
+  while (pool.length) {
+    const total = pool.reduce((sum, entry) => sum + entry.weight, 0);
+    let pick = random() * total;
+    let index = pool.findIndex((entry) => (pick -= entry.weight) < 0);
+    if (index === -1) index = pool.length - 1;
+    result.push(pool.splice(index, 1)[0]!.candidate);
+  }
+  return result;
+}
+
+/** The request as one endpoint gets it: its upstream model, without the parameters it does not support. */
+export function requestFor(candidate: Candidate, params: InferenceRequest['params']): GenerationRequest {
+  const request: GenerationRequest = { ...params, model: candidate.endpoint.upstream_model };
+  const requested = requestedParameters(params);
+  for (const name of candidate.ignoredParameters) {
+    const field = requested.get(name);
+    if (field) delete (request as unknown as Record<string, unknown>)[field];
+  }
+  if (candidate.serviceTier && candidate.serviceTier !== 'default') request.service_tier = candidate.serviceTier;
+  else delete request.service_tier;
+  return request;
+}

@@ -1,0 +1,116 @@
+// Internal results and stream events → Chat Completions replies and chat.completion.chunk events.
+import type { GenerationResult, StreamEvent, Usage } from '../providers/types.js';
+import { costFields, type CostBreakdown } from './cost.js';
+import { sseData } from './sse.js';
+
+export interface ReplyIdentity {
+  id: string;
+  model: string;
+  provider: string;
+  created: number;
+  serviceTier: string | null;
+}
+
+const SYSTEM_FINGERPRINT = 'model-gateway';
+
+export function chatUsage(usage: Usage, cost: CostBreakdown, isByok: boolean) {
+  return {
+    prompt_tokens: usage.input_tokens,
+    completion_tokens: usage.output_tokens,
+    total_tokens: usage.input_tokens + usage.output_tokens,
+    prompt_tokens_details: { cached_tokens: usage.cached_input_tokens, cache_write_tokens: usage.cache_write_tokens },
+    completion_tokens_details: { reasoning_tokens: usage.reasoning_tokens },
+    ...costFields(cost, isByok),
+  };
+}
+
+export function chatCompletion(identity: ReplyIdentity, result: GenerationResult, usage: ReturnType<typeof chatUsage>, extra: Record<string, unknown> = {}) {
+  return {
+    id: identity.id,
+    object: 'chat.completion',
+    created: identity.created,
+    model: identity.model,
+    provider: identity.provider,
+    system_fingerprint: SYSTEM_FINGERPRINT,
+    choices: [{
+      index: 0,
+      logprobs: null,
+      finish_reason: result.finish_reason,
+      native_finish_reason: result.native_finish_reason ?? result.finish_reason,
+      message: {
+        role: 'assistant',
+        content: result.text.length || !result.tool_calls.length ? result.text : null,
+        refusal: null,
+        ...(result.reasoning ? { reasoning: result.reasoning } : {}),
+        ...(result.tool_calls.length
+          ? { tool_calls: result.tool_calls.map((call) => ({ id: call.id, type: 'function', function: { name: call.name, arguments: call.arguments } })) }
+          : {}),
+      },
+    }],
+    service_tier: result.service_tier ?? identity.serviceTier ?? 'default',
+    usage,
+    ...extra,
+  };
+}
+
+/** Stateful: turns internal stream events into chunk events, in order. */
+export class ChatStreamWriter {
+  private started = false;
+
+  constructor(private readonly identity: ReplyIdentity) {}
+
+  private chunk(choices: unknown[], extra: Record<string, unknown> = {}): string {
+    return sseData({
+      id: this.identity.id,
+      object: 'chat.completion.chunk',
+      created: this.identity.created,
+      model: this.identity.model,
+      provider: this.identity.provider,
+      system_fingerprint: SYSTEM_FINGERPRINT,
+      choices,
+      ...extra,
+    });
+  }
+
+  private delta(delta: Record<string, unknown>): string {
+    return this.chunk([{ index: 0, delta, finish_reason: null, native_finish_reason: null, logprobs: null }]);
+  }
+
+  start(): string {
+    this.started = true;
+    return this.delta({ role: 'assistant', content: '' });
+  }
+
+  event(event: StreamEvent): string {
+    const prefix = this.started ? '' : this.start();
+    switch (event.type) {
+      case 'text-delta':
+        return prefix + this.delta({ content: event.delta });
+      case 'reasoning-delta':
+        return prefix + this.delta({ reasoning: event.delta });
+      case 'tool-call-delta':
+        return prefix + this.delta({
+          tool_calls: [{
+            index: event.index,
+            ...(event.id ? { id: event.id, type: 'function' } : {}),
+            function: { ...(event.name ? { name: event.name } : {}), arguments: event.arguments_delta },
+          }],
+        });
+      case 'finish':
+        return prefix + this.chunk([{ index: 0, delta: {}, finish_reason: event.finish_reason, native_finish_reason: event.native_finish_reason ?? event.finish_reason, logprobs: null }]);
+    }
+  }
+
+  /** The last chunk: no choices, the usage (sent whether or not stream_options.include_usage asked for it). */
+  usage(usage: ReturnType<typeof chatUsage>, extra: Record<string, unknown> = {}): string {
+    return this.chunk([], { usage, ...extra });
+  }
+
+  /** A failure after the first byte: an error chunk with finish_reason "error"; no [DONE] follows. */
+  error(code: number, message: string, metadata?: Record<string, unknown>): string {
+    return (this.started ? '' : this.start()) + this.chunk(
+      [{ index: 0, delta: { content: '' }, finish_reason: 'error', native_finish_reason: 'error', logprobs: null }],
+      { error: { code, message, ...(metadata ? { metadata } : {}) } },
+    );
+  }
+}

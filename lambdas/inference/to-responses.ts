@@ -1,0 +1,196 @@
+// Internal results and stream events → Responses results and the Responses event sequence
+// (response.created, response.in_progress, output items and parts, deltas, .done events, response.completed).
+import { randomBytes } from 'node:crypto';
+import type { FinishReason, GenerationResult, StreamEvent, Usage } from '../providers/types.js';
+import { costFields, type CostBreakdown } from './cost.js';
+import { sseEvent } from './sse.js';
+import type { ReplyIdentity } from './to-chat.js';
+
+type OutputItem =
+  | { type: 'reasoning'; id: string; summary: Array<{ type: 'summary_text'; text: string }>; status?: string }
+  | { type: 'message'; id: string; role: 'assistant'; status: string; content: Array<{ type: 'output_text'; text: string; annotations: unknown[]; logprobs: unknown[] }> }
+  | { type: 'function_call'; id: string; call_id: string; name: string; arguments: string; status: string };
+
+const itemId = (prefix: string) => `${prefix}_${randomBytes(12).toString('hex')}`;
+
+export function responsesUsage(usage: Usage, cost: CostBreakdown, isByok: boolean) {
+  return {
+    input_tokens: usage.input_tokens,
+    input_tokens_details: { cached_tokens: usage.cached_input_tokens },
+    output_tokens: usage.output_tokens,
+    output_tokens_details: { reasoning_tokens: usage.reasoning_tokens },
+    total_tokens: usage.input_tokens + usage.output_tokens,
+    ...costFields(cost, isByok),
+  };
+}
+
+function statusOf(finish: FinishReason): { status: string; incomplete_details: { reason: string } | null } {
+  if (finish === 'length') return { status: 'incomplete', incomplete_details: { reason: 'max_output_tokens' } };
+  if (finish === 'content_filter') return { status: 'incomplete', incomplete_details: { reason: 'content_filter' } };
+  return { status: 'completed', incomplete_details: null };
+}
+
+export function responseObject(
+  identity: ReplyIdentity,
+  echo: Record<string, unknown>,
+  state: { status: string; output: OutputItem[]; usage: ReturnType<typeof responsesUsage> | null; incomplete_details?: { reason: string } | null; error?: { code: string; message: string } | null; completedAt?: number | null },
+  extra: Record<string, unknown> = {},
+) {
+  const text = state.output.flatMap((item) => (item.type === 'message' ? item.content.map((part) => part.text) : [])).join('');
+  return {
+    id: identity.id,
+    object: 'response',
+    created_at: identity.created,
+    completed_at: state.completedAt ?? null,
+    status: state.status,
+    model: identity.model,
+    provider: identity.provider,
+    output: state.output,
+    output_text: text,
+    error: state.error ?? null,
+    incomplete_details: state.incomplete_details ?? null,
+    ...echo,
+    service_tier: identity.serviceTier ?? 'default',
+    usage: state.usage,
+    ...extra,
+  };
+}
+
+export function resultToOutput(result: GenerationResult): OutputItem[] {
+  const output: OutputItem[] = [];
+  const completed = statusOf(result.finish_reason).status === 'completed' ? 'completed' : 'incomplete';
+  if (result.reasoning) output.push({ type: 'reasoning', id: itemId('rs'), summary: [{ type: 'summary_text', text: result.reasoning }] });
+  if (result.text || !result.tool_calls.length) {
+    output.push({ type: 'message', id: itemId('msg'), role: 'assistant', status: completed, content: [{ type: 'output_text', text: result.text, annotations: [], logprobs: [] }] });
+  }
+  for (const call of result.tool_calls) {
+    output.push({ type: 'function_call', id: itemId('fc'), call_id: call.id, name: call.name, arguments: call.arguments, status: 'completed' });
+  }
+  return output;
+}
+
+export function responseResult(identity: ReplyIdentity, echo: Record<string, unknown>, result: GenerationResult, usage: ReturnType<typeof responsesUsage>, completedAt: number, extra: Record<string, unknown> = {}) {
+  const { status, incomplete_details } = statusOf(result.finish_reason);
+  return responseObject(identity, echo, { status, incomplete_details, output: resultToOutput(result), usage, completedAt }, extra);
+}
+
+/** Stateful: turns internal stream events into the Responses event sequence with increasing sequence numbers. */
+export class ResponsesStreamWriter {
+  private sequence = 0;
+  private readonly output: OutputItem[] = [];
+  private open: { item: OutputItem; index: number; toolIndex?: number } | undefined;
+  private readonly toolItems = new Map<number, number>();
+
+  constructor(private readonly identity: ReplyIdentity, private readonly echo: Record<string, unknown>) {}
+
+  private emit(type: string, payload: Record<string, unknown>): string {
+    return sseEvent(type, { type, sequence_number: this.sequence++, ...payload });
+  }
+
+  start(): string {
+    const response = responseObject(this.identity, this.echo, { status: 'in_progress', output: [], usage: null });
+    return this.emit('response.created', { response }) + this.emit('response.in_progress', { response });
+  }
+
+  private closeOpen(): string {
+    const open = this.open;
+    if (!open) return '';
+    this.open = undefined;
+    const { item, index } = open;
+    let out = '';
+    if (item.type === 'message') {
+      item.status = 'completed';
+      const part = item.content[0]!;
+      out += this.emit('response.output_text.done', { item_id: item.id, output_index: index, content_index: 0, text: part.text, logprobs: [] });
+      out += this.emit('response.content_part.done', { item_id: item.id, output_index: index, content_index: 0, part });
+    } else if (item.type === 'reasoning') {
+      item.status = 'completed';
+      const part = item.summary[0]!;
+      out += this.emit('response.reasoning_summary_text.done', { item_id: item.id, output_index: index, summary_index: 0, text: part.text });
+      out += this.emit('response.reasoning_summary_part.done', { item_id: item.id, output_index: index, summary_index: 0, part });
+    } else {
+      item.status = 'completed';
+      out += this.emit('response.function_call_arguments.done', { item_id: item.id, output_index: index, name: item.name, arguments: item.arguments });
+    }
+    return out + this.emit('response.output_item.done', { output_index: index, item });
+  }
+
+  private openItem(item: OutputItem, toolIndex?: number): string {
+    let out = this.closeOpen();
+    const index = this.output.length;
+    this.output.push(item);
+    this.open = { item, index, ...(toolIndex !== undefined ? { toolIndex } : {}) };
+    const added = item.type === 'message' ? { ...item, content: [] } : item.type === 'reasoning' ? { ...item, summary: [] } : { ...item };
+    out += this.emit('response.output_item.added', { output_index: index, item: added });
+    if (item.type === 'message') {
+      out += this.emit('response.content_part.added', { item_id: item.id, output_index: index, content_index: 0, part: { type: 'output_text', text: '', annotations: [], logprobs: [] } });
+    } else if (item.type === 'reasoning') {
+      out += this.emit('response.reasoning_summary_part.added', { item_id: item.id, output_index: index, summary_index: 0, part: { type: 'summary_text', text: '' } });
+    }
+    return out;
+  }
+
+  event(event: StreamEvent): string {
+    switch (event.type) {
+      case 'text-delta': {
+        let out = '';
+        if (this.open?.item.type !== 'message') {
+          out += this.openItem({ type: 'message', id: itemId('msg'), role: 'assistant', status: 'in_progress', content: [{ type: 'output_text', text: '', annotations: [], logprobs: [] }] });
+        }
+        const { item, index } = this.open!;
+        (item as Extract<OutputItem, { type: 'message' }>).content[0]!.text += event.delta;
+        return out + this.emit('response.output_text.delta', { item_id: item.id, output_index: index, content_index: 0, delta: event.delta, logprobs: [] });
+      }
+      case 'reasoning-delta': {
+        let out = '';
+        if (this.open?.item.type !== 'reasoning') {
+          out += this.openItem({ type: 'reasoning', id: itemId('rs'), summary: [{ type: 'summary_text', text: '' }], status: 'in_progress' });
+        }
+        const { item, index } = this.open!;
+        (item as Extract<OutputItem, { type: 'reasoning' }>).summary[0]!.text += event.delta;
+        return out + this.emit('response.reasoning_summary_text.delta', { item_id: item.id, output_index: index, summary_index: 0, delta: event.delta });
+      }
+      case 'tool-call-delta': {
+        let out = '';
+        if (this.open?.toolIndex !== event.index) {
+          const existing = this.toolItems.get(event.index);
+          if (existing !== undefined) {
+            // Interleaved deltas of an earlier call: append without reopening.
+            const item = this.output[existing] as Extract<OutputItem, { type: 'function_call' }>;
+            item.arguments += event.arguments_delta;
+            return this.emit('response.function_call_arguments.delta', { item_id: item.id, output_index: existing, delta: event.arguments_delta });
+          }
+          out += this.openItem({ type: 'function_call', id: itemId('fc'), call_id: event.id ?? itemId('call'), name: event.name ?? '', arguments: '', status: 'in_progress' }, event.index);
+          this.toolItems.set(event.index, this.open!.index);
+        }
+        const { item, index } = this.open!;
+        const call = item as Extract<OutputItem, { type: 'function_call' }>;
+        if (event.name && !call.name) call.name = event.name;
+        call.arguments += event.arguments_delta;
+        return event.arguments_delta
+          ? out + this.emit('response.function_call_arguments.delta', { item_id: item.id, output_index: index, delta: event.arguments_delta })
+          : out;
+      }
+      case 'finish':
+        return '';
+    }
+  }
+
+  finish(finish: FinishReason, usage: ReturnType<typeof responsesUsage>, completedAt: number, extra: Record<string, unknown> = {}): string {
+    let out = this.closeOpen();
+    if (!this.output.length) {
+      out += this.openItem({ type: 'message', id: itemId('msg'), role: 'assistant', status: 'in_progress', content: [{ type: 'output_text', text: '', annotations: [], logprobs: [] }] });
+      out += this.closeOpen();
+    }
+    const { status, incomplete_details } = statusOf(finish);
+    const response = responseObject(this.identity, this.echo, { status, incomplete_details, output: this.output, usage, completedAt }, extra);
+    return out + this.emit(status === 'completed' ? 'response.completed' : 'response.incomplete', { response });
+  }
+
+  /** A failure after the first byte: an error event and response.failed; no [DONE] follows. */
+  error(code: number, message: string, extra: Record<string, unknown> = {}): string {
+    const error = { code: code === 429 ? 'rate_limit_exceeded' : 'server_error', message };
+    const response = responseObject(this.identity, this.echo, { status: 'failed', output: this.output, usage: null, error }, extra);
+    return this.emit('error', { code: error.code, message, param: null }) + this.emit('response.failed', { response });
+  }
+}

@@ -1,0 +1,48 @@
+// One adapter per catalog endpoint, created on first use with the endpoint's credentials.
+import type { CatalogEndpoint } from '../catalog/types.js';
+import { endpointKey } from '../catalog/types.js';
+import type { FetchLike, ProviderAdapter } from './types.js';
+import { createOpenAIChatAdapter } from './openai/openai-chat-adapter.js';
+import { createOpenAIResponsesAdapter } from './openai/openai-responses-adapter.js';
+import { createAnthropicAdapter } from './anthropic/anthropic-adapter.js';
+import { createGeminiAdapter } from './google/gemini-adapter.js';
+
+/** Where credentials come from: the environment locally, Secrets Manager on AWS. */
+export interface CredentialSource {
+  get(name: string): string | undefined;
+}
+
+export const envCredentials = (env: NodeJS.ProcessEnv = process.env): CredentialSource => ({ get: (name) => env[name] || undefined });
+
+export class AdapterRegistry {
+  private readonly adapters = new Map<string, Promise<ProviderAdapter>>();
+
+  constructor(private readonly credentials: CredentialSource, private readonly fetchFn: FetchLike = globalThis.fetch) {}
+
+  get(endpoint: CatalogEndpoint): Promise<ProviderAdapter> {
+    const key = endpointKey(endpoint);
+    let adapter = this.adapters.get(key);
+    if (!adapter) {
+      adapter = this.create(endpoint);
+      adapter.catch(() => this.adapters.delete(key));
+      this.adapters.set(key, adapter);
+    }
+    return adapter;
+  }
+
+  private async create(endpoint: CatalogEndpoint): Promise<ProviderAdapter> {
+    const apiKey = endpoint.credential ? this.credentials.get(endpoint.credential) : undefined;
+    const common = { provider: endpoint.provider, baseURL: endpoint.base_url ?? '', apiKey, fetch: this.fetchFn };
+    switch (endpoint.adapter) {
+      case 'openai-chat': return createOpenAIChatAdapter(common);
+      case 'openai-responses': return createOpenAIResponsesAdapter(common);
+      case 'anthropic': return createAnthropicAdapter(common);
+      case 'gemini': return createGeminiAdapter(common);
+      case 'bedrock': {
+        // Loaded on first use: the Bedrock SDK client is the largest part of the bundle and most deployments do not need it.
+        const { createBedrockAdapter } = await import('./bedrock/bedrock-adapter.js');
+        return createBedrockAdapter({ provider: endpoint.provider, ...(endpoint.base_url ? { endpoint: endpoint.base_url } : {}) });
+      }
+    }
+  }
+}
