@@ -11,11 +11,13 @@ import { toErrorReply } from '../http/errors.js';
 import { keyOperations } from '../keys/operations.js';
 import { settingsOperations } from '../tenancy/operations.js';
 import { systemOperations } from '../http/system-operations.js';
+import { catalogOperations } from '../catalog/operations.js';
 
 export const managementOperations: ManagementOperations = {
   ...systemOperations,
   ...keyOperations,
   ...settingsOperations,
+  ...catalogOperations,
 };
 
 const match = createRouter(routesOf('management'));

@@ -31,6 +31,7 @@ export async function authenticate(
   const requirement: AuthRequirement = route.auth;
   if (requirement === 'none') return null;
   const header = headers.authorization;
+  if ((header === undefined || header.trim() === '') && requirement === 'optional') return null;
   if (header === undefined || header.trim() === '') throw new UnauthorizedError('Missing Authentication header');
   const match = /^Bearer[ \t]+(\S+)\s*$/i.exec(header);
   if (!match) throw new UnauthorizedError('Invalid Authentication header: expected "Bearer <API key>"');

@@ -60,7 +60,7 @@ export function buildOpenApiDocument(routes: readonly RouteDef[], serverUrl = '/
       operationId: route.operationId,
       summary: route.summary,
       tags: [route.tag],
-      security: route.auth === 'none' ? [] : [{ bearerAuth: [] }],
+      security: route.auth === 'none' ? [] : route.auth === 'optional' ? [{}, { bearerAuth: [] }] : [{ bearerAuth: [] }],
       parameters: [...pathParameters(route.path), ...queryParameters(route.query)],
       ...(route.body ? { requestBody: { required: true, content: { 'application/json': { schema: toSchema(route.body, 'input') } } } } : {}),
       responses,

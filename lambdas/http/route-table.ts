@@ -9,6 +9,7 @@ import {
 import { organizationSettingsReply, updateOrganizationSettingsBody } from '../tenancy/schemas.js';
 import { chatRequestSchema } from '../inference/chat-schema.js';
 import { responsesRequestSchema } from '../inference/responses-schema.js';
+import { listModelsQuery, listModelsReply } from '../catalog/schemas.js';
 
 /** Lambda Function URLs accept request payloads up to 6 MB. */
 const INFERENCE_MAX_BODY_BYTES = 6 * 1024 * 1024;
@@ -53,6 +54,14 @@ export const routes = [
   {
     operationId: 'updateOrganizationSettings', method: 'PATCH', path: '/organization/settings', fn: 'management', auth: 'management', organizationOnly: true,
     tag: 'Organization', summary: 'Update organization settings', body: updateOrganizationSettingsBody, response: organizationSettingsReply,
+  },
+  {
+    operationId: 'listModels', method: 'GET', path: '/models', fn: 'management', auth: 'optional',
+    tag: 'Models', summary: 'The model catalog (only the usable models for keys of organizations that filter their catalog)', query: listModelsQuery, response: listModelsReply,
+  },
+  {
+    operationId: 'listModelsForUser', method: 'GET', path: '/models/user', fn: 'management', auth: 'any',
+    tag: 'Models', summary: 'The models the calling key may use', query: listModelsQuery, response: listModelsReply,
   },
   {
     operationId: 'chatCompletions', method: 'POST', path: '/chat/completions', fn: 'inference', auth: 'inference',

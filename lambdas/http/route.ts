@@ -9,10 +9,10 @@ export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 export type LambdaFunction = 'inference' | 'management';
 
 /**
- * none: no key needed. any: any valid key. management: management keys only (403 otherwise).
- * inference: regular keys only (management keys get 403).
+ * none: no key needed. optional: a key is checked if one is sent. any: any valid key.
+ * management: management keys only (403 otherwise). inference: regular keys only (management keys get 403).
  */
-export type AuthRequirement = 'none' | 'any' | 'management' | 'inference';
+export type AuthRequirement = 'none' | 'optional' | 'any' | 'management' | 'inference';
 
 export interface RouteDef {
   operationId: string;

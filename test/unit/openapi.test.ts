@@ -13,7 +13,7 @@ describe('OpenAPI document', () => {
     for (const route of routes) {
       const operation = doc.paths[fullPath(route)]?.[route.method.toLowerCase()];
       expect(operation?.operationId).toBe(route.operationId);
-      expect(operation?.security).toEqual(route.auth === 'none' ? [] : [{ bearerAuth: [] }]);
+      expect(operation?.security).toEqual(route.auth === 'none' ? [] : route.auth === 'optional' ? [{}, { bearerAuth: [] }] : [{ bearerAuth: [] }]);
     }
     const count = Object.values(doc.paths).reduce((sum, methods) => sum + Object.keys(methods).length, 0);
     expect(count).toBe(routes.length);
