@@ -78,3 +78,56 @@ describe('local server', () => {
   });
 });
 
+describe('streaming through the awslambda shim', () => {
+  it('delivers each written chunk before the next one is produced, and ends the stream', async () => {
+    const streamingServer = await startLocalServer({ port: 0, handlers: { inference, management: inferenceOnly }, log: () => undefined });
+    try {
+      const received: string[] = [];
+      const done = new Promise<{ status: number; type: string }>((resolve, reject) => {
+        const req = request(`${streamingServer.url}/api/v1/chat/completions`, { method: 'POST' }, (res) => {
+          res.setEncoding('utf8');
+          res.on('data', (chunk: string) => {
+            received.push(chunk);
+            if (received.length === 1) stream!.write('data: second\n\n');
+            if (received.length === 2) stream!.end();
+          });
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, type: String(res.headers['content-type']) }));
+        });
+        req.on('error', reject);
+        req.end('{}');
+      });
+      // The first chunk is written only once the handler is running; the second only after the client saw the first.
+      await waitFor(() => stream !== undefined);
+      stream!.write('data: first\n\n');
+      const result = await done;
+      expect(result).toEqual({ status: 200, type: 'text/event-stream' });
+      expect(received).toEqual(['data: first\n\n', 'data: second\n\n']);
+    } finally {
+      stream = undefined;
+      await streamingServer.close();
+    }
+  });
+
+  it('tears the handler\'s stream down when the client goes away', async () => {
+    const req = request(`${server.url}/api/v1/chat/completions`, { method: 'POST' }, (res) => {
+      res.once('data', () => req.destroy());
+    });
+    req.on('error', () => undefined);
+    req.end('{}');
+    await waitFor(() => stream !== undefined);
+    stream!.write('data: hello\n\n');
+    await streamClosed;
+    expect(stream!.destroyed).toBe(true);
+  });
+});
+
+// Inference paths must reach the streaming slot: a management handler that answers 599 would show a misroute.
+const inferenceOnly: BufferedHandler = async () => ({ statusCode: 599, body: 'wrong function' });
+
+async function waitFor(condition: () => boolean, timeoutMs = 5000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
