@@ -158,16 +158,15 @@ async function withFallbacks<T>(
       const onAbort = () => controller.abort(signal.reason);
       signal.addEventListener('abort', onAbort, { once: true });
       const timer = setTimeout(() => controller.abort(timeoutError()), deps.config.firstByteTimeoutMs);
-      const clearTimer = () => {
-        clearTimeout(timer);
-        signal.removeEventListener('abort', onAbort);
-      };
+      // Only the first-byte timer is cleared on success: the caller's abort must still reach a running stream.
+      const clearTimer = () => clearTimeout(timer);
       try {
         const value = await call(candidate, controller.signal, clearTimer);
         trace.attempts.push({ model: candidate.endpoint.model, provider: candidate.endpoint.provider, status: 'ok' });
         return { value, candidate };
       } catch (err) {
         clearTimer();
+        signal.removeEventListener('abort', onAbort);
         const error = asProviderError(err, candidate.endpoint, controller.signal);
         trace.attempts.push({ model: candidate.endpoint.model, provider: candidate.endpoint.provider, status: error.status, message: error.message });
         if (signal.aborted) throw abortedError(signal);
@@ -237,9 +236,6 @@ export async function startStream(request: InferenceRequest, caller: Caller, tra
       const first = await iterator.next();
       if (first.done) throw new ProviderError({ provider: candidate.endpoint.provider, kind: 'invalid-response', status: 502, message: 'Upstream stream ended without any event' });
       return { iterator, first: first.value, attemptSignal };
-    } catch (err) {
-      clearTimer();
-      throw err;
     } finally {
       // The first-byte timer is replaced by an idle timer below.
       clearTimer();
