@@ -110,34 +110,51 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
 function writeEnvelope(res: ServerResponse, err: unknown, requestId: string, log: (line: string) => void): void {
   const reply = toErrorReply(err, requestId, log);
   const headers: Record<string, string> = { 'content-type': 'application/json', 'x-request-id': requestId, ...reply.headers };
-  if (reply.status === 413) headers.connection = 'close';
+  if (reply.status === 413 && !res.req.complete) headers.connection = 'close';
   res.writeHead(reply.status, headers);
   res.end(JSON.stringify(reply.body));
 }
 
+/**
+ * Reads the body up to `maxBytes`. A larger body is still drained (up to a hard cap) before the 413 is
+ * sent, so clients that are mid-upload read the envelope instead of failing with EPIPE.
+ */
 function readBody(req: IncomingMessage, maxBytes: number): Promise<Buffer> {
+  const drainCap = Math.max(maxBytes * 4, 64 * 1024 * 1024);
   return new Promise((resolve, reject) => {
-    const declared = Number(req.headers['content-length']);
-    if (Number.isFinite(declared) && declared > maxBytes) {
-      req.resume();
-      reject(new PayloadTooLargeError(maxBytes));
-      return;
-    }
     const chunks: Buffer[] = [];
     let size = 0;
-    let failed = false;
+    let settled = false;
+    const declared = Number(req.headers['content-length']);
+    let tooLarge = Number.isFinite(declared) && declared > maxBytes;
+    const fail = (err: Error) => {
+      if (settled) return;
+      settled = true;
+      reject(err);
+    };
+    if (Number.isFinite(declared) && declared > drainCap) {
+      req.resume();
+      fail(new PayloadTooLargeError(maxBytes));
+      return;
+    }
     req.on('data', (chunk: Buffer) => {
-      if (failed) return;
       size += chunk.length;
-      if (size > maxBytes) {
-        failed = true;
-        reject(new PayloadTooLargeError(maxBytes));
+      if (size > drainCap) {
+        fail(new PayloadTooLargeError(maxBytes));
+        req.destroy();
         return;
       }
-      chunks.push(chunk);
+      if (size > maxBytes) tooLarge = true;
+      if (!tooLarge) chunks.push(chunk);
     });
-    req.on('end', () => { if (!failed) resolve(Buffer.concat(chunks)); });
-    req.on('error', (err) => { if (!failed) { failed = true; reject(new BadRequestError(`Could not read request body: ${err.message}`)); } });
+    req.on('end', () => {
+      if (tooLarge) fail(new PayloadTooLargeError(maxBytes));
+      else if (!settled) {
+        settled = true;
+        resolve(Buffer.concat(chunks));
+      }
+    });
+    req.on('error', (err) => fail(new BadRequestError(`Could not read request body: ${err.message}`)));
   });
 }
 
