@@ -267,10 +267,12 @@ export async function startStream(request: InferenceRequest, caller: Caller, tra
   return { trace, candidate, events: generator, firstTokenMs };
 }
 
+/**
+ * The end-user identity sent upstream for abuse isolation: the safety identifier (or user) hashed per
+ * organization, never the raw value; without either, an account-level identity.
+ */
 function withUser(generation: ReturnType<typeof requestFor>, caller: Caller, request: InferenceRequest) {
-  const identity = hashedUser(caller.orgId, request.safetyIdentifier ?? request.user);
-  if (identity) generation.user = identity;
-  else delete generation.user;
+  generation.user = hashedUser(caller.orgId, request.safetyIdentifier ?? request.user ?? '\u0000account')!;
   return generation;
 }
 
