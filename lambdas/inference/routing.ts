@@ -117,7 +117,9 @@ export function planRoute(input: RoutingInput): RoutingPlan {
   if (sortBy && partition === 'none') {
     candidates = sortCandidates(perModel.flat(), sortBy);
   } else {
-    candidates = perModel.flatMap((list) => (allowFallbacks ? list : list.slice(0, 1)));
+    // Without fallbacks only the primary endpoint of each model is tried, or, when an order is given, the
+    // listed providers (the others were filtered out above), still in that order.
+    candidates = perModel.flatMap((list) => (allowFallbacks || order.length ? list : list.slice(0, 1)));
   }
   if (input.stickyEndpoint) {
     const index = candidates.findIndex((candidate) => candidate.key === input.stickyEndpoint);
