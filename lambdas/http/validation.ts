@@ -25,7 +25,14 @@ export function validate<S extends z.ZodType>(schema: S, value: unknown, where: 
   throw new BadRequestError(`Invalid ${first.path}: ${first.message}${more}`, { metadata: { issues } });
 }
 
+/** The most specific message: nested record-key and union issues say more than their generic wrappers. */
 function describeIssue(issue: z.core.$ZodIssue): string {
   if (issue.code === 'unrecognized_keys') return `unknown field(s) ${issue.keys.map((key) => `"${key}"`).join(', ')}`;
+  if (issue.code === 'invalid_key' && issue.issues.length) return `invalid key: ${describeIssue(issue.issues[0]!)}`;
+  if (issue.code === 'invalid_union' && issue.errors.length) {
+    // The branch that got furthest is the one whose failure is not a plain type mismatch.
+    const specific = issue.errors.flat().find((nested) => nested.code !== 'invalid_type' && nested.code !== 'invalid_union');
+    if (specific) return describeIssue(specific);
+  }
   return issue.message;
 }

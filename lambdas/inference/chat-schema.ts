@@ -120,7 +120,7 @@ export const chatRequestSchema = z.object({
   if (body.model === undefined && body.models === undefined) {
     ctx.addIssue({ code: 'custom', path: ['model'], message: 'model or models is required' });
   }
-  if (body.reasoning_effort !== undefined && body.reasoning?.effort !== undefined && body.reasoning_effort !== body.reasoning.effort) {
+  if (body.reasoning_effort != null && body.reasoning?.effort != null && body.reasoning_effort !== body.reasoning.effort) {
     ctx.addIssue({ code: 'custom', path: ['reasoning_effort'], message: `must not differ from reasoning.effort ("${body.reasoning.effort}")` });
   }
   if (body.max_tokens != null && body.max_completion_tokens != null && body.max_tokens !== body.max_completion_tokens) {

@@ -121,7 +121,7 @@ export function planRoute(input: RoutingInput): RoutingPlan {
     // listed providers (the others were filtered out above), still in that order.
     candidates = perModel.flatMap((list) => (allowFallbacks || order.length ? list : list.slice(0, 1)));
   }
-  if (input.stickyEndpoint) {
+  if (input.stickyEndpoint && !input.health.isCoolingDown(input.stickyEndpoint, input.now)) {
     const index = candidates.findIndex((candidate) => candidate.key === input.stickyEndpoint);
     if (index > 0) candidates.unshift(...candidates.splice(index, 1));
     if (index >= 0) notes.push('sticky session endpoint first');

@@ -45,6 +45,8 @@ export function parseRetryAfter(headers: Headers, now: number = Date.now()): num
   const value = headers.get('retry-after');
   if (value === null) return undefined;
   if (/^\d+(\.\d+)?$/.test(value.trim())) return Math.ceil(Number(value) * 1000);
+  // Only an HTTP date is left; anything else (negative or malformed numbers) is no instruction at all.
+  if (!/[a-z]/i.test(value)) return undefined;
   const date = Date.parse(value);
   return Number.isNaN(date) ? undefined : Math.max(0, date - now);
 }

@@ -126,6 +126,7 @@ describe('parseRetryAfter', () => {
   it('is undefined when absent or unreadable', () => {
     expect(parseRetryAfter(new Headers(), now)).toBeUndefined();
     expect(parseRetryAfter(new Headers({ 'retry-after': 'later' }), now)).toBeUndefined();
+    expect(parseRetryAfter(new Headers({ 'retry-after': '-1' }), now)).toBeUndefined();
     expect(parseRetryAfter(new Headers({ 'x-other': '5' }), now)).toBeUndefined();
   });
 });

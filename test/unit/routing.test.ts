@@ -313,6 +313,10 @@ describe('health, stickiness and the default choice', () => {
     const other = plan(withProvider({ sort: 'price', ignore: ['gamma'] }), { stickyEndpoint: 'acme/one@gamma' });
     expect(providers(other)).toEqual(['alpha', 'beta']);
     expect(other.notes).toEqual([]);
+    // A sticky endpoint that is cooling down after failures is not preferred.
+    const health = new EndpointHealth();
+    health.recordFailure('acme/one@gamma', 0);
+    expect(providers(plan(withProvider({ sort: 'price' }), { stickyEndpoint: 'acme/one@gamma', health, now: 1 }))).toEqual(['alpha', 'beta', 'gamma']);
   });
 
   it('by default puts the cheaper endpoint first more often, by about the ratio of 1/price²', () => {

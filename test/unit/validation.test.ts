@@ -32,6 +32,15 @@ describe('validation', () => {
     }
   });
 
+  it('reports the reason inside record keys and unions, not a generic "Invalid input"', () => {
+    const nested = z.object({
+      metadata: z.record(z.string().max(3, 'keys are at most 3 characters'), z.string()),
+      stop: z.union([z.string(), z.array(z.string()).max(2, 'at most 2 stop sequences')]),
+    });
+    expect(() => validate(nested, { metadata: { long: 'x' }, stop: 'a' }, 'body')).toThrow('Invalid body.metadata.long: invalid key: keys are at most 3 characters');
+    expect(() => validate(nested, { metadata: {}, stop: ['a', 'b', 'c'] }, 'body')).toThrow('Invalid body.stop: at most 2 stop sequences');
+  });
+
   it('returns typed data', () => {
     expect(validate(schema, { name: 'ok' }, 'body')).toEqual({ name: 'ok' });
   });
