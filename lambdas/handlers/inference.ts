@@ -20,9 +20,13 @@ export interface StreamingReply {
   body: string | Readable;
 }
 
-export async function handleInference(event: APIGatewayProxyEventV2, deps: GatewayDeps): Promise<StreamingReply> {
+/**
+ * @param defer where work that may outlive the reply goes (the Lambda handler drains it after the response
+ *   stream ends); without it, operations finish such work before their reply ends.
+ */
+export async function handleInference(event: APIGatewayProxyEventV2, deps: GatewayDeps, defer?: (work: Promise<unknown>) => void): Promise<StreamingReply> {
   const request = fromLambdaEvent(event);
-  const result = await dispatch(request, match, inferenceOperations, deps);
+  const result = await dispatch(request, match, inferenceOperations, deps, defer);
   if (result.kind === 'stream') {
     return { statusCode: result.status ?? 200, headers: { 'x-request-id': request.requestId, ...result.headers }, body: result.body };
   }
@@ -33,5 +37,17 @@ export async function handleInference(event: APIGatewayProxyEventV2, deps: Gatew
   };
 }
 
-export const handler = middy<APIGatewayProxyEventV2, StreamingReply, Error, Context>({ streamifyResponse: true })
-  .handler((event) => handleInference(event, defaultDeps()));
+const deferred = new WeakMap<object, Promise<unknown>[]>();
+
+export const handler = middy<APIGatewayProxyEventV2, StreamingReply, Error, Context>({
+  streamifyResponse: true,
+  // Runs after the response stream has ended: the client has its reply; the invocation finishes the rest.
+  requestEnd: async (request) => {
+    const work = deferred.get(request.event as object);
+    if (work) await Promise.allSettled(work);
+  },
+}).handler((event) => handleInference(event, defaultDeps(), (work) => {
+  const list = deferred.get(event);
+  if (list) list.push(work);
+  else deferred.set(event, [work]);
+}));

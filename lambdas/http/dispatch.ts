@@ -17,6 +17,7 @@ export async function dispatch(
   match: (method: string, path: string) => RouteMatch<RouteDef>,
   operations: OperationTable,
   deps: GatewayDeps,
+  defer?: (work: Promise<unknown>) => void,
 ): Promise<OperationResult> {
   try {
     const found = match(request.method, request.path);
@@ -30,7 +31,7 @@ export async function dispatch(
     const query = route.query ? validate(route.query, request.query, 'query') : undefined;
     const operation = operations[route.operationId];
     if (!operation) throw new Error(`no operation registered for ${route.operationId}`);
-    const result = await operation({ request, params, body, query, principal, deps });
+    const result = await operation({ request, params, body, query, principal, deps, ...(defer ? { defer } : {}) });
     if (result.kind !== 'stream' && result.status === undefined && route.successStatus !== undefined) {
       return { ...result, status: route.successStatus };
     }

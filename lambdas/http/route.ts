@@ -43,6 +43,11 @@ export interface OperationContext<Body = unknown, Query = unknown> {
   query: Query;
   principal: Principal | null;
   deps: GatewayDeps;
+  /**
+   * Work that must finish before the invocation ends but need not delay the reply (e.g. the generation
+   * record). Undefined when the caller cannot wait after replying: then the operation awaits it itself.
+   */
+  defer?: (work: Promise<unknown>) => void;
 }
 
 export interface JsonResult {

@@ -6,6 +6,7 @@ import { loadCatalog } from '../catalog/catalog-config.js';
 import { AdapterRegistry, envCredentials } from '../providers/registry.js';
 import { GenerationRepository } from '../store/generation-repository.js';
 import { EndpointHealth, StickySessions } from './endpoint-health.js';
+import { GenerationRecorder } from './generation-recorder.js';
 import { DEFAULT_ENGINE_CONFIG, type EngineConfig, type EngineDeps } from './engine.js';
 
 function positiveInt(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
@@ -26,13 +27,25 @@ export function engineConfigFromEnv(env: NodeJS.ProcessEnv = process.env): Engin
   };
 }
 
+/** On Lambda one invocation serves one request, so records are written at once; a local process batches over a few ms. */
+function recordWindowMs(env: NodeJS.ProcessEnv): number {
+  if (env.GATEWAY_RECORD_BATCH_WINDOW_MS !== undefined && env.GATEWAY_RECORD_BATCH_WINDOW_MS !== '') {
+    const value = Number(env.GATEWAY_RECORD_BATCH_WINDOW_MS);
+    if (!Number.isInteger(value) || value < 0) throw new Error(`GATEWAY_RECORD_BATCH_WINDOW_MS must be a non-negative integer, got "${env.GATEWAY_RECORD_BATCH_WINDOW_MS}"`);
+    return value;
+  }
+  return env.AWS_LAMBDA_FUNCTION_NAME ? 0 : 5;
+}
+
 export function createEngineDeps(db: DynamoDBDocumentClient, tableName: string, env: NodeJS.ProcessEnv = process.env, log: (line: string) => void = console.log): EngineDeps {
+  const generations = new GenerationRepository(db, tableName);
   return {
     catalog: loadCatalog(env),
     adapters: new AdapterRegistry(envCredentials(env)),
     health: new EndpointHealth(),
     sessions: new StickySessions(),
-    generations: new GenerationRepository(db, tableName),
+    generations,
+    recorder: new GenerationRecorder(generations, recordWindowMs(env), log),
     config: engineConfigFromEnv(env),
     now: () => performance.now(),
     random: Math.random,

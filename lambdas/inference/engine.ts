@@ -9,6 +9,7 @@ import type { AdapterRegistry } from '../providers/registry.js';
 import type { GenerationResult, StreamEvent, Usage } from '../providers/types.js';
 import { emptyUsage } from '../providers/types.js';
 import type { GenerationRecord, GenerationRepository } from '../store/generation-repository.js';
+import type { GenerationRecorder } from './generation-recorder.js';
 import { computeCost, type CostBreakdown } from './cost.js';
 import type { EndpointHealth, StickySessions } from './endpoint-health.js';
 import type { InferenceRequest } from './inference-request.js';
@@ -46,6 +47,8 @@ export interface EngineDeps {
   health: EndpointHealth;
   sessions: StickySessions;
   generations: GenerationRepository;
+  /** Batched, off-path writer of generation records. */
+  recorder: GenerationRecorder;
   config: EngineConfig;
   now: () => number;
   random: () => number;
@@ -286,8 +289,8 @@ export interface Completion {
 
 /**
  * Accounts for a finished (or failed mid-stream) generation: cost, health and stickiness at once; the
- * generation record is written in the background and `persisted` settles when it is stored (or logged as lost).
- * Await it before the invocation ends.
+ * generation record is queued for a batched write and `persisted` settles when it is stored (or its loss
+ * logged). The reply need not wait for it; the invocation must.
  */
 export function complete(
   request: InferenceRequest,
@@ -330,11 +333,7 @@ export function complete(
     user_hash: hashedUser(caller.orgId, request.user) ?? null,
     error: completion.error ?? null,
   };
-  const persisted = deps.generations.put(record).catch((err: unknown) => {
-    // The reply has been produced; losing its record is logged loudly rather than failing the caller.
-    deps.log(JSON.stringify({ level: 'error', message: 'generation record write failed', generation_id: record.id, error: String(err) }));
-  });
-  return { usage, cost, isByok: false, persisted };
+  return { usage, cost, isByok: false, persisted: deps.recorder.record(record) };
 }
 
 /** The routing metadata object (SPEC "Routing metadata object"). */

@@ -50,7 +50,9 @@ function withSession(request: InferenceRequest, http: GatewayRequest): Inference
   return { ...request, sessionId: header };
 }
 
-async function run(inference: InferenceRequest, principal: Principal | null, http: GatewayRequest, deps: GatewayDeps): Promise<OperationResult> {
+type Defer = ((work: Promise<unknown>) => void) | undefined;
+
+async function run(inference: InferenceRequest, principal: Principal | null, http: GatewayRequest, deps: GatewayDeps, defer: Defer): Promise<OperationResult> {
   const engine = deps.engine;
   const caller = callerOf(principal);
   const request = withSession(inference, http);
@@ -58,7 +60,7 @@ async function run(inference: InferenceRequest, principal: Principal | null, htt
   const trace = startTrace(request, caller, engine);
   const generationHeader = { 'x-generation-id': trace.generationId };
   try {
-    if (request.stream) return await streamReply(request, caller, trace, engine, withMetadata, generationHeader);
+    if (request.stream) return await streamReply(request, caller, trace, engine, withMetadata, generationHeader, defer);
     const generated = await generate(request, caller, trace, engine, new AbortController().signal);
     const accounted = complete(request, caller, trace, generated.candidate, {
       status: generated.result.finish_reason === 'length' ? 'incomplete' : 'completed',
@@ -71,7 +73,8 @@ async function run(inference: InferenceRequest, principal: Principal | null, htt
     const body = request.format === 'chat'
       ? chatCompletion(identity, generated.result, chatUsage(accounted.usage, accounted.cost, accounted.isByok), extra)
       : responseResult(identity, request.echo, generated.result, responsesUsage(accounted.usage, accounted.cost, accounted.isByok), Math.floor(Date.now() / 1000), extra);
-    await accounted.persisted;
+    if (defer) defer(accounted.persisted);
+    else await accounted.persisted;
     return { status: 200, headers: generationHeader, body };
   } catch (err) {
     if (err instanceof HttpError) {
@@ -109,6 +112,7 @@ async function streamReply(
   engine: EngineDeps,
   withMetadata: boolean,
   generationHeader: Record<string, string>,
+  defer: Defer,
 ): Promise<OperationResult> {
   const controller = new AbortController();
   const body = new Readable({
@@ -129,7 +133,8 @@ async function streamReply(
   clearTimeout(waitTimer);
   if (first.kind === 'failed') throw first.error;
 
-  void produce(body, started, request, caller, trace, engine, withMetadata, controller.signal, first.kind === 'waiting');
+  const produced = produce(body, started, request, caller, trace, engine, withMetadata, controller.signal, first.kind === 'waiting', defer);
+  defer?.(produced);
   return {
     kind: 'stream',
     status: 200,
@@ -148,6 +153,7 @@ async function produce(
   withMetadata: boolean,
   signal: AbortSignal,
   waited: boolean,
+  defer: Defer,
 ): Promise<void> {
   let keepAlive: NodeJS.Timeout | undefined;
   const push = (frame: string) => {
@@ -224,16 +230,16 @@ async function produce(
     }
   }
   clearTimeout(keepAlive);
-  await accounted.persisted;
-  clearTimeout(keepAlive);
+  if (defer) defer(accounted.persisted);
+  else await accounted.persisted;
   if (!body.destroyed) body.push(null);
 }
 
 export const inferenceOperations: InferenceOperations = {
-  async chatCompletions({ body, principal, request, deps }) {
-    return run(fromChat(body), principal, request, deps);
+  async chatCompletions({ body, principal, request, deps, defer }) {
+    return run(fromChat(body), principal, request, deps, defer);
   },
-  async createResponse({ body, principal, request, deps }) {
-    return run(fromResponses(body), principal, request, deps);
+  async createResponse({ body, principal, request, deps, defer }) {
+    return run(fromResponses(body), principal, request, deps, defer);
   },
 };

@@ -1,5 +1,5 @@
 // Generation records: one item per reply under its generation id, listed per organization through gsi1.
-import { GetCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { BatchWriteCommand, GetCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { itemKeys } from './item-keys.js';
 import type { CostBreakdown } from '../inference/cost.js';
 import type { Usage, FinishReason } from '../providers/types.js';
@@ -36,21 +36,35 @@ export interface GenerationRecord {
 
 const COST_FIELDS = ['prompt', 'completion', 'cache_read', 'cache_write', 'reasoning', 'request', 'total'] as const;
 
+function toItem(record: GenerationRecord): Record<string, unknown> {
+  return {
+    ...itemKeys.generation(record.id),
+    ...itemKeys.generationListing(record.org_id, record.created_at, record.id),
+    type: 'generation',
+    ...record,
+    cost: Object.fromEntries(COST_FIELDS.map((field) => [field, nanosToStore(record.cost[field])])),
+  };
+}
+
 export class GenerationRepository {
   constructor(private readonly db: DynamoDBDocumentClient, private readonly tableName: string) {}
 
   async put(record: GenerationRecord): Promise<void> {
-    await this.db.send(new PutCommand({
-      TableName: this.tableName,
-      Item: {
-        ...itemKeys.generation(record.id),
-        ...itemKeys.generationListing(record.org_id, record.created_at, record.id),
-        type: 'generation',
-        ...record,
-        cost: Object.fromEntries(COST_FIELDS.map((field) => [field, nanosToStore(record.cost[field])])),
-      },
-      ConditionExpression: 'attribute_not_exists(pk)',
-    }));
+    await this.db.send(new PutCommand({ TableName: this.tableName, Item: toItem(record), ConditionExpression: 'attribute_not_exists(pk)' }));
+  }
+
+  /** Up to 25 records in one BatchWriteItem; unprocessed items are retried with backoff. Ids are unique, so no condition is needed. */
+  async putBatch(records: GenerationRecord[], attempts = 6): Promise<void> {
+    if (records.length === 0) return;
+    if (records.length > 25) throw new Error('BatchWriteItem takes at most 25 items');
+    let requests = records.map((record) => ({ PutRequest: { Item: toItem(record) } }));
+    for (let attempt = 1; requests.length > 0; attempt += 1) {
+      const { UnprocessedItems } = await this.db.send(new BatchWriteCommand({ RequestItems: { [this.tableName]: requests } }));
+      requests = (UnprocessedItems?.[this.tableName] ?? []) as typeof requests;
+      if (requests.length === 0) return;
+      if (attempt >= attempts) throw new Error(`${requests.length} generation record(s) left unprocessed after ${attempts} attempts`);
+      await new Promise((resolve) => setTimeout(resolve, Math.min(1000, 25 * 2 ** attempt)));
+    }
   }
 
   async get(id: string): Promise<GenerationRecord | undefined> {

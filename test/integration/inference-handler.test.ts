@@ -1,5 +1,5 @@
-// A client that goes away mid-stream: the gateway aborts the upstream request within a second, through the
-// real inference handler (middy streamifyResponse) behind the local server.
+// The real inference Lambda handler (middy streamifyResponse) behind the local server: generation records
+// written after the reply has ended, and a client that goes away mid-stream aborting the upstream request.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createServer, request, type Server } from 'node:http';
 import { mkdtempSync, writeFileSync } from 'node:fs';
@@ -9,6 +9,8 @@ import { installAwsLambdaShim } from '../../bin/local/awslambda-shim.js';
 import { startLocalServer, type BufferedHandler, type LocalServer, type StreamingHandler } from '../../bin/local/server.js';
 import { createTestStore, type TestStore } from '../support/store.js';
 import { createTenant } from '../support/tenants.js';
+import { startSimulator, type Simulator } from '../../bin/simulator/server.js';
+import { usdToNanos } from '../../lambdas/shared/money.js';
 
 let upstream: Server;
 let upstreamClosedAt: number | undefined;
@@ -16,6 +18,7 @@ let upstreamOpenedAt: number | undefined;
 let gateway: LocalServer;
 let store: TestStore;
 let key: string;
+let simulator: Simulator;
 const savedEnv = { ...process.env };
 
 beforeAll(async () => {
@@ -41,11 +44,13 @@ beforeAll(async () => {
     models: [{ id: 'test/slow', endpoints: [{ provider: 'slow', adapter: 'openai-chat', base_url: `http://127.0.0.1:${port}/v1`, upstream_model: 'slow', pricing: { prompt: '0.000001', completion: '0.000001' }, context_length: 1000 }] }],
   }));
 
+  simulator = await startSimulator({ port: 0 });
   store = await createTestStore();
   key = (await (await createTenant(store.deps)).addKey('standard')).text;
   process.env.TABLE_NAME = store.tableName;
   process.env.DYNAMODB_ENDPOINT = store.endpoint;
   process.env.GATEWAY_CATALOG_FILE = catalogFile;
+  process.env.SIMULATOR_URL = simulator.url;
   installAwsLambdaShim();
   const [{ handler: inference }, { handler: management }] = await Promise.all([
     import('../../lambdas/handlers/inference.js'),
@@ -63,7 +68,39 @@ afterAll(async () => {
   upstream.closeAllConnections();
   await new Promise((resolve) => upstream.close(resolve));
   await store.drop();
+  await simulator.close();
   process.env = savedEnv;
+});
+
+async function waitForRecord(id: string) {
+  const deadline = Date.now() + 3000;
+  for (;;) {
+    const found = await store.deps.engine.generations.get(id);
+    if (found || Date.now() > deadline) return found;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+describe('generation records', () => {
+  it('stores the record of a JSON reply and of a streamed reply after the reply ends', async () => {
+    const post = (stream: boolean) => fetch(`${gateway.url}/api/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'simulator/echo', stream, messages: [{ role: 'user', content: 'record me' }] }),
+    });
+    const json = await post(false);
+    const reply = await json.json() as { id: string; usage: { cost: number; prompt_tokens: number } };
+    const record = await waitForRecord(reply.id);
+    expect(record).toMatchObject({ id: reply.id, model: 'simulator/echo', status: 'completed', streamed: false, usage: { input_tokens: reply.usage.prompt_tokens } });
+    // 3 prompt tokens at $1/M and 3 completion tokens at $2/M: the reply's cost and the record's agree exactly.
+    expect(record!.cost.total).toBe(9_000n);
+    expect(usdToNanos(reply.usage.cost)).toBe(record!.cost.total);
+
+    const streamed = await post(true);
+    const id = streamed.headers.get('x-generation-id')!;
+    expect(await streamed.text()).toContain('data: [DONE]');
+    expect(await waitForRecord(id)).toMatchObject({ id, status: 'completed', streamed: true, finish_reason: 'stop' });
+  });
 });
 
 describe('client disconnect', () => {
