@@ -2,7 +2,7 @@
 // the provider's own message), and validate what comes back with the adapter's zod schema.
 import type { z } from 'zod';
 import { ProviderError, parseRetryAfter } from './provider-error.js';
-import type { FetchLike } from './types.js';
+import type { FetchLike, UpstreamResponse } from './types.js';
 
 export interface PostOptions {
   provider: string;
@@ -15,8 +15,8 @@ export interface PostOptions {
   describeError?: (body: unknown) => { message?: string; code?: string } | undefined;
 }
 
-export async function postJson(options: PostOptions): Promise<Response> {
-  let response: Response;
+export async function postJson(options: PostOptions): Promise<UpstreamResponse> {
+  let response: UpstreamResponse;
   try {
     response = await options.fetch(options.url, {
       method: 'POST',
@@ -65,7 +65,7 @@ export function transportError(provider: string, err: unknown, signal?: AbortSig
   return new ProviderError({ provider, kind: 'network', status: 502, message: `Upstream connection failed: ${(err as Error)?.message ?? String(err)}`, cause: err });
 }
 
-export async function readJson<S extends z.ZodType>(provider: string, response: Response, schema: S, signal?: AbortSignal): Promise<z.output<S>> {
+export async function readJson<S extends z.ZodType>(provider: string, response: UpstreamResponse, schema: S, signal?: AbortSignal): Promise<z.output<S>> {
   let body: unknown;
   try {
     body = await response.json();

@@ -39,7 +39,7 @@ export class ProviderError extends Error {
 }
 
 /** Retry-After as seconds or an HTTP date; also the millisecond variants some providers send. */
-export function parseRetryAfter(headers: Headers, now: number = Date.now()): number | undefined {
+export function parseRetryAfter(headers: { get(name: string): string | null }, now: number = Date.now()): number | undefined {
   const ms = headers.get('retry-after-ms');
   if (ms !== null && /^\d+(\.\d+)?$/.test(ms.trim())) return Math.ceil(Number(ms));
   const value = headers.get('retry-after');

@@ -3,6 +3,7 @@ import type { CatalogEndpoint } from '../catalog/types.js';
 import { endpointKey } from '../catalog/types.js';
 import type { FetchLike, ProviderAdapter } from './types.js';
 import { createOpenAIChatAdapter } from './openai/openai-chat-adapter.js';
+import { nodeFetch } from './http-client.js';
 import { createOpenAIResponsesAdapter } from './openai/openai-responses-adapter.js';
 import { createAnthropicAdapter } from './anthropic/anthropic-adapter.js';
 import { createGeminiAdapter } from './google/gemini-adapter.js';
@@ -17,7 +18,7 @@ export const envCredentials = (env: NodeJS.ProcessEnv = process.env): Credential
 export class AdapterRegistry {
   private readonly adapters = new Map<string, Promise<ProviderAdapter>>();
 
-  constructor(private readonly credentials: CredentialSource, private readonly fetchFn: FetchLike = globalThis.fetch) {}
+  constructor(private readonly credentials: CredentialSource, private readonly fetchFn: FetchLike = nodeFetch) {}
 
   get(endpoint: CatalogEndpoint): Promise<ProviderAdapter> {
     const key = endpointKey(endpoint);

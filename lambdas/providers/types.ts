@@ -125,6 +125,24 @@ export interface ProviderAdapter {
   stream(request: GenerationRequest, options?: CallOptions): AsyncIterable<StreamEvent>;
 }
 
-export type FetchLike = (input: string | URL, init?: RequestInit) => Promise<Response>;
+/** What adapters need of an HTTP response: the global fetch's Response satisfies it, and so does the lean node:http client. */
+export interface UpstreamResponse {
+  status: number;
+  ok: boolean;
+  headers: { get(name: string): string | null };
+  text(): Promise<string>;
+  json(): Promise<unknown>;
+  /** The body as bytes arriving; a WHATWG ReadableStream (fetch) or a Node stream, both async-iterable. */
+  body: AsyncIterable<Uint8Array> | ReadableStream<Uint8Array> | null;
+}
+
+export interface UpstreamRequestInit {
+  method?: string;
+  headers?: Record<string, string>;
+  body?: string;
+  signal?: AbortSignal | undefined;
+}
+
+export type FetchLike = (input: string | URL, init?: UpstreamRequestInit) => Promise<UpstreamResponse>;
 
 export const emptyUsage = (): Usage => ({ input_tokens: 0, output_tokens: 0, cached_input_tokens: 0, cache_write_tokens: 0, reasoning_tokens: 0 });

@@ -122,6 +122,16 @@ describe('OpenAI chat adapter', () => {
     await expect(adapter.generate(request)).rejects.toMatchObject({ kind: 'invalid-response', status: 502 });
   });
 
+  it('works the same over the global fetch as over the default node:http client', async () => {
+    const viaFetch = createOpenAIChatAdapter({ provider: 'openai', baseURL: `${upstream.url}/v1`, apiKey: 'sk-test', fetch: globalThis.fetch });
+    upstream.reply({ chunks: fixtureSse('openai/chat-stream.sse') });
+    const streamed = await collect(viaFetch.stream(request));
+    upstream.reply({ chunks: fixtureSse('openai/chat-stream.sse') });
+    expect(await collect(adapter.stream(request))).toEqual(streamed);
+    upstream.reply({ status: 429, headers: { 'retry-after': '2' }, json: fixtureJson('openai/error-429.json') });
+    await expect(viaFetch.generate(request)).rejects.toMatchObject({ status: 429, retryAfterMs: 2000 });
+  });
+
   it('reports a refused connection as a retryable network failure', async () => {
     const dead = createOpenAIChatAdapter({ baseURL: 'http://127.0.0.1:1/v1' });
     await expect(dead.generate(request)).rejects.toMatchObject({ kind: 'network', retryable: true, status: 502 });

@@ -1,4 +1,5 @@
 // Adapter for the Anthropic Messages API (POST {baseURL}/messages), non-streaming and SSE streaming.
+import { nodeFetch } from '../http-client.js';
 import type { CallOptions, FetchLike, GenerationRequest, GenerationResult, ProviderAdapter, StreamEvent, ToolCall, Usage } from '../types.js';
 import { emptyUsage } from '../types.js';
 import { parseJsonText, parseUpstream, postJson, readJson, transportError } from '../http.js';
@@ -68,7 +69,7 @@ type BlockState =
 
 export function createAnthropicAdapter(settings: AnthropicSettings): ProviderAdapter {
   const provider = settings.provider ?? 'anthropic';
-  const fetchFn = settings.fetch ?? globalThis.fetch;
+  const fetchFn = settings.fetch ?? nodeFetch;
   const url = `${settings.baseURL.replace(/\/+$/, '')}/messages`;
   const headers = {
     ...(settings.apiKey ? { 'x-api-key': settings.apiKey } : {}),

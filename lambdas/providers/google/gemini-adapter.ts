@@ -1,5 +1,6 @@
 // Adapter for the Google Gemini API (AI Studio): generateContent and streamGenerateContent?alt=sse.
-import type { CallOptions, FetchLike, GenerationRequest, GenerationResult, ProviderAdapter, StreamEvent, ToolCall, Usage } from '../types.js';
+import { nodeFetch } from '../http-client.js';
+import type { CallOptions, FetchLike, GenerationRequest, GenerationResult, ProviderAdapter, StreamEvent, ToolCall, UpstreamResponse, Usage } from '../types.js';
 import { emptyUsage } from '../types.js';
 import { parseJsonText, parseUpstream, postJson, readJson, transportError } from '../http.js';
 import { parseSse } from '../sse.js';
@@ -46,11 +47,11 @@ function modelPath(model: string): string {
 
 export function createGeminiAdapter(settings: GeminiSettings): ProviderAdapter {
   const provider = settings.provider ?? 'google-ai-studio';
-  const fetchFn = settings.fetch ?? globalThis.fetch;
+  const fetchFn = settings.fetch ?? nodeFetch;
   const baseURL = settings.baseURL.replace(/\/+$/, '');
   const headers = { ...(settings.apiKey ? { 'x-goog-api-key': settings.apiKey } : {}), ...settings.headers };
 
-  async function post(url: string, body: unknown, options: CallOptions): Promise<Response> {
+  async function post(url: string, body: unknown, options: CallOptions): Promise<UpstreamResponse> {
     // postJson reports message and code; RetryInfo in the error body is Gemini's own Retry-After.
     let retryDelayMs: number | undefined;
     try {

@@ -1,5 +1,6 @@
 // Adapter for OpenAI Chat Completions and every OpenAI-compatible endpoint (base URL + key:
 // Groq, Together, Mistral, DeepSeek, Ollama, vLLM …).
+import { nodeFetch } from '../http-client.js';
 import type { CallOptions, GenerationRequest, GenerationResult, ProviderAdapter, StreamEvent, ToolCall, Usage, FetchLike } from '../types.js';
 import { postJson, readJson, parseUpstream, parseJsonText, transportError } from '../http.js';
 import { parseSse } from '../sse.js';
@@ -30,7 +31,7 @@ export function mapOpenAIUsage(usage: OpenAIChatUsage): Usage {
 
 export function createOpenAIChatAdapter(settings: OpenAIChatSettings): ProviderAdapter {
   const provider = settings.provider ?? 'openai';
-  const fetchFn = settings.fetch ?? globalThis.fetch;
+  const fetchFn = settings.fetch ?? nodeFetch;
   const url = `${settings.baseURL.replace(/\/+$/, '')}/chat/completions`;
   const headers = { ...(settings.apiKey ? { authorization: `Bearer ${settings.apiKey}` } : {}), ...settings.headers };
 

@@ -1,4 +1,5 @@
 // Adapter for the OpenAI Responses API (POST {baseURL}/responses), stateless (store: false), non-streaming and SSE.
+import { nodeFetch } from '../http-client.js';
 import type { CallOptions, FetchLike, FinishReason, GenerationRequest, GenerationResult, ProviderAdapter, StreamEvent, ToolCall, Usage } from '../types.js';
 import { emptyUsage } from '../types.js';
 import { parseJsonText, parseUpstream, postJson, readJson, transportError } from '../http.js';
@@ -92,7 +93,7 @@ function readOutput(output: ResponsesOutputItem[]): { text: string; reasoning: s
 
 export function createOpenAIResponsesAdapter(settings: OpenAIResponsesSettings): ProviderAdapter {
   const provider = settings.provider ?? 'openai';
-  const fetchFn = settings.fetch ?? globalThis.fetch;
+  const fetchFn = settings.fetch ?? nodeFetch;
   const url = `${settings.baseURL.replace(/\/+$/, '')}/responses`;
   const headers = { ...(settings.apiKey ? { authorization: `Bearer ${settings.apiKey}` } : {}), ...settings.headers };
 
