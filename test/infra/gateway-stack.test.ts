@@ -278,6 +278,11 @@ describe('IAM', () => {
       const dynamo = statementsOf(policy!).filter((statement) => [statement.Action].flat().some((action) => action.startsWith('dynamodb:')));
       expect(dynamo).toHaveLength(1);
       expect([dynamo[0]!.Action].flat().sort()).toEqual([...TABLE_ACTIONS].sort());
+      // Spelled out, so a change to the granted actions is a visible change to this test.
+      expect([dynamo[0]!.Action].flat().sort()).toEqual([
+        'dynamodb:BatchGetItem', 'dynamodb:BatchWriteItem', 'dynamodb:ConditionCheckItem', 'dynamodb:DeleteItem',
+        'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:UpdateItem',
+      ]);
       expect(dynamo[0]!.Resource).toEqual([
         { 'Fn::GetAtt': [tableId, 'Arn'] },
         { 'Fn::Join': ['', [{ 'Fn::GetAtt': [tableId, 'Arn'] }, `/index/${TABLE_SCHEMA.globalIndexes[0].indexName}`]] },
