@@ -9,6 +9,7 @@ import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { ITableV2 } from 'aws-cdk-lib/aws-dynamodb';
 import { Construct } from 'constructs';
 import type { ArchitectureName } from './config.js';
+import { ESM_REQUIRE_BANNER, LAMBDA_BUNDLING } from '../bin/bundle-options.js';
 
 /** The repository root: entry points, package-lock.json and tsconfig.json are resolved from here. */
 export const PROJECT_ROOT = fileURLToPath(new URL('../', import.meta.url));
@@ -24,17 +25,14 @@ export const TABLE_ACTIONS = [
   'dynamodb:BatchGetItem',
   'dynamodb:Query',
   'dynamodb:PutItem',
+  'dynamodb:BatchWriteItem',
   'dynamodb:UpdateItem',
   'dynamodb:DeleteItem',
   'dynamodb:ConditionCheckItem',
 ] as const;
 
-/**
- * ESM output needs a real `require` for CommonJS dependencies that esbuild keeps as `require(...)`
- * calls (Node built-ins reached from CJS code); the banner defines one at the top of the bundle.
- */
-export const ESM_REQUIRE_BANNER =
-  "import { createRequire as __gatewayCreateRequire } from 'node:module'; const require = __gatewayCreateRequire(import.meta.url);";
+/** The banner and every other bundling option live in bin/bundle-options.ts, shared with `npm run build` and the bench. */
+export { ESM_REQUIRE_BANNER };
 
 export interface TableAccess {
   table: ITableV2;
@@ -107,17 +105,10 @@ export class GatewayFunction extends Construct {
         ...props.environment,
       },
       bundling: {
-        format: OutputFormat.ESM,
-        target: 'node22',
-        minify: true,
-        sourceMap: true,
-        // Stack traces map back to file and line; the sources themselves need not ship in the bundle.
-        sourcesContent: false,
-        mainFields: ['module', 'main'],
-        banner: ESM_REQUIRE_BANNER,
-        // Bundle the AWS SDK at the versions package-lock.json pins instead of the runtime's copy.
-        bundleAwsSDK: true,
-        externalModules: [],
+        ...LAMBDA_BUNDLING,
+        format: LAMBDA_BUNDLING.format === 'esm' ? OutputFormat.ESM : OutputFormat.CJS,
+        mainFields: [...LAMBDA_BUNDLING.mainFields],
+        externalModules: [...LAMBDA_BUNDLING.externalModules],
       },
     });
   }

@@ -20,6 +20,8 @@ export interface LocalConfig {
   initialCredits: string;
   /** Port of the upstream simulator started beside the gateway (default PORT+1; 0 picks a free one). */
   simulatorPort: number;
+  /** Use the simulator already listening at this URL instead of starting one (the bench runs its own). */
+  simulatorUrl?: string | undefined;
 }
 
 export function configFromEnv(env: NodeJS.ProcessEnv = process.env): LocalConfig {
@@ -66,7 +68,7 @@ export async function startLocalRuntime(config: LocalConfig, log: (line: string)
   mkdirSync(config.dataDir, { recursive: true });
   const [dynamodb, simulator] = await Promise.all([
     startDynamoDbLocal({ dataDir: join(config.dataDir, 'dynamodb') }),
-    startSimulator({ port: config.simulatorPort, host: config.host }),
+    config.simulatorUrl ? externalSimulator(config.simulatorUrl) : startSimulator({ port: config.simulatorPort, host: config.host }),
   ]);
   try {
     process.env.SIMULATOR_URL = simulator.url;
@@ -119,4 +121,8 @@ export async function startLocalRuntime(config: LocalConfig, log: (line: string)
     await Promise.all([dynamodb.stop(), simulator.close()]);
     throw err;
   }
+}
+
+function externalSimulator(url: string): Simulator {
+  return { url: url.replace(/\/+$/, ''), port: Number(new URL(url).port), close: async () => undefined };
 }

@@ -1,0 +1,168 @@
+// The gateway under test, as its own process so its CPU can be measured apart from the load generator:
+// DynamoDB Local, the Lambda handlers behind the local HTTP server, and a regular API key created through
+// the management API (authentication and generation records on, as in production). Started by
+// bench/run.ts with an IPC channel; answers `cpu` with process.cpuUsage(), event-loop utilization and
+// delay, can CPU-profile a window, and for `--what-if` analysis can hold its key cache or stub out
+// generation-record writes (never in the measured phases).
+//
+// Environment: BENCH_DATA_DIR (required, removed by the parent), BENCH_SIMULATOR_URL (required),
+// plus anything the gateway reads (GATEWAY_CATALOG_FILE, …).
+import { randomBytes } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
+import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
+import { startLocalRuntime, type LocalRuntime } from '../bin/local/runtime.js';
+import { GenerationRepository } from '../lambdas/store/generation-repository.js';
+import { defaultDeps } from '../lambdas/http/deps.js';
+import { KeyCache } from '../lambdas/keys/key-cache.js';
+
+export type ToGateway =
+  | { type: 'cpu'; id: number }
+  | { type: 'profile-start'; id: number; intervalUs: number }
+  | { type: 'profile-stop'; id: number; file: string }
+  | { type: 'stub-generation-writes'; id: number; on: boolean }
+  | { type: 'key-cache-ttl'; id: number; ms: number | null }
+  | { type: 'stop'; id: number };
+
+export type FromGateway =
+  | { type: 'ready'; url: string; key: string; dynamodbPid: number | undefined }
+  | { type: 'failed'; error: string }
+  | { type: 'cpu'; id: number; user: number; system: number; rss: number; eluIdle: number; eluActive: number; loopDelay: { p50: number; p99: number; max: number } }
+  | { type: 'done'; id: number; error?: string };
+
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+
+function send(message: FromGateway): void {
+  process.send?.(message);
+}
+
+function required(name: string): string {
+  const value = process.env[name];
+  if (!value) throw new Error(`${name} is not set`);
+  return value;
+}
+
+let runtime: LocalRuntime | undefined;
+// Every method that writes generation records (single puts and batches), whichever the gateway uses.
+const WRITE_METHODS = ['put', 'putBatch'] as const;
+const repository = GenerationRepository.prototype as unknown as Record<string, unknown>;
+const realWrites = new Map(WRITE_METHODS.filter((name) => typeof repository[name] === 'function').map((name) => [name, repository[name]]));
+const stubWrite = async () => undefined;
+let session: Session | undefined;
+const LOOP_DELAY_RESOLUTION_MS = 2;
+const loopDelays = monitorEventLoopDelay({ resolution: LOOP_DELAY_RESOLUTION_MS });
+loopDelays.enable();
+let originalKeyCache: KeyCache | undefined;
+let stopping: Promise<void> | undefined;
+
+function stop(code: number): Promise<void> {
+  stopping ??= (async () => {
+    try {
+      await runtime?.stop();
+    } catch (err) {
+      console.error(`gateway stop failed: ${String(err)}`);
+    }
+    process.exit(code);
+  })();
+  return stopping;
+}
+
+async function main(): Promise<void> {
+  const adminKey = `bench-admin-${randomBytes(16).toString('hex')}`;
+  runtime = await startLocalRuntime({
+    port: 0,
+    host: '127.0.0.1',
+    dataDir: required('BENCH_DATA_DIR'),
+    tableName: 'gateway',
+    adminKey,
+    initialCredits: '1000',
+    simulatorPort: 0,
+    simulatorUrl: required('BENCH_SIMULATOR_URL'),
+  });
+  // Never leave Java behind, however this process ends.
+  const java = runtime.dynamodb.process;
+  process.on('exit', () => { if (java.exitCode === null) java.kill('SIGKILL'); });
+
+  const response = await fetch(`${runtime.url}/api/v1/keys`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${adminKey}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ name: 'bench' }),
+  });
+  const text = await response.text();
+  if (response.status !== 201) throw new Error(`creating the bench API key failed: ${response.status} ${text}`);
+  const { key } = JSON.parse(text) as { key?: unknown };
+  if (typeof key !== 'string') throw new Error(`creating the bench API key returned no key: ${text}`);
+  send({ type: 'ready', url: runtime.url, key, dynamodbPid: java.pid });
+}
+
+process.on('message', (message: ToGateway) => {
+  void (async () => {
+    switch (message.type) {
+      case 'cpu': {
+        const usage = process.cpuUsage();
+        const elu = performance.eventLoopUtilization();
+        // Event-loop delay since the previous `cpu` message (ms): how long a ready callback could wait.
+        // The histogram holds whole timer intervals: the lag is the interval minus the resolution.
+        const lag = (ns: number) => Math.max(0, ns / 1e6 - LOOP_DELAY_RESOLUTION_MS);
+        const loopDelay = { p50: lag(loopDelays.percentile(50)), p99: lag(loopDelays.percentile(99)), max: lag(loopDelays.max) };
+        loopDelays.reset();
+        send({ type: 'cpu', id: message.id, user: usage.user, system: usage.system, rss: process.memoryUsage.rss(), eluIdle: elu.idle, eluActive: elu.active, loopDelay });
+        return;
+      }
+      case 'profile-start': {
+        try {
+          session = new Session();
+          session.connect();
+          await session.post('Profiler.enable');
+          await session.post('Profiler.setSamplingInterval', { interval: message.intervalUs });
+          await session.post('Profiler.start');
+          send({ type: 'done', id: message.id });
+        } catch (err) {
+          send({ type: 'done', id: message.id, error: String(err) });
+        }
+        return;
+      }
+      case 'profile-stop': {
+        try {
+          if (!session) throw new Error('profiler not started');
+          const { profile } = await session.post('Profiler.stop');
+          session.disconnect();
+          session = undefined;
+          writeFileSync(message.file, JSON.stringify(profile));
+          send({ type: 'done', id: message.id });
+        } catch (err) {
+          send({ type: 'done', id: message.id, error: String(err) });
+        }
+        return;
+      }
+      case 'stub-generation-writes': {
+        // What-if analysis only (`npm run bench -- --what-if`): generation records are not written, so the
+        // share of cost and latency that the DynamoDB write accounts for can be measured. Never the default.
+        for (const [name, real] of realWrites) repository[name] = message.on ? stubWrite : real;
+        send({ type: 'done', id: message.id });
+        return;
+      }
+      case 'key-cache-ttl': {
+        // What-if analysis only: a key cache whose entries outlive the run (ms) or the gateway's own again (null).
+        const deps = defaultDeps();
+        originalKeyCache ??= deps.keyCache;
+        deps.keyCache = message.ms === null ? originalKeyCache : new KeyCache(message.ms);
+        send({ type: 'done', id: message.id });
+        return;
+      }
+      case 'stop':
+        send({ type: 'done', id: message.id });
+        await stop(0);
+    }
+  })();
+});
+
+// The bench went away (crash, Ctrl-C): stop too.
+process.on('disconnect', () => void stop(0));
+process.on('SIGINT', () => void stop(130));
+process.on('SIGTERM', () => void stop(143));
+
+main().catch((err: unknown) => {
+  send({ type: 'failed', error: err instanceof Error ? err.stack ?? err.message : String(err) });
+  void stop(1);
+});

@@ -1,0 +1,646 @@
+// `npm run bench`: the gateway's performance benchmark (README "Benchmark").
+//
+// The gateway (DynamoDB Local + the Lambda handlers behind the local server, authentication and generation
+// records on) in front of the upstream simulator at zero latency on loopback, 10 keep-alive connections:
+//   - non-streaming and streaming throughput (closed loop) and latency at a paced load, each against the
+//     same request sent to the simulator directly; added latency and added time to first byte;
+//   - per-chunk forwarding delay, with a timestamping copy of the simulator streaming every 20 ms;
+//   - gateway CPU per request; the inference bundle's size and its cold import time.
+// Prints one markdown table with every figure against its target and writes it to bench/results/latest.md.
+// A measurement, not a test: exits 0 when targets are missed (non-zero only if the bench itself fails).
+//
+// Flags: --profile   also CPU-profile the gateway during extra non-streaming and streaming phases and
+//                    print the top functions (bench/results/*.cpuprofile).
+//        --what-if   also measure the gateway with its key cache held for the whole run, then also with
+//                    generation-record writes stubbed out (analysis only: what the DynamoDB round trips cost).
+//        --quick     shorter phases (for trying the bench out; figures are noisier).
+import { execFileSync, fork, type ChildProcess } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync, readFileSync } from 'node:fs';
+import os from 'node:os';
+import { join, relative } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { buildBundle, bundleComposition, formatBytes, PROJECT_ROOT } from '../bin/build.js';
+import { Cleanup, descendants, isRunning, killQuietly, machineCpu, processCpuMicros, type MachineCpu, startChild, stopChild, waitForOutput, type Child } from './children.js';
+import { coldImports } from './cold-import.js';
+import type { FromGateway, ToGateway } from './gateway-process.js';
+import { runLoad, send, newAgent, type PhaseResult, type RequestSpec } from './load.js';
+import { formatSummary, summarize, type CpuProfile } from './profile.js';
+import { distribution, int, median, ms, Samples, type Distribution } from './stats.js';
+import { ChunkClock, pieceEnds, startTimedUpstream, taggedText, type TimedUpstream } from './timed-upstream.js';
+
+const args = new Set(process.argv.slice(2));
+const PROFILE = args.has('--profile');
+const QUICK = args.has('--quick');
+const WHAT_IF = args.has('--what-if');
+for (const arg of args) {
+  if (!['--profile', '--quick', '--what-if'].includes(arg)) {
+    console.error(`unknown option ${arg}; options: --profile, --what-if, --quick`);
+    process.exit(2);
+  }
+}
+
+const CONNECTIONS = 10;
+const CHUNK_DELAY_MS = 20;
+const MESSAGE_CHARS = 200;
+const COLD_IMPORT_RUNS = QUICK ? 5 : 7;
+const MAX_REQUESTS = 500_000;
+const PACED_RATE_MAX = 500;
+const D = QUICK
+  ? { gatewayWarm: 2000, warm: 1000, gatewaySat: 4000, directSat: 2500, paced: 3000, streamSat: 3000, chunk: 3000, profile: 4000 }
+  : { gatewayWarm: 6000, warm: 2000, gatewaySat: 10_000, directSat: 5000, paced: 6000, streamSat: 6000, chunk: 5000, profile: 6000 };
+
+const TARGETS = {
+  bundleBytes: 1_000_000,
+  coldImportMs: 150,
+  addedP50Ms: 1,
+  addedP99Ms: 5,
+  nonStreamingRps: 3000,
+  chunkDelayMs: 1,
+};
+
+const RESULTS_DIR = join(PROJECT_ROOT, 'bench', 'results');
+const cleanup = new Cleanup();
+const log = (line: string) => console.error(`[bench] ${line}`);
+
+// ---- the gateway child ---------------------------------------------------------------------------
+
+type WithoutId<T> = T extends unknown ? Omit<T, 'id'> : never;
+
+interface Gateway {
+  url: string;
+  key: string;
+  child: ChildProcess;
+  dynamodbPid: number | undefined;
+  call(message: WithoutId<ToGateway>): Promise<FromGateway>;
+  output(): string;
+}
+
+async function startGateway(dataDir: string, simulatorUrl: string, catalogFile: string): Promise<Gateway> {
+  const lines: string[] = [];
+  const child = fork(join(PROJECT_ROOT, 'bench', 'gateway-process.ts'), [], {
+    cwd: PROJECT_ROOT,
+    execArgv: ['--import', 'tsx'],
+    env: {
+      ...process.env,
+      BENCH_DATA_DIR: dataDir,
+      BENCH_SIMULATOR_URL: simulatorUrl,
+      GATEWAY_CATALOG_FILE: catalogFile,
+      AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+    },
+    stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+  });
+  const keep = (chunk: Buffer) => {
+    lines.push(chunk.toString());
+    if (lines.length > 200) lines.shift();
+  };
+  child.stdout?.on('data', keep);
+  child.stderr?.on('data', keep);
+  const output = () => lines.join('');
+
+  cleanup.add('gateway', async () => {
+    const family = child.pid === undefined ? [] : descendants(child.pid);
+    if (isRunning(child)) {
+      if (child.connected) child.send({ type: 'stop', id: 0 } satisfies ToGateway);
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(() => { child.kill('SIGKILL'); resolve(); }, 8000);
+        child.once('exit', () => { clearTimeout(timer); resolve(); });
+      });
+    }
+    for (const pid of family) killQuietly(pid);
+  });
+
+  let nextId = 1;
+  const pending = new Map<number, (message: FromGateway) => void>();
+  const ready = new Promise<{ url: string; key: string; dynamodbPid: number | undefined }>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`the gateway did not start within 120 s:\n${output()}`)), 120_000);
+    child.on('message', (message: FromGateway) => {
+      if (message.type === 'ready') {
+        clearTimeout(timer);
+        resolve(message);
+      } else if (message.type === 'failed') {
+        clearTimeout(timer);
+        reject(new Error(`the gateway failed to start: ${message.error}\n${output()}`));
+      } else {
+        pending.get(message.id)?.(message);
+        pending.delete(message.id);
+      }
+    });
+    child.once('exit', (code, signal) => {
+      clearTimeout(timer);
+      reject(new Error(`the gateway exited (${code ?? signal}) during start-up:\n${output()}`));
+    });
+  });
+  const started = await ready;
+  cleanup.killOnExit(started.dynamodbPid);
+  child.on('exit', (code, signal) => {
+    for (const resolve of pending.values()) resolve({ type: 'done', id: -1, error: `gateway exited (${code ?? signal})` });
+    pending.clear();
+  });
+  return {
+    ...started,
+    child,
+    output,
+    call(message) {
+      const id = nextId++;
+      return new Promise((resolve, reject) => {
+        if (!child.connected) {
+          reject(new Error(`the gateway is not running:\n${output()}`));
+          return;
+        }
+        pending.set(id, resolve);
+        child.send({ ...message, id } as ToGateway);
+      });
+    },
+  };
+}
+
+// ---- CPU accounting --------------------------------------------------------------------------------
+
+interface CpuSnapshot {
+  at: number;
+  /** Gateway event-loop delay since the previous snapshot (ms). */
+  loopDelay: { p50: number; p99: number; max: number };
+  /** Gateway event loop: cumulative idle and active ms (performance.eventLoopUtilization). */
+  eluIdle: number;
+  eluActive: number;
+  machine: MachineCpu | undefined;
+  gatewayUs: number;
+  gatewaySystemUs: number;
+  rss: number;
+  dynamodbUs: number | undefined;
+  simulatorUs: number | undefined;
+  benchUs: number;
+}
+
+async function cpuSnapshot(gateway: Gateway, simulatorPid: number | undefined): Promise<CpuSnapshot> {
+  const reply = await gateway.call({ type: 'cpu' });
+  if (reply.type !== 'cpu') throw new Error(`unexpected reply from the gateway: ${JSON.stringify(reply)}`);
+  const bench = process.cpuUsage();
+  return {
+    at: performance.now(),
+    loopDelay: reply.loopDelay,
+    eluIdle: reply.eluIdle,
+    eluActive: reply.eluActive,
+    machine: machineCpu(),
+    gatewayUs: reply.user + reply.system,
+    gatewaySystemUs: reply.system,
+    rss: reply.rss,
+    dynamodbUs: processCpuMicros(gateway.dynamodbPid),
+    simulatorUs: processCpuMicros(simulatorPid),
+    benchUs: bench.user + bench.system,
+  };
+}
+
+interface CpuPerRequest {
+  gatewayUs: number;
+  /** The kernel's part of gatewayUs (system time: sockets, loopback TCP). */
+  gatewaySystemUs: number;
+  dynamodbUs: number | undefined;
+  simulatorUs: number | undefined;
+  benchUs: number;
+  /** Gateway CPU as a share of one core over the window. */
+  gatewayCores: number;
+  dynamodbCores: number | undefined;
+  /** Gateway event-loop delay over the window (ms). */
+  loopDelay: { p50: number; p99: number; max: number };
+  /** Share of the window the gateway's event loop was busy. */
+  eventLoopUtilization: number;
+  /** Machine-wide shares of CPU time over the window: busy, iowait, steal. */
+  machine: { busy: number; iowait: number; steal: number } | undefined;
+  rss: number;
+}
+
+function machineShares(before: MachineCpu | undefined, after: MachineCpu | undefined): CpuPerRequest['machine'] {
+  if (!before || !after) return undefined;
+  const busy = after.busy - before.busy;
+  const idle = after.idle - before.idle;
+  const iowait = after.iowait - before.iowait;
+  const steal = after.steal - before.steal;
+  const total = Math.max(1, busy + idle + iowait + steal);
+  return { busy: busy / total, iowait: iowait / total, steal: steal / total };
+}
+
+function perRequest(before: CpuSnapshot, after: CpuSnapshot, requests: number): CpuPerRequest {
+  const diff = (a: number | undefined, b: number | undefined) => (a === undefined || b === undefined ? undefined : (b - a) / requests);
+  return {
+    gatewayUs: (after.gatewayUs - before.gatewayUs) / requests,
+    gatewaySystemUs: (after.gatewaySystemUs - before.gatewaySystemUs) / requests,
+    dynamodbUs: diff(before.dynamodbUs, after.dynamodbUs),
+    simulatorUs: diff(before.simulatorUs, after.simulatorUs),
+    benchUs: (after.benchUs - before.benchUs) / requests,
+    gatewayCores: (after.gatewayUs - before.gatewayUs) / 1000 / (after.at - before.at),
+    dynamodbCores: before.dynamodbUs === undefined || after.dynamodbUs === undefined ? undefined : (after.dynamodbUs - before.dynamodbUs) / 1000 / (after.at - before.at),
+    loopDelay: after.loopDelay,
+    eventLoopUtilization: (after.eluActive - before.eluActive) / Math.max(1e-9, (after.eluActive - before.eluActive) + (after.eluIdle - before.eluIdle)),
+    machine: machineShares(before.machine, after.machine),
+    rss: after.rss,
+  };
+}
+
+// ---- phases ------------------------------------------------------------------------------------------
+
+interface Measured {
+  label: string;
+  result: PhaseResult;
+  rps: number;
+  latency: Distribution;
+  ttfb: Distribution;
+  cpu?: CpuPerRequest;
+}
+
+async function measure(
+  label: string,
+  options: { spec: (worker: number, n: number) => RequestSpec; warmupMs: number; durationMs: number; rate?: number; cpu?: () => Promise<CpuSnapshot>; onOutcome?: Parameters<typeof runLoad>[0]['onOutcome'] },
+): Promise<Measured> {
+  log(`${label}: ${options.rate ? `paced at ${options.rate} req/s` : 'closed loop'}, ${CONNECTIONS} connections, ${options.warmupMs} ms warm-up + ${options.durationMs} ms`);
+  let before: CpuSnapshot | undefined;
+  let after: CpuSnapshot | undefined;
+  const result = await runLoad({
+    connections: CONNECTIONS,
+    warmupMs: options.warmupMs,
+    durationMs: options.durationMs,
+    maxRequests: MAX_REQUESTS,
+    request: options.spec,
+    ...(options.rate ? { rate: options.rate } : {}),
+    ...(options.onOutcome ? { onOutcome: options.onOutcome } : {}),
+    beforeMeasure: async () => { if (options.cpu) before = await options.cpu(); },
+    afterMeasure: async () => { if (options.cpu) after = await options.cpu(); },
+  });
+  const measured: Measured = {
+    label,
+    result,
+    rps: (result.count * 1000) / result.elapsedMs,
+    latency: distribution(result.latency),
+    ttfb: distribution(result.ttfb),
+    ...(before && after ? { cpu: perRequest(before, after, Math.max(1, result.count)) } : {}),
+  };
+  log(`  ${int(measured.rps)} req/s, p50 ${ms(measured.latency.p50)}, p99 ${ms(measured.latency.p99)}, ttfb p50 ${ms(measured.ttfb.p50)}${measured.cpu ? `, gateway ${measured.cpu.gatewayUs.toFixed(0)} µs CPU/req` : ''}${result.errors ? `, ${result.errors} ERRORS (${result.errorSamples.join('; ')})` : ''}`);
+  return measured;
+}
+
+function chatBody(model: string, content: string, stream: boolean): Buffer {
+  return Buffer.from(JSON.stringify({ model, messages: [{ role: 'user', content }], ...(stream ? { stream: true } : {}) }));
+}
+
+async function preflight(label: string, spec: RequestSpec, check: (body: string) => boolean): Promise<void> {
+  const agent = newAgent(1);
+  try {
+    const outcome = await send(agent, spec, true);
+    if (outcome.status !== 200 || !check(outcome.body ?? '')) {
+      throw new Error(`preflight ${label} failed: HTTP ${outcome.status} ${outcome.error ?? ''}\n${(outcome.body ?? '').slice(0, 1000)}`);
+    }
+  } finally {
+    agent.destroy();
+  }
+}
+
+// ---- report ------------------------------------------------------------------------------------------
+
+interface Row {
+  metric: string;
+  value: string;
+  target?: string;
+  pass?: boolean;
+}
+
+function table(rows: Row[]): string {
+  const lines = ['| Metric | Result | Target | |', '|---|---|---|:-:|'];
+  for (const row of rows) lines.push(`| ${row.metric} | ${row.value} | ${row.target ?? '—'} | ${row.pass === undefined ? '' : row.pass ? '✓' : '✗'} |`);
+  return lines.join('\n');
+}
+
+const trio = (d: Distribution) => `${ms(d.p50)} / ${ms(d.p90)} / ${ms(d.p99)}`;
+const cpuCell = (cpu: CpuPerRequest | undefined, cores: boolean) => cpu
+  ? `${us(cpu.gatewayUs)} (${us(cpu.gatewayUs - cpu.gatewaySystemUs)} user + ${us(cpu.gatewaySystemUs)} system)${cores ? `; ${cpu.gatewayCores.toFixed(2)} cores busy, event loop ${pct(cpu.eventLoopUtilization)} utilized` : ''}`
+  : 'n/a';
+const bundleMargin = (bytes: number) => {
+  const decimal = TARGETS.bundleBytes - bytes;
+  const binary = 1024 * 1024 - bytes;
+  const say = (margin: number, unit: string) => (margin >= 0 ? `${int(margin)} B under ${unit}` : `${int(-margin)} B over ${unit}`);
+  return `${say(decimal, '10⁶ B')}, ${say(binary, '1 MiB')}`;
+};
+const pct = (share: number | undefined) => (share === undefined || !Number.isFinite(share) ? 'n/a' : `${(share * 100).toFixed(0)}%`);
+const us = (value: number | undefined) => (value === undefined || !Number.isFinite(value) ? 'n/a' : `${value.toFixed(0)} µs`);
+
+/** The commit measured, and whether the working tree differs from it. */
+function codeVersion(): string {
+  try {
+    const commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: PROJECT_ROOT, encoding: 'utf8' }).trim();
+    const dirty = execFileSync('git', ['status', '--porcelain', '--untracked-files=no'], { cwd: PROJECT_ROOT, encoding: 'utf8' }).trim() !== '';
+    return `code ${commit}${dirty ? ' + uncommitted changes' : ''}`;
+  } catch {
+    return 'code version unknown';
+  }
+}
+
+// ---- main ----------------------------------------------------------------------------------------------
+
+async function main(): Promise<number> {
+  const benchStarted = performance.now();
+  const code = codeVersion();
+  const loadBefore = os.loadavg();
+  mkdirSync(RESULTS_DIR, { recursive: true });
+
+  // 1. The inference bundle, exactly as CDK bundles it: size and cold import time.
+  log('building the inference bundle (bin/bundle-options.ts, as CDK deploys it)');
+  const bundle = await buildBundle('inference', { metafile: true });
+  log(`  ${relative(PROJECT_ROOT, bundle.file)}: ${int(bundle.bytes)} bytes (${formatBytes(bundle.bytes)})`);
+  log(`cold import: ${COLD_IMPORT_RUNS} fresh node processes per variant`);
+  const imports = await coldImports(bundle.file, COLD_IMPORT_RUNS, {
+    deployed: ['--enable-source-maps'],
+    plain: [],
+  });
+  const coldDeployed = median(imports.deployed!.map((run) => run.importMs));
+  const coldPlain = median(imports.plain!.map((run) => run.importMs));
+  log(`  median ${ms(coldDeployed)} with --enable-source-maps (the function's NODE_OPTIONS), ${ms(coldPlain)} without`);
+
+  // 2. The processes: simulator (zero latency), the timed upstream (in this process), the gateway.
+  const tmp = mkdtempSync(join(os.tmpdir(), 'gateway-bench-'));
+  cleanup.addFinal('temp dir', () => rmSync(tmp, { recursive: true, force: true }));
+
+  log('starting the simulator (zero latency)');
+  const simulator: Child = startChild('simulator', process.execPath, ['--import', 'tsx', join(PROJECT_ROOT, 'bin', 'simulator.ts')], {
+    cwd: PROJECT_ROOT,
+    env: { ...process.env, SIMULATOR_PORT: '0', SIMULATOR_CHUNK_DELAY_MS: '0', SIMULATOR_FIRST_BYTE_DELAY_MS: '0' },
+  });
+  cleanup.add('simulator', () => stopChild(simulator.process));
+  const simulatorUrl = (await waitForOutput(simulator, /listening on (http:\/\/127\.0\.0\.1:\d+)/, 30_000))[1]!;
+
+  const timed: TimedUpstream = await startTimedUpstream({ chunkDelayMs: CHUNK_DELAY_MS });
+  cleanup.add('timed upstream', () => timed.close());
+  const catalogFile = join(tmp, 'catalog.json');
+  writeFileSync(catalogFile, JSON.stringify({
+    models: [{
+      id: 'bench/timed',
+      name: 'Bench: timestamped simulator stream',
+      endpoints: [{
+        provider: 'bench-timed', adapter: 'openai-chat', base_url: `${timed.url}/v1`, upstream_model: 'echo',
+        pricing: { prompt: '0.000001', completion: '0.000002' }, context_length: 131072,
+      }],
+    }],
+  }));
+
+  log('starting the gateway (DynamoDB Local + handlers) and creating a regular API key');
+  const gateway = await startGateway(join(tmp, 'gateway'), simulatorUrl, catalogFile);
+  log(`  gateway ${gateway.url}, simulator ${simulatorUrl}, timed upstream ${timed.url}`);
+  const cpu = () => cpuSnapshot(gateway, simulator.process.pid);
+
+  // 3. Requests.
+  const content = taggedText('bench', MESSAGE_CHARS);
+  const gatewayUrl = new URL('/api/v1/chat/completions', gateway.url);
+  const directUrl = new URL('/v1/chat/completions', simulatorUrl);
+  const gatewayHeaders = { 'content-type': 'application/json', authorization: `Bearer ${gateway.key}` };
+  const directHeaders = { 'content-type': 'application/json' };
+  const spec = (target: 'gateway' | 'direct', stream: boolean): RequestSpec => target === 'gateway'
+    ? { url: gatewayUrl, headers: gatewayHeaders, body: chatBody('simulator/echo', content, stream) }
+    : { url: directUrl, headers: directHeaders, body: chatBody('echo', content, stream) };
+  const specs = {
+    gatewayJson: spec('gateway', false), directJson: spec('direct', false),
+    gatewaySse: spec('gateway', true), directSse: spec('direct', true),
+  };
+
+  const echoed = (body: string) => (JSON.parse(body) as { choices?: Array<{ message?: { content?: unknown } }> }).choices?.[0]?.message?.content === content;
+  const streamed = (body: string) => body.includes('[DONE]') && body.includes('"content"');
+  await preflight('direct, non-streaming', specs.directJson, echoed);
+  await preflight('gateway, non-streaming', specs.gatewayJson, echoed);
+  await preflight('direct, streaming', specs.directSse, streamed);
+  await preflight('gateway, streaming', specs.gatewaySse, streamed);
+
+  // One longer warm-up of the whole gateway path first (V8's JIT in the gateway, and the JVM's in
+  // DynamoDB Local, which takes thousands of writes to reach its steady state); each phase warms up again.
+  log(`warming up the gateway for ${(D.gatewayWarm / 1000).toFixed(0)} s`);
+  await runLoad({ connections: CONNECTIONS, warmupMs: 0, durationMs: D.gatewayWarm * 0.7, maxRequests: MAX_REQUESTS, request: () => specs.gatewayJson });
+  await runLoad({ connections: CONNECTIONS, warmupMs: 0, durationMs: D.gatewayWarm * 0.3, maxRequests: MAX_REQUESTS, request: () => specs.gatewaySse });
+
+  // Non-streaming throughput (closed loop).
+  const directJsonSat = await measure('non-streaming, direct, throughput', { spec: () => specs.directJson, warmupMs: D.warm / 2, durationMs: D.directSat });
+  const gatewayJsonSat = await measure('non-streaming, gateway, throughput', { spec: () => specs.gatewayJson, warmupMs: D.warm, durationMs: D.gatewaySat, cpu });
+
+  // Latency at a load neither side is saturated by.
+  const rate = Math.max(50, Math.min(PACED_RATE_MAX, Math.round(gatewayJsonSat.rps / 4 / 10) * 10));
+  const directJsonPaced = await measure('non-streaming, direct, latency', { spec: () => specs.directJson, warmupMs: D.warm / 2, durationMs: D.paced, rate });
+  const gatewayJsonPaced = await measure('non-streaming, gateway, latency', { spec: () => specs.gatewayJson, warmupMs: D.warm / 2, durationMs: D.paced, rate, cpu });
+
+  // Streaming: time to first byte and total at the same paced load, then throughput.
+  const directSsePaced = await measure('streaming, direct, latency', { spec: () => specs.directSse, warmupMs: D.warm / 2, durationMs: D.paced, rate });
+  const gatewaySsePaced = await measure('streaming, gateway, latency', { spec: () => specs.gatewaySse, warmupMs: D.warm / 2, durationMs: D.paced, rate, cpu });
+  const directSseSat = await measure('streaming, direct, throughput', { spec: () => specs.directSse, warmupMs: D.warm / 2, durationMs: D.directSat });
+  const gatewaySseSat = await measure('streaming, gateway, throughput', { spec: () => specs.gatewaySse, warmupMs: D.warm / 2, durationMs: D.streamSat, cpu });
+
+  // Chunk forwarding: the timed upstream streams a chunk every CHUNK_DELAY_MS; per content chunk,
+  // arrival at the client minus the moment the upstream wrote it, directly and through the gateway.
+  const chunkPhase = async (target: 'gateway' | 'direct') => {
+    const delays = new Samples();
+    let missing = 0;
+    const clocks = new WeakMap<RequestSpec, { tag: string; clock: ChunkClock }>();
+    let sequence = 0;
+    const phase = await measure(`streaming every ${CHUNK_DELAY_MS} ms, ${target}, per-chunk delay`, {
+      warmupMs: D.warm / 2,
+      durationMs: D.chunk,
+      ...(target === 'gateway' ? { cpu } : {}),
+      spec: () => {
+        const tag = `${target}-${sequence++}`;
+        const text = taggedText(tag, MESSAGE_CHARS);
+        const clock = new ChunkClock(pieceEnds(text));
+        const request: RequestSpec = target === 'gateway'
+          ? { url: gatewayUrl, headers: gatewayHeaders, body: chatBody('bench/timed', text, true), onChunk: (chunk, at) => clock.onChunk(chunk, at) }
+          : { url: new URL('/v1/chat/completions', timed.url), headers: directHeaders, body: chatBody('echo', text, true), onChunk: (chunk, at) => clock.onChunk(chunk, at) };
+        clocks.set(request, { tag, clock });
+        return request;
+      },
+      onOutcome: (_outcome, request) => {
+        const entry = clocks.get(request);
+        if (!entry) return;
+        const emitted = timed.takeEmissions(entry.tag);
+        entry.clock.arrivals.forEach((arrival, piece) => {
+          const emission = emitted?.[piece + 1];
+          if (emission === undefined || Number.isNaN(emission) || Number.isNaN(arrival)) missing += 1;
+          else delays.push(arrival - emission);
+        });
+      },
+    });
+    return { phase, delays: distribution(delays.values()), raw: Float64Array.from(delays.values()), missing };
+  };
+  const chunksDirect = await chunkPhase('direct');
+  const chunksGateway = await chunkPhase('gateway');
+  const chunkBaseline = chunksDirect.delays.p50;
+  const extra = distribution(chunksGateway.raw.map((value) => value - chunkBaseline));
+  const overTarget = chunksGateway.raw.filter((value) => value - chunkBaseline > TARGETS.chunkDelayMs).length;
+
+  // Optional: where the gateway's CPU goes.
+  const profiles: string[] = [];
+  const profilePhase = async (name: string, target: RequestSpec) => {
+    const file = join(RESULTS_DIR, `gateway-${name.replace(/[^a-z0-9]+/gi, '-')}.cpuprofile`);
+    let profiling = false;
+    const phase = await measure(`${name}, gateway, CPU profile`, {
+      spec: () => target,
+      warmupMs: D.warm / 2,
+      durationMs: D.profile,
+      // Called just before the measured window (start the profiler) and just after it.
+      cpu: async () => {
+        const snapshot = await cpu();
+        if (!profiling) {
+          profiling = true;
+          const reply = await gateway.call({ type: 'profile-start', intervalUs: 200 });
+          if (reply.type === 'done' && reply.error) throw new Error(reply.error);
+        }
+        return snapshot;
+      },
+    });
+    const reply = await gateway.call({ type: 'profile-stop', file });
+    if (reply.type === 'done' && reply.error) throw new Error(reply.error);
+    const summary = summarize(JSON.parse(readFileSync(file, 'utf8')) as CpuProfile, 25);
+    profiles.push(formatSummary(`Gateway CPU profile, ${name} (${int(phase.rps)} req/s while profiling, ${cpuCell(phase.cpu, false)} CPU/req; ${relative(PROJECT_ROOT, file)})`, summary, phase.result.count));
+  };
+  if (PROFILE) {
+    await profilePhase('non-streaming', specs.gatewayJson);
+    await profilePhase('streaming', specs.gatewaySse);
+  }
+
+  // Optional what-ifs (analysis only, not results): the same gateway (1) with a key cache that does not
+  // expire during the run, so no request waits for a key lookup; (2) additionally with generation-record
+  // writes stubbed out (accounting off). Together they show how much of the cost and latency the
+  // DynamoDB round trips account for, and what the gateway's own code costs.
+  const whatIfColumns: Array<{ label: string; sat: Measured; paced: Measured; sse: Measured; chunks: Awaited<ReturnType<typeof chunkPhase>> }> = [];
+  if (WHAT_IF) {
+    const ask = async (message: WithoutId<ToGateway>) => {
+      const reply = await gateway.call(message);
+      if (reply.type === 'done' && reply.error) throw new Error(reply.error);
+    };
+    const scenario = async (label: string) => {
+      const sat = await measure(`WHAT-IF ${label}: non-streaming, gateway, throughput`, { spec: () => specs.gatewayJson, warmupMs: D.warm / 2, durationMs: D.streamSat, cpu });
+      const paced = await measure(`WHAT-IF ${label}: non-streaming, gateway, latency`, { spec: () => specs.gatewayJson, warmupMs: D.warm / 2, durationMs: D.paced, rate });
+      const sse = await measure(`WHAT-IF ${label}: streaming, gateway, latency`, { spec: () => specs.gatewaySse, warmupMs: D.warm / 2, durationMs: D.paced, rate });
+      const chunks = await chunkPhase('gateway');
+      whatIfColumns.push({ label, sat, paced, sse, chunks });
+    };
+    try {
+      await ask({ type: 'key-cache-ttl', ms: 3_600_000 });
+      await scenario('key cache held for the run');
+      await ask({ type: 'stub-generation-writes', on: true });
+      await scenario('key cache held + no generation writes');
+      if (PROFILE) await profilePhase('non-streaming, key cache held, generation writes stubbed', specs.gatewayJson);
+    } finally {
+      await ask({ type: 'stub-generation-writes', on: false });
+      await ask({ type: 'key-cache-ttl', ms: null });
+    }
+  }
+  const loadAfter = os.loadavg();
+
+  // 4. The report.
+  const added = (gateway: Distribution, direct: Distribution, p: 'p50' | 'p90' | 'p99') => gateway[p] - direct[p];
+  const addedP50 = added(gatewayJsonPaced.latency, directJsonPaced.latency, 'p50');
+  const addedP99 = added(gatewayJsonPaced.latency, directJsonPaced.latency, 'p99');
+  const addedTtfbP50 = added(gatewaySsePaced.ttfb, directSsePaced.ttfb, 'p50');
+  const addedTtfbP99 = added(gatewaySsePaced.ttfb, directSsePaced.ttfb, 'p99');
+  const allPhases = [directJsonSat, gatewayJsonSat, directJsonPaced, gatewayJsonPaced, directSsePaced, gatewaySsePaced, directSseSat, gatewaySseSat, chunksDirect.phase, chunksGateway.phase];
+  const errors = allPhases.reduce((sum, phase) => sum + phase.result.errors, 0);
+  const composition = bundleComposition(bundle);
+
+  const rows: Row[] = [
+    { metric: 'Inference bundle size (dist/inference/index.mjs, same esbuild options as the CDK asset)', value: `${int(bundle.bytes)} B (${formatBytes(bundle.bytes)}): ${bundleMargin(bundle.bytes)}; source map ${formatBytes(bundle.mapBytes)} beside it`, target: `≤ 1 MB (${int(TARGETS.bundleBytes)} B)`, pass: bundle.bytes <= TARGETS.bundleBytes },
+    { metric: `Cold import, as deployed (\`--enable-source-maps\`), median of ${COLD_IMPORT_RUNS}`, value: `${ms(coldDeployed)} (min ${ms(Math.min(...imports.deployed!.map((r) => r.importMs)))}, max ${ms(Math.max(...imports.deployed!.map((r) => r.importMs)))})`, target: `≤ ${TARGETS.coldImportMs} ms`, pass: coldDeployed <= TARGETS.coldImportMs },
+    { metric: `Cold import without source maps, median of ${COLD_IMPORT_RUNS}`, value: ms(coldPlain) },
+    { metric: 'Non-streaming throughput, gateway (closed loop)', value: `${int(gatewayJsonSat.rps)} req/s`, target: `≥ ${int(TARGETS.nonStreamingRps)} req/s`, pass: gatewayJsonSat.rps >= TARGETS.nonStreamingRps },
+    { metric: 'Non-streaming throughput, simulator direct', value: `${int(directJsonSat.rps)} req/s` },
+    { metric: 'Non-streaming latency at saturation, gateway p50 / p90 / p99', value: trio(gatewayJsonSat.latency) },
+    { metric: `Non-streaming latency at ${rate} req/s, direct p50 / p90 / p99`, value: trio(directJsonPaced.latency) },
+    { metric: `Non-streaming latency at ${rate} req/s, gateway p50 / p90 / p99`, value: trio(gatewayJsonPaced.latency) },
+    { metric: 'Added latency p50 (gateway − direct)', value: ms(addedP50), target: `≤ ${TARGETS.addedP50Ms} ms`, pass: addedP50 <= TARGETS.addedP50Ms },
+    { metric: 'Added latency p90', value: ms(added(gatewayJsonPaced.latency, directJsonPaced.latency, 'p90')) },
+    { metric: 'Added latency p99', value: ms(addedP99), target: `≤ ${TARGETS.addedP99Ms} ms`, pass: addedP99 <= TARGETS.addedP99Ms },
+    { metric: `Streaming TTFB at ${rate} req/s, direct p50 / p90 / p99`, value: trio(directSsePaced.ttfb) },
+    { metric: `Streaming TTFB at ${rate} req/s, gateway p50 / p90 / p99`, value: trio(gatewaySsePaced.ttfb) },
+    { metric: 'Added time to first byte p50', value: ms(addedTtfbP50), target: `≤ ${TARGETS.addedP50Ms} ms`, pass: addedTtfbP50 <= TARGETS.addedP50Ms },
+    { metric: 'Added time to first byte p99', value: ms(addedTtfbP99), target: `≤ ${TARGETS.addedP99Ms} ms`, pass: addedTtfbP99 <= TARGETS.addedP99Ms },
+    { metric: 'Streaming total time, direct / gateway p50', value: `${ms(directSsePaced.latency.p50)} / ${ms(gatewaySsePaced.latency.p50)}` },
+    { metric: 'Streaming throughput, gateway / direct (closed loop)', value: `${int(gatewaySseSat.rps)} / ${int(directSseSat.rps)} req/s` },
+    { metric: `Chunk forwarding: extra delay per chunk, p50 / p99 / max (${int(extra.count)} chunks, ${CHUNK_DELAY_MS} ms apart)`, value: `${ms(extra.p50)} / ${ms(extra.p99)} / ${ms(extra.max)}; ${int(overTarget)} chunk(s) over ${TARGETS.chunkDelayMs} ms`, target: `every chunk ≤ ${TARGETS.chunkDelayMs} ms`, pass: extra.max <= TARGETS.chunkDelayMs && chunksGateway.missing === 0 },
+    { metric: 'Gateway event-loop delay during the chunk phase p50 / p99 / max', value: chunksGateway.phase.cpu ? `${ms(chunksGateway.phase.cpu.loopDelay.p50)} / ${ms(chunksGateway.phase.cpu.loopDelay.p99)} / ${ms(chunksGateway.phase.cpu.loopDelay.max)}` : 'n/a' },
+    { metric: 'Chunk delay upstream → client p50 / p99 / max, direct; via gateway', value: `${ms(chunksDirect.delays.p50)} / ${ms(chunksDirect.delays.p99)} / ${ms(chunksDirect.delays.max)}; ${ms(chunksGateway.delays.p50)} / ${ms(chunksGateway.delays.p99)} / ${ms(chunksGateway.delays.max)}` },
+    { metric: 'Gateway CPU per request, non-streaming (at saturation)', value: cpuCell(gatewayJsonSat.cpu, true) },
+    { metric: `Gateway CPU per request, non-streaming (at ${rate} req/s)`, value: cpuCell(gatewayJsonPaced.cpu, false) },
+    { metric: 'Gateway CPU per request, streaming (at saturation)', value: cpuCell(gatewaySseSat.cpu, true) },
+    { metric: 'DynamoDB Local CPU per request, non-streaming (separate process)', value: `${us(gatewayJsonSat.cpu?.dynamodbUs)}; ${(gatewayJsonSat.cpu?.dynamodbCores ?? Number.NaN).toFixed(2)} cores busy` },
+    { metric: 'Machine CPU during the non-streaming gateway throughput phase (both cores)', value: gatewayJsonSat.cpu?.machine ? `${pct(gatewayJsonSat.cpu.machine.busy)} busy, ${pct(gatewayJsonSat.cpu.machine.iowait)} iowait, ${pct(gatewayJsonSat.cpu.machine.steal)} steal` : 'n/a' },
+    { metric: 'Simulator / load generator CPU per request, non-streaming', value: `${us(gatewayJsonSat.cpu?.simulatorUs)} / ${us(gatewayJsonSat.cpu?.benchUs)}` },
+    { metric: 'Gateway RSS after the streaming phase', value: `${((gatewaySseSat.cpu?.rss ?? 0) / 1024 / 1024).toFixed(0)} MiB` },
+    { metric: 'Failed requests (any phase)', value: int(errors), target: '0', pass: errors === 0 },
+  ];
+  const whatIfTable = () => {
+    const baseline = { label: 'as measured above', sat: gatewayJsonSat, paced: gatewayJsonPaced, sse: gatewaySsePaced, chunks: chunksGateway };
+    const columns = [baseline, ...whatIfColumns];
+    const chunkCell = (chunks: typeof chunksGateway) => {
+      const d = distribution(chunks.raw.map((value) => value - chunkBaseline));
+      return `${ms(d.p50)} / ${ms(d.p99)} / ${ms(d.max)} (${int(chunks.raw.filter((value) => value - chunkBaseline > TARGETS.chunkDelayMs).length)} over ${TARGETS.chunkDelayMs} ms)`;
+    };
+    const line = (metric: string, cell: (column: typeof baseline) => string) => `| ${metric} | ${columns.map(cell).join(' | ')} |`;
+    return [
+      '### What-if (analysis only, not results): key cache held for the run; then also no generation-record writes',
+      '',
+      `| Metric | ${columns.map((column) => column.label).join(' | ')} |`,
+      `|---|${columns.map(() => '---').join('|')}|`,
+      line('Non-streaming throughput, gateway', (c) => `${int(c.sat.rps)} req/s`),
+      line('Gateway CPU per request (saturation)', (c) => cpuCell(c.sat.cpu, true)),
+      line('DynamoDB Local CPU per request; machine busy / iowait', (c) => `${us(c.sat.cpu?.dynamodbUs)}; ${pct(c.sat.cpu?.machine?.busy)} / ${pct(c.sat.cpu?.machine?.iowait)}`),
+      line('Latency at saturation p50 / p99', (c) => `${ms(c.sat.latency.p50)} / ${ms(c.sat.latency.p99)}`),
+      line(`Added latency p50 / p99 at ${rate} req/s`, (c) => `${ms(c.paced.latency.p50 - directJsonPaced.latency.p50)} / ${ms(c.paced.latency.p99 - directJsonPaced.latency.p99)}`),
+      line(`Added TTFB p50 / p99 at ${rate} req/s`, (c) => `${ms(c.sse.ttfb.p50 - directSsePaced.ttfb.p50)} / ${ms(c.sse.ttfb.p99 - directSsePaced.ttfb.p99)}`),
+      line('Chunk forwarding extra delay p50 / p99 / max', (c) => chunkCell(c.chunks)),
+      line('Gateway event-loop delay in the chunk phase p99 / max', (c) => (c.chunks.phase.cpu ? `${ms(c.chunks.phase.cpu.loopDelay.p99)} / ${ms(c.chunks.phase.cpu.loopDelay.max)}` : 'n/a')),
+      '',
+    ].join('\n');
+  };
+  const missed = rows.filter((row) => row.pass === false);
+  const cpuModel = os.cpus()[0]?.model ?? 'unknown CPU';
+  const machine = `${code}; ${os.cpus().length} cores, ${cpuModel}, ${(os.totalmem() / 1024 ** 3).toFixed(0)} GB RAM, Node ${process.version}, ${os.type()} ${os.release()}; load average ${loadBefore.map((v) => v.toFixed(2)).join(' ')} before, ${loadAfter.map((v) => v.toFixed(2)).join(' ')} after`;
+  const notes = [
+    `- ${CONNECTIONS} keep-alive connections from one load-generator process (node:http), loopback only; gateway = \`startLocalRuntime\` (DynamoDB Local on disk, a regular API key created through the management API, generation records written) in its own process, running the TypeScript sources through tsx; simulator in its own process with no delays.`,
+    `- Throughput: closed loop (a new request as soon as the previous one on the connection ends), ${D.warm} ms warm-up, then ${D.gatewaySat / 1000} s (gateway) / ${D.directSat / 1000} s (direct). Latency and TTFB: the same ${MESSAGE_CHARS}-character message paced at ${rate} req/s in total (a quarter of the gateway's throughput, at most ${PACED_RATE_MAX}), so the figures are per-request cost, not queueing; "added" = gateway percentile − direct percentile. Latency under saturation is shown for reference only (at ${CONNECTIONS} connections it is queueing: ≈ ${CONNECTIONS} / throughput).`,
+    `- Chunk forwarding: an in-process, timestamping copy of the simulator's OpenAI chat stream (same parsing and frames, one chunk every ${CHUNK_DELAY_MS} ms); per content chunk, arrival at the client − moment the upstream wrote it; "extra delay" = that via the gateway − the direct median (${ms(chunkBaseline)}), i.e. what the gateway's hop adds.`,
+    '- CPU: user + system time of the gateway process over the measured window ÷ requests (process.cpuUsage over IPC); at saturation this is the cost of a request, at a paced load it also carries the idle-time work V8 does between requests. Event-loop utilization from performance.eventLoopUtilization. DynamoDB Local and the simulator are separate processes (from /proc), the load generator is this process.',
+    `- Cold import: a fresh \`node\` per run with a minimal \`awslambda\` global, timing \`await import(bundle)\` inside the process; Node ${process.version} here, nodejs22.x on Lambda.`,
+  ];
+  const bundleTop = composition.slice(0, 12).map((entry) => `${entry.source} ${formatBytes(entry.bytes)}`).join(', ');
+  const report = [
+    `## Gateway benchmark — ${new Date().toISOString()}`,
+    '',
+    `Machine: ${machine}.`,
+    '',
+    table(rows),
+    '',
+    missed.length ? `**Missed targets (${missed.length}):** ${missed.map((row) => `${row.metric} = ${row.value} (target ${row.target})`).join('; ')}.` : '**All targets met.**',
+    '',
+    ...notes,
+    '',
+    `Bundle composition (bytes in output): ${bundleTop}.`,
+    '',
+    ...(WHAT_IF ? [whatIfTable()] : []),
+    ...(PROFILE ? profiles : []),
+    `_Bench took ${((performance.now() - benchStarted) / 1000).toFixed(0)} s${QUICK ? ' (--quick)' : ''}${PROFILE || WHAT_IF ? ' (--profile / --what-if phases ran after the measured ones)' : ''}._`,
+    '',
+  ].join('\n');
+  console.log(`\n${report}`);
+  writeFileSync(join(RESULTS_DIR, 'latest.md'), report);
+  log(`written to ${relative(PROJECT_ROOT, join(RESULTS_DIR, 'latest.md'))}`);
+  if (missed.length) {
+    console.log(`\n✗ ${missed.length} target(s) missed:`);
+    for (const row of missed) console.log(`  ✗ ${row.metric}: ${row.value} (target ${row.target})`);
+  } else {
+    console.log('\n✓ all targets met');
+  }
+  return 0;
+}
+
+cleanup.installHandlers();
+main().then(
+  async (code) => {
+    await cleanup.run();
+    process.exit(code);
+  },
+  async (err: unknown) => {
+    console.error(`\nbench failed: ${err instanceof Error ? err.stack ?? err.message : String(err)}`);
+    await cleanup.run();
+    process.exit(1);
+  },
+);
