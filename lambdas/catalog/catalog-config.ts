@@ -1,7 +1,7 @@
 // Builds the catalog from configuration: the simulator (when SIMULATOR_URL is set), the providers whose
 // credentials are present, and a JSON catalog file (GATEWAY_CATALOG_FILE) for anything else.
 import { readFileSync } from 'node:fs';
-import { z } from 'zod';
+import * as z from 'zod';
 import { usdToNanos } from '../shared/money.js';
 import type { AdapterKind, Catalog, CatalogEndpoint, CatalogModel } from './types.js';
 

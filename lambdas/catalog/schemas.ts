@@ -1,5 +1,5 @@
 // Wire shapes of GET /models and GET /models/user (the public OpenRouter model object).
-import { z } from 'zod';
+import * as z from 'zod';
 
 export const listModelsQuery = z.object({
   offset: z.coerce.number().int().min(0).optional(),

@@ -1,5 +1,5 @@
 // Generates the OpenAPI 3.1 document from the route table and its zod schemas, so it grows with every route.
-import { z } from 'zod';
+import * as z from 'zod';
 import type { RouteDef } from './route.js';
 import { fullPath } from './router.js';
 

@@ -1,7 +1,7 @@
 // The single source of truth for the HTTP surface: the local server dispatches from it, the CDK stack
 // creates the API Gateway routes from it, and the OpenAPI document is generated from it.
 // Adding an endpoint = one entry here + its operation in the feature folder.
-import { z } from 'zod';
+import * as z from 'zod';
 import type { LambdaFunction, OperationFor, RouteDef } from './route.js';
 import {
   createKeyBody, createKeyReply, currentKeyReply, deleteKeyReply, keyListReply, keyReply, listKeysQuery, updateKeyBody,

@@ -1,5 +1,5 @@
 // POST /chat/completions request body (SPEC "Chat completion request"), OpenAI-compatible.
-import { z } from 'zod';
+import * as z from 'zod';
 import {
   cacheControlSchema, debugSchema, imageConfigSchema, jsonSchemaObject, metadataSchema, modelIdSchema, modelsSchema, penaltySchema,
   pluginSchema, providerPreferencesSchema, reasoningEffortSchema, reasoningSchema, serviceTierSchema, sessionIdSchema,

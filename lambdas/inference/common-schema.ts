@@ -1,5 +1,5 @@
 // Request fields shared by /chat/completions and /responses, with SPEC's limits.
-import { z } from 'zod';
+import * as z from 'zod';
 
 export const SERVICE_TIERS = ['auto', 'default', 'fast', 'flex', 'priority', 'scale', 'ultrafast'] as const;
 export const REASONING_EFFORTS = ['max', 'xhigh', 'high', 'medium', 'low', 'minimal', 'none'] as const;

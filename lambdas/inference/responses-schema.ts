@@ -1,5 +1,5 @@
 // POST /responses request body (SPEC "Responses request"): stateless, the whole history in `input`.
-import { z } from 'zod';
+import * as z from 'zod';
 import {
   cacheControlSchema, debugSchema, imageConfigSchema, jsonSchemaObject, metadataSchema, modelIdSchema, modelsSchema, penaltySchema,
   pluginSchema, providerPreferencesSchema, reasoningSchema, serviceTierSchema, sessionIdSchema, stopServerToolsWhenSchema,

@@ -1,5 +1,5 @@
 // Wire shapes of the key management routes (request bodies, query and replies), per SPEC "API key record".
-import { z } from 'zod';
+import * as z from 'zod';
 import { MoneyFormatError, usdToNanos } from '../shared/money.js';
 
 export const MAX_CREDIT_LIMIT_USD = 1_000_000_000;

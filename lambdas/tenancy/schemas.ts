@@ -1,5 +1,5 @@
 // Wire shapes of the organization settings routes (SPEC "Organization settings").
-import { z } from 'zod';
+import * as z from 'zod';
 
 export const organizationSettingsSchema = z.object({
   id: z.string(),

@@ -1,7 +1,7 @@
 // What the Anthropic Messages API returns: messages, stream events and errors.
 // Unknown block, delta and event types are accepted (Anthropic adds them over time) and read as `other`;
 // a known type with a malformed body fails validation.
-import { z } from 'zod';
+import * as z from 'zod';
 
 /** Accepts any `type` not in `known`, so a malformed known item cannot slip through as unknown. */
 function otherThan(known: readonly string[]) {

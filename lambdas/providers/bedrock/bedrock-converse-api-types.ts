@@ -1,6 +1,6 @@
 // What Converse and ConverseStream return, as the AWS SDK hands it over (already JSON-decoded and, for
 // the stream, event-stream-decoded). Validated all the same: the SDK does not check shapes.
-import { z } from 'zod';
+import * as z from 'zod';
 
 const usage = z.object({
   /** Input tokens neither read from nor written to the prompt cache. */

@@ -1,6 +1,6 @@
 // What the Gemini API (generateContent / streamGenerateContent) returns: responses, stream chunks and errors.
 // Part kinds the adapter does not translate (executableCode, inlineData output …) are accepted and skipped.
-import { z } from 'zod';
+import * as z from 'zod';
 
 const part = z.object({
   text: z.string().nullish(),

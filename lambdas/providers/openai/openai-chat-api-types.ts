@@ -1,5 +1,5 @@
 // What OpenAI-style Chat Completions endpoints return (OpenAI, Groq, Together, Mistral, DeepSeek, Ollama, vLLM …).
-import { z } from 'zod';
+import * as z from 'zod';
 
 const toolCall = z.object({
   index: z.number().int().optional(),

@@ -1,7 +1,7 @@
 // What the OpenAI Responses API returns: response objects, stream events and errors (HTTP errors share the
 // Chat Completions error shape, see describeOpenAIError). Unknown item, content and event types are accepted and
 // read as `other`; a known type with a malformed body fails validation.
-import { z } from 'zod';
+import * as z from 'zod';
 
 /** Accepts any `type` not in `known`, so a malformed known item cannot slip through as unknown. */
 function otherThan(known: readonly string[]) {
