@@ -59,10 +59,6 @@ function isOperatorKey(text: string, operatorKeyText: string | undefined): boole
   return operatorKeyText !== undefined && operatorKeyText.length > 0 && hashesEqual(hashKey(text), hashKey(operatorKeyText));
 }
 
-async function loadKey(hash: string, deps: AuthDeps): Promise<ApiKey | undefined> {
-  const cached = deps.keyCache.get(hash);
-  if (cached) return cached;
-  const key = await deps.keys.get(hash);
-  if (key) deps.keyCache.set(hash, key);
-  return key;
+function loadKey(hash: string, deps: AuthDeps): Promise<ApiKey | undefined> {
+  return deps.keyCache.getOrLoad(hash, (missing) => deps.keys.get(missing));
 }

@@ -1,9 +1,18 @@
-// A short-lived in-memory cache of key records, so a warm function does not read the same key on
-// every request. Writes through this process invalidate at once; other instances see changes within the TTL.
+// A short-lived in-memory cache of key records, so a warm function does not read the same key on every
+// request. Concurrent misses for one key share one lookup, and an entry used in the last part of its
+// life is refreshed in the background, so a busy key never makes its requests wait on the store.
+// Writes through this process invalidate at once; other instances see changes within about one TTL.
 import type { ApiKey } from './types.js';
 
+interface Entry {
+  key: ApiKey | undefined;
+  expiresAt: number;
+  refreshing: boolean;
+}
+
 export class KeyCache {
-  private readonly entries = new Map<string, { key: ApiKey; expiresAt: number }>();
+  private readonly entries = new Map<string, Entry>();
+  private readonly inflight = new Map<string, Promise<ApiKey | undefined>>();
 
   constructor(private readonly ttlMs = 2000, private readonly maxEntries = 10_000, private readonly now: () => number = Date.now) {}
 
@@ -18,15 +27,49 @@ export class KeyCache {
   }
 
   set(hash: string, key: ApiKey): void {
-    if (this.ttlMs <= 0) return;
-    if (this.entries.size >= this.maxEntries) {
-      const oldest = this.entries.keys().next();
-      if (!oldest.done) this.entries.delete(oldest.value);
+    this.store(hash, key);
+  }
+
+  /**
+   * The cached record, or one lookup shared by every concurrent caller. Unknown keys are not cached.
+   * In the last quarter of an entry's life the entry is still served while one background lookup renews it.
+   */
+  async getOrLoad(hash: string, load: (hash: string) => Promise<ApiKey | undefined>): Promise<ApiKey | undefined> {
+    const entry = this.entries.get(hash);
+    const now = this.now();
+    if (entry && entry.expiresAt > now) {
+      if (!entry.refreshing && entry.expiresAt - now < this.ttlMs / 4) {
+        entry.refreshing = true;
+        this.loadShared(hash, load).catch(() => { entry.refreshing = false; });
+      }
+      return entry.key;
     }
-    this.entries.set(hash, { key, expiresAt: this.now() + this.ttlMs });
+    return this.loadShared(hash, load);
   }
 
   invalidate(hash: string): void {
     this.entries.delete(hash);
+  }
+
+  private loadShared(hash: string, load: (hash: string) => Promise<ApiKey | undefined>): Promise<ApiKey | undefined> {
+    let pending = this.inflight.get(hash);
+    if (!pending) {
+      pending = load(hash).then((key) => {
+        if (key) this.store(hash, key);
+        else this.entries.delete(hash);
+        return key;
+      }).finally(() => this.inflight.delete(hash));
+      this.inflight.set(hash, pending);
+    }
+    return pending;
+  }
+
+  private store(hash: string, key: ApiKey): void {
+    if (this.ttlMs <= 0) return;
+    if (!this.entries.has(hash) && this.entries.size >= this.maxEntries) {
+      const oldest = this.entries.keys().next();
+      if (!oldest.done) this.entries.delete(oldest.value);
+    }
+    this.entries.set(hash, { key, expiresAt: this.now() + this.ttlMs, refreshing: false });
   }
 }
