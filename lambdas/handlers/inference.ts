@@ -1,6 +1,6 @@
 // Inference Lambda behind a Function URL in RESPONSE_STREAM mode: bytes reach the client as they are
 // written. Serves the route table's inference routes (/responses, /chat/completions, /audio/speech).
-import middy from '@middy/core';
+import { pipeline } from 'node:stream/promises';
 import type { Readable } from 'node:stream';
 import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
 import { createRouter } from '../http/router.js';
@@ -37,17 +37,29 @@ export async function handleInference(event: APIGatewayProxyEventV2, deps: Gatew
   };
 }
 
-const deferred = new WeakMap<object, Promise<unknown>[]>();
-
-export const handler = middy<APIGatewayProxyEventV2, StreamingReply, Error, Context>({
-  streamifyResponse: true,
-  // Runs after the response stream has ended: the client has its reply; the invocation finishes the rest.
-  requestEnd: async (request) => {
-    const work = deferred.get(request.event as object);
-    if (work) await Promise.allSettled(work);
-  },
-}).handler((event) => handleInference(event, defaultDeps(), (work) => {
-  const list = deferred.get(event);
-  if (list) list.push(work);
-  else deferred.set(event, [work]);
-}));
+/**
+ * The runtime's streamifyResponse directly rather than middy's streaming mode: a JSON reply is written in one
+ * call instead of through Readable.from + pipeline (~45 µs per request), and work deferred past the reply
+ * (generation records) is awaited in `finally`, also when the client went away mid-stream.
+ */
+export const handler = awslambda.streamifyResponse(async (event: APIGatewayProxyEventV2, responseStream, _context: Context) => {
+  const deferred: Promise<unknown>[] = [];
+  const deps = defaultDeps();
+  try {
+    const reply = await handleInference(event, deps, (work) => { deferred.push(work); });
+    const stream = awslambda.HttpResponseStream.from(responseStream, { statusCode: reply.statusCode, headers: reply.headers });
+    if (typeof reply.body === 'string') {
+      await new Promise<void>((resolve, reject) => {
+        stream.once('error', reject);
+        stream.end(reply.body, () => resolve());
+      });
+    } else {
+      await pipeline(reply.body, stream);
+    }
+  } catch (err) {
+    // Only the response stream can fail here (dispatch never throws): usually the client went away.
+    deps.log(JSON.stringify({ level: 'warn', message: 'response stream ended early', request_id: event.requestContext?.requestId, error: String(err) }));
+  } finally {
+    await Promise.allSettled(deferred);
+  }
+});

@@ -147,7 +147,7 @@ async function withFallbacks<T>(
   trace: RouteTrace,
   deps: EngineDeps,
   signal: AbortSignal,
-  call: (candidate: Candidate, attemptSignal: AbortSignal, clearTimer: () => void) => Promise<T>,
+  call: (candidate: Candidate, attempt: AbortController, clearTimer: () => void) => Promise<T>,
 ): Promise<{ value: T; candidate: Candidate }> {
   const policy = deps.config.retry;
   let lastError: ProviderError | undefined;
@@ -159,12 +159,12 @@ async function withFallbacks<T>(
       tries += 1;
       const controller = new AbortController();
       const onAbort = () => controller.abort(signal.reason);
-      signal.addEventListener('abort', onAbort, { once: true });
+      if (signal !== NEVER_ABORTED) signal.addEventListener('abort', onAbort, { once: true });
       const timer = setTimeout(() => controller.abort(timeoutError()), deps.config.firstByteTimeoutMs);
       // Only the first-byte timer is cleared on success: the caller's abort must still reach a running stream.
       const clearTimer = () => clearTimeout(timer);
       try {
-        const value = await call(candidate, controller.signal, clearTimer);
+        const value = await call(candidate, controller, clearTimer);
         trace.attempts.push({ model: candidate.endpoint.model, provider: candidate.endpoint.provider, status: 'ok' });
         return { value, candidate };
       } catch (err) {
@@ -185,6 +185,9 @@ async function withFallbacks<T>(
   void request;
   throw toHttpError(lastError ?? new ProviderError({ provider: 'gateway', kind: 'http', status: 502, message: 'No provider could be tried' }), trace);
 }
+
+/** For callers that never cancel (a buffered reply): no listener is registered on it. */
+export const NEVER_ABORTED: AbortSignal = new AbortController().signal;
 
 function abortedError(signal: AbortSignal): HttpError {
   return new HttpError(499, 'Client closed the request', { cause: signal.reason });
@@ -211,10 +214,10 @@ export interface Generated {
 }
 
 export async function generate(request: InferenceRequest, caller: Caller, trace: RouteTrace, deps: EngineDeps, signal: AbortSignal): Promise<Generated> {
-  const { value, candidate } = await withFallbacks(request, trace, deps, signal, async (candidate, attemptSignal, clearTimer) => {
+  const { value, candidate } = await withFallbacks(request, trace, deps, signal, async (candidate, attempt, clearTimer) => {
     try {
       const adapter = await deps.adapters.get(candidate.endpoint);
-      return await adapter.generate(withUser(requestFor(candidate, request.params), caller, request), { signal: attemptSignal });
+      return await adapter.generate(withUser(requestFor(candidate, request.params), caller, request), { signal: attempt.signal });
     } finally {
       clearTimer();
     }
@@ -232,13 +235,13 @@ export interface Streaming {
 
 /** Resolves once an endpoint has produced its first event; failing over is allowed until then, never after. */
 export async function startStream(request: InferenceRequest, caller: Caller, trace: RouteTrace, deps: EngineDeps, signal: AbortSignal): Promise<Streaming> {
-  const { value, candidate } = await withFallbacks(request, trace, deps, signal, async (candidate, attemptSignal, clearTimer) => {
+  const { value, candidate } = await withFallbacks(request, trace, deps, signal, async (candidate, attempt, clearTimer) => {
     const adapter = await deps.adapters.get(candidate.endpoint);
-    const iterator = adapter.stream(withUser(requestFor(candidate, request.params), caller, request), { signal: attemptSignal })[Symbol.asyncIterator]();
+    const iterator = adapter.stream(withUser(requestFor(candidate, request.params), caller, request), { signal: attempt.signal })[Symbol.asyncIterator]();
     try {
       const first = await iterator.next();
       if (first.done) throw new ProviderError({ provider: candidate.endpoint.provider, kind: 'invalid-response', status: 502, message: 'Upstream stream ended without any event' });
-      return { iterator, first: first.value, attemptSignal };
+      return { iterator, first: first.value, attempt };
     } finally {
       // The first-byte timer is replaced by an idle timer below.
       clearTimer();
@@ -246,24 +249,29 @@ export async function startStream(request: InferenceRequest, caller: Caller, tra
   });
   const firstTokenMs = deps.now() - trace.startedAt;
   const endpoint = candidate.endpoint;
+  // One idle timer for the whole stream, pushed back by each event; when it fires the upstream call is
+  // aborted with a timeout, which the adapter reports as the stream's failure.
+  const idle = setTimeout(() => {
+    value.attempt.abort(new ProviderError({ provider: endpoint.provider, kind: 'timeout', status: 408, message: 'Upstream stream stalled' }));
+  }, deps.config.streamIdleTimeoutMs);
   async function* events(): AsyncGenerator<StreamEvent> {
-    yield value.first;
-    for (;;) {
-      let idle: NodeJS.Timeout | undefined;
-      const next = await Promise.race([
-        value.iterator.next(),
-        new Promise<never>((_, reject) => {
-          idle = setTimeout(() => reject(new ProviderError({ provider: endpoint.provider, kind: 'timeout', status: 408, message: 'Upstream stream stalled' })), deps.config.streamIdleTimeoutMs);
-        }),
-      ]).finally(() => clearTimeout(idle));
-      if (next.done) return;
-      yield next.value;
+    try {
+      yield value.first;
+      for (;;) {
+        idle.refresh();
+        const next = await value.iterator.next();
+        if (next.done) return;
+        yield next.value;
+      }
+    } finally {
+      clearTimeout(idle);
     }
   }
   const generator = events();
   const originalReturn = generator.return.bind(generator);
   // Closing the stream early (client gone, mid-stream error) closes the upstream iterator too.
   generator.return = async (result) => {
+    clearTimeout(idle);
     await value.iterator.return?.(undefined).catch(() => undefined);
     return originalReturn(result);
   };

@@ -11,7 +11,7 @@ import type { GatewayRequest } from '../http/request.js';
 import type { GenerationResult, StreamEvent, ToolCall } from '../providers/types.js';
 import { emptyUsage } from '../providers/types.js';
 import { ProviderError } from '../providers/provider-error.js';
-import { complete, generate, serviceMetadata, startStream, startTrace, toHttpError, type Caller, type EngineDeps, type RouteTrace, type Streaming } from './engine.js';
+import { NEVER_ABORTED, complete, generate, serviceMetadata, startStream, startTrace, toHttpError, type Caller, type EngineDeps, type RouteTrace, type Streaming } from './engine.js';
 import type { InferenceRequest } from './inference-request.js';
 import { fromChat } from './from-chat.js';
 import { fromResponses } from './from-responses.js';
@@ -61,7 +61,7 @@ async function run(inference: InferenceRequest, principal: Principal | null, htt
   const generationHeader = { 'x-generation-id': trace.generationId };
   try {
     if (request.stream) return await streamReply(request, caller, trace, engine, withMetadata, generationHeader, defer);
-    const generated = await generate(request, caller, trace, engine, new AbortController().signal);
+    const generated = await generate(request, caller, trace, engine, NEVER_ABORTED);
     const accounted = complete(request, caller, trace, generated.candidate, {
       status: generated.result.finish_reason === 'length' ? 'incomplete' : 'completed',
       result: generated.result,

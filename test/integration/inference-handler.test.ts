@@ -24,10 +24,16 @@ const savedEnv = { ...process.env };
 beforeAll(async () => {
   // An OpenAI-style upstream that streams a chunk every 50 ms for as long as the connection stays open.
   upstream = createServer((req, res) => {
-    req.resume();
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
-      upstreamOpenedAt = Date.now();
       res.writeHead(200, { 'content-type': 'text/event-stream' });
+      if ((JSON.parse(Buffer.concat(chunks).toString()) as { model: string }).model === 'stall') {
+        // One chunk, then silence with the connection held open.
+        res.write(`data: ${JSON.stringify({ id: 'y', choices: [{ index: 0, delta: { content: 'and then nothing' }, finish_reason: null }] })}\n\n`);
+        return;
+      }
+      upstreamOpenedAt = Date.now();
       const timer = setInterval(() => {
         res.write(`data: ${JSON.stringify({ id: 'x', choices: [{ index: 0, delta: { content: 'tick ' }, finish_reason: null }] })}\n\n`);
       }, 50);
@@ -41,7 +47,10 @@ beforeAll(async () => {
   const port = (upstream.address() as { port: number }).port;
   const catalogFile = join(mkdtempSync(join(tmpdir(), 'gateway-catalog-')), 'catalog.json');
   writeFileSync(catalogFile, JSON.stringify({
-    models: [{ id: 'test/slow', endpoints: [{ provider: 'slow', adapter: 'openai-chat', base_url: `http://127.0.0.1:${port}/v1`, upstream_model: 'slow', pricing: { prompt: '0.000001', completion: '0.000001' }, context_length: 1000 }] }],
+    models: [
+      { id: 'test/slow', endpoints: [{ provider: 'slow', adapter: 'openai-chat', base_url: `http://127.0.0.1:${port}/v1`, upstream_model: 'slow', pricing: { prompt: '0.000001', completion: '0.000001' }, context_length: 1000 }] },
+      { id: 'test/stall', endpoints: [{ provider: 'stall', adapter: 'openai-chat', base_url: `http://127.0.0.1:${port}/v1`, upstream_model: 'stall', pricing: { prompt: '0.000001', completion: '0.000001' }, context_length: 1000 }] },
+    ],
   }));
 
   simulator = await startSimulator({ port: 0 });
@@ -51,6 +60,7 @@ beforeAll(async () => {
   process.env.DYNAMODB_ENDPOINT = store.endpoint;
   process.env.GATEWAY_CATALOG_FILE = catalogFile;
   process.env.SIMULATOR_URL = simulator.url;
+  process.env.GATEWAY_STREAM_IDLE_TIMEOUT_MS = '300';
   installAwsLambdaShim();
   const [{ handler: inference }, { handler: management }] = await Promise.all([
     import('../../lambdas/handlers/inference.js'),
@@ -128,5 +138,23 @@ describe('client disconnect', () => {
     expect(upstreamOpenedAt).toBeDefined();
     expect(upstreamClosedAt).toBeDefined();
     expect(upstreamClosedAt! - disconnectedAt).toBeLessThan(1000);
+  });
+});
+
+describe('stalled upstream stream', () => {
+  it('ends with an error event once the stream has been silent for the idle timeout', async () => {
+    const started = Date.now();
+    const reply = await fetch(`${gateway.url}/api/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'test/stall', stream: true, messages: [{ role: 'user', content: 'go' }] }),
+    });
+    expect(reply.status).toBe(200);
+    const text = await reply.text();
+    expect(Date.now() - started).toBeLessThan(3000);
+    expect(text).toContain('and then nothing');
+    expect(text).toContain('"finish_reason":"error"');
+    expect(text).toContain('stalled');
+    expect(text).not.toContain('[DONE]');
   });
 });
