@@ -1,6 +1,7 @@
-// Writes generation records in batches, off the reply's path: records finished within one short window
-// share a BatchWriteItem. Each caller gets a promise that settles once its record is stored (or its loss
-// is logged); the Lambda handler awaits those before the invocation ends.
+// Writes generation records in batches, off the reply's path. At most a few BatchWriteItem calls are in
+// flight at once; records finishing meanwhile wait and join the next batch, so batches grow with load
+// instead of the store being flooded with small writes. Each caller gets a promise that settles once its
+// record is stored (or its loss is logged); the Lambda handler awaits those before the invocation ends.
 import type { GenerationRecord, GenerationRepository } from '../store/generation-repository.js';
 
 interface Pending {
@@ -8,47 +9,60 @@ interface Pending {
   resolve: () => void;
 }
 
+const MAX_BATCH = 25;
+
 export class GenerationRecorder {
   private queue: Pending[] = [];
   private timer: NodeJS.Timeout | undefined;
+  private inFlight = 0;
 
-  /** @param windowMs how long the first queued record waits for company; 0 flushes on the next turn of the event loop. */
+  /**
+   * @param windowMs how long the first queued record waits for company; 0 writes on the next turn of the event loop.
+   * @param maxInFlight concurrent BatchWriteItem calls.
+   */
   constructor(
     private readonly repository: GenerationRepository,
     private readonly windowMs: number,
     private readonly log: (line: string) => void,
-    private readonly maxBatch = 25,
+    private readonly maxInFlight = 2,
   ) {}
 
   record(record: GenerationRecord): Promise<void> {
     return new Promise((resolve) => {
       this.queue.push({ record, resolve });
-      if (this.queue.length >= this.maxBatch) {
-        void this.flush();
-      } else if (!this.timer) {
-        this.timer = this.windowMs > 0 ? setTimeout(() => void this.flush(), this.windowMs) : setImmediate(() => void this.flush()) as unknown as NodeJS.Timeout;
+      if (this.queue.length >= MAX_BATCH) this.pump();
+      else if (!this.timer) {
+        this.timer = this.windowMs > 0
+          ? setTimeout(() => this.pump(), this.windowMs)
+          : (setImmediate(() => this.pump()) as unknown as NodeJS.Timeout);
       }
     });
   }
 
-  /** Writes everything queued now. */
-  async flush(): Promise<void> {
+  /** Starts batches while there are queued records and a free slot. */
+  private pump(): void {
     if (this.timer) {
       clearTimeout(this.timer);
       clearImmediate(this.timer as unknown as NodeJS.Immediate);
       this.timer = undefined;
     }
-    const batch = this.queue;
-    this.queue = [];
-    for (let start = 0; start < batch.length; start += this.maxBatch) {
-      const slice = batch.slice(start, start + this.maxBatch);
-      try {
-        await this.repository.putBatch(slice.map((entry) => entry.record));
-      } catch (err) {
-        // The replies have been produced; losing their records is logged loudly rather than failing callers.
-        this.log(JSON.stringify({ level: 'error', message: 'generation record write failed', generation_ids: slice.map((entry) => entry.record.id), error: String(err) }));
-      }
-      for (const entry of slice) entry.resolve();
+    while (this.queue.length > 0 && this.inFlight < this.maxInFlight) {
+      const batch = this.queue.splice(0, MAX_BATCH);
+      this.inFlight += 1;
+      void this.write(batch).finally(() => {
+        this.inFlight -= 1;
+        if (this.queue.length > 0) this.pump();
+      });
     }
+  }
+
+  private async write(batch: Pending[]): Promise<void> {
+    try {
+      await this.repository.putBatch(batch.map((entry) => entry.record));
+    } catch (err) {
+      // The replies have been produced; losing their records is logged loudly rather than failing callers.
+      this.log(JSON.stringify({ level: 'error', message: 'generation record write failed', generation_ids: batch.map((entry) => entry.record.id), error: String(err) }));
+    }
+    for (const entry of batch) entry.resolve();
   }
 }

@@ -54,4 +54,19 @@ describe('GenerationRecorder', () => {
     await recorder.record(record('lost'));
     expect(JSON.parse(logs[0]!)).toMatchObject({ level: 'error', generation_ids: ['lost'], error: 'Error: table gone' });
   });
+
+  it('lets records that finish during a write wait and go together in the next batch', async () => {
+    let release: () => void = () => undefined;
+    const gate = new Promise<void>((resolve) => { release = resolve; });
+    mock.on(BatchWriteCommand).callsFakeOnce(async () => { await gate; return {}; }).resolves({});
+    const recorder = new GenerationRecorder(repository, 0, () => undefined, 1);
+    const first = recorder.record(record('first'));
+    await new Promise((resolve) => setImmediate(resolve));
+    const later = Array.from({ length: 7 }, (_, i) => recorder.record(record(`later-${i}`)));
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(mock.commandCalls(BatchWriteCommand)).toHaveLength(1);
+    release();
+    await Promise.all([first, ...later]);
+    expect(mock.commandCalls(BatchWriteCommand).map((call) => call.args[0].input.RequestItems!.table!.length)).toEqual([1, 7]);
+  });
 });
