@@ -115,12 +115,14 @@ describe('generation records', () => {
 
 describe('client disconnect', () => {
   it('aborts the upstream request within 1 s of the client going away', async () => {
+    let generationId = '';
     const disconnectedAt = await new Promise<number>((resolve, reject) => {
       const req = request(`${gateway.url}/api/v1/chat/completions`, {
         method: 'POST',
         headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
       }, (res) => {
         expect(res.statusCode).toBe(200);
+        generationId = String(res.headers['x-generation-id']);
         let chunks = 0;
         res.on('data', () => {
           chunks += 1;
@@ -138,6 +140,8 @@ describe('client disconnect', () => {
     expect(upstreamOpenedAt).toBeDefined();
     expect(upstreamClosedAt).toBeDefined();
     expect(upstreamClosedAt! - disconnectedAt).toBeLessThan(1000);
+    // The cancelled generation is still recorded, with what was produced before the client left.
+    expect(await waitForRecord(generationId)).toMatchObject({ id: generationId, status: 'cancelled', streamed: true });
   });
 });
 
@@ -156,5 +160,7 @@ describe('stalled upstream stream', () => {
     expect(text).toContain('"finish_reason":"error"');
     expect(text).toContain('stalled');
     expect(text).not.toContain('[DONE]');
+    const id = reply.headers.get('x-generation-id')!;
+    expect(await waitForRecord(id)).toMatchObject({ id, status: 'error', error: { status: 408 } });
   });
 });
