@@ -144,7 +144,7 @@ process.on('message', (message: ToGateway) => {
       }
       case 'key-cache-ttl': {
         // What-if analysis only: a key cache whose entries outlive the run (ms) or the gateway's own again (null).
-        const deps = defaultDeps();
+        const deps = await defaultDeps();
         originalKeyCache ??= deps.keyCache;
         deps.keyCache = message.ms === null ? originalKeyCache : new KeyCache(message.ms);
         send({ type: 'done', id: message.id });

@@ -1,6 +1,7 @@
 // The whole gateway in one stack: the table, the streaming inference function behind a Function URL,
 // and the management function behind an HTTP API whose routes come from the route table.
-import { CfnOutput, Duration, Stack, type StackProps } from 'aws-cdk-lib';
+import { CfnOutput, Duration, SecretValue, Stack, type StackProps } from 'aws-cdk-lib';
+import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { FunctionUrlAuthType, HttpMethod, InvokeMode, type FunctionUrl } from 'aws-cdk-lib/aws-lambda';
 import type { Construct } from 'constructs';
 import { API_PREFIX } from '../lambdas/http/router.js';
@@ -35,12 +36,23 @@ export class GatewayStack extends Stack {
   readonly inferenceUrl: FunctionUrl;
   readonly management: GatewayFunction;
   readonly managementApi: ManagementApi;
+  readonly providerSecret: Secret;
 
   constructor(scope: Construct, id: string, props: GatewayStackProps) {
     super(scope, id, props);
 
     this.table = new GatewayTable(this, 'Store');
     const tableAccess = { table: this.table.table, indexNames: this.table.indexNames };
+
+    // Provider credentials: a JSON object of credential names to values (OPENAI_API_KEY, ANTHROPIC_API_KEY …),
+    // filled in by the operator after deployment; the functions read it once per cold start.
+    this.providerSecret = new Secret(this, 'ProviderCredentials', {
+      description: 'Model gateway provider credentials: JSON object {"OPENAI_API_KEY": "...", ...}',
+      secretStringValue: SecretValue.unsafePlainText('{}'),
+    });
+    acknowledgeNag(this.providerSecret, 'AwsSolutions-SMG4',
+      'Holds third-party provider API keys, which the providers issue and revoke; they cannot be rotated by a Lambda rotation function. Operators replace the value when a provider key changes.');
+    const environment = { GATEWAY_PROVIDER_SECRET_ARN: this.providerSecret.secretArn };
 
     this.inference = new GatewayFunction(this, 'Inference', {
       entry: 'lambdas/handlers/inference.ts',
@@ -49,6 +61,7 @@ export class GatewayStack extends Stack {
       architecture: props.architecture,
       timeout: INFERENCE_TIMEOUT,
       tableAccess,
+      environment,
     });
 
     // AuthType NONE on purpose: every inference route authenticates the caller's bearer key in the
@@ -74,6 +87,7 @@ export class GatewayStack extends Stack {
       architecture: props.architecture,
       timeout: MANAGEMENT_TIMEOUT,
       tableAccess,
+      environment,
     });
 
     this.managementApi = new ManagementApi(this, 'ManagementApi', {
@@ -82,7 +96,10 @@ export class GatewayStack extends Stack {
       ...(props.throttle ? { throttle: props.throttle } : {}),
     });
 
-    for (const fn of [this.inference, this.management]) acknowledgeNag(fn.function, 'AwsSolutions-L1', RUNTIME_PINNED);
+    for (const fn of [this.inference, this.management]) {
+      acknowledgeNag(fn.function, 'AwsSolutions-L1', RUNTIME_PINNED);
+      this.providerSecret.grantRead(fn.function);
+    }
 
     new CfnOutput(this, 'InferenceBaseUrl', {
       description: `Base URL of the inference routes (Function URL, streaming): POST <this>/chat/completions …`,
@@ -95,5 +112,6 @@ export class GatewayStack extends Stack {
     new CfnOutput(this, 'InferenceFunctionUrl', { description: 'Function URL of the inference function', value: this.inferenceUrl.url });
     new CfnOutput(this, 'ManagementApiUrl', { description: 'Root URL of the management HTTP API', value: this.managementApi.url });
     new CfnOutput(this, 'TableName', { description: 'The gateway DynamoDB table', value: this.table.table.tableName });
+    new CfnOutput(this, 'ProviderSecretArn', { description: 'Secret holding provider credentials (JSON object of names to values)', value: this.providerSecret.secretArn });
   }
 }

@@ -88,7 +88,7 @@ export async function startLocalRuntime(config: LocalConfig, log: (line: string)
       import('../../lambdas/handlers/management.js'),
       import('../../lambdas/http/deps.js'),
     ]);
-    const deps = defaultDeps();
+    const deps = await defaultDeps();
     const bootstrap = await bootstrapLocal({
       organizations: deps.organizations, keys: deps.keys, adminKeyText: config.adminKey, initialCredits, now: new Date(),
     });

@@ -9,6 +9,7 @@ import { dispatch } from '../http/dispatch.js';
 import { fromLambdaEvent } from '../http/request.js';
 import { defaultDeps, type GatewayDeps } from '../http/deps.js';
 import { inferenceOperations } from '../inference/operations.js';
+import { toErrorReply } from '../http/errors.js';
 
 export { inferenceOperations };
 
@@ -44,21 +45,31 @@ export async function handleInference(event: APIGatewayProxyEventV2, deps: Gatew
  */
 export const handler = awslambda.streamifyResponse(async (event: APIGatewayProxyEventV2, responseStream, _context: Context) => {
   const deferred: Promise<unknown>[] = [];
-  const deps = defaultDeps();
+  let reply: StreamingReply;
+  let log: (line: string) => void = (line) => console.error(line);
   try {
-    const reply = await handleInference(event, deps, (work) => { deferred.push(work); });
+    const deps = await defaultDeps();
+    log = deps.log;
+    reply = await handleInference(event, deps, (work) => { deferred.push(work); });
+  } catch (err) {
+    // Only start-up can fail here (configuration, the provider secret): dispatch itself never throws.
+    const error = toErrorReply(err, event.requestContext?.requestId ?? 'unknown', log);
+    reply = { statusCode: error.status, headers: { 'content-type': 'application/json' }, body: JSON.stringify(error.body) };
+  }
+  try {
     const stream = awslambda.HttpResponseStream.from(responseStream, { statusCode: reply.statusCode, headers: reply.headers });
     if (typeof reply.body === 'string') {
+      const body = reply.body;
       await new Promise<void>((resolve, reject) => {
         stream.once('error', reject);
-        stream.end(reply.body, () => resolve());
+        stream.end(body, () => resolve());
       });
     } else {
       await pipeline(reply.body, stream);
     }
   } catch (err) {
-    // Only the response stream can fail here (dispatch never throws): usually the client went away.
-    deps.log(JSON.stringify({ level: 'warn', message: 'response stream ended early', request_id: event.requestContext?.requestId, error: String(err) }));
+    // The response stream failed: usually the client went away mid-stream.
+    log(JSON.stringify({ level: 'warn', message: 'response stream ended early', request_id: event.requestContext?.requestId, error: String(err) }));
   } finally {
     await Promise.allSettled(deferred);
   }

@@ -35,4 +35,14 @@ export async function handleManagement(event: APIGatewayProxyEventV2, deps: Gate
 }
 
 export const handler = middy<APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Error, Context>()
-  .handler((event) => handleManagement(event, defaultDeps()));
+  .handler(async (event) => {
+    let deps: GatewayDeps;
+    try {
+      deps = await defaultDeps();
+    } catch (err) {
+      // Start-up failed (configuration, the provider secret): the envelope, with the cause in the logs only.
+      const error = toErrorReply(err, event.requestContext?.requestId ?? 'unknown');
+      return { statusCode: error.status, headers: { 'content-type': 'application/json' }, body: JSON.stringify(error.body) };
+    }
+    return handleManagement(event, deps);
+  });

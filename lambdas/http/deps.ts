@@ -6,6 +6,7 @@ import { KeyCache } from '../keys/key-cache.js';
 import type { AuthDeps } from './auth.js';
 import type { EngineDeps } from '../inference/engine.js';
 import { createEngineDeps } from '../inference/engine-deps.js';
+import { gatewayEnvironment } from '../aws/provider-secrets.js';
 
 export interface GatewayDeps extends AuthDeps {
   organizations: OrganizationRepository;
@@ -29,10 +30,14 @@ export function createDeps(env: NodeJS.ProcessEnv = process.env): GatewayDeps {
   };
 }
 
-let shared: GatewayDeps | undefined;
+let shared: Promise<GatewayDeps> | undefined;
 
-/** The process-wide deps: the inference and management handlers share them (and their key cache) locally. */
-export function defaultDeps(): GatewayDeps {
-  shared ??= createDeps();
+/**
+ * The process-wide deps, built once (a Lambda cold start reads the provider secret here); the inference
+ * and management handlers share them, and their key cache, locally.
+ */
+export function defaultDeps(): Promise<GatewayDeps> {
+  shared ??= gatewayEnvironment().then((env) => createDeps(env));
+  shared.catch(() => { shared = undefined; });
   return shared;
 }

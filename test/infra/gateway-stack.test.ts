@@ -77,8 +77,9 @@ describe('cdk-nag (AwsSolutions)', () => {
       { rule: 'AwsSolutions-L1', at: 'ModelGatewayStack/Inference/Function' },
       { rule: 'AwsSolutions-L1', at: 'ModelGatewayStack/Management/Function' },
       { rule: 'AwsSolutions-APIG4', at: 'ModelGatewayStack/ManagementApi/HttpApi' },
+      { rule: 'AwsSolutions-SMG4', at: 'ModelGatewayStack/ProviderCredentials' },
     ]));
-    expect(new Set(acknowledged.map((finding) => finding.rule))).toEqual(new Set(['AwsSolutions-L1', 'AwsSolutions-APIG4']));
+    expect(new Set(acknowledged.map((finding) => finding.rule))).toEqual(new Set(['AwsSolutions-L1', 'AwsSolutions-APIG4', 'AwsSolutions-SMG4']));
     for (const finding of nag?.suppressedViolations ?? []) expect(finding.reason.length).toBeGreaterThan(40);
   });
 
@@ -388,5 +389,26 @@ describe('context validation', () => {
       nag: false,
     });
     expect(config).toMatchObject({ region: 'ap-southeast-2', account: '123456789012', memorySize: 1024, architecture: 'arm64', stackName: 'ModelGatewayStack' });
+  });
+});
+
+describe('provider credentials', () => {
+  const policies = () => Object.values(base.template.findResources('AWS::IAM::Policy'));
+  const statementsOf = (policy: { [key: string]: any }) =>
+    policy.Properties.PolicyDocument.Statement as { Action: string | string[]; Resource: unknown; Effect: string }[];
+
+  it('keeps them in one Secrets Manager secret that only the two functions may read, named in their environment', () => {
+    base.template.resourceCountIs('AWS::SecretsManager::Secret', 1);
+    const secretId = logicalId(base.stack, base.stack.providerSecret);
+    for (const gatewayFunction of [base.stack.inference, base.stack.management]) {
+      const fn = base.template.findResources('AWS::Lambda::Function')[logicalId(base.stack, gatewayFunction.function)]!;
+      expect(fn.Properties.Environment.Variables.GATEWAY_PROVIDER_SECRET_ARN).toEqual({ Ref: secretId });
+      const roleId = logicalId(base.stack, gatewayFunction.role);
+      const policy = policies().find((candidate) => JSON.stringify(candidate.Properties.Roles) === JSON.stringify([{ Ref: roleId }]));
+      const secretStatements = statementsOf(policy!).filter((statement) => [statement.Action].flat().some((action) => action.startsWith('secretsmanager:')));
+      expect(secretStatements).toHaveLength(1);
+      expect([secretStatements[0]!.Action].flat().sort()).toEqual(['secretsmanager:DescribeSecret', 'secretsmanager:GetSecretValue']);
+      expect(secretStatements[0]!.Resource).toEqual({ Ref: secretId });
+    }
   });
 });
