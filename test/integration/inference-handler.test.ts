@@ -62,10 +62,9 @@ beforeAll(async () => {
   process.env.SIMULATOR_URL = simulator.url;
   process.env.GATEWAY_STREAM_IDLE_TIMEOUT_MS = '300';
   installAwsLambdaShim();
-  const [{ handler: inference }, { handler: management }] = await Promise.all([
-    import('../../lambdas/handlers/inference.js'),
-    import('../../lambdas/handlers/management.js'),
-  ]);
+  // One after the other: Jest's ESM loader fails on concurrent imports that share modules.
+  const { handler: inference } = await import('../../lambdas/handlers/inference.js');
+  const { handler: management } = await import('../../lambdas/handlers/management.js');
   gateway = await startLocalServer({
     port: 0,
     handlers: { inference: inference as unknown as StreamingHandler, management: management as unknown as BufferedHandler },
