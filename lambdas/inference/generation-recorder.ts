@@ -10,11 +10,15 @@ interface Pending {
 }
 
 const MAX_BATCH = 25;
+/** Records queued or being written beyond which new requests wait (see `admit`). */
+export const DEFAULT_MAX_BACKLOG = 2_000;
 
 export class GenerationRecorder {
   private queue: Pending[] = [];
   private timer: NodeJS.Timeout | undefined;
   private inFlight = 0;
+  private writing = 0;
+  private waiters: Array<() => void> = [];
 
   /**
    * @param windowMs how long the first queued record waits for company; 0 writes on the next turn of the event loop.
@@ -25,7 +29,23 @@ export class GenerationRecorder {
     private readonly windowMs: number,
     private readonly log: (line: string) => void,
     private readonly maxInFlight = 2,
+    private readonly maxBacklog = DEFAULT_MAX_BACKLOG,
   ) {}
+
+  /** Records not yet stored: queued plus being written. */
+  get backlog(): number {
+    return this.queue.length + this.writing;
+  }
+
+  /**
+   * Backpressure: resolves at once while the backlog is under its bound, otherwise once it has drained to
+   * half of it. A store slower than the request rate (DynamoDB Local on disk takes ~480 records/s) then
+   * slows admission instead of growing memory without limit.
+   */
+  admit(): Promise<void> {
+    if (this.backlog < this.maxBacklog) return Promise.resolve();
+    return new Promise((resolve) => this.waiters.push(resolve));
+  }
 
   record(record: GenerationRecord): Promise<void> {
     return new Promise((resolve) => {
@@ -49,8 +69,15 @@ export class GenerationRecorder {
     while (this.queue.length > 0 && this.inFlight < this.maxInFlight) {
       const batch = this.queue.splice(0, MAX_BATCH);
       this.inFlight += 1;
+      this.writing += batch.length;
       void this.write(batch).finally(() => {
         this.inFlight -= 1;
+        this.writing -= batch.length;
+        if (this.waiters.length && this.backlog <= this.maxBacklog / 2) {
+          const waiters = this.waiters;
+          this.waiters = [];
+          for (const resolve of waiters) resolve();
+        }
         if (this.queue.length > 0) this.pump();
       });
     }

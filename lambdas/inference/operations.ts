@@ -55,6 +55,7 @@ type Defer = ((work: Promise<unknown>) => void) | undefined;
 async function run(inference: InferenceRequest, principal: Principal | null, http: GatewayRequest, deps: GatewayDeps, defer: Defer): Promise<OperationResult> {
   const engine = deps.engine;
   const caller = callerOf(principal);
+  await engine.recorder.admit();
   const request = withSession(inference, http);
   const withMetadata = metadataEnabled(http.headers);
   const trace = startTrace(request, caller, engine);

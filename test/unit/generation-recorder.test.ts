@@ -69,4 +69,23 @@ describe('GenerationRecorder', () => {
     await Promise.all([first, ...later]);
     expect(mock.commandCalls(BatchWriteCommand).map((call) => call.args[0].input.RequestItems!.table!.length)).toEqual([1, 7]);
   });
+
+  it('holds new requests back while the backlog is over its bound, until it drains to half', async () => {
+    let release: () => void = () => undefined;
+    const gate = new Promise<void>((resolve) => { release = resolve; });
+    mock.on(BatchWriteCommand).callsFake(async () => { await gate; return {}; });
+    const recorder = new GenerationRecorder(repository, 0, () => undefined, 1, 10);
+    const pending = Array.from({ length: 12 }, (_, i) => recorder.record(record(`r-${i}`)));
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(recorder.backlog).toBe(12);
+    let admitted = false;
+    const admission = recorder.admit().then(() => { admitted = true; });
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(admitted).toBe(false);
+    release();
+    await Promise.all([...pending, admission]);
+    expect(admitted).toBe(true);
+    expect(recorder.backlog).toBe(0);
+    await recorder.admit();
+  });
 });
