@@ -1,6 +1,6 @@
 // Chat Completions request → InferenceRequest.
 import { BadRequestError } from '../http/errors.js';
-import type { ContentPart, FunctionTool, Message, ResponseFormat, ToolChoice } from '../providers/types.js';
+import type { ContentPart, FunctionTool, Message, ReasoningConfig, ReasoningEffort, ResponseFormat, ToolChoice } from '../providers/types.js';
 import type { ChatMessage, ChatRequest } from './chat-schema.js';
 import type { InferenceRequest } from './inference-request.js';
 import { chatContentPart } from './chat-schema.js';
@@ -72,6 +72,40 @@ export function modelList(model: string | undefined, models: string[] | undefine
   return [...new Set([...(model ? [model] : []), ...(models ?? [])])];
 }
 
+type Reasoning = ChatRequest['reasoning'];
+
+/** `reasoning` (and the chat shorthand `reasoning_effort`) as the internal config; `enabled: false` means effort none. */
+export function toReasoning(reasoning: Reasoning, shorthand?: ReasoningEffort | null): ReasoningConfig | undefined {
+  if (!reasoning && !shorthand) return undefined;
+  const effort = reasoning?.effort ?? shorthand ?? undefined;
+  const config: ReasoningConfig = {
+    ...(effort ? { effort } : reasoning?.enabled === false ? { effort: 'none' as const } : {}),
+    ...(reasoning?.max_tokens != null ? { max_tokens: reasoning.max_tokens } : {}),
+    ...(reasoning?.exclude != null ? { exclude: reasoning.exclude } : {}),
+    ...(reasoning?.summary ? { summary: reasoning.summary } : {}),
+  };
+  return Object.keys(config).length ? config : undefined;
+}
+
+/** The routing and identity fields both inbound formats share. */
+export function routingFields(
+  body: Pick<ChatRequest, 'model' | 'models' | 'provider' | 'route' | 'stream' | 'service_tier' | 'session_id' | 'user' | 'metadata'> & { safety_identifier?: string | null | undefined },
+  plugins: InferenceRequest['plugins'],
+): Omit<InferenceRequest, 'format' | 'params' | 'echo'> {
+  return {
+    models: modelList(body.model, body.models),
+    provider: body.provider ?? undefined,
+    routePartition: body.route === 'fallback' ? 'model' : body.route === 'sort' ? 'none' : undefined,
+    stream: body.stream === true,
+    serviceTier: body.service_tier ?? null,
+    sessionId: body.session_id,
+    user: body.user,
+    safetyIdentifier: body.safety_identifier ?? undefined,
+    metadata: body.metadata ?? undefined,
+    plugins,
+  };
+}
+
 export function fromChat(body: ChatRequest): InferenceRequest {
   const plugins = body.plugins ?? [];
   rejectPlugins(plugins);
@@ -93,15 +127,7 @@ export function fromChat(body: ChatRequest): InferenceRequest {
   }
   const toolChoice: ToolChoice | undefined = body.tool_choice == null ? undefined
     : typeof body.tool_choice === 'string' ? body.tool_choice : { name: body.tool_choice.function.name };
-  const effort = body.reasoning?.effort ?? body.reasoning_effort ?? undefined;
-  const reasoning = body.reasoning || body.reasoning_effort
-    ? {
-      ...(effort ? { effort } : body.reasoning?.enabled === false ? { effort: 'none' as const } : {}),
-      ...(body.reasoning?.max_tokens != null ? { max_tokens: body.reasoning.max_tokens } : {}),
-      ...(body.reasoning?.exclude != null ? { exclude: body.reasoning.exclude } : {}),
-      ...(body.reasoning?.summary ? { summary: body.reasoning.summary } : {}),
-    }
-    : undefined;
+  const reasoning = toReasoning(body.reasoning, body.reasoning_effort);
   const maxTokens = body.max_completion_tokens ?? body.max_tokens ?? undefined;
   const params: InferenceRequest['params'] = {
     messages: chatMessagesToInternal(body.messages),
@@ -124,19 +150,5 @@ export function fromChat(body: ChatRequest): InferenceRequest {
     ...(responseFormat ? { response_format: responseFormat } : {}),
     ...(reasoning ? { reasoning } : {}),
   };
-  return {
-    format: 'chat',
-    models: modelList(body.model, body.models),
-    params,
-    provider: body.provider ?? undefined,
-    routePartition: body.route === 'fallback' ? 'model' : body.route === 'sort' ? 'none' : undefined,
-    stream: body.stream === true,
-    serviceTier: body.service_tier ?? null,
-    sessionId: body.session_id,
-    user: body.user,
-    safetyIdentifier: body.safety_identifier,
-    metadata: body.metadata ?? undefined,
-    plugins,
-    echo: {},
-  };
+  return { format: 'chat', ...routingFields(body, plugins), params, echo: {} };
 }

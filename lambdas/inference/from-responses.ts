@@ -2,7 +2,7 @@
 import type { z } from 'zod';
 import type { ContentPart, FunctionTool, Message, ResponseFormat, ToolChoice } from '../providers/types.js';
 import type { InferenceRequest } from './inference-request.js';
-import { functionToolsOnly, modelList, rejectPlugins } from './from-chat.js';
+import { functionToolsOnly, rejectPlugins, routingFields, toReasoning } from './from-chat.js';
 import type { InputItem, ResponsesRequest, inputContentPart } from './responses-schema.js';
 
 type Part = z.infer<typeof inputContentPart> | { type: 'output_text'; text: string } | { type: 'refusal'; refusal: string };
@@ -87,14 +87,7 @@ export function fromResponses(body: ResponsesRequest): InferenceRequest {
       : format.type === 'json_object' ? { type: 'json_object' } : undefined;
   const toolChoice: ToolChoice | undefined = body.tool_choice == null ? undefined
     : typeof body.tool_choice === 'string' ? body.tool_choice : { name: body.tool_choice.name };
-  const reasoning = body.reasoning
-    ? {
-      ...(body.reasoning.effort ? { effort: body.reasoning.effort } : body.reasoning.enabled === false ? { effort: 'none' as const } : {}),
-      ...(body.reasoning.max_tokens != null ? { max_tokens: body.reasoning.max_tokens } : {}),
-      ...(body.reasoning.exclude != null ? { exclude: body.reasoning.exclude } : {}),
-      ...(body.reasoning.summary ? { summary: body.reasoning.summary } : {}),
-    }
-    : undefined;
+  const reasoning = toReasoning(body.reasoning);
   const params: InferenceRequest['params'] = {
     messages: responsesInputToMessages(body.instructions, body.input as string | InputItem[]),
     ...(tools.length ? { tools } : {}),
@@ -108,21 +101,12 @@ export function fromResponses(body: ResponsesRequest): InferenceRequest {
     ...(body.presence_penalty != null ? { presence_penalty: body.presence_penalty } : {}),
     ...(body.top_logprobs != null ? { top_logprobs: body.top_logprobs } : {}),
     ...(responseFormat ? { response_format: responseFormat } : {}),
-    ...(reasoning && Object.keys(reasoning).length ? { reasoning } : {}),
+    ...(reasoning ? { reasoning } : {}),
   };
   return {
     format: 'responses',
-    models: modelList(body.model, body.models),
+    ...routingFields(body, plugins),
     params,
-    provider: body.provider ?? undefined,
-    routePartition: body.route === 'fallback' ? 'model' : body.route === 'sort' ? 'none' : undefined,
-    stream: body.stream === true,
-    serviceTier: body.service_tier ?? null,
-    sessionId: body.session_id,
-    user: body.user,
-    safetyIdentifier: body.safety_identifier ?? undefined,
-    metadata: body.metadata ?? undefined,
-    plugins,
     echo: {
       instructions: body.instructions ?? null,
       max_output_tokens: body.max_output_tokens ?? null,
