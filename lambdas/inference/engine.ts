@@ -143,7 +143,6 @@ export function startTrace(request: InferenceRequest, caller: Caller, deps: Engi
  * Retry-After), then the next candidate. Non-retryable failures end the search at once.
  */
 async function withFallbacks<T>(
-  request: InferenceRequest,
   trace: RouteTrace,
   deps: EngineDeps,
   signal: AbortSignal,
@@ -182,7 +181,6 @@ async function withFallbacks<T>(
       }
     }
   }
-  void request;
   throw toHttpError(lastError ?? new ProviderError({ provider: 'gateway', kind: 'http', status: 502, message: 'No provider could be tried' }), trace);
 }
 
@@ -214,7 +212,7 @@ export interface Generated {
 }
 
 export async function generate(request: InferenceRequest, caller: Caller, trace: RouteTrace, deps: EngineDeps, signal: AbortSignal): Promise<Generated> {
-  const { value, candidate } = await withFallbacks(request, trace, deps, signal, async (candidate, attempt, clearTimer) => {
+  const { value, candidate } = await withFallbacks(trace, deps, signal, async (candidate, attempt, clearTimer) => {
     try {
       const adapter = await deps.adapters.get(candidate.endpoint);
       return await adapter.generate(withUser(requestFor(candidate, request.params), caller, request), { signal: attempt.signal });
@@ -235,7 +233,7 @@ export interface Streaming {
 
 /** Resolves once an endpoint has produced its first event; failing over is allowed until then, never after. */
 export async function startStream(request: InferenceRequest, caller: Caller, trace: RouteTrace, deps: EngineDeps, signal: AbortSignal): Promise<Streaming> {
-  const { value, candidate } = await withFallbacks(request, trace, deps, signal, async (candidate, attempt, clearTimer) => {
+  const { value, candidate } = await withFallbacks(trace, deps, signal, async (candidate, attempt, clearTimer) => {
     const adapter = await deps.adapters.get(candidate.endpoint);
     const iterator = adapter.stream(withUser(requestFor(candidate, request.params), caller, request), { signal: attempt.signal })[Symbol.asyncIterator]();
     try {
