@@ -20,6 +20,8 @@ import { responseResult, responsesUsage, ResponsesStreamWriter } from './to-resp
 import { SSE_DONE, SSE_KEEPALIVE } from './sse.js';
 import type { Candidate } from './routing.js';
 
+const nextTick = () => new Promise<void>((resolve) => process.nextTick(resolve));
+
 /** `X-Service-Metadata: enabled` (or the legacy X-Service-Experimental-Metadata) turns on service_metadata. */
 export function metadataEnabled(headers: Record<string, string>): boolean {
   const value = (headers['x-service-metadata'] ?? headers['x-service-experimental-metadata'] ?? '').trim().toLowerCase();
@@ -204,6 +206,9 @@ async function produce(
         state.toolCalls.set(event.index, call);
       } else state.finish = event;
       push(chat ? chat.event(event) : responses!.event(event));
+      // Let the response stream write what was pushed before the next upstream event is handled: when a
+      // provider's events arrive together, a promise chain alone would hold every frame back until the last.
+      await nextTick();
     }
   } catch (err) {
     const error = err instanceof ProviderError ? err
