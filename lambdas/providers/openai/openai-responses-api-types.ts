@@ -2,13 +2,7 @@
 // Chat Completions error shape, see describeOpenAIError). Unknown item, content and event types are accepted and
 // read as `other`; a known type with a malformed body fails validation.
 import * as z from 'zod';
-
-/** Accepts any `type` not in `known`, so a malformed known item cannot slip through as unknown. */
-function otherThan(known: readonly string[]) {
-  return z
-    .object({ type: z.string().refine((type) => !known.includes(type), { message: 'malformed item of a known type' }) })
-    .transform((value) => ({ type: 'other' as const, original_type: value.type }));
-}
+import { otherThan } from '../api-types.js';
 
 const usage = z.object({
   /** Includes cached tokens. */
