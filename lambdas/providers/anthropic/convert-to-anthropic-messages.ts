@@ -16,6 +16,7 @@
 //   rejects unsigned thinking.
 // - Anthropic has no response_format: json_object / json_schema are refused with a 400, never dropped silently.
 //   Audio input is refused the same way.
+import { dataUrlText, parseDataUrl } from '../data-url.js';
 import { ProviderError } from '../provider-error.js';
 import type { CacheControl, ContentPart, FunctionTool, GenerationRequest, Message, ReasoningConfig, ReasoningEffort, ToolChoice } from '../types.js';
 
@@ -52,21 +53,6 @@ function unsupported(provider: string, message: string): ProviderError {
   return new ProviderError({ provider, kind: 'http', status: 400, message, providerCode: 'unsupported_parameter' });
 }
 
-interface DataUrl {
-  mediaType: string;
-  base64: boolean;
-  data: string;
-}
-
-function parseDataUrl(url: string): DataUrl | undefined {
-  const match = /^data:([^;,]*)((?:;[^;,]*)*),(.*)$/s.exec(url);
-  if (!match) return undefined;
-  return { mediaType: match[1] || 'text/plain', base64: /;base64/i.test(match[2] ?? ''), data: match[3] ?? '' };
-}
-
-const asBase64 = (dataUrl: DataUrl) => (dataUrl.base64 ? dataUrl.data : Buffer.from(decodeURIComponent(dataUrl.data), 'utf8').toString('base64'));
-const asText = (dataUrl: DataUrl) => (dataUrl.base64 ? Buffer.from(dataUrl.data, 'base64').toString('utf8') : decodeURIComponent(dataUrl.data));
-
 function toBlocks(content: ContentPart[], provider: string): ContentBlock[] {
   const blocks: ContentBlock[] = [];
   for (const part of content) {
@@ -77,16 +63,16 @@ function toBlocks(content: ContentPart[], provider: string): ContentBlock[] {
         break;
       case 'image': {
         const dataUrl = parseDataUrl(part.url);
-        blocks.push({ type: 'image', source: dataUrl ? { type: 'base64', media_type: dataUrl.mediaType, data: asBase64(dataUrl) } : { type: 'url', url: part.url } });
+        blocks.push({ type: 'image', source: dataUrl ? { type: 'base64', media_type: dataUrl.mimeType, data: dataUrl.base64 } : { type: 'url', url: part.url } });
         break;
       }
       case 'file': {
         const dataUrl = parseDataUrl(part.url);
         const source: Source = !dataUrl
           ? { type: 'url', url: part.url }
-          : dataUrl.mediaType.startsWith('text/')
-            ? { type: 'text', media_type: 'text/plain', data: asText(dataUrl) }
-            : { type: 'base64', media_type: dataUrl.mediaType, data: asBase64(dataUrl) };
+          : dataUrl.mimeType.startsWith('text/')
+            ? { type: 'text', media_type: 'text/plain', data: dataUrlText(dataUrl) }
+            : { type: 'base64', media_type: dataUrl.mimeType, data: dataUrl.base64 };
         blocks.push({ type: 'document', source, ...(part.filename ? { title: part.filename } : {}) });
         break;
       }

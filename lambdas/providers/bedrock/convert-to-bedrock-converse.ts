@@ -6,6 +6,7 @@
 //   reasoning  Anthropic Claude `thinking {type: enabled, budget_tokens}`; Amazon Nova 2
 //              `reasoningConfig {type: enabled, maxReasoningEffort}`; OpenAI gpt-oss `reasoning_effort`
 // For other families these parameters are refused (400) rather than dropped.
+import { dataUrlBytes, parseDataUrl } from '../data-url.js';
 import type {
   ContentBlock, ConverseRequest, DocumentFormat, ImageFormat, Message as BedrockMessage, SystemContentBlock,
   Tool, ToolConfiguration, ToolResultContentBlock,
@@ -42,14 +43,6 @@ export function bedrockModelFamily(modelId: string): ModelFamily {
   if (id.includes('mistral.')) return 'mistral';
   if (id.includes('cohere.command')) return 'cohere';
   return 'other';
-}
-
-function parseDataUrl(url: string): { mimeType: string; bytes: Uint8Array } | undefined {
-  const match = /^data:([^;,]*)((?:;[^;,]*)*),(.*)$/s.exec(url);
-  if (!match) return undefined;
-  const isBase64 = match[2]!.split(';').includes('base64');
-  const bytes = isBase64 ? Buffer.from(match[3]!, 'base64') : Buffer.from(decodeURIComponent(match[3]!), 'utf8');
-  return { mimeType: (match[1] || 'text/plain').toLowerCase(), bytes };
 }
 
 /** Converse document names allow letters, digits, single spaces, hyphens, parentheses and brackets. */
@@ -101,7 +94,7 @@ class BlockConverter {
     if (!data) throw badRequest(this.provider, 'Bedrock Converse does not fetch image URLs: send the image as a data URL (data:image/png;base64,…)');
     const format = IMAGE_FORMATS[data.mimeType];
     if (!format) throw badRequest(this.provider, `Bedrock Converse does not take ${data.mimeType} images (png, jpeg, gif and webp only)`);
-    return { format, source: { bytes: data.bytes } };
+    return { format, source: { bytes: dataUrlBytes(data) } };
   }
 
   document(url: string, filename: string | undefined): ContentBlock.DocumentMember['document'] {
@@ -109,7 +102,7 @@ class BlockConverter {
     if (!data) throw badRequest(this.provider, 'Bedrock Converse does not fetch file URLs: send the file as a data URL');
     const format = DOCUMENT_FORMATS[data.mimeType];
     if (!format) throw badRequest(this.provider, `Bedrock Converse does not take ${data.mimeType} documents`);
-    return { format, name: documentName(filename, this.documents++), source: { bytes: data.bytes } };
+    return { format, name: documentName(filename, this.documents++), source: { bytes: dataUrlBytes(data) } };
   }
 
   toolResult(content: ContentPart[]): ToolResultContentBlock[] {

@@ -1,5 +1,6 @@
 // Internal request → Gemini generateContent request body. Gemini has no tool call ids: a tool result is
 // matched to its function by the earlier assistant tool call with the same id.
+import { parseDataUrl } from '../data-url.js';
 import { ProviderError } from '../provider-error.js';
 import type { ContentPart, GenerationRequest, Message, ReasoningEffort, ToolCall } from '../types.js';
 
@@ -31,16 +32,6 @@ const MIME_BY_EXTENSION: Record<string, string> = {
 
 const badRequest = (provider: string, message: string) => new ProviderError({ provider, kind: 'http', status: 400, message });
 
-/** data:[mime][;base64],payload → mime type and base64 bytes. */
-export function parseDataUrl(url: string): { mimeType: string; data: string } | undefined {
-  const match = /^data:([^;,]*)((?:;[^;,]*)*),(.*)$/s.exec(url);
-  if (!match) return undefined;
-  const mimeType = match[1] || 'text/plain';
-  const isBase64 = match[2]!.split(';').includes('base64');
-  const data = isBase64 ? match[3]!.replace(/\s/g, '') : Buffer.from(decodeURIComponent(match[3]!), 'utf8').toString('base64');
-  return { mimeType, data };
-}
-
 function mimeFromUrl(url: string): string | undefined {
   try {
     const extension = /\.([a-z0-9]+)$/i.exec(new URL(url).pathname)?.[1]?.toLowerCase();
@@ -52,7 +43,7 @@ function mimeFromUrl(url: string): string | undefined {
 
 function mediaPart(provider: string, url: string, what: string): GeminiRequestPart {
   const inline = parseDataUrl(url);
-  if (inline) return { inlineData: inline };
+  if (inline) return { inlineData: { mimeType: inline.mimeType, data: inline.base64 } };
   if (!/^https?:\/\//i.test(url)) throw badRequest(provider, `Gemini takes ${what}s as data URLs or http(s) URLs`);
   const mimeType = mimeFromUrl(url);
   if (!mimeType) {
