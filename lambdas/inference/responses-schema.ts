@@ -147,6 +147,9 @@ export const responsesRequestSchema = z.object({
   if (body.model === undefined && body.models === undefined) {
     ctx.addIssue({ code: 'custom', path: ['model'], message: 'model or models is required' });
   }
+  if (body.background === true) {
+    ctx.addIssue({ code: 'custom', path: ['background'], message: 'is not supported: responses are not stored, so they cannot run in the background; stream instead' });
+  }
   if (body.previous_response_id !== undefined && body.previous_response_id !== null) {
     ctx.addIssue({ code: 'custom', path: ['previous_response_id'], message: 'is not supported: responses are not stored; send the full history in input' });
   }

@@ -81,6 +81,12 @@ describe('POST /responses limits', () => {
     await expectAcceptedResponses(responsesBody({ previous_response_id: null }));
   });
 
+  it('rejects background true (nothing is stored to poll) and accepts false', async () => {
+    const json = await expectRejected(RESPONSES, responsesBody({ background: true }), 'body.background');
+    expect(json.error.message).toMatch(/not supported/);
+    expect((await expectAcceptedResponses(responsesBody({ background: false }))).background).toBe(false);
+  });
+
   it('rejects store true and accepts store false', async () => {
     await expectRejected(RESPONSES, responsesBody({ store: true }), 'body.store');
     const accepted = await expectAcceptedResponses(responsesBody({ store: false }));
