@@ -24,7 +24,7 @@ export const INFERENCE_TIMEOUT = Duration.minutes(15);
 /** API Gateway HTTP APIs give an integration at most 30 s. */
 export const MANAGEMENT_TIMEOUT = Duration.seconds(29);
 
-const CORS_HEADERS = ['authorization', 'content-type'];
+const CORS_HEADERS = ['authorization', 'content-type', 'x-service-metadata', 'x-service-experimental-metadata', 'x-session-id'];
 
 const RUNTIME_PINNED =
   'nodejs22.x is the runtime the gateway is built and tested for (esbuild target node22, the local runtime); '

@@ -3,12 +3,13 @@
 // gateway's own 404/405 envelope rather than API Gateway's.
 import { AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
 import {
+  CorsHttpMethod,
   HttpApi, HttpMethod, HttpStage, LogGroupLogDestination, PayloadFormatVersion, type HttpRoute,
 } from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
-import { RemovalPolicy } from 'aws-cdk-lib';
+import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import { Construct } from 'constructs';
 import type { RouteDef } from '../lambdas/http/route.js';
 import { fullPath } from '../lambdas/http/router.js';
@@ -76,6 +77,13 @@ export class ManagementApi extends Construct {
       description: 'Model gateway management API (keys, organization, presets, batches …)',
       defaultIntegration: fallbackIntegration,
       createDefaultStage: false,
+      // Browser clients (dashboards, playgrounds) call the API from other origins with bearer keys, no cookies.
+      corsPreflight: {
+        allowOrigins: ['*'],
+        allowMethods: [CorsHttpMethod.GET, CorsHttpMethod.POST, CorsHttpMethod.PUT, CorsHttpMethod.PATCH, CorsHttpMethod.DELETE],
+        allowHeaders: ['authorization', 'content-type', 'x-service-metadata', 'x-service-experimental-metadata', 'x-session-id'],
+        maxAge: Duration.hours(1),
+      },
     });
 
     this.routes = props.routes.flatMap((route) => this.httpApi.addRoutes({

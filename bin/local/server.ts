@@ -29,6 +29,7 @@ export interface LocalServer {
 }
 
 const LAMBDA_PAYLOAD_LIMIT = 6 * 1024 * 1024;
+const CORS_ALLOWED_HEADERS = 'authorization, content-type, x-service-metadata, x-service-experimental-metadata, x-session-id';
 const TEXT_TYPES = /^(application\/(json|x-www-form-urlencoded|x-ndjson)|text\/)/i;
 
 export function largestRouteBody(list: readonly RouteDef[]): number {
@@ -64,6 +65,19 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
   });
 
   async function serve(req: IncomingMessage, res: ServerResponse, requestId: string): Promise<void> {
+    // CORS as the Function URL and the HTTP API answer it on AWS: any origin, bearer keys, no cookies.
+    res.setHeader('access-control-allow-origin', '*');
+    res.setHeader('access-control-expose-headers', 'x-generation-id, x-request-id, retry-after');
+    if (req.method === 'OPTIONS' && req.headers['access-control-request-method']) {
+      req.resume();
+      res.writeHead(204, {
+        'access-control-allow-methods': 'GET, POST, PUT, PATCH, DELETE',
+        'access-control-allow-headers': CORS_ALLOWED_HEADERS,
+        'access-control-max-age': '3600',
+      });
+      res.end();
+      return;
+    }
     const url = new URL(req.url ?? '/', 'http://localhost');
     const body = await readBody(req, maxBody);
     const event = toEvent(req, url, body, requestId);

@@ -197,7 +197,7 @@ describe('functions', () => {
       Cors: {
         AllowOrigins: ['*'],
         AllowMethods: ['POST'],
-        AllowHeaders: ['authorization', 'content-type'],
+        AllowHeaders: ['authorization', 'content-type', 'x-service-metadata', 'x-service-experimental-metadata', 'x-session-id'],
         MaxAge: 3600,
       },
     });
@@ -410,5 +410,18 @@ describe('provider credentials', () => {
       expect([secretStatements[0]!.Action].flat().sort()).toEqual(['secretsmanager:DescribeSecret', 'secretsmanager:GetSecretValue']);
       expect(secretStatements[0]!.Resource).toEqual({ Ref: secretId });
     }
+  });
+});
+
+describe('management API CORS', () => {
+  it('answers browser preflights for bearer-key calls from any origin', () => {
+    base.template.hasResourceProperties('AWS::ApiGatewayV2::Api', {
+      CorsConfiguration: {
+        AllowOrigins: ['*'],
+        AllowMethods: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'],
+        AllowHeaders: ['authorization', 'content-type', 'x-service-metadata', 'x-service-experimental-metadata', 'x-session-id'],
+        MaxAge: 3600,
+      },
+    });
   });
 });

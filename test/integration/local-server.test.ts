@@ -52,6 +52,16 @@ describe('local server', () => {
     expect(lastEvent!.headers.authorization).toBe('Bearer t');
   });
 
+  it('answers CORS preflight itself and lets any origin read replies', async () => {
+    const preflight = await rawRequest('/api/v1/chat/completions', { method: 'OPTIONS', headers: { origin: 'https://app.example', 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization' } });
+    expect(preflight.status).toBe(204);
+    expect(preflight.headers.get('access-control-allow-origin')).toBe('*');
+    expect(preflight.headers.get('access-control-allow-headers')).toContain('authorization');
+    const reply = await rawRequest('/api/v1/keys', { headers: { origin: 'https://app.example' } });
+    expect(reply.headers.get('access-control-allow-origin')).toBe('*');
+    expect(reply.headers.get('access-control-expose-headers')).toContain('x-generation-id');
+  });
+
   it('passes binary bodies base64-encoded', async () => {
     await rawRequest('/api/v1/keys', { method: 'POST', headers: { 'content-type': 'application/octet-stream' }, body: '\u0001\u0002' });
     expect(lastEvent).toMatchObject({ isBase64Encoded: true, body: Buffer.from([1, 2]).toString('base64') });
