@@ -10,6 +10,7 @@ import type { ArchitectureName } from './config.js';
 import { GatewayFunction } from './gateway-function.js';
 import { GatewayTable } from './gateway-table.js';
 import { ManagementApi, type ThrottleLimits } from './management-api.js';
+import { FrontDoor } from './front-door.js';
 import { acknowledgeNag } from './nag.js';
 
 export interface GatewayStackProps extends StackProps {
@@ -37,6 +38,7 @@ export class GatewayStack extends Stack {
   readonly management: GatewayFunction;
   readonly managementApi: ManagementApi;
   readonly providerSecret: Secret;
+  readonly frontDoor: FrontDoor;
 
   constructor(scope: Construct, id: string, props: GatewayStackProps) {
     super(scope, id, props);
@@ -101,6 +103,16 @@ export class GatewayStack extends Stack {
       this.providerSecret.grantRead(fn.function);
     }
 
+    this.frontDoor = new FrontDoor(this, 'FrontDoor', {
+      inferenceUrl: this.inferenceUrl,
+      managementApi: this.managementApi.httpApi,
+      inferenceRoutes: routesOf('inference'),
+    });
+
+    new CfnOutput(this, 'BaseUrl', {
+      description: 'The one base URL of the API (CloudFront): inference and management, e.g. <this>/chat/completions, <this>/keys',
+      value: `https://${this.frontDoor.distribution.distributionDomainName}${API_PREFIX}`,
+    });
     new CfnOutput(this, 'InferenceBaseUrl', {
       description: `Base URL of the inference routes (Function URL, streaming): POST <this>/chat/completions …`,
       value: `${this.inferenceUrl.url}${API_PREFIX.slice(1)}`,

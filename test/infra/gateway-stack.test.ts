@@ -78,8 +78,11 @@ describe('cdk-nag (AwsSolutions)', () => {
       { rule: 'AwsSolutions-L1', at: 'ModelGatewayStack/Management/Function' },
       { rule: 'AwsSolutions-APIG4', at: 'ModelGatewayStack/ManagementApi/HttpApi' },
       { rule: 'AwsSolutions-SMG4', at: 'ModelGatewayStack/ProviderCredentials' },
+      ...['CFR1', 'CFR2', 'CFR3', 'CFR4'].map((rule) => ({ rule: `AwsSolutions-${rule}`, at: 'ModelGatewayStack/FrontDoor/Distribution' })),
     ]));
-    expect(new Set(acknowledged.map((finding) => finding.rule))).toEqual(new Set(['AwsSolutions-L1', 'AwsSolutions-APIG4', 'AwsSolutions-SMG4']));
+    expect(new Set(acknowledged.map((finding) => finding.rule))).toEqual(new Set([
+      'AwsSolutions-L1', 'AwsSolutions-APIG4', 'AwsSolutions-SMG4', 'AwsSolutions-CFR1', 'AwsSolutions-CFR2', 'AwsSolutions-CFR3', 'AwsSolutions-CFR4',
+    ]));
     for (const finding of nag?.suppressedViolations ?? []) expect(finding.reason.length).toBeGreaterThan(40);
   });
 
@@ -423,5 +426,29 @@ describe('management API CORS', () => {
         MaxAge: 3600,
       },
     });
+  });
+});
+
+describe('front door', () => {
+  const CACHING_DISABLED = '4135ea2d-6df8-44a3-9df3-4b5a84be39ad';
+  const ALL_VIEWER_EXCEPT_HOST_HEADER = 'b689b0a8-53d0-40ab-baf2-68738e2966ac';
+
+  it('sends the inference routes to the streaming Function URL and everything else to the HTTP API, uncached, headers intact', () => {
+    const distributions = Object.values(base.template.findResources('AWS::CloudFront::Distribution'));
+    expect(distributions).toHaveLength(1);
+    const config = distributions[0]!.Properties.DistributionConfig;
+    const origins = config.Origins as Array<{ Id: string; DomainName: unknown }>;
+    const originOf = (id: string) => JSON.stringify(origins.find((origin) => origin.Id === id)!.DomainName);
+    const behaviors = config.CacheBehaviors as Array<{ PathPattern: string; TargetOriginId: string; CachePolicyId: string; OriginRequestPolicyId: string; AllowedMethods: string[] }>;
+    expect(behaviors.map((behavior) => behavior.PathPattern).sort()).toEqual(routesOf('inference').map(fullPath).sort());
+    for (const behavior of [...behaviors, config.DefaultCacheBehavior]) {
+      expect(behavior.CachePolicyId).toBe(CACHING_DISABLED);
+      expect(behavior.OriginRequestPolicyId).toBe(ALL_VIEWER_EXCEPT_HOST_HEADER);
+      expect(behavior.AllowedMethods).toEqual(expect.arrayContaining(['GET', 'POST', 'PATCH', 'PUT', 'DELETE', 'OPTIONS']));
+    }
+    const urlId = logicalId(base.stack, base.stack.inferenceUrl);
+    for (const behavior of behaviors) expect(originOf(behavior.TargetOriginId)).toContain(urlId);
+    const apiId = logicalId(base.stack, base.stack.managementApi.httpApi);
+    expect(originOf(config.DefaultCacheBehavior.TargetOriginId)).toContain(apiId);
   });
 });
