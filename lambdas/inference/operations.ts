@@ -136,7 +136,13 @@ async function streamReply(
   clearTimeout(waitTimer);
   if (first.kind === 'failed') throw first.error;
 
-  const produced = produce(body, started, request, caller, trace, engine, withMetadata, controller.signal, first.kind === 'waiting', defer);
+  const produced = produce(body, started, request, caller, trace, engine, withMetadata, controller.signal, first.kind === 'waiting', defer)
+    .catch((err: unknown) => {
+      // A bug past the first byte must not take the process down: log it and cut the stream, which the
+      // client sees as an incomplete reply rather than a clean end.
+      engine.log(JSON.stringify({ level: 'error', message: 'stream producer failed', generation_id: trace.generationId, error: String(err) }));
+      if (!body.destroyed) body.destroy(err instanceof Error ? err : new Error(String(err)));
+    });
   defer?.(produced);
   return {
     kind: 'stream',

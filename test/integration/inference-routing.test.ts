@@ -295,3 +295,22 @@ describe('streaming failures', () => {
     expect(frames.at(-1)!.usage.cost).toBeGreaterThan(0);
   });
 });
+
+describe('a failure inside the stream producer', () => {
+  it('cuts the stream and logs it instead of crashing the process', async () => {
+    const recorder = store.deps.engine.recorder;
+    const record = recorder.record.bind(recorder);
+    recorder.record = () => { throw new Error('recorder exploded'); };
+    try {
+      const reply = await send(CHAT, chat('simulator/echo', { stream: true }));
+      expect(reply.statusCode).toBe(200);
+      const read = await readBody(reply.body).then((text) => ({ text, failed: false }), () => ({ text: '', failed: true }));
+      expect(read.failed || !read.text.includes('[DONE]')).toBe(true);
+      expect(store.logs.some((line) => line.includes('stream producer failed') && line.includes('recorder exploded'))).toBe(true);
+    } finally {
+      recorder.record = record;
+    }
+    // The gateway keeps serving.
+    expect((await sendJson(CHAT, chat('simulator/echo'))).status).toBe(200);
+  });
+});
