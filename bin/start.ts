@@ -4,6 +4,11 @@ import { configFromEnv, startLocalRuntime } from './local/runtime.js';
 // Local development may run on Node 20; the SDK's notice that future releases need Node 22 is noise here.
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
+// A stray rejected promise is a bug to log, not a reason to take every client's connection down with the process.
+process.on('unhandledRejection', (reason) => {
+  console.error(JSON.stringify({ level: 'error', message: 'unhandled rejection', error: reason instanceof Error ? reason.stack : String(reason) }));
+});
+
 const started = Date.now();
 const config = configFromEnv();
 
