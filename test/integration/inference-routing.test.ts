@@ -12,6 +12,7 @@ import { usdToNanos } from '../../lambdas/shared/money.js';
 import { createTestStore, type TestStore } from '../support/store.js';
 import { createTenant } from '../support/tenants.js';
 import { httpEvent } from '../support/events.js';
+import { seeded } from '../support/random.js';
 
 // The handler module wraps itself with middy's streamifyResponse, which needs the Lambda runtime's global.
 installAwsLambdaShim();
@@ -28,18 +29,6 @@ let sim: Simulator;
 let store: TestStore;
 let key: string;
 let catalogDir: string;
-
-/** mulberry32: a small deterministic PRNG in [0, 1). */
-function seeded(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 beforeAll(async () => {
   sim = await startSimulator({ port: 0 });

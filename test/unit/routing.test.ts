@@ -10,18 +10,7 @@ import { chatRequestSchema } from '../../lambdas/inference/chat-schema.js';
 import { fromChat } from '../../lambdas/inference/from-chat.js';
 import type { ProviderPreferences } from '../../lambdas/inference/common-schema.js';
 import type { Message } from '../../lambdas/providers/types.js';
-
-/** mulberry32: a small deterministic PRNG in [0, 1). */
-function seeded(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { seeded } from '../support/random.js';
 
 type EndpointInput = CatalogFile['models'][number]['endpoints'][number];
 

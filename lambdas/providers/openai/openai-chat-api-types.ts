@@ -18,20 +18,23 @@ const usage = z.object({
   prompt_cache_hit_tokens: z.number().nullish(),
 }).nullish();
 
+/** What a reply's message and a stream chunk's delta both carry (every field optional in a delta). */
+const assistantFields = z.object({
+  role: z.string().nullish(),
+  content: z.string().nullish(),
+  refusal: z.string().nullish(),
+  reasoning: z.string().nullish(),
+  reasoning_content: z.string().nullish(),
+  tool_calls: z.array(toolCall).nullish(),
+});
+
 export const openAIChatResponseSchema = z.object({
   id: z.string().nullish(),
   model: z.string().nullish(),
   service_tier: z.string().nullish(),
   choices: z.array(z.object({
     index: z.number().int().nullish(),
-    message: z.object({
-      role: z.string().nullish(),
-      content: z.string().nullish(),
-      refusal: z.string().nullish(),
-      reasoning: z.string().nullish(),
-      reasoning_content: z.string().nullish(),
-      tool_calls: z.array(toolCall).nullish(),
-    }),
+    message: assistantFields,
     finish_reason: z.string().nullish(),
   })).min(1),
   usage,
@@ -43,14 +46,7 @@ export const openAIChatChunkSchema = z.object({
   service_tier: z.string().nullish(),
   choices: z.array(z.object({
     index: z.number().int().nullish(),
-    delta: z.object({
-      role: z.string().nullish(),
-      content: z.string().nullish(),
-      refusal: z.string().nullish(),
-      reasoning: z.string().nullish(),
-      reasoning_content: z.string().nullish(),
-      tool_calls: z.array(toolCall).nullish(),
-    }).nullish(),
+    delta: assistantFields.nullish(),
     finish_reason: z.string().nullish(),
   })).nullish(),
   usage,
