@@ -33,7 +33,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): LocalConfig
     dataDir: resolve(env.GATEWAY_DATA_DIR || '.gateway-data'),
     tableName: env.TABLE_NAME || 'gateway',
     adminKey: env.GATEWAY_ADMIN_KEY || undefined,
-    initialCredits: env.GATEWAY_INITIAL_CREDITS ?? '0',
+    initialCredits: env.GATEWAY_INITIAL_CREDITS ?? '100',
     simulatorPort: simulatorPortFrom(env, port),
   };
 }

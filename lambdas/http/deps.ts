@@ -19,11 +19,12 @@ export function createDeps(env: NodeJS.ProcessEnv = process.env): GatewayDeps {
   const config = storeConfigFromEnv(env);
   const db = createDocumentClient(config);
   const log = (line: string) => console.log(line);
+  const keyCache = new KeyCache(Number(env.GATEWAY_KEY_CACHE_TTL_MS ?? 2000));
   return {
     keys: new ApiKeyRepository(db, config.tableName),
     organizations: new OrganizationRepository(db, config.tableName),
-    engine: createEngineDeps(db, config.tableName, env, log),
-    keyCache: new KeyCache(Number(env.GATEWAY_KEY_CACHE_TTL_MS ?? 2000)),
+    engine: createEngineDeps(db, config.tableName, env, { log, keySeen: (key) => keyCache.set(key.hash, key) }),
+    keyCache,
     clock: () => new Date(),
     operatorKeyText: env.GATEWAY_ADMIN_KEY || undefined,
     log,

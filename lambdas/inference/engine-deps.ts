@@ -5,8 +5,13 @@ import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { loadCatalog } from '../catalog/catalog-config.js';
 import { AdapterRegistry, envCredentials } from '../providers/registry.js';
 import { GenerationRepository } from '../store/generation-repository.js';
+import { LedgerRepository } from '../store/ledger-repository.js';
+import { OrganizationRepository } from '../store/organization-repository.js';
+import { Ledger } from '../accounting/ledger.js';
+import { RecordCache } from '../shared/record-cache.js';
+import type { ApiKey } from '../keys/types.js';
+import type { Workspace } from '../tenancy/types.js';
 import { EndpointHealth, StickySessions } from './endpoint-health.js';
-import { GenerationRecorder } from './generation-recorder.js';
 import { DEFAULT_ENGINE_CONFIG, type EngineConfig, type EngineDeps } from './engine.js';
 
 function positiveInt(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
@@ -27,25 +32,37 @@ export function engineConfigFromEnv(env: NodeJS.ProcessEnv = process.env): Engin
   };
 }
 
-/** On Lambda one invocation serves one request, so records are written at once; a local process batches over a few ms. */
-function recordWindowMs(env: NodeJS.ProcessEnv): number {
-  if (env.GATEWAY_RECORD_BATCH_WINDOW_MS !== undefined && env.GATEWAY_RECORD_BATCH_WINDOW_MS !== '') {
-    const value = Number(env.GATEWAY_RECORD_BATCH_WINDOW_MS);
-    if (!Number.isInteger(value) || value < 0) throw new Error(`GATEWAY_RECORD_BATCH_WINDOW_MS must be a non-negative integer, got "${env.GATEWAY_RECORD_BATCH_WINDOW_MS}"`);
-    return value;
-  }
-  return env.AWS_LAMBDA_FUNCTION_NAME ? 0 : 5;
+export interface EngineWiring {
+  log?: (line: string) => void;
+  /** Wall clock for reset windows and timestamps (tests move it). */
+  clock?: () => Date;
+  /** Told about a fresher copy of an API key seen while reserving (the key cache takes it). */
+  keySeen?: (key: ApiKey) => void;
+  workspaceCacheTtlMs?: number;
 }
 
-export function createEngineDeps(db: DynamoDBDocumentClient, tableName: string, env: NodeJS.ProcessEnv = process.env, log: (line: string) => void = console.log): EngineDeps {
+export function createEngineDeps(db: DynamoDBDocumentClient, tableName: string, env: NodeJS.ProcessEnv = process.env, wiring: EngineWiring = {}): EngineDeps {
+  const log = wiring.log ?? console.log;
+  const clock = wiring.clock ?? (() => new Date());
   const generations = new GenerationRepository(db, tableName);
+  const ledger = new Ledger({
+    repository: new LedgerRepository(db, tableName),
+    organizations: new OrganizationRepository(db, tableName),
+    workspaces: new RecordCache<Workspace>(wiring.workspaceCacheTtlMs ?? 2000),
+    ...(wiring.keySeen ? { keySeen: wiring.keySeen } : {}),
+    clock,
+    random: Math.random,
+    sleep: (ms) => delay(ms),
+    log,
+  });
   return {
     catalog: loadCatalog(env),
     adapters: new AdapterRegistry(envCredentials(env)),
     health: new EndpointHealth(),
     sessions: new StickySessions(),
     generations,
-    recorder: new GenerationRecorder(generations, recordWindowMs(env), log),
+    ledger,
+    clock,
     config: engineConfigFromEnv(env),
     now: () => performance.now(),
     random: Math.random,

@@ -8,8 +8,11 @@ import { ProviderError } from '../providers/provider-error.js';
 import type { AdapterRegistry } from '../providers/registry.js';
 import type { GenerationResult, StreamEvent, Usage } from '../providers/types.js';
 import { emptyUsage } from '../providers/types.js';
-import type { GenerationRecord, GenerationRepository } from '../store/generation-repository.js';
-import type { GenerationRecorder } from './generation-recorder.js';
+import { generationToItem, type GenerationRecord, type GenerationRepository } from '../store/generation-repository.js';
+import type { Ledger, Hold } from '../accounting/ledger.js';
+import { reservationFor } from '../accounting/estimate.js';
+import { rollupDelta } from '../accounting/rollups.js';
+import type { ApiKey } from '../keys/types.js';
 import { computeCost, type CostBreakdown } from './cost.js';
 import type { EndpointHealth, StickySessions } from './endpoint-health.js';
 import type { InferenceRequest } from './inference-request.js';
@@ -20,6 +23,8 @@ export interface Caller {
   orgId: string;
   workspaceId: string;
   keyHash: string;
+  /** The calling key as authentication saw it: its limit terms go into the reservation. */
+  key: ApiKey;
 }
 
 export interface EngineConfig {
@@ -47,10 +52,13 @@ export interface EngineDeps {
   health: EndpointHealth;
   sessions: StickySessions;
   generations: GenerationRepository;
-  /** Batched, off-path writer of generation records. */
-  recorder: GenerationRecorder;
+  /** Reserves before the provider call; settles after it, writing the generation record and its rollup. */
+  ledger: Ledger;
   config: EngineConfig;
+  /** Monotonic milliseconds, for durations. */
   now: () => number;
+  /** Wall clock, for timestamps and reset windows. */
+  clock: () => Date;
   random: () => number;
   sleep: (ms: number, signal: AbortSignal) => Promise<void>;
   log: (line: string) => void;
@@ -285,6 +293,20 @@ function withUser(generation: ReturnType<typeof requestFor>, caller: Caller, req
   return generation;
 }
 
+/**
+ * Holds the most the request can cost on any of its candidate endpoints against the organization's
+ * credits, the key's limit and the workspace's budgets (402 when one cannot cover it).
+ */
+export async function reserve(request: InferenceRequest, caller: Caller, trace: RouteTrace, deps: EngineDeps): Promise<Hold> {
+  const amount = reservationFor(request.params, trace.plan.candidates.map((candidate) => candidate.endpoint));
+  return deps.ledger.reserve(trace.generationId, caller.key, amount);
+}
+
+/** The request failed before any usage: give the hold back. The reply need not wait for it. */
+export function release(hold: Hold, deps: EngineDeps): Promise<unknown> {
+  return deps.ledger.release(hold);
+}
+
 export interface Completion {
   status: GenerationRecord['status'];
   result: Pick<GenerationResult, 'finish_reason' | 'native_finish_reason' | 'usage' | 'provider_id' | 'service_tier'>;
@@ -295,8 +317,8 @@ export interface Completion {
 
 /**
  * Accounts for a finished (or failed mid-stream) generation: cost, health and stickiness at once; the
- * generation record is queued for a batched write and `persisted` settles when it is stored (or its loss
- * logged). The reply need not wait for it; the invocation must.
+ * hold is settled at the actual cost together with the generation record and its rollup, and `persisted`
+ * resolves when that is stored (or its failure logged). The reply need not wait for it; the invocation must.
  */
 export function complete(
   request: InferenceRequest,
@@ -305,7 +327,8 @@ export function complete(
   candidate: Candidate,
   completion: Completion,
   deps: EngineDeps,
-): Accounted & { persisted: Promise<void> } {
+  hold: Hold,
+): Accounted & { persisted: Promise<unknown> } {
   const now = deps.now();
   const usage = completion.result.usage ?? emptyUsage();
   const cost = computeCost(usage, candidate.endpoint.pricing);
@@ -331,15 +354,17 @@ export function complete(
     is_byok: false,
     service_tier: completion.result.service_tier ?? candidate.serviceTier ?? null,
     attempts: trace.attempts.length,
-    created_at: new Date(Date.now() - Math.round(now - trace.startedAt)).toISOString(),
+    created_at: new Date(deps.clock().getTime() - Math.round(now - trace.startedAt)).toISOString(),
     latency_ms: Math.round(now - trace.startedAt),
     first_token_ms: completion.firstTokenMs === null ? null : Math.round(completion.firstTokenMs),
     generation_time_ms: Math.round(now - trace.startedAt - (completion.firstTokenMs ?? 0)),
     session_id: request.sessionId ?? null,
     user_hash: hashedUser(caller.orgId, request.user) ?? null,
     error: completion.error ?? null,
+    reserved: hold.amount,
   };
-  return { usage, cost, isByok: false, persisted: deps.recorder.record(record) };
+  const persisted = deps.ledger.settle(hold, { credits: cost.total, byok: 0n }, generationToItem(record), rollupDelta(record));
+  return { usage, cost, isByok: false, persisted };
 }
 
 /** The routing metadata object (SPEC "Routing metadata object"). */

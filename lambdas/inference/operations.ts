@@ -11,7 +11,8 @@ import type { GatewayRequest } from '../http/request.js';
 import type { GenerationResult, StreamEvent, ToolCall } from '../providers/types.js';
 import { emptyUsage } from '../providers/types.js';
 import { ProviderError } from '../providers/provider-error.js';
-import { NEVER_ABORTED, complete, generate, serviceMetadata, startStream, startTrace, toHttpError, type Caller, type EngineDeps, type RouteTrace, type Streaming } from './engine.js';
+import { NEVER_ABORTED, complete, generate, release, reserve, serviceMetadata, startStream, startTrace, toHttpError, type Caller, type EngineDeps, type RouteTrace, type Streaming } from './engine.js';
+import type { Hold } from '../accounting/ledger.js';
 import type { InferenceRequest } from './inference-request.js';
 import { fromChat } from './from-chat.js';
 import { fromResponses } from './from-responses.js';
@@ -30,7 +31,7 @@ export function metadataEnabled(headers: Record<string, string>): boolean {
 
 function callerOf(principal: Principal | null): Caller {
   if (!principal) throw new Error('inference route declared without authentication');
-  return { orgId: principal.key.org_id, workspaceId: principal.key.workspace_id, keyHash: principal.key.hash };
+  return { orgId: principal.key.org_id, workspaceId: principal.key.workspace_id, keyHash: principal.key.hash, key: principal.key };
 }
 
 function identityOf(trace: RouteTrace, candidate: Candidate, serviceTier: string | null | undefined): ReplyIdentity {
@@ -54,30 +55,41 @@ function withSession(request: InferenceRequest, http: GatewayRequest): Inference
 
 type Defer = ((work: Promise<unknown>) => void) | undefined;
 
+/** Work that may finish after the reply (settlement, release): handed to the invocation, or awaited here. */
+async function later(work: Promise<unknown>, defer: Defer): Promise<void> {
+  if (defer) defer(work);
+  else await work;
+}
+
 async function run(inference: InferenceRequest, principal: Principal | null, http: GatewayRequest, deps: GatewayDeps, defer: Defer): Promise<OperationResult> {
   const engine = deps.engine;
   const caller = callerOf(principal);
-  await engine.recorder.admit();
   const request = withSession(inference, http);
   const withMetadata = metadataEnabled(http.headers);
   const trace = startTrace(request, caller, engine);
   const generationHeader = { 'x-generation-id': trace.generationId };
   try {
-    if (request.stream) return await streamReply(request, caller, trace, engine, withMetadata, generationHeader, defer);
-    const generated = await generate(request, caller, trace, engine, NEVER_ABORTED);
+    const hold = await reserve(request, caller, trace, engine);
+    if (request.stream) return await streamReply(request, caller, trace, engine, withMetadata, generationHeader, defer, hold);
+    let generated: Awaited<ReturnType<typeof generate>>;
+    try {
+      generated = await generate(request, caller, trace, engine, NEVER_ABORTED);
+    } catch (err) {
+      await later(release(hold, engine), defer);
+      throw err;
+    }
     const accounted = complete(request, caller, trace, generated.candidate, {
       status: generated.result.finish_reason === 'length' ? 'incomplete' : 'completed',
       result: generated.result,
       firstTokenMs: generated.firstTokenMs,
       streamed: false,
-    }, engine);
+    }, engine, hold);
     const identity = identityOf(trace, generated.candidate, generated.result.service_tier);
     const extra = withMetadata ? { service_metadata: serviceMetadata(trace, generated.candidate, engine) } : {};
     const body = request.format === 'chat'
       ? chatCompletion(identity, generated.result, chatUsage(accounted.usage, accounted.cost, accounted.isByok), extra)
       : responseResult(identity, request.echo, generated.result, responsesUsage(accounted.usage, accounted.cost, accounted.isByok), Math.floor(Date.now() / 1000), extra);
-    if (defer) defer(accounted.persisted);
-    else await accounted.persisted;
+    await later(accounted.persisted, defer);
     return { status: 200, headers: generationHeader, body };
   } catch (err) {
     if (err instanceof HttpError) {
@@ -116,6 +128,7 @@ async function streamReply(
   withMetadata: boolean,
   generationHeader: Record<string, string>,
   defer: Defer,
+  hold: Hold,
 ): Promise<OperationResult> {
   const controller = new AbortController();
   const body = new Readable({
@@ -134,9 +147,12 @@ async function streamReply(
     new Promise<{ kind: 'waiting' }>((resolve) => { waitTimer = setTimeout(() => resolve({ kind: 'waiting' }), engine.config.keepAliveMs); }),
   ]);
   clearTimeout(waitTimer);
-  if (first.kind === 'failed') throw first.error;
+  if (first.kind === 'failed') {
+    await later(release(hold, engine), defer);
+    throw first.error;
+  }
 
-  const produced = produce(body, started, request, caller, trace, engine, withMetadata, controller.signal, first.kind === 'waiting', defer)
+  const produced = produce(body, started, request, caller, trace, engine, withMetadata, controller.signal, first.kind === 'waiting', defer, hold)
     .catch((err: unknown) => {
       // A bug past the first byte must not take the process down: log it and cut the stream, which the
       // client sees as an incomplete reply rather than a clean end.
@@ -163,6 +179,7 @@ async function produce(
   signal: AbortSignal,
   waited: boolean,
   defer: Defer,
+  hold: Hold,
 ): Promise<void> {
   let keepAlive: NodeJS.Timeout | undefined;
   const push = (frame: string) => {
@@ -189,6 +206,7 @@ async function produce(
       push(writer.start() + writer.error(error.status, error.message, metadata));
     }
     clearTimeout(keepAlive);
+    await later(release(hold, engine), defer);
     if (!body.destroyed) body.push(null);
     return;
   }
@@ -230,7 +248,7 @@ async function produce(
     firstTokenMs: streaming.firstTokenMs,
     streamed: true,
     ...(failure ? { error: { status: failure.status, message: failure.message } } : {}),
-  }, engine);
+  }, engine, hold);
   const metadata = withMetadata ? { service_metadata: serviceMetadata(trace, streaming.candidate, engine) } : {};
   if (!cancelled) {
     if (failure) {
@@ -242,8 +260,7 @@ async function produce(
     }
   }
   clearTimeout(keepAlive);
-  if (defer) defer(accounted.persisted);
-  else await accounted.persisted;
+  await later(accounted.persisted, defer);
   if (!body.destroyed) body.push(null);
 }
 

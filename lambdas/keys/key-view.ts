@@ -2,24 +2,25 @@
 import type { z } from 'zod';
 import type { ApiKey } from './types.js';
 import { nanosToUsd, type Nanos } from '../shared/money.js';
+import { meterAt, spent } from '../accounting/meter.js';
 import type { currentKeyReply, keyRecordSchema } from './schemas.js';
 
 export type KeyRecordView = z.infer<typeof keyRecordSchema>;
 
-/** Usage counted against the limit in the key's current reset window. */
-export function usageAgainstLimit(key: ApiKey): Nanos {
-  const window = key.limit_reset === null ? 'total' : key.limit_reset;
-  return key.usage[window] + (key.include_byok_in_limit ? key.byok_usage[window] : 0n);
+/** Usage counted against the limit in the key's current reset window (as of `now`). */
+export function usageAgainstLimit(key: ApiKey, now: Date): Nanos {
+  return spent(meterAt(key, now), key.limit_reset ?? 'total', key.include_byok_in_limit);
 }
 
-export function limitRemaining(key: ApiKey): Nanos | null {
+export function limitRemaining(key: ApiKey, now: Date): Nanos | null {
   if (key.limit === null) return null;
-  const remaining = key.limit - usageAgainstLimit(key);
+  const remaining = key.limit - usageAgainstLimit(key, now);
   return remaining > 0n ? remaining : 0n;
 }
 
-function usageFields(key: ApiKey) {
-  const remaining = limitRemaining(key);
+function usageFields(stored: ApiKey, now: Date) {
+  const key = { ...stored, ...meterAt(stored, now) };
+  const remaining = limitRemaining(stored, now);
   return {
     limit: key.limit === null ? null : nanosToUsd(key.limit),
     limit_remaining: remaining === null ? null : nanosToUsd(remaining),
@@ -36,13 +37,13 @@ function usageFields(key: ApiKey) {
   };
 }
 
-export function keyView(key: ApiKey): KeyRecordView {
+export function keyView(key: ApiKey, now: Date): KeyRecordView {
   return {
     hash: key.hash,
     name: key.name,
     label: key.label,
     disabled: key.disabled,
-    ...usageFields(key),
+    ...usageFields(key, now),
     created_at: key.created_at,
     updated_at: key.updated_at,
     expires_at: key.expires_at,
@@ -52,11 +53,11 @@ export function keyView(key: ApiKey): KeyRecordView {
   };
 }
 
-export function currentKeyView(key: ApiKey): z.infer<typeof currentKeyReply>['data'] {
+export function currentKeyView(key: ApiKey, now: Date): z.infer<typeof currentKeyReply>['data'] {
   const isManagement = key.kind === 'management';
   return {
     label: key.label,
-    ...usageFields(key),
+    ...usageFields(key, now),
     expires_at: key.expires_at,
     creator_user_id: key.creator_user_id,
     is_management_key: isManagement,

@@ -1,6 +1,6 @@
 // Builds a new key record and its text; the text leaves this function once, for the creation reply.
 import type { ApiKey, KeyKind, LimitReset } from './types.js';
-import { zeroUsage } from './types.js';
+import { newMeter } from '../accounting/meter.js';
 import { generateKeyText, hashKey, labelFor } from './key-format.js';
 import type { AccountKind } from '../tenancy/types.js';
 import type { Nanos } from '../shared/money.js';
@@ -39,8 +39,8 @@ export function newApiKey(input: NewKeyInput): { key: ApiKey; text: string } {
     created_at: input.now.toISOString(),
     updated_at: null,
     creator_user_id: input.creatorUserId ?? null,
-    usage: zeroUsage(),
-    byok_usage: zeroUsage(),
+    ...newMeter(input.now),
+    settings_version: 0,
   };
   return { key, text };
 }

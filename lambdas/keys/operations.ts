@@ -32,7 +32,8 @@ export const keyOperations: KeyOperations = {
       includeDisabled: query.include_disabled ?? false,
       workspaceId: query.workspace_id,
     });
-    return { body: { data: keys.map(keyView) } };
+    const now = deps.clock();
+    return { body: { data: keys.map((entry) => keyView(entry, now)) } };
   },
 
   async createKey({ principal, body, deps }) {
@@ -59,7 +60,7 @@ export const keyOperations: KeyOperations = {
       now,
     });
     await deps.keys.create(key);
-    return { status: 201, body: { data: keyView(key), key: text } };
+    return { status: 201, body: { data: keyView(key, now), key: text } };
   },
 
   async getKey({ principal, params, deps }) {
@@ -67,7 +68,7 @@ export const keyOperations: KeyOperations = {
     const hash = hashParam(params);
     const key = await deps.keys.get(hash);
     if (!key || key.org_id !== caller.org_id) throw new NotFoundError(`API key not found: ${hash}`);
-    return { body: { data: keyView(key) } };
+    return { body: { data: keyView(key, deps.clock()) } };
   },
 
   async updateKey({ principal, params, body, deps }) {
@@ -83,7 +84,7 @@ export const keyOperations: KeyOperations = {
     const updated = await deps.keys.update(hash, caller.org_id, patch, deps.clock().toISOString());
     if (!updated) throw new NotFoundError(`API key not found: ${hash}`);
     deps.keyCache.invalidate(hash);
-    return { body: { data: keyView(updated) } };
+    return { body: { data: keyView(updated, deps.clock()) } };
   },
 
   async deleteKey({ principal, params, deps }) {
@@ -94,7 +95,10 @@ export const keyOperations: KeyOperations = {
     return { body: { deleted: true } };
   },
 
-  async getCurrentKey({ principal }) {
-    return { body: { data: currentKeyView(principalOf(principal).key) } };
+  async getCurrentKey({ principal, deps }) {
+    // Read through the cache: usage and limit_remaining must be current, not as of the cached copy.
+    const cached = principalOf(principal).key;
+    const key = (await deps.keys.get(cached.hash)) ?? cached;
+    return { body: { data: currentKeyView(key, deps.clock()) } };
   },
 };

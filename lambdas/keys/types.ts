@@ -1,18 +1,12 @@
 // An API key as stored: identified by the SHA-256 of its text, never by the text itself.
 import type { Nanos } from '../shared/money.js';
 import type { AccountKind } from '../tenancy/types.js';
+import type { Meter } from '../accounting/meter.js';
 
 export type KeyKind = 'management' | 'standard';
 export type LimitReset = 'daily' | 'weekly' | 'monthly';
 
-export interface UsageCounters {
-  total: Nanos;
-  daily: Nanos;
-  weekly: Nanos;
-  monthly: Nanos;
-}
-
-export interface ApiKey {
+export interface ApiKey extends Meter {
   hash: string;
   org_id: string;
   org_kind: AccountKind;
@@ -28,8 +22,6 @@ export interface ApiKey {
   created_at: string;
   updated_at: string | null;
   creator_user_id: string | null;
-  usage: UsageCounters;
-  byok_usage: UsageCounters;
+  /** Bumped by every change of the fields a reservation relies on (limit, limit_reset, include_byok_in_limit, disabled). */
+  settings_version: number;
 }
-
-export const zeroUsage = (): UsageCounters => ({ total: 0n, daily: 0n, weekly: 0n, monthly: 0n });

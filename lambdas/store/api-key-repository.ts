@@ -1,7 +1,8 @@
 // API key rows: one item per key under its hash, listed per organization through gsi1, newest first.
 import { DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import type { ApiKey, UsageCounters } from '../keys/types.js';
+import type { ApiKey } from '../keys/types.js';
+import { meterFromItem, meterToItem } from '../accounting/meter.js';
 import { nanosFromStore, nanosToStore } from '../shared/money.js';
 import { itemKeys } from './item-keys.js';
 
@@ -27,7 +28,7 @@ export class ApiKeyRepository {
 
   async get(hash: string): Promise<ApiKey | undefined> {
     const { Item } = await this.db.send(new GetCommand({ TableName: this.tableName, Key: itemKeys.apiKey(hash) }));
-    return Item ? fromItem(Item) : undefined;
+    return Item ? keyFromItem(Item) : undefined;
   }
 
   async list(orgId: string, options: ListKeysOptions): Promise<ApiKey[]> {
@@ -59,7 +60,7 @@ export class ApiKeyRepository {
           skipped += 1;
           continue;
         }
-        found.push(fromItem(item));
+        found.push(keyFromItem(item));
         if (found.length === options.pageSize) return found;
       }
       startKey = page.LastEvaluatedKey;
@@ -69,9 +70,10 @@ export class ApiKeyRepository {
 
   /** Applies a patch to a key of the given organization; undefined when no such key exists there. */
   async update(hash: string, orgId: string, patch: KeyPatch, now: string): Promise<ApiKey | undefined> {
-    const names: Record<string, string> = { '#updated_at': 'updated_at', '#org_id': 'org_id' };
-    const values: Record<string, unknown> = { ':updated_at': now, ':org_id': orgId };
-    const sets = ['#updated_at = :updated_at'];
+    const names: Record<string, string> = { '#updated_at': 'updated_at', '#org_id': 'org_id', '#sv': 'settings_version' };
+    const values: Record<string, unknown> = { ':updated_at': now, ':org_id': orgId, ':one': 1, ':zero': 0 };
+    // Every update bumps settings_version, so reservations made with an older copy of the key are retried.
+    const sets = ['#updated_at = :updated_at', '#sv = if_not_exists(#sv, :zero) + :one'];
     for (const [field, value] of Object.entries(patch)) {
       if (value === undefined) continue;
       names[`#${field}`] = field;
@@ -88,7 +90,7 @@ export class ApiKeyRepository {
         ExpressionAttributeValues: values,
         ReturnValues: 'ALL_NEW',
       }));
-      return Attributes ? fromItem(Attributes) : undefined;
+      return Attributes ? keyFromItem(Attributes) : undefined;
     } catch (err) {
       if (err instanceof ConditionalCheckFailedException) return undefined;
       throw err;
@@ -112,38 +114,19 @@ export class ApiKeyRepository {
   }
 }
 
-function usageToItem(usage: UsageCounters): Record<string, number | bigint> {
-  return {
-    total: nanosToStore(usage.total),
-    daily: nanosToStore(usage.daily),
-    weekly: nanosToStore(usage.weekly),
-    monthly: nanosToStore(usage.monthly),
-  };
-}
-
-function usageFromItem(value: unknown): UsageCounters {
-  const usage = (value ?? {}) as Record<string, unknown>;
-  return {
-    total: nanosFromStore(usage.total),
-    daily: nanosFromStore(usage.daily),
-    weekly: nanosFromStore(usage.weekly),
-    monthly: nanosFromStore(usage.monthly),
-  };
-}
-
 function toItem(key: ApiKey): Record<string, unknown> {
+  const { usage: _usage, byok_usage: _byok, periods: _periods, held: _held, ...settings } = key;
   return {
     ...itemKeys.apiKey(key.hash),
     ...itemKeys.apiKeyListing(key.org_id, key.created_at, key.hash),
     type: 'api_key',
-    ...key,
+    ...settings,
     limit: key.limit === null ? null : nanosToStore(key.limit),
-    usage: usageToItem(key.usage),
-    byok_usage: usageToItem(key.byok_usage),
+    ...meterToItem(key),
   };
 }
 
-function fromItem(item: Record<string, unknown>): ApiKey {
+export function keyFromItem(item: Record<string, unknown>): ApiKey {
   return {
     hash: item.hash as string,
     org_id: item.org_id as string,
@@ -160,7 +143,7 @@ function fromItem(item: Record<string, unknown>): ApiKey {
     created_at: item.created_at as string,
     updated_at: (item.updated_at ?? null) as string | null,
     creator_user_id: (item.creator_user_id ?? null) as string | null,
-    usage: usageFromItem(item.usage),
-    byok_usage: usageFromItem(item.byok_usage),
+    settings_version: typeof item.settings_version === 'number' ? item.settings_version : 0,
+    ...meterFromItem(item),
   };
 }

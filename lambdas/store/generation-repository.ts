@@ -3,7 +3,7 @@ import { BatchWriteCommand, GetCommand, PutCommand, type DynamoDBDocumentClient 
 import { itemKeys } from './item-keys.js';
 import type { CostBreakdown } from '../inference/cost.js';
 import type { Usage, FinishReason } from '../providers/types.js';
-import { nanosFromStore, nanosToStore } from '../shared/money.js';
+import { nanosFromStore, nanosToStore, type Nanos } from '../shared/money.js';
 
 export interface GenerationRecord {
   id: string;
@@ -32,17 +32,20 @@ export interface GenerationRecord {
   /** Hash of the end-user id; the raw id is never stored. */
   user_hash: string | null;
   error: { status: number; message: string } | null;
+  /** What was held for the request before the provider call. */
+  reserved: Nanos;
 }
 
 const COST_FIELDS = ['prompt', 'completion', 'cache_read', 'cache_write', 'reasoning', 'request', 'total'] as const;
 
-function toItem(record: GenerationRecord): Record<string, unknown> {
+export function generationToItem(record: GenerationRecord): Record<string, unknown> {
   return {
     ...itemKeys.generation(record.id),
     ...itemKeys.generationListing(record.org_id, record.created_at, record.id),
     type: 'generation',
     ...record,
     cost: Object.fromEntries(COST_FIELDS.map((field) => [field, nanosToStore(record.cost[field])])),
+    reserved: nanosToStore(record.reserved),
   };
 }
 
@@ -50,14 +53,14 @@ export class GenerationRepository {
   constructor(private readonly db: DynamoDBDocumentClient, private readonly tableName: string) {}
 
   async put(record: GenerationRecord): Promise<void> {
-    await this.db.send(new PutCommand({ TableName: this.tableName, Item: toItem(record), ConditionExpression: 'attribute_not_exists(pk)' }));
+    await this.db.send(new PutCommand({ TableName: this.tableName, Item: generationToItem(record), ConditionExpression: 'attribute_not_exists(pk)' }));
   }
 
   /** Up to 25 records in one BatchWriteItem; unprocessed items are retried with backoff. Ids are unique, so no condition is needed. */
   async putBatch(records: GenerationRecord[], attempts = 6): Promise<void> {
     if (records.length === 0) return;
     if (records.length > 25) throw new Error('BatchWriteItem takes at most 25 items');
-    let requests = records.map((record) => ({ PutRequest: { Item: toItem(record) } }));
+    let requests = records.map((record) => ({ PutRequest: { Item: generationToItem(record) } }));
     for (let attempt = 1; requests.length > 0; attempt += 1) {
       const { UnprocessedItems } = await this.db.send(new BatchWriteCommand({ RequestItems: { [this.tableName]: requests } }));
       requests = (UnprocessedItems?.[this.tableName] ?? []) as typeof requests;
@@ -72,6 +75,10 @@ export class GenerationRepository {
     if (!Item) return undefined;
     const cost = Item.cost as Record<string, unknown>;
     const { pk: _pk, sk: _sk, gsi1pk: _g1, gsi1sk: _g2, type: _type, ...rest } = Item;
-    return { ...(rest as unknown as GenerationRecord), cost: Object.fromEntries(COST_FIELDS.map((field) => [field, nanosFromStore(cost[field])])) as unknown as CostBreakdown };
+    return {
+      ...(rest as unknown as GenerationRecord),
+      cost: Object.fromEntries(COST_FIELDS.map((field) => [field, nanosFromStore(cost[field])])) as unknown as CostBreakdown,
+      reserved: nanosFromStore(Item.reserved),
+    };
   }
 }

@@ -6,6 +6,11 @@
 //   api key         KEY#<hash>         KEY                ORG#<org>#KEYS         <created_at>#<hash>
 //   generation      GEN#<id>           GEN                ORG#<org>#GENS         <created_at>#<id>
 //   default org     SYSTEM             DEFAULT_ORGANIZATION
+//   workspace slug  ORG#<org>          WSSLUG#<slug>                                                   (uniqueness claim)
+//   credit grant    ORG#<org>          CREDIT#<at>#<id>
+//   hold            HOLD#<generation>  HOLD               HOLDS#<shard 0-15>     <expires_at>#<generation>
+//   feedback        GEN#<id>           FEEDBACK#<at>#<n>
+//   rollup          ORG#<org>#RU       <hour>#<ws>#<key hash>#<model>#<provider>
 export const itemKeys = {
   organization: (orgId: string) => ({ pk: `ORG#${orgId}`, sk: 'ORG' }),
   workspace: (orgId: string, workspaceId: string) => ({ pk: `ORG#${orgId}`, sk: `WS#${workspaceId}` }),
@@ -16,4 +21,15 @@ export const itemKeys = {
   generation: (id: string) => ({ pk: `GEN#${id}`, sk: 'GEN' }),
   generationListing: (orgId: string, createdAt: string, id: string) => ({ gsi1pk: `ORG#${orgId}#GENS`, gsi1sk: `${createdAt}#${id}` }),
   defaultOrganization: () => ({ pk: 'SYSTEM', sk: 'DEFAULT_ORGANIZATION' }),
+  workspaceSlug: (orgId: string, slug: string) => ({ pk: `ORG#${orgId}`, sk: `WSSLUG#${slug}` }),
+  creditGrant: (orgId: string, at: string, id: string) => ({ pk: `ORG#${orgId}`, sk: `CREDIT#${at}#${id}` }),
+  creditGrantsOf: (orgId: string) => ({ pk: `ORG#${orgId}`, skPrefix: 'CREDIT#' }),
+  hold: (generationId: string) => ({ pk: `HOLD#${generationId}`, sk: 'HOLD' }),
+  holdListing: (shard: number, expiresAt: string, generationId: string) => ({ gsi1pk: `HOLDS#${shard}`, gsi1sk: `${expiresAt}#${generationId}` }),
+  holdsOf: (shard: number) => ({ gsi1pk: `HOLDS#${shard}` }),
+  feedback: (generationId: string, at: string, n: string) => ({ pk: `GEN#${generationId}`, sk: `FEEDBACK#${at}#${n}` }),
+  rollup: (orgId: string, hour: string, workspaceId: string, keyHash: string, model: string, provider: string) => ({
+    pk: `ORG#${orgId}#RU`, sk: `${hour}#${workspaceId}#${keyHash}#${model}#${provider}`,
+  }),
+  rollupsOf: (orgId: string) => ({ pk: `ORG#${orgId}#RU` }),
 } as const;

@@ -1,6 +1,7 @@
 // Creates an organization (or personal account) together with its first workspace.
 import { randomUUID } from 'node:crypto';
 import type { AccountKind, Organization, Workspace } from './types.js';
+import { newWorkspace, slugFor } from './new-workspace.js';
 import type { OrganizationRepository } from '../store/organization-repository.js';
 import type { Nanos } from '../shared/money.js';
 
@@ -21,18 +22,12 @@ export async function createOrganization(repo: OrganizationRepository, input: Cr
     settings: { is_filtered_model_catalog_enabled: false },
     total_credits: input.credits ?? 0n,
     total_usage: 0n,
+    held: 0n,
     created_at: now,
     updated_at: now,
   };
   const workspaceName = input.workspaceName ?? 'Default';
-  const workspace: Workspace = {
-    id: randomUUID(),
-    org_id: org.id,
-    name: workspaceName,
-    slug: workspaceName.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '') || 'default',
-    created_at: now,
-    updated_at: now,
-  };
+  const workspace = newWorkspace(org.id, { name: workspaceName, slug: slugFor(workspaceName) }, null, input.now);
   await repo.create(org, workspace);
   return { org, workspace };
 }

@@ -287,17 +287,17 @@ describe('streaming failures', () => {
 
 describe('a failure inside the stream producer', () => {
   it('cuts the stream and logs it instead of crashing the process', async () => {
-    const recorder = store.deps.engine.recorder;
-    const record = recorder.record.bind(recorder);
-    recorder.record = () => { throw new Error('recorder exploded'); };
+    const ledger = store.deps.engine.ledger;
+    const settle = ledger.settle.bind(ledger);
+    ledger.settle = () => { throw new Error('ledger exploded'); };
     try {
       const reply = await send(CHAT, chat('simulator/echo', { stream: true }));
       expect(reply.statusCode).toBe(200);
       const read = await readBody(reply.body).then((text) => ({ text, failed: false }), () => ({ text: '', failed: true }));
       expect(read.failed || !read.text.includes('[DONE]')).toBe(true);
-      expect(store.logs.some((line) => line.includes('stream producer failed') && line.includes('recorder exploded'))).toBe(true);
+      expect(store.logs.some((line) => line.includes('stream producer failed') && line.includes('ledger exploded'))).toBe(true);
     } finally {
-      recorder.record = record;
+      ledger.settle = settle;
     }
     // The gateway keeps serving.
     expect((await sendJson(CHAT, chat('simulator/echo'))).status).toBe(200);

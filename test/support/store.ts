@@ -32,7 +32,7 @@ export async function createTestStore(env: NodeJS.ProcessEnv = {}): Promise<Test
   const deps: GatewayDeps = {
     keys: new ApiKeyRepository(db, tableName),
     organizations: new OrganizationRepository(db, tableName),
-    engine: createEngineDeps(db, tableName, env, (line) => { logs.push(line); }),
+    engine: createEngineDeps(db, tableName, env, { log: (line) => { logs.push(line); }, clock: () => now ?? new Date(), workspaceCacheTtlMs: 0 }),
     keyCache: new KeyCache(0),
     clock: () => now ?? new Date(),
     log: (line) => { logs.push(line); },

@@ -3,6 +3,9 @@ import type { GatewayDeps } from '../../lambdas/http/deps.js';
 import { createOrganization } from '../../lambdas/tenancy/create-organization.js';
 import { newApiKey } from '../../lambdas/keys/new-key.js';
 import type { AccountKind } from '../../lambdas/tenancy/types.js';
+import type { Nanos } from '../../lambdas/shared/money.js';
+
+const NANOS_PER_USD = 1_000_000_000n;
 import type { ApiKey, KeyKind } from '../../lambdas/keys/types.js';
 
 export interface Tenant {
@@ -12,8 +15,9 @@ export interface Tenant {
   addKey(kind: KeyKind, options?: { name?: string; expiresAt?: string; now?: Date }): Promise<{ key: ApiKey; text: string }>;
 }
 
-export async function createTenant(deps: GatewayDeps, kind: AccountKind = 'organization', name = 'Acme'): Promise<Tenant> {
-  const { org, workspace } = await createOrganization(deps.organizations, { name, kind, now: new Date() });
+/** Organizations start with $1,000 of credits unless told otherwise. */
+export async function createTenant(deps: GatewayDeps, kind: AccountKind = 'organization', name = 'Acme', credits: Nanos = 1000n * NANOS_PER_USD): Promise<Tenant> {
+  const { org, workspace } = await createOrganization(deps.organizations, { name, kind, credits, now: new Date() });
   return {
     orgId: org.id,
     workspaceId: workspace.id,

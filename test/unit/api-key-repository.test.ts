@@ -24,7 +24,7 @@ describe('ApiKeyRepository', () => {
     expect(input.ConditionExpression).toBe('attribute_not_exists(pk)');
     expect(input.Item).toMatchObject({
       pk: `KEY#${key.hash}`, sk: 'KEY', gsi1pk: 'ORG#org1#KEYS', gsi1sk: `2026-01-02T03:04:05.000Z#${key.hash}`,
-      type: 'api_key', limit: 1_500_000_000, usage: { total: 0, daily: 0, weekly: 0, monthly: 0 },
+      type: 'api_key', limit: 1_500_000_000, settings_version: 0, usage_total: 0, usage_daily: 0, held: 0, exp_daily: 0, period_daily: '2026-01-02', period_weekly: '2025-12-29', period_monthly: '2026-01-01',
     });
     expect(JSON.stringify(input.Item, (_k, v) => (typeof v === 'bigint' ? v.toString() : v))).not.toContain(text.slice(12, -3));
   });
@@ -50,7 +50,7 @@ describe('ApiKeyRepository', () => {
     expect(await repo.update(key.hash, 'other-org', { name: 'n' }, 'now')).toBeUndefined();
     const input = mock.commandCalls(UpdateCommand)[0]!.args[0].input;
     expect(input.ConditionExpression).toBe('attribute_exists(pk) AND #org_id = :org_id');
-    expect(input.UpdateExpression).toBe('SET #updated_at = :updated_at, #name = :name');
+    expect(input.UpdateExpression).toBe('SET #updated_at = :updated_at, #sv = if_not_exists(#sv, :zero) + :one, #name = :name');
     expect(input.ExpressionAttributeValues).toMatchObject({ ':org_id': 'other-org', ':name': 'n' });
   });
 

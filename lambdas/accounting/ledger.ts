@@ -1,0 +1,312 @@
+// Reserve before the provider call, settle (or release) after it, exactly once. The store does each step in
+// one transaction (LedgerRepository); this decides what a refused transaction means: a copy of the key or
+// workspace that has changed (take the stored one and retry), a reset window that has not been started yet
+// (roll it and retry), a conflict with a concurrent transaction (back off and retry), or a limit that
+// cannot cover the request (402 naming which one).
+import { HttpError } from '../http/errors.js';
+import type { ApiKey } from '../keys/types.js';
+import { keyFromItem } from '../store/api-key-repository.js';
+import { workspaceFromItem } from '../store/organization-repository.js';
+import type { OrganizationRepository } from '../store/organization-repository.js';
+import type { Charge, Failed, HoldRef, KeyTerms, LedgerRepository, RollupDelta, WorkspaceTerms } from '../store/ledger-repository.js';
+import { itemKeys } from '../store/item-keys.js';
+import type { RecordCache } from '../shared/record-cache.js';
+import { nanosFromStore, nanosToDecimal, type Nanos } from '../shared/money.js';
+import type { Workspace } from '../tenancy/types.js';
+import { BUDGET_INTERVALS } from '../tenancy/types.js';
+import { meterAttr, meterFromItem, spent, type Window } from './meter.js';
+import { currentPeriods, INTERVALS, windowEnd, type Periods } from './periods.js';
+
+/** A hold outlives any invocation that could settle it: Lambda's 15-minute maximum, plus margin. */
+export const HOLD_TTL_MS = 20 * 60_000;
+const MAX_ATTEMPTS = 16;
+
+export interface LedgerDeps {
+  repository: LedgerRepository;
+  organizations: OrganizationRepository;
+  workspaces: RecordCache<Workspace>;
+  /** Told about a fresher copy of a key seen while reserving, so later requests start from it. */
+  keySeen?: (key: ApiKey) => void;
+  clock: () => Date;
+  random: () => number;
+  sleep: (ms: number) => Promise<void>;
+  log: (line: string) => void;
+}
+
+export interface Hold extends HoldRef {
+  /** DynamoDB write capacity the reservation consumed (ReturnConsumedCapacity). */
+  writeUnits: number;
+  /** Attempts the reservation took (conflicts, stale copies, window rolls). */
+  attempts: number;
+}
+
+export interface SettleResult {
+  outcome: 'settled' | 'already' | 'failed';
+  writeUnits: number;
+  attempts: number;
+}
+
+const usd = (nanos: Nanos) => `$${nanosToDecimal(nanos < 0n ? 0n : nanos)}`;
+
+function limitWindow(interval: string): Window {
+  return interval === 'lifetime' ? 'total' : interval as Window;
+}
+
+function keyTerms(key: ApiKey): KeyTerms {
+  return {
+    hash: key.hash,
+    settingsVersion: key.settings_version,
+    limit: key.limit === null ? null : { amount: key.limit, window: key.limit_reset ?? 'total', withByok: key.include_byok_in_limit },
+  };
+}
+
+function workspaceTerms(workspace: Workspace): WorkspaceTerms {
+  return {
+    id: workspace.id,
+    budgetVersion: workspace.budget_version,
+    budgets: BUDGET_INTERVALS.flatMap((interval) => {
+      const budget = workspace.budgets[interval];
+      return budget ? [{ interval: limitWindow(interval), limit: budget.limit }] : [];
+    }),
+    withByok: workspace.include_byok_in_budgets,
+  };
+}
+
+/** The later of the current windows and the ones a meter is already counting (another clock may be ahead). */
+function laterPeriods(current: Periods, stored: Partial<Periods>): Periods {
+  const later = { ...current };
+  for (const interval of INTERVALS) {
+    const seen = stored[interval];
+    if (seen && seen > later[interval]) later[interval] = seen;
+  }
+  return later;
+}
+
+function storedPeriods(item: Record<string, unknown>): Partial<Periods> {
+  const periods: Partial<Periods> = {};
+  for (const interval of INTERVALS) {
+    const value = item[meterAttr.period(interval)];
+    if (typeof value === 'string') periods[interval] = value;
+  }
+  return periods;
+}
+
+function isBehind(stored: Partial<Periods>, periods: Periods): boolean {
+  return INTERVALS.some((interval) => !stored[interval] || stored[interval]! < periods[interval]);
+}
+
+export class Ledger {
+  constructor(private readonly deps: LedgerDeps) {}
+
+  private async backoff(attempt: number): Promise<void> {
+    const cap = Math.min(250, 4 * 2 ** attempt);
+    await this.deps.sleep(Math.round(cap / 2 + this.deps.random() * cap / 2));
+  }
+
+  async workspaceOf(orgId: string, workspaceId: string): Promise<Workspace> {
+    const workspace = await this.deps.workspaces.getOrLoad(`${orgId}/${workspaceId}`, () => this.deps.organizations.getWorkspace(orgId, workspaceId));
+    if (!workspace) throw new HttpError(403, 'The workspace of this API key no longer exists');
+    return workspace;
+  }
+
+  /**
+   * Holds `amount` against the organization's balance, the key's limit and the workspace's budgets, or
+   * throws a 402 naming the first that cannot cover it.
+   */
+  async reserve(generationId: string, startingKey: ApiKey, amount: Nanos): Promise<Hold> {
+    let key = startingKey;
+    let workspace = await this.workspaceOf(key.org_id, key.workspace_id);
+    for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt += 1) {
+      const now = this.deps.clock();
+      const current = currentPeriods(now);
+      const keyPeriods = laterPeriods(current, key.periods);
+      const workspacePeriods = laterPeriods(current, workspace.periods);
+      const ref: HoldRef = { generationId, orgId: key.org_id, workspaceId: key.workspace_id, keyHash: key.hash, amount };
+      const outcome = await this.deps.repository.reserve({
+        ...ref,
+        key: keyTerms(key),
+        workspace: workspaceTerms(workspace),
+        keyPeriods,
+        workspacePeriods,
+        createdAt: now.toISOString(),
+        expiresAt: new Date(now.getTime() + HOLD_TTL_MS).toISOString(),
+      }, attempt);
+      if (outcome.kind === 'held') return { ...ref, writeUnits: outcome.writeUnits, attempts: attempt };
+      if (outcome.kind === 'conflict') {
+        await this.backoff(attempt);
+        continue;
+      }
+      if (outcome.duplicate) throw new Error(`generation id ${generationId} already has a hold`);
+
+      // Fix whatever was stale and try again; only a limit that still cannot cover the request refuses it.
+      let retry = false;
+      let refusal: HttpError | undefined;
+      if (outcome.org) {
+        const item = outcome.org.item;
+        if (!item) throw new HttpError(403, 'The organization of this API key no longer exists');
+        if (item.balance === undefined) {
+          await this.deps.repository.addBalance(key.org_id);
+          retry = true;
+        } else {
+          refusal = creditsRefusal(nanosFromStore(item.balance), amount);
+        }
+      }
+      if (outcome.key) {
+        const item = outcome.key.item;
+        if (!item) throw new HttpError(401, 'API key not found');
+        const stored = keyFromItem(item);
+        const periods = storedPeriods(item);
+        if (stored.settings_version !== key.settings_version || stored.disabled) {
+          if (stored.disabled) throw new HttpError(401, 'API key is disabled');
+          key = stored;
+          this.deps.keySeen?.(stored);
+          retry = true;
+        } else if (isBehind(periods, current)) {
+          await this.deps.repository.roll(itemKeys.apiKey(key.hash), current, periods);
+          retry = true;
+        } else if (INTERVALS.some((interval) => periods[interval] !== keyPeriods[interval])) {
+          key = stored;
+          retry = true;
+        } else {
+          refusal ??= keyRefusal(stored, item, amount, now);
+        }
+      }
+      if (outcome.workspace) {
+        const item = outcome.workspace.item;
+        if (!item) throw new HttpError(403, 'The workspace of this API key no longer exists');
+        const stored = workspaceFromItem(item);
+        const periods = storedPeriods(item);
+        if (stored.budget_version !== workspace.budget_version) {
+          workspace = stored;
+          this.deps.workspaces.set(`${stored.org_id}/${stored.id}`, stored);
+          retry = true;
+        } else if (isBehind(periods, current)) {
+          await this.deps.repository.roll(itemKeys.workspace(key.org_id, key.workspace_id), current, periods);
+          retry = true;
+        } else if (INTERVALS.some((interval) => periods[interval] !== workspacePeriods[interval])) {
+          workspace = stored;
+          retry = true;
+        } else {
+          refusal ??= budgetRefusal(stored, item, amount, now);
+        }
+      }
+      if (retry) continue;
+      if (refusal) throw refusal;
+      throw new Error('reservation refused without a reason');
+    }
+    throw new HttpError(503, 'Could not reserve credits: too much contention on this account; retry shortly', { headers: { 'retry-after': '1' } });
+  }
+
+  /**
+   * Settles a hold at the actual charge, writing the generation record and its rollup in the same
+   * transaction; without a record, releases it. Never throws: a settlement that cannot be written is
+   * logged with everything needed to reconcile it, and its hold is released by the sweeper.
+   */
+  async settle(hold: HoldRef, charge: Charge, record?: Record<string, unknown>, rollup?: RollupDelta): Promise<SettleResult> {
+    let late = false;
+    let writeUnits = 0;
+    let keyPeriods: Partial<Periods> = {};
+    let workspacePeriods: Partial<Periods> = {};
+    for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt += 1) {
+      const current = currentPeriods(this.deps.clock());
+      try {
+        const outcome = await this.deps.repository.settle({
+          hold,
+          charge,
+          keyPeriods: laterPeriods(current, keyPeriods),
+          workspacePeriods: laterPeriods(current, workspacePeriods),
+          ...(record ? { record } : {}),
+          ...(rollup ? { rollup } : {}),
+        }, attempt, late);
+        if (outcome.kind === 'settled') return { outcome: 'settled', writeUnits: writeUnits + outcome.writeUnits, attempts: attempt };
+        if (outcome.kind === 'already') return { outcome: 'already', writeUnits, attempts: attempt };
+        if (outcome.kind === 'hold-missing') {
+          // Swept after its expiry: charge without it; the record's own condition keeps this exactly-once.
+          this.deps.log(JSON.stringify({ level: 'warn', message: 'hold expired before settlement; charging without it', generation_id: hold.generationId }));
+          late = true;
+        } else if (outcome.kind === 'conflict') {
+          await this.backoff(attempt);
+        } else {
+          for (const [failed, itemKey, set] of [
+            [outcome.key, itemKeys.apiKey(hold.keyHash), (p: Partial<Periods>) => { keyPeriods = p; }],
+            [outcome.workspace, itemKeys.workspace(hold.orgId, hold.workspaceId), (p: Partial<Periods>) => { workspacePeriods = p; }],
+          ] as Array<[Failed | undefined, { pk: string; sk: string }, (p: Partial<Periods>) => void]>) {
+            if (!failed) continue;
+            if (!failed.item) throw new Error(`${itemKey.pk} no longer exists`);
+            const periods = storedPeriods(failed.item);
+            if (isBehind(periods, current)) await this.deps.repository.roll(itemKey, current, periods);
+            else set(periods);
+          }
+        }
+      } catch (err) {
+        if (attempt === MAX_ATTEMPTS) break;
+        this.deps.log(JSON.stringify({ level: 'warn', message: 'settlement attempt failed', generation_id: hold.generationId, attempt, error: String(err) }));
+        await this.backoff(attempt);
+      }
+    }
+    this.deps.log(JSON.stringify({
+      level: 'error',
+      message: 'settlement failed; reconcile by hand',
+      generation_id: hold.generationId,
+      org_id: hold.orgId,
+      key_hash: hold.keyHash,
+      workspace_id: hold.workspaceId,
+      held: nanosToDecimal(hold.amount),
+      charge: nanosToDecimal(charge.credits),
+      byok: nanosToDecimal(charge.byok),
+    }));
+    return { outcome: 'failed', writeUnits, attempts: MAX_ATTEMPTS };
+  }
+
+  /** Gives back everything a hold took (the request failed before it cost anything). */
+  release(hold: HoldRef): Promise<SettleResult> {
+    return this.settle(hold, { credits: 0n, byok: 0n });
+  }
+
+  /** Releases holds whose invocation ended without settling them (a crash, a timeout). */
+  async releaseExpired(): Promise<number> {
+    const expired = await this.deps.repository.expiredHolds(this.deps.clock().toISOString());
+    let released = 0;
+    for (const hold of expired) {
+      const result = await this.release(hold);
+      if (result.outcome === 'settled') {
+        released += 1;
+        this.deps.log(JSON.stringify({ level: 'warn', message: 'released an expired hold', generation_id: hold.generationId, org_id: hold.orgId, amount: nanosToDecimal(hold.amount) }));
+      }
+    }
+    return released;
+  }
+}
+
+function creditsRefusal(balance: Nanos, amount: Nanos): HttpError {
+  return new HttpError(402, `Insufficient credits: this request can cost up to ${usd(amount)} and the account has ${usd(balance)} available. Add credits to continue.`, {
+    metadata: { reason: 'insufficient_credits', required: nanosToDecimal(amount), available: nanosToDecimal(balance < 0n ? 0n : balance) },
+  });
+}
+
+function keyRefusal(key: ApiKey, item: Record<string, unknown>, amount: Nanos, now: Date): HttpError {
+  const window = key.limit_reset ?? 'total';
+  const meter = meterFromItem(item);
+  const used = spent(meter, window, key.include_byok_in_limit);
+  const left = (key.limit ?? 0n) - used - meter.held;
+  const resets = key.limit_reset ? `; it resets at ${windowEnd(key.limit_reset, now)}` : '';
+  const held = meter.held > 0n ? ` (${usd(meter.held)} is held by requests in flight)` : '';
+  return new HttpError(402, `API key limit exceeded: this request can cost up to ${usd(amount)} and the key's ${key.limit_reset ?? 'total'} limit of ${usd(key.limit ?? 0n)} has ${usd(left)} left${held}${resets}.`, {
+    metadata: { reason: 'key_limit', limit_reset: key.limit_reset, limit: nanosToDecimal(key.limit ?? 0n), remaining: nanosToDecimal(left < 0n ? 0n : left), required: nanosToDecimal(amount) },
+  });
+}
+
+function budgetRefusal(workspace: Workspace, item: Record<string, unknown>, amount: Nanos, now: Date): HttpError {
+  const meter = meterFromItem(item);
+  for (const interval of BUDGET_INTERVALS) {
+    const budget = workspace.budgets[interval];
+    if (!budget) continue;
+    const left = budget.limit - spent(meter, limitWindow(interval), workspace.include_byok_in_budgets) - meter.held;
+    if (left >= amount) continue;
+    const resets = interval === 'lifetime' ? '' : `; it resets at ${windowEnd(interval, now)}`;
+    return new HttpError(402, `Workspace budget exceeded: this request can cost up to ${usd(amount)} and workspace ${workspace.slug}'s ${interval} budget of ${usd(budget.limit)} has ${usd(left)} left${resets}.`, {
+      metadata: { reason: 'workspace_budget', workspace_id: workspace.id, interval, limit: nanosToDecimal(budget.limit), remaining: nanosToDecimal(left < 0n ? 0n : left), required: nanosToDecimal(amount) },
+    });
+  }
+  return new HttpError(402, `Workspace budget exceeded: this request can cost up to ${usd(amount)}.`, { metadata: { reason: 'workspace_budget', workspace_id: workspace.id } });
+}

@@ -1,0 +1,73 @@
+// A short-lived in-memory cache of records (API keys, workspaces), so a warm function does not read the
+// same item on every request. Concurrent misses for one key share one lookup, and an entry used in the last part of its
+// life is refreshed in the background, so a busy key never makes its requests wait on the store.
+// Writes through this process invalidate at once; other instances see changes within about one TTL.
+interface Entry<T> {
+  key: T | undefined;
+  expiresAt: number;
+  refreshing: boolean;
+}
+
+export class RecordCache<T> {
+  private readonly entries = new Map<string, Entry<T>>();
+  private readonly inflight = new Map<string, Promise<T | undefined>>();
+
+  constructor(private readonly ttlMs = 2000, private readonly maxEntries = 10_000, private readonly now: () => number = Date.now) {}
+
+  get(hash: string): T | undefined {
+    const entry = this.entries.get(hash);
+    if (!entry) return undefined;
+    if (entry.expiresAt <= this.now()) {
+      this.entries.delete(hash);
+      return undefined;
+    }
+    return entry.key;
+  }
+
+  set(hash: string, key: T): void {
+    this.store(hash, key);
+  }
+
+  /**
+   * The cached record, or one lookup shared by every concurrent caller. Unknown keys are not cached.
+   * In the last quarter of an entry's life the entry is still served while one background lookup renews it.
+   */
+  async getOrLoad(hash: string, load: (hash: string) => Promise<T | undefined>): Promise<T | undefined> {
+    const entry = this.entries.get(hash);
+    const now = this.now();
+    if (entry && entry.expiresAt > now) {
+      if (!entry.refreshing && entry.expiresAt - now < this.ttlMs / 4) {
+        entry.refreshing = true;
+        this.loadShared(hash, load).catch(() => { entry.refreshing = false; });
+      }
+      return entry.key;
+    }
+    return this.loadShared(hash, load);
+  }
+
+  invalidate(hash: string): void {
+    this.entries.delete(hash);
+  }
+
+  private loadShared(hash: string, load: (hash: string) => Promise<T | undefined>): Promise<T | undefined> {
+    let pending = this.inflight.get(hash);
+    if (!pending) {
+      pending = load(hash).then((key) => {
+        if (key) this.store(hash, key);
+        else this.entries.delete(hash);
+        return key;
+      }).finally(() => this.inflight.delete(hash));
+      this.inflight.set(hash, pending);
+    }
+    return pending;
+  }
+
+  private store(hash: string, key: T): void {
+    if (this.ttlMs <= 0) return;
+    if (!this.entries.has(hash) && this.entries.size >= this.maxEntries) {
+      const oldest = this.entries.keys().next();
+      if (!oldest.done) this.entries.delete(oldest.value);
+    }
+    this.entries.set(hash, { key, expiresAt: this.now() + this.ttlMs, refreshing: false });
+  }
+}
