@@ -22,10 +22,8 @@ export const LAMBDA_RUNTIME = Runtime.NODEJS_22_X;
  */
 export const TABLE_ACTIONS = [
   'dynamodb:GetItem',
-  'dynamodb:BatchGetItem',
   'dynamodb:Query',
   'dynamodb:PutItem',
-  'dynamodb:BatchWriteItem',
   'dynamodb:UpdateItem',
   'dynamodb:DeleteItem',
   'dynamodb:ConditionCheckItem',

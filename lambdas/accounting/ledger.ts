@@ -15,6 +15,8 @@ import { nanosFromStore, nanosToDecimal, type Nanos } from '../shared/money.js';
 import type { Workspace } from '../tenancy/types.js';
 import { BUDGET_INTERVALS } from '../tenancy/types.js';
 import { meterAttr, meterFromItem, spent, type Window } from './meter.js';
+import { infrastructureCost, type InfrastructureCost, type Invocation, type ResourceUse } from './infrastructure.js';
+import { infrastructureToItem } from '../store/generation-repository.js';
 import { currentPeriods, INTERVALS, windowEnd, type Periods } from './periods.js';
 
 /** A hold outlives any invocation that could settle it: Lambda's 15-minute maximum, plus margin. */
@@ -256,6 +258,29 @@ export class Ledger {
       byok: nanosToDecimal(charge.byok),
     }));
     return { outcome: 'failed', writeUnits, attempts: MAX_ATTEMPTS };
+  }
+
+  /**
+   * Records what serving a settled generation cost on AWS (see infrastructure.ts) on its record and its
+   * rollup row. `use` holds the DynamoDB capacity of the reservation and settlement; this write's own is
+   * estimated from the item sizes, since a write cannot report its capacity to itself.
+   */
+  async recordInfrastructure(generationId: string, rollupKey: { pk: string; sk: string }, invocation: Invocation, use: ResourceUse, endedAt: number, ownItemBytes: number): Promise<InfrastructureCost | undefined> {
+    const own = 2 * (Math.ceil(ownItemBytes / 1024) + 1);
+    const cost = infrastructureCost(invocation, { ...use, writeUnits: use.writeUnits + own }, endedAt);
+    const item = infrastructureToItem(cost);
+    for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt += 1) {
+      try {
+        const outcome = await this.deps.repository.recordInfrastructure(generationId, rollupKey, item, cost.total, attempt);
+        if (outcome !== 'conflict') return cost;
+        await this.backoff(attempt);
+      } catch (err) {
+        this.deps.log(JSON.stringify({ level: 'warn', message: 'infrastructure cost not recorded', generation_id: generationId, attempt, error: String(err) }));
+        if (attempt >= 3) return undefined;
+        await this.backoff(attempt);
+      }
+    }
+    return undefined;
   }
 
   /** Gives back everything a hold took (the request failed before it cost anything). */

@@ -10,6 +10,7 @@ import { fromLambdaEvent } from '../http/request.js';
 import { defaultDeps, type GatewayDeps } from '../http/deps.js';
 import { inferenceOperations } from '../inference/operations.js';
 import { toErrorReply } from '../http/errors.js';
+import { startInvocation, type Invocation } from '../accounting/infrastructure.js';
 
 export { inferenceOperations };
 
@@ -25,8 +26,14 @@ export interface StreamingReply {
  * @param defer where work that may outlive the reply goes (the Lambda handler drains it after the response
  *   stream ends); without it, operations finish such work before their reply ends.
  */
-export async function handleInference(event: APIGatewayProxyEventV2, deps: GatewayDeps, defer?: (work: Promise<unknown>) => void): Promise<StreamingReply> {
+export async function handleInference(
+  event: APIGatewayProxyEventV2,
+  deps: GatewayDeps,
+  defer?: (work: Promise<unknown>) => void,
+  invocation?: Invocation,
+): Promise<StreamingReply> {
   const request = fromLambdaEvent(event);
+  if (invocation) request.invocation = invocation;
   const result = await dispatch(request, match, inferenceOperations, deps, defer);
   if (result.kind === 'stream') {
     return { statusCode: result.status ?? 200, headers: { 'x-request-id': request.requestId, ...result.headers }, body: result.body };
@@ -44,13 +51,14 @@ export async function handleInference(event: APIGatewayProxyEventV2, deps: Gatew
  * (generation records) is awaited in `finally`, also when the client went away mid-stream.
  */
 export const handler = awslambda.streamifyResponse(async (event: APIGatewayProxyEventV2, responseStream, _context: Context) => {
+  const invocation = startInvocation();
   const deferred: Promise<unknown>[] = [];
   let reply: StreamingReply;
   let log: (line: string) => void = (line) => console.error(line);
   try {
     const deps = await defaultDeps();
     log = deps.log;
-    reply = await handleInference(event, deps, (work) => { deferred.push(work); });
+    reply = await handleInference(event, deps, (work) => { deferred.push(work); }, invocation);
   } catch (err) {
     // Only start-up can fail here (configuration, the provider secret): dispatch itself never throws.
     const error = toErrorReply(err, event.requestContext?.requestId ?? 'unknown', log);
@@ -60,6 +68,7 @@ export const handler = awslambda.streamifyResponse(async (event: APIGatewayProxy
     const stream = awslambda.HttpResponseStream.from(responseStream, { statusCode: reply.statusCode, headers: reply.headers });
     if (typeof reply.body === 'string') {
       const body = reply.body;
+      invocation.responseBytes += Buffer.byteLength(body);
       await new Promise<void>((resolve, reject) => {
         stream.once('error', reject);
         stream.end(body, () => resolve());

@@ -10,6 +10,8 @@ import { defaultDeps, type GatewayDeps } from '../http/deps.js';
 import { toErrorReply } from '../http/errors.js';
 import { keyOperations } from '../keys/operations.js';
 import { settingsOperations } from '../tenancy/operations.js';
+import { workspaceOperations } from '../workspaces/operations.js';
+import { accountingOperations } from '../accounting/operations.js';
 import { systemOperations } from '../http/system-operations.js';
 import { catalogOperations } from '../catalog/operations.js';
 
@@ -17,6 +19,8 @@ export const managementOperations: ManagementOperations = {
   ...systemOperations,
   ...keyOperations,
   ...settingsOperations,
+  ...workspaceOperations,
+  ...accountingOperations,
   ...catalogOperations,
 };
 

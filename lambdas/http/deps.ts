@@ -2,6 +2,7 @@
 import { createDocumentClient, storeConfigFromEnv } from '../store/client.js';
 import { ApiKeyRepository } from '../store/api-key-repository.js';
 import { OrganizationRepository } from '../store/organization-repository.js';
+import { RollupRepository } from '../store/rollup-repository.js';
 import { KeyCache } from '../keys/key-cache.js';
 import type { AuthDeps } from './auth.js';
 import type { EngineDeps } from '../inference/engine.js';
@@ -10,6 +11,8 @@ import { gatewayEnvironment } from '../aws/provider-secrets.js';
 
 export interface GatewayDeps extends AuthDeps {
   organizations: OrganizationRepository;
+  /** Hourly usage rollups, for the reports. */
+  rollups: RollupRepository;
   /** The inference engine: catalog, provider adapters, routing state, generation records. */
   engine: EngineDeps;
   log: (line: string) => void;
@@ -23,6 +26,7 @@ export function createDeps(env: NodeJS.ProcessEnv = process.env): GatewayDeps {
   return {
     keys: new ApiKeyRepository(db, config.tableName),
     organizations: new OrganizationRepository(db, config.tableName),
+    rollups: new RollupRepository(db, config.tableName),
     engine: createEngineDeps(db, config.tableName, env, { log, keySeen: (key) => keyCache.set(key.hash, key) }),
     keyCache,
     clock: () => new Date(),

@@ -1,5 +1,6 @@
 // The gateway's view of an HTTP request, built from a Function URL / API Gateway v2 event.
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
+import type { Invocation } from '../accounting/infrastructure.js';
 
 export interface GatewayRequest {
   method: string;
@@ -11,6 +12,8 @@ export interface GatewayRequest {
   requestId: string;
   sourceIp: string;
   host: string;
+  /** Set by the inference handler: the invocation being accounted for (infrastructure cost). */
+  invocation?: Invocation;
 }
 
 export function fromLambdaEvent(event: APIGatewayProxyEventV2): GatewayRequest {

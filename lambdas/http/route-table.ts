@@ -10,6 +10,13 @@ import { organizationSettingsReply, updateOrganizationSettingsBody } from '../te
 import { chatRequestSchema } from '../inference/chat-schema.js';
 import { responsesRequestSchema } from '../inference/responses-schema.js';
 import { listModelsQuery, listModelsReply } from '../catalog/schemas.js';
+import {
+  budgetListReply, budgetReply, createWorkspaceBody, deletedReply, listWorkspacesQuery, updateWorkspaceBody, upsertBudgetBody, workspaceListReply, workspaceReply,
+} from '../workspaces/schemas.js';
+import {
+  activityQuery, activityReply, addCreditsBody, addCreditsReply, analyticsMetaReply, analyticsQueryBody, analyticsQueryReply, creditsReply, feedbackBody,
+  feedbackReply, generationQuery, generationReply,
+} from '../accounting/schemas.js';
 
 /** Lambda Function URLs accept request payloads up to 6 MB. */
 const INFERENCE_MAX_BODY_BYTES = 6 * 1024 * 1024;
@@ -62,6 +69,70 @@ export const routes = [
   {
     operationId: 'listModelsForUser', method: 'GET', path: '/models/user', fn: 'management', auth: 'any',
     tag: 'Models', summary: 'The models the calling key may use', query: listModelsQuery, response: listModelsReply,
+  },
+  {
+    operationId: 'listWorkspaces', method: 'GET', path: '/workspaces', fn: 'management', auth: 'management',
+    tag: 'Workspaces', summary: 'List workspaces of the organization, oldest first', query: listWorkspacesQuery, response: workspaceListReply,
+  },
+  {
+    operationId: 'createWorkspace', method: 'POST', path: '/workspaces', fn: 'management', auth: 'management',
+    tag: 'Workspaces', summary: 'Create a workspace (slug unique in the organization)', body: createWorkspaceBody, response: workspaceReply, successStatus: 201,
+  },
+  {
+    operationId: 'getWorkspace', method: 'GET', path: '/workspaces/{id}', fn: 'management', auth: 'management',
+    tag: 'Workspaces', summary: 'Get a workspace by id or slug', response: workspaceReply,
+  },
+  {
+    operationId: 'updateWorkspace', method: 'PATCH', path: '/workspaces/{id}', fn: 'management', auth: 'management',
+    tag: 'Workspaces', summary: 'Update a workspace', body: updateWorkspaceBody, response: workspaceReply,
+  },
+  {
+    operationId: 'deleteWorkspace', method: 'DELETE', path: '/workspaces/{id}', fn: 'management', auth: 'management',
+    tag: 'Workspaces', summary: 'Delete a workspace that has no API keys (409 otherwise)', response: deletedReply,
+  },
+  {
+    operationId: 'listWorkspaceBudgets', method: 'GET', path: '/workspaces/{workspace_ref}/budgets', fn: 'management', auth: 'management',
+    tag: 'Workspaces', summary: 'Budgets of a workspace (id or slug), with their current usage', response: budgetListReply,
+  },
+  {
+    operationId: 'getWorkspaceBudget', method: 'GET', path: '/workspaces/{workspace_ref}/budgets/{interval}', fn: 'management', auth: 'management',
+    tag: 'Workspaces', summary: 'One budget: daily, weekly, monthly or lifetime', response: budgetReply,
+  },
+  {
+    operationId: 'putWorkspaceBudget', method: 'PUT', path: '/workspaces/{workspace_ref}/budgets/{interval}', fn: 'management', auth: 'management',
+    tag: 'Workspaces', summary: 'Create or replace a budget; enforced from the next request', body: upsertBudgetBody, response: budgetReply,
+  },
+  {
+    operationId: 'deleteWorkspaceBudget', method: 'DELETE', path: '/workspaces/{workspace_ref}/budgets/{interval}', fn: 'management', auth: 'management',
+    tag: 'Workspaces', summary: 'Delete a budget (succeeds if there was none)', response: deletedReply,
+  },
+  {
+    operationId: 'getCredits', method: 'GET', path: '/credits', fn: 'management', auth: 'management',
+    tag: 'Credits', summary: 'Credits added and used by the organization (USD)', response: creditsReply,
+  },
+  {
+    operationId: 'addCredits', method: 'POST', path: '/credits', fn: 'management', auth: 'management',
+    tag: 'Credits', summary: 'Add credits to an organization: management keys of the operator\'s (default) organization only', body: addCreditsBody, response: addCreditsReply,
+  },
+  {
+    operationId: 'getGeneration', method: 'GET', path: '/generation', fn: 'management', auth: 'any',
+    tag: 'Generations', summary: 'One generation\'s stats and cost ledger (upstream and infrastructure cost)', query: generationQuery, response: generationReply,
+  },
+  {
+    operationId: 'submitGenerationFeedback', method: 'POST', path: '/generation/feedback', fn: 'management', auth: 'management',
+    tag: 'Generations', summary: 'Feedback on a generation', body: feedbackBody, response: feedbackReply,
+  },
+  {
+    operationId: 'getActivity', method: 'GET', path: '/activity', fn: 'management', auth: 'management',
+    tag: 'Analytics', summary: 'Daily usage by model and provider over the last 30 UTC days (today included)', query: activityQuery, response: activityReply,
+  },
+  {
+    operationId: 'getAnalyticsMeta', method: 'GET', path: '/analytics/meta', fn: 'management', auth: 'management',
+    tag: 'Analytics', summary: 'Dimensions, metrics, granularities and filter operators of /analytics/query', response: analyticsMetaReply,
+  },
+  {
+    operationId: 'queryAnalytics', method: 'POST', path: '/analytics/query', fn: 'management', auth: 'management',
+    tag: 'Analytics', summary: 'Metrics grouped by dimensions and time buckets, from hourly rollups', body: analyticsQueryBody, response: analyticsQueryReply,
   },
   {
     operationId: 'chatCompletions', method: 'POST', path: '/chat/completions', fn: 'inference', auth: 'inference',

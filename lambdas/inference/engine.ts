@@ -13,6 +13,7 @@ import type { Ledger, Hold } from '../accounting/ledger.js';
 import { reservationFor } from '../accounting/estimate.js';
 import { rollupDelta } from '../accounting/rollups.js';
 import type { ApiKey } from '../keys/types.js';
+import type { Invocation } from '../accounting/infrastructure.js';
 import { computeCost, type CostBreakdown } from './cost.js';
 import type { EndpointHealth, StickySessions } from './endpoint-health.js';
 import type { InferenceRequest } from './inference-request.js';
@@ -328,6 +329,7 @@ export function complete(
   completion: Completion,
   deps: EngineDeps,
   hold: Hold,
+  invocation?: Invocation,
 ): Accounted & { persisted: Promise<unknown> } {
   const now = deps.now();
   const usage = completion.result.usage ?? emptyUsage();
@@ -362,8 +364,16 @@ export function complete(
     user_hash: hashedUser(caller.orgId, request.user) ?? null,
     error: completion.error ?? null,
     reserved: hold.amount,
+    provider_responses: trace.attempts.map((attempt) => ({ provider: attempt.provider, model: attempt.model, status: attempt.status === 'ok' ? 200 : attempt.status })),
   };
-  const persisted = deps.ledger.settle(hold, { credits: cost.total, byok: 0n }, generationToItem(record), rollupDelta(record));
+  const item = generationToItem(record);
+  const rollup = rollupDelta(record);
+  const persisted = deps.ledger.settle(hold, { credits: cost.total, byok: 0n }, item, rollup).then((settled): Promise<unknown> | unknown => {
+    if (!invocation || settled.outcome !== 'settled') return settled;
+    // The last write of the invocation: what serving it cost on AWS, with the capacity of the writes before it.
+    const use = { writeUnits: hold.writeUnits + settled.writeUnits, readUnits: 0, kmsRequests: 0 };
+    return deps.ledger.recordInfrastructure(record.id, rollup.key, invocation, use, deps.now(), JSON.stringify(item, (_k, v: unknown) => (typeof v === 'bigint' ? String(v) : v)).length);
+  });
   return { usage, cost, isByok: false, persisted };
 }
 

@@ -13,6 +13,7 @@ import { emptyUsage } from '../providers/types.js';
 import { ProviderError } from '../providers/provider-error.js';
 import { NEVER_ABORTED, complete, generate, release, reserve, serviceMetadata, startStream, startTrace, toHttpError, type Caller, type EngineDeps, type RouteTrace, type Streaming } from './engine.js';
 import type { Hold } from '../accounting/ledger.js';
+import type { Invocation } from '../accounting/infrastructure.js';
 import type { InferenceRequest } from './inference-request.js';
 import { fromChat } from './from-chat.js';
 import { fromResponses } from './from-responses.js';
@@ -70,7 +71,7 @@ async function run(inference: InferenceRequest, principal: Principal | null, htt
   const generationHeader = { 'x-generation-id': trace.generationId };
   try {
     const hold = await reserve(request, caller, trace, engine);
-    if (request.stream) return await streamReply(request, caller, trace, engine, withMetadata, generationHeader, defer, hold);
+    if (request.stream) return await streamReply(request, caller, trace, engine, withMetadata, generationHeader, defer, hold, http.invocation);
     let generated: Awaited<ReturnType<typeof generate>>;
     try {
       generated = await generate(request, caller, trace, engine, NEVER_ABORTED);
@@ -83,7 +84,7 @@ async function run(inference: InferenceRequest, principal: Principal | null, htt
       result: generated.result,
       firstTokenMs: generated.firstTokenMs,
       streamed: false,
-    }, engine, hold);
+    }, engine, hold, http.invocation);
     const identity = identityOf(trace, generated.candidate, generated.result.service_tier);
     const extra = withMetadata ? { service_metadata: serviceMetadata(trace, generated.candidate, engine) } : {};
     const body = request.format === 'chat'
@@ -129,6 +130,7 @@ async function streamReply(
   generationHeader: Record<string, string>,
   defer: Defer,
   hold: Hold,
+  invocation: Invocation | undefined,
 ): Promise<OperationResult> {
   const controller = new AbortController();
   const body = new Readable({
@@ -152,7 +154,7 @@ async function streamReply(
     throw first.error;
   }
 
-  const produced = produce(body, started, request, caller, trace, engine, withMetadata, controller.signal, first.kind === 'waiting', defer, hold)
+  const produced = produce(body, started, request, caller, trace, engine, withMetadata, controller.signal, first.kind === 'waiting', defer, hold, invocation)
     .catch((err: unknown) => {
       // A bug past the first byte must not take the process down: log it and cut the stream, which the
       // client sees as an incomplete reply rather than a clean end.
@@ -180,10 +182,12 @@ async function produce(
   waited: boolean,
   defer: Defer,
   hold: Hold,
+  invocation: Invocation | undefined,
 ): Promise<void> {
   let keepAlive: NodeJS.Timeout | undefined;
   const push = (frame: string) => {
     if (!frame || body.destroyed) return;
+    if (invocation) invocation.responseBytes += Buffer.byteLength(frame);
     body.push(frame);
     armKeepAlive();
   };
@@ -248,7 +252,7 @@ async function produce(
     firstTokenMs: streaming.firstTokenMs,
     streamed: true,
     ...(failure ? { error: { status: failure.status, message: failure.message } } : {}),
-  }, engine, hold);
+  }, engine, hold, invocation);
   const metadata = withMetadata ? { service_metadata: serviceMetadata(trace, streaming.candidate, engine) } : {};
   if (!cancelled) {
     if (failure) {

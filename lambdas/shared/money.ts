@@ -36,13 +36,18 @@ function numberToText(value: number): string {
   return String(value);
 }
 
+/** Exact decimal text of an integer count of 10^-digits units, without trailing zeros ("12.5", "0.000000003"). */
+export function fixedToDecimal(value: bigint, digits: number): string {
+  const negative = value < 0n;
+  const abs = negative ? -value : value;
+  const scale = 10n ** BigInt(digits);
+  const fraction = (abs % scale).toString().padStart(digits, '0').replace(/0+$/, '');
+  return `${negative ? '-' : ''}${abs / scale}${fraction ? `.${fraction}` : ''}`;
+}
+
 /** Exact decimal text of an amount, without trailing zeros ("12.5", "0.000000003"). */
 export function nanosToDecimal(nanos: Nanos): string {
-  const negative = nanos < 0n;
-  const abs = negative ? -nanos : nanos;
-  const whole = abs / SCALE;
-  const fraction = (abs % SCALE).toString().padStart(SCALE_DIGITS, '0').replace(/0+$/, '');
-  return `${negative ? '-' : ''}${whole}${fraction ? `.${fraction}` : ''}`;
+  return fixedToDecimal(nanos, SCALE_DIGITS);
 }
 
 /** The JSON number for an amount: the double nearest to its exact decimal value. */

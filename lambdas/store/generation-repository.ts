@@ -1,6 +1,9 @@
 // Generation records: one item per reply under its generation id, listed per organization through gsi1.
-import { BatchWriteCommand, GetCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+// They are written by the settlement transaction (LedgerRepository.settle), never on their own.
+import { GetCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { randomUUID } from 'node:crypto';
 import { itemKeys } from './item-keys.js';
+import type { InfrastructureCost } from '../accounting/infrastructure.js';
 import type { CostBreakdown } from '../inference/cost.js';
 import type { Usage, FinishReason } from '../providers/types.js';
 import { nanosFromStore, nanosToStore, type Nanos } from '../shared/money.js';
@@ -34,6 +37,29 @@ export interface GenerationRecord {
   error: { status: number; message: string } | null;
   /** What was held for the request before the provider call. */
   reserved: Nanos;
+  /** Every provider attempt, in order (failed ones first). */
+  provider_responses: Array<{ provider: string; model: string; status: number | null }>;
+  /** What serving it cost on AWS; recorded just after settlement, absent until then. */
+  infra?: InfrastructureCost | null;
+}
+
+export interface GenerationFeedback {
+  category: string;
+  comment: string | null;
+  key_hash: string;
+  created_at: string;
+}
+
+const INFRA_AMOUNTS = ['lambda_compute', 'lambda_request', 'lambda_streaming', 'dynamodb', 'kms', 'total'] as const;
+
+export function infrastructureToItem(cost: InfrastructureCost): Record<string, unknown> {
+  return { ...cost, ...Object.fromEntries(INFRA_AMOUNTS.map((field) => [field, nanosToStore(cost[field])])) };
+}
+
+function infrastructureFromItem(value: unknown): InfrastructureCost | null {
+  if (!value || typeof value !== 'object') return null;
+  const item = value as Record<string, unknown>;
+  return { ...(item as unknown as InfrastructureCost), ...Object.fromEntries(INFRA_AMOUNTS.map((field) => [field, nanosFromStore(item[field])])) };
 }
 
 const COST_FIELDS = ['prompt', 'completion', 'cache_read', 'cache_write', 'reasoning', 'request', 'total'] as const;
@@ -46,28 +72,22 @@ export function generationToItem(record: GenerationRecord): Record<string, unkno
     ...record,
     cost: Object.fromEntries(COST_FIELDS.map((field) => [field, nanosToStore(record.cost[field])])),
     reserved: nanosToStore(record.reserved),
+    infra: record.infra ? infrastructureToItem(record.infra) : undefined,
   };
 }
 
 export class GenerationRepository {
   constructor(private readonly db: DynamoDBDocumentClient, private readonly tableName: string) {}
 
-  async put(record: GenerationRecord): Promise<void> {
-    await this.db.send(new PutCommand({ TableName: this.tableName, Item: generationToItem(record), ConditionExpression: 'attribute_not_exists(pk)' }));
-  }
-
-  /** Up to 25 records in one BatchWriteItem; unprocessed items are retried with backoff. Ids are unique, so no condition is needed. */
-  async putBatch(records: GenerationRecord[], attempts = 6): Promise<void> {
-    if (records.length === 0) return;
-    if (records.length > 25) throw new Error('BatchWriteItem takes at most 25 items');
-    let requests = records.map((record) => ({ PutRequest: { Item: generationToItem(record) } }));
-    for (let attempt = 1; requests.length > 0; attempt += 1) {
-      const { UnprocessedItems } = await this.db.send(new BatchWriteCommand({ RequestItems: { [this.tableName]: requests } }));
-      requests = (UnprocessedItems?.[this.tableName] ?? []) as typeof requests;
-      if (requests.length === 0) return;
-      if (attempt >= attempts) throw new Error(`${requests.length} generation record(s) left unprocessed after ${attempts} attempts`);
-      await new Promise((resolve) => setTimeout(resolve, Math.min(1000, 25 * 2 ** attempt)));
-    }
+  /** Stores feedback on a generation of the organization; false when there is no such generation there. */
+  async addFeedback(id: string, orgId: string, feedback: GenerationFeedback): Promise<boolean> {
+    const record = await this.get(id);
+    if (!record || record.org_id !== orgId) return false;
+    await this.db.send(new PutCommand({
+      TableName: this.tableName,
+      Item: { ...itemKeys.feedback(id, feedback.created_at, randomUUID()), type: 'generation_feedback', generation_id: id, ...feedback },
+    }));
+    return true;
   }
 
   async get(id: string): Promise<GenerationRecord | undefined> {
@@ -79,6 +99,8 @@ export class GenerationRepository {
       ...(rest as unknown as GenerationRecord),
       cost: Object.fromEntries(COST_FIELDS.map((field) => [field, nanosFromStore(cost[field])])) as unknown as CostBreakdown,
       reserved: nanosFromStore(Item.reserved),
+      provider_responses: (Item.provider_responses ?? []) as GenerationRecord['provider_responses'],
+      infra: infrastructureFromItem(Item.infra),
     };
   }
 }

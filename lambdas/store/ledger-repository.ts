@@ -409,6 +409,43 @@ export class LedgerRepository {
     }
   }
 
+  /**
+   * Adds the infrastructure cost to a settled generation record and its rollup row, once: a record that
+   * already has it is left alone.
+   */
+  async recordInfrastructure(generationId: string, rollupKey: { pk: string; sk: string }, infra: Record<string, unknown>, totalAtto: bigint, attempt: number): Promise<'recorded' | 'already' | 'conflict'> {
+    try {
+      await this.db.send(new TransactWriteCommand({
+        ClientRequestToken: token('i', generationId, attempt),
+        TransactItems: [
+          {
+            Update: {
+              TableName: this.tableName,
+              Key: itemKeys.generation(generationId),
+              UpdateExpression: 'SET infra = :infra',
+              ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(infra)',
+              ExpressionAttributeValues: { ':infra': infra },
+            },
+          },
+          {
+            Update: {
+              TableName: this.tableName,
+              Key: rollupKey,
+              UpdateExpression: 'ADD infra_atto :total',
+              ExpressionAttributeValues: { ':total': nanosToStore(totalAtto) },
+            },
+          },
+        ],
+      }));
+      return 'recorded';
+    } catch (err) {
+      if (!(err instanceof TransactionCanceledException)) throw err;
+      if (isConflict(err.CancellationReasons)) return 'conflict';
+      if (err.CancellationReasons?.[0]?.Code === 'ConditionalCheckFailed') return 'already';
+      throw err;
+    }
+  }
+
   /** Gives an organization item from before balances existed its balance attribute. */
   async addBalance(orgId: string): Promise<void> {
     try {

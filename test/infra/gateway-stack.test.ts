@@ -284,7 +284,7 @@ describe('IAM', () => {
       expect([dynamo[0]!.Action].flat().sort()).toEqual([...TABLE_ACTIONS].sort());
       // Spelled out, so a change to the granted actions is a visible change to this test.
       expect([dynamo[0]!.Action].flat().sort()).toEqual([
-        'dynamodb:BatchGetItem', 'dynamodb:BatchWriteItem', 'dynamodb:ConditionCheckItem', 'dynamodb:DeleteItem',
+        'dynamodb:ConditionCheckItem', 'dynamodb:DeleteItem',
         'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:UpdateItem',
       ]);
       expect(dynamo[0]!.Resource).toEqual([

@@ -5,6 +5,7 @@ import { ensureTable } from '../../lambdas/store/create-table.js';
 import { createDocumentClient } from '../../lambdas/store/client.js';
 import { ApiKeyRepository } from '../../lambdas/store/api-key-repository.js';
 import { OrganizationRepository } from '../../lambdas/store/organization-repository.js';
+import { RollupRepository } from '../../lambdas/store/rollup-repository.js';
 import { KeyCache } from '../../lambdas/keys/key-cache.js';
 import type { GatewayDeps } from '../../lambdas/http/deps.js';
 import { createEngineDeps } from '../../lambdas/inference/engine-deps.js';
@@ -32,6 +33,7 @@ export async function createTestStore(env: NodeJS.ProcessEnv = {}): Promise<Test
   const deps: GatewayDeps = {
     keys: new ApiKeyRepository(db, tableName),
     organizations: new OrganizationRepository(db, tableName),
+    rollups: new RollupRepository(db, tableName),
     engine: createEngineDeps(db, tableName, env, { log: (line) => { logs.push(line); }, clock: () => now ?? new Date(), workspaceCacheTtlMs: 0 }),
     keyCache: new KeyCache(0),
     clock: () => now ?? new Date(),

@@ -1,0 +1,157 @@
+// Workspaces (list, create, get, update, delete) and their budgets (daily, weekly, monthly, lifetime),
+// for management keys, always within the calling key's organization.
+import { randomUUID } from 'node:crypto';
+import type { z } from 'zod';
+import type { ManagementOperations } from '../http/route-table.js';
+import { BadRequestError, ConflictError, NotFoundError } from '../http/errors.js';
+import type { Principal } from '../http/auth.js';
+import type { GatewayDeps } from '../http/deps.js';
+import { nanosToUsd, usdToNanos } from '../shared/money.js';
+import { meterAt, spent } from '../accounting/meter.js';
+import { windowEnd } from '../accounting/periods.js';
+import { newWorkspace } from '../tenancy/new-workspace.js';
+import type { BudgetInterval, Workspace } from '../tenancy/types.js';
+import { BUDGET_INTERVALS } from '../tenancy/types.js';
+import { budgetIntervalSchema, type budgetSchema, type workspaceSchema } from './schemas.js';
+
+type WorkspaceOperations = Pick<ManagementOperations,
+  'listWorkspaces' | 'createWorkspace' | 'getWorkspace' | 'updateWorkspace' | 'deleteWorkspace'
+  | 'listWorkspaceBudgets' | 'getWorkspaceBudget' | 'putWorkspaceBudget' | 'deleteWorkspaceBudget'>;
+
+const DEFAULT_PAGE = 50;
+
+function orgOf(principal: Principal | null): string {
+  if (!principal) throw new Error('route declared without authentication');
+  return principal.key.org_id;
+}
+
+export function workspaceView(workspace: Workspace): z.infer<typeof workspaceSchema> {
+  return {
+    id: workspace.id,
+    name: workspace.name,
+    slug: workspace.slug,
+    description: workspace.description,
+    default_text_model: workspace.default_text_model,
+    default_image_model: workspace.default_image_model,
+    default_provider_sort: workspace.default_provider_sort,
+    default_guardrail_id: `grd_${workspace.id}`,
+    disabled_server_tools: workspace.disabled_server_tools,
+    io_logging_api_key_ids: workspace.io_logging_api_key_ids,
+    io_logging_sampling_rate: workspace.io_logging_sampling_rate,
+    is_data_discount_logging_enabled: workspace.is_data_discount_logging_enabled,
+    is_observability_broadcast_enabled: workspace.is_observability_broadcast_enabled,
+    is_observability_io_logging_enabled: workspace.is_observability_io_logging_enabled,
+    include_byok_in_budgets: workspace.include_byok_in_budgets,
+    created_by: workspace.created_by,
+    created_at: workspace.created_at,
+    updated_at: workspace.updated_at,
+  };
+}
+
+function budgetView(workspace: Workspace, interval: BudgetInterval, now: Date): z.infer<typeof budgetSchema> | undefined {
+  const budget = workspace.budgets[interval];
+  if (!budget) return undefined;
+  const window = interval === 'lifetime' ? 'total' : interval;
+  const meter = meterAt(workspace, now);
+  const used = spent(meter, window, workspace.include_byok_in_budgets);
+  const remaining = budget.limit - used - meter.held;
+  return {
+    id: budget.id,
+    workspace_id: workspace.id,
+    limit_usd: nanosToUsd(budget.limit),
+    reset_interval: interval === 'lifetime' ? null : interval,
+    usage_usd: nanosToUsd(used),
+    remaining_usd: nanosToUsd(remaining > 0n ? remaining : 0n),
+    resets_at: interval === 'lifetime' ? null : windowEnd(interval, now),
+    created_at: budget.created_at,
+    updated_at: budget.updated_at,
+  };
+}
+
+async function workspaceOr404(deps: GatewayDeps, orgId: string, ref: string | undefined): Promise<Workspace> {
+  const workspace = ref ? await deps.organizations.findWorkspace(orgId, ref) : undefined;
+  if (!workspace) throw new NotFoundError(`Workspace not found: ${ref ?? ''}`);
+  return workspace;
+}
+
+function intervalParam(value: string | undefined): BudgetInterval {
+  const parsed = budgetIntervalSchema.safeParse(value);
+  if (!parsed.success) throw new BadRequestError(`Invalid path parameter interval: expected one of ${BUDGET_INTERVALS.join(', ')}, got "${value ?? ''}"`);
+  return parsed.data;
+}
+
+export const workspaceOperations: WorkspaceOperations = {
+  async listWorkspaces({ principal, query, deps }) {
+    const all = (await deps.organizations.listWorkspaces(orgOf(principal))).sort((a, b) => a.created_at.localeCompare(b.created_at) || a.id.localeCompare(b.id));
+    const offset = query.offset ?? 0;
+    const page = all.slice(offset, offset + (query.limit ?? DEFAULT_PAGE));
+    return { body: { data: page.map(workspaceView), total_count: all.length } };
+  },
+
+  async createWorkspace({ principal, body, deps }) {
+    const orgId = orgOf(principal);
+    const workspace = newWorkspace(orgId, body, principal!.key.creator_user_id, deps.clock());
+    if (!(await deps.organizations.createWorkspace(workspace))) throw new ConflictError(`A workspace with slug "${body.slug}" already exists`);
+    return { status: 201, body: { data: workspaceView(workspace) } };
+  },
+
+  async getWorkspace({ principal, params, deps }) {
+    return { body: { data: workspaceView(await workspaceOr404(deps, orgOf(principal), params.id)) } };
+  },
+
+  async updateWorkspace({ principal, params, body, deps }) {
+    const orgId = orgOf(principal);
+    for (let attempt = 0; attempt < 3; attempt += 1) {
+      const current = await workspaceOr404(deps, orgId, params.id);
+      const updated = await deps.organizations.updateWorkspace(current, body, deps.clock().toISOString());
+      if (updated === 'conflict') throw new ConflictError(`A workspace with slug "${body.slug}" already exists`);
+      if (updated) return { body: { data: workspaceView(updated) } };
+      // Renamed or deleted meanwhile: read it again.
+    }
+    throw new ConflictError('The workspace changed while it was being updated; retry');
+  },
+
+  async deleteWorkspace({ principal, params, deps }) {
+    const orgId = orgOf(principal);
+    const workspace = await workspaceOr404(deps, orgId, params.id);
+    const keys = await deps.keys.list(orgId, { offset: 0, pageSize: 1, includeDisabled: true, workspaceId: workspace.id });
+    if (keys.length > 0) throw new ConflictError(`Workspace ${workspace.slug} still has API keys; delete them or create them elsewhere first`);
+    if (!(await deps.organizations.deleteWorkspace(workspace))) throw new NotFoundError(`Workspace not found: ${params.id}`);
+    return { body: { deleted: true as const } };
+  },
+
+  async listWorkspaceBudgets({ principal, params, deps }) {
+    const workspace = await workspaceOr404(deps, orgOf(principal), params.workspace_ref);
+    const now = deps.clock();
+    const data = BUDGET_INTERVALS.flatMap((interval) => budgetView(workspace, interval, now) ?? []);
+    return { body: { data, include_byok_in_budgets: workspace.include_byok_in_budgets } };
+  },
+
+  async getWorkspaceBudget({ principal, params, deps }) {
+    const interval = intervalParam(params.interval);
+    const workspace = await workspaceOr404(deps, orgOf(principal), params.workspace_ref);
+    const view = budgetView(workspace, interval, deps.clock());
+    if (!view) throw new NotFoundError(`Workspace ${workspace.slug} has no ${interval} budget`);
+    return { body: { data: view, include_byok_in_budgets: workspace.include_byok_in_budgets } };
+  },
+
+  async putWorkspaceBudget({ principal, params, body, deps }) {
+    const interval = intervalParam(params.interval);
+    const orgId = orgOf(principal);
+    const workspace = await workspaceOr404(deps, orgId, params.workspace_ref);
+    const now = deps.clock();
+    const existing = workspace.budgets[interval];
+    const budget = { id: existing?.id ?? randomUUID(), limit: usdToNanos(body.limit_usd), created_at: existing?.created_at ?? now.toISOString(), updated_at: now.toISOString() };
+    const updated = await deps.organizations.putBudget(orgId, workspace.id, interval, budget, body.include_byok_in_budgets, now.toISOString());
+    if (!updated) throw new NotFoundError(`Workspace not found: ${params.workspace_ref}`);
+    return { body: { data: budgetView(updated, interval, now)!, include_byok_in_budgets: updated.include_byok_in_budgets } };
+  },
+
+  async deleteWorkspaceBudget({ principal, params, deps }) {
+    const interval = intervalParam(params.interval);
+    const orgId = orgOf(principal);
+    const workspace = await workspaceOr404(deps, orgId, params.workspace_ref);
+    if (workspace.budgets[interval]) await deps.organizations.putBudget(orgId, workspace.id, interval, null, undefined, deps.clock().toISOString());
+    return { body: { deleted: true as const } };
+  },
+};

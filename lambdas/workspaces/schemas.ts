@@ -1,0 +1,92 @@
+// Wire shapes of the workspace and workspace budget routes (public OpenRouter API: Workspace,
+// WorkspaceBudget, UpsertWorkspaceBudgetRequest).
+import * as z from 'zod';
+import { creditAmountSchema } from '../keys/schemas.js';
+import { SLUG_PATTERN } from '../tenancy/new-workspace.js';
+
+const SERVER_TOOLS = [
+  'openrouter:advisor', 'openrouter:apply_patch', 'openrouter:bash', 'openrouter:datetime', 'openrouter:fusion',
+  'openrouter:image_generation', 'openrouter:experimental__search_models', 'openrouter:shell', 'openrouter:subagent',
+  'openrouter:tool_search', 'openrouter:web_fetch', 'openrouter:web_search',
+] as const;
+
+const slug = z.string().min(1).max(64).regex(SLUG_PATTERN, 'must be lowercase letters and digits in segments separated by single hyphens');
+const sort = z.enum(['price', 'throughput', 'latency', 'exacto']);
+const modelId = z.string().min(1).max(256);
+
+const settingsFields = {
+  description: z.string().max(1024).nullable().optional(),
+  default_text_model: modelId.nullable().optional(),
+  default_image_model: modelId.nullable().optional(),
+  default_provider_sort: sort.nullable().optional(),
+  disabled_server_tools: z.array(z.enum(SERVER_TOOLS)).max(SERVER_TOOLS.length).nullable().optional(),
+  io_logging_api_key_ids: z.array(z.number().int().nonnegative()).max(1000).nullable().optional(),
+  io_logging_sampling_rate: z.number().min(0.0001).max(1).optional(),
+  is_data_discount_logging_enabled: z.boolean().optional(),
+  is_observability_broadcast_enabled: z.boolean().optional(),
+  is_observability_io_logging_enabled: z.boolean().optional(),
+};
+
+export const createWorkspaceBody = z.strictObject({
+  name: z.string().trim().min(1, 'must not be empty').max(128),
+  slug,
+  ...settingsFields,
+});
+
+export const updateWorkspaceBody = z.strictObject({
+  name: z.string().trim().min(1, 'must not be empty').max(128).optional(),
+  slug: slug.optional(),
+  ...settingsFields,
+});
+
+export const listWorkspacesQuery = z.object({
+  offset: z.coerce.number().int().min(0).max(1_000_000).optional(),
+  limit: z.coerce.number().int().min(1).max(100).optional(),
+});
+
+export const workspaceSchema = z.object({
+  id: z.string(),
+  name: z.string(),
+  slug: z.string(),
+  description: z.string().nullable(),
+  default_text_model: z.string().nullable(),
+  default_image_model: z.string().nullable(),
+  default_provider_sort: z.string().nullable(),
+  default_guardrail_id: z.string(),
+  disabled_server_tools: z.array(z.string()).nullable(),
+  io_logging_api_key_ids: z.array(z.number().int()).nullable(),
+  io_logging_sampling_rate: z.number(),
+  is_data_discount_logging_enabled: z.boolean(),
+  is_observability_broadcast_enabled: z.boolean(),
+  is_observability_io_logging_enabled: z.boolean(),
+  include_byok_in_budgets: z.boolean(),
+  created_by: z.string().nullable(),
+  created_at: z.string(),
+  updated_at: z.string().nullable(),
+});
+
+export const workspaceReply = z.object({ data: workspaceSchema });
+export const workspaceListReply = z.object({ data: z.array(workspaceSchema), total_count: z.number().int() });
+export const deletedReply = z.object({ deleted: z.literal(true) });
+
+export const budgetIntervalSchema = z.enum(['daily', 'weekly', 'monthly', 'lifetime']);
+
+export const budgetSchema = z.object({
+  id: z.string(),
+  workspace_id: z.string(),
+  limit_usd: z.number(),
+  reset_interval: z.enum(['daily', 'weekly', 'monthly']).nullable().describe('null for the lifetime budget'),
+  usage_usd: z.number().describe('Spend counted against this budget in its current window'),
+  remaining_usd: z.number().describe('limit_usd − usage_usd − what requests in flight hold, not below 0'),
+  resets_at: z.string().nullable().describe('When the current window ends (null for lifetime)'),
+  created_at: z.string(),
+  updated_at: z.string(),
+});
+
+export const budgetReply = z.object({ data: budgetSchema, include_byok_in_budgets: z.boolean() });
+export const budgetListReply = z.object({ data: z.array(budgetSchema), include_byok_in_budgets: z.boolean() });
+
+export const upsertBudgetBody = z.strictObject({
+  limit_usd: creditAmountSchema.describe('Budget in USD for the interval'),
+  include_byok_in_budgets: z.boolean().optional().describe('Workspace-wide: whether BYOK spend counts toward every budget'),
+});
