@@ -1,0 +1,375 @@
+// Credits, key limits, workspace budgets and exactly-once settlement, through the real handlers with real
+// deps over DynamoDB Local and the upstream simulator. Money is compared exactly, in nano-dollars.
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import type { Readable } from 'node:stream';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { installAwsLambdaShim } from '../../bin/local/awslambda-shim.js';
+import { startSimulator, type Simulator } from '../../bin/simulator/server.js';
+import { usdToNanos, type Nanos } from '../../lambdas/shared/money.js';
+import { itemKeys } from '../../lambdas/store/item-keys.js';
+import { createDocumentClient } from '../../lambdas/store/client.js';
+import { LedgerRepository } from '../../lambdas/store/ledger-repository.js';
+import { startInvocation } from '../../lambdas/accounting/infrastructure.js';
+import { createTestStore, type TestStore } from '../support/store.js';
+import { createTenant, type Tenant } from '../support/tenants.js';
+import { httpEvent } from '../support/events.js';
+
+installAwsLambdaShim();
+const { handleInference } = await import('../../lambdas/handlers/inference.js');
+const { handleManagement } = await import('../../lambdas/handlers/management.js');
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Json = Record<string, any>;
+
+const CHAT = '/api/v1/chat/completions';
+const RESPONSES = '/api/v1/responses';
+const nanos = (usd: number) => usdToNanos(usd);
+
+let sim: Simulator;
+let store: TestStore;
+
+beforeAll(async () => {
+  sim = await startSimulator({ port: 0 });
+  store = await createTestStore({ SIMULATOR_URL: sim.url });
+});
+afterAll(async () => {
+  await store.drop();
+  await sim.close();
+});
+
+async function readBody(body: string | Readable): Promise<string> {
+  if (typeof body === 'string') return body;
+  let text = '';
+  for await (const chunk of body) text += String(chunk);
+  return text;
+}
+
+function chatBody(text: string, extra: Json = {}): Json {
+  return { model: 'simulator/echo', messages: [{ role: 'user', content: text }], max_tokens: 20, ...extra };
+}
+
+/** A chat completion; for streams, the final usage chunk stands in for the JSON reply. */
+async function chat(key: string, text = 'count me in', extra: Json = {}): Promise<{ status: number; json: Json }> {
+  const reply = await handleInference(httpEvent({ method: 'POST', path: CHAT, key, body: chatBody(text, extra) }), store.deps, undefined, startInvocation());
+  const body = await readBody(reply.body);
+  if (!extra.stream || reply.statusCode !== 200) return { status: reply.statusCode, json: JSON.parse(body) as Json };
+  const frames = body.split('\n\n').filter((frame) => frame.startsWith('data: {')).map((frame) => JSON.parse(frame.slice(6)) as Json);
+  return { status: reply.statusCode, json: frames.at(-1)! };
+}
+
+async function manage(key: string, method: string, path: string, body?: unknown, query?: Record<string, string>): Promise<{ status: number; json: Json }> {
+  const reply = await handleManagement(httpEvent({ method, path: `/api/v1${path}`, key, ...(body === undefined ? {} : { body }), ...(query ? { query } : {}) }), store.deps);
+  return { status: reply.statusCode ?? 200, json: JSON.parse(String(reply.body)) as Json };
+}
+
+async function rawItem(key: { pk: string; sk: string }): Promise<Json> {
+  const db = createDocumentClient({ endpoint: store.endpoint });
+  try {
+    const { Item } = await db.send(new GetCommand({ TableName: store.tableName, Key: key, ConsistentRead: true }));
+    return Item as Json;
+  } finally {
+    db.destroy();
+  }
+}
+
+interface Account {
+  tenant: Tenant;
+  admin: string;
+}
+
+async function account(credits: Nanos = nanos(1000)): Promise<Account> {
+  const tenant = await createTenant(store.deps, 'organization', 'Money Co', credits);
+  return { tenant, admin: (await tenant.addKey('management')).text };
+}
+
+async function newKey(owner: Account, body: Json): Promise<{ text: string; hash: string }> {
+  const created = await manage(owner.admin, 'POST', '/keys', { name: 'k', ...body });
+  expect(created.status).toBe(201);
+  return { text: created.json.key as string, hash: created.json.data.hash as string };
+}
+
+/** Cost and reservation of one request of this shape, from a throwaway account. */
+async function probe(text: string, extra: Json = {}): Promise<{ cost: Nanos; reserved: Nanos }> {
+  const owner = await account();
+  const key = await newKey(owner, {});
+  const reply = await chat(key.text, text, extra);
+  expect(reply.status).toBe(200);
+  const generation = await manage(owner.admin, 'GET', '/generation', undefined, { id: reply.json.id as string });
+  return { cost: nanos(reply.json.usage.cost), reserved: nanos(generation.json.data.reserved) };
+}
+
+describe('reports agree with replies', () => {
+  it('the cost in a reply equals GET /generation, and /activity and /credits add up to the replies', async () => {
+    const owner = await account();
+    const first = await newKey(owner, {});
+    const second = await newKey(owner, {});
+    let total = 0n;
+    const replies: Json[] = [];
+    for (let i = 0; i < 12; i += 1) {
+      const key = i % 2 ? first : second;
+      const reply = await chat(key.text, `message number ${i} ${'x'.repeat(i * 7)}`, { stream: i % 3 === 0, model: i % 4 === 0 ? 'simulator/echo-anthropic' : 'simulator/echo' });
+      expect(reply.status).toBe(200);
+      total += nanos(reply.json.usage.cost);
+      replies.push(reply.json);
+    }
+    for (const reply of replies) {
+      const generation = await manage(owner.admin, 'GET', '/generation', undefined, { id: reply.id as string });
+      expect(generation.status).toBe(200);
+      expect(nanos(generation.json.data.total_cost)).toBe(nanos(reply.usage.cost));
+      expect(generation.json.data.infrastructure.total_usd).toBeGreaterThan(0);
+      expect(generation.json.data.infrastructure.dynamodb_write_units).toBeGreaterThan(0);
+    }
+    const activity = await manage(owner.admin, 'GET', '/activity');
+    expect(activity.status).toBe(200);
+    const rows = activity.json.data as Json[];
+    expect(new Set(rows.map((row) => row.model))).toEqual(new Set(['simulator/echo', 'simulator/echo-anthropic']));
+    expect(rows.reduce((sum, row) => sum + nanos(row.usage), 0n)).toBe(total);
+    expect(rows.reduce((sum, row) => sum + (row.requests as number), 0)).toBe(12);
+    const ofFirst = await manage(owner.admin, 'GET', '/activity', undefined, { api_key_hash: first.hash });
+    expect((ofFirst.json.data as Json[]).reduce((sum, row) => sum + (row.requests as number), 0)).toBe(6);
+    const credits = await manage(owner.admin, 'GET', '/credits');
+    expect(nanos(credits.json.data.total_usage)).toBe(total);
+    expect(nanos(credits.json.data.total_credits)).toBe(nanos(1000));
+    const analytics = await manage(owner.admin, 'POST', '/analytics/query', { metrics: ['requests', 'cost'], dimensions: ['api_key'] });
+    expect(analytics.status).toBe(200);
+    const byKey = new Map((analytics.json.data.data as Json[]).map((row) => [row.api_key, row]));
+    expect(byKey.get(first.hash)!.requests).toBe(6);
+    expect(nanos(byKey.get(first.hash)!.cost) + nanos(byKey.get(second.hash)!.cost)).toBe(total);
+  });
+});
+
+describe('key limits under concurrency', () => {
+  it('200 parallel requests against a limit covering exactly K of them: at most K succeed, the rest get 402, usage never exceeds the limit', async () => {
+    const text = 'parallel request';
+    const { cost } = await probe(text);
+    const K = 10n;
+    const owner = await account();
+    const key = await newKey(owner, { limit: Number(K * cost) / 1e9 });
+    const replies = await Promise.all(Array.from({ length: 200 }, () => chat(key.text, text)));
+    const ok = replies.filter((reply) => reply.status === 200);
+    const refused = replies.filter((reply) => reply.status === 402);
+    expect(ok.length + refused.length).toBe(200);
+    expect(ok.length).toBeGreaterThanOrEqual(1);
+    expect(BigInt(ok.length)).toBeLessThanOrEqual(K);
+    for (const reply of refused) {
+      expect(reply.json.error.code).toBe(402);
+      expect(reply.json.error.message).toMatch(/^API key limit exceeded/);
+    }
+    const record = await manage(owner.admin, 'GET', `/keys/${key.hash}`);
+    const usage = nanos(record.json.data.usage);
+    expect(usage).toBe(BigInt(ok.length) * cost);
+    expect(usage).toBeLessThanOrEqual(K * cost);
+    // Nothing is left held once every request has settled.
+    const keyItem = await rawItem(itemKeys.apiKey(key.hash));
+    expect(keyItem.held).toBe(0);
+    const orgItem = await rawItem(itemKeys.organization(owner.tenant.orgId));
+    expect(orgItem.held).toBe(0);
+    expect(BigInt(orgItem.balance)).toBe(nanos(1000) - usage);
+  });
+});
+
+describe('credits', () => {
+  it('an organization without credits gets 402 naming its balance; the operator adds credits and requests pass', async () => {
+    const operator = await account();
+    await store.deps.organizations.putDefaultOrganization({ org_id: operator.tenant.orgId, workspace_id: operator.tenant.workspaceId });
+    const broke = await account(0n);
+    const key = await newKey(broke, {});
+    const refused = await chat(key.text);
+    expect(refused.status).toBe(402);
+    expect(refused.json.error.message).toMatch(/^Insufficient credits: this request can cost up to \$[0-9.]+ and the account has \$0 available/);
+    expect(refused.json.error.metadata.reason).toBe('insufficient_credits');
+
+    const notOperator = await manage(broke.admin, 'POST', '/credits', { amount: 5 });
+    expect(notOperator.status).toBe(403);
+    const granted = await manage(operator.admin, 'POST', '/credits', { amount: 5.25, organization_id: broke.tenant.orgId, note: 'invoice 42' });
+    expect(granted.status).toBe(200);
+    expect(granted.json.data).toMatchObject({ organization_id: broke.tenant.orgId, total_credits: 5.25, total_usage: 0, grant: { amount: 5.25, note: 'invoice 42' } });
+    expect((await manage(operator.admin, 'POST', '/credits', { amount: 1, organization_id: 'no-such-org' })).status).toBe(404);
+    expect((await manage(operator.admin, 'POST', '/credits', { amount: 0 })).status).toBe(400);
+    expect((await manage(operator.admin, 'POST', '/credits', { amount: 0.0000000001 })).status).toBe(400);
+
+    const passed = await chat(key.text);
+    expect(passed.status).toBe(200);
+    const credits = await manage(broke.admin, 'GET', '/credits');
+    expect(credits.json.data).toEqual({ total_credits: 5.25, total_usage: passed.json.usage.cost });
+  });
+
+  it('regular keys cannot read or add credits', async () => {
+    const owner = await account();
+    const key = await newKey(owner, {});
+    expect((await manage(key.text, 'GET', '/credits')).status).toBe(403);
+    expect((await manage(key.text, 'POST', '/credits', { amount: 1 })).status).toBe(403);
+  });
+});
+
+describe('settlement happens exactly once', () => {
+  it('settling the same generation twice charges once', async () => {
+    const owner = await account();
+    const key = await newKey(owner, {});
+    const apiKey = (await store.deps.keys.get(key.hash))!;
+    const ledger = store.deps.engine.ledger;
+    const hold = await ledger.reserve('gen-replay-1', apiKey, nanos(0.01));
+    const record = { ...itemKeys.generation('gen-replay-1'), type: 'generation', id: 'gen-replay-1', org_id: owner.tenant.orgId };
+    const charge = { credits: nanos(0.004), byok: 0n };
+    expect((await ledger.settle(hold, charge, record)).outcome).toBe('settled');
+    // A retry with the same request (the SDK's retries, a re-invocation within 10 minutes) is answered by
+    // DynamoDB's idempotency token without applying it again…
+    expect(['settled', 'already']).toContain((await ledger.settle(hold, charge, record)).outcome);
+    // …and any other delivery finds the hold gone and the record present.
+    const current = { daily: '2026-01-01', weekly: '2026-01-01', monthly: '2026-01-01' };
+    const db = createDocumentClient({ endpoint: store.endpoint });
+    const again = await new LedgerRepository(db, store.tableName).settle({ hold, charge, keyPeriods: current, workspacePeriods: current, record }, 7);
+    db.destroy();
+    expect(again.kind).toBe('already');
+    expect((await ledger.release(hold)).outcome).toBe('already');
+    const org = await rawItem(itemKeys.organization(owner.tenant.orgId));
+    expect(BigInt(org.total_usage)).toBe(nanos(0.004));
+    expect(org.held).toBe(0);
+    const keyItem = await rawItem(itemKeys.apiKey(key.hash));
+    expect(BigInt(keyItem.usage_total)).toBe(nanos(0.004));
+    expect(BigInt(keyItem.exp_daily)).toBe(nanos(0.004));
+  });
+
+  it('a hold swept after its expiry is released once, and a late settlement still charges exactly once', async () => {
+    const owner = await account();
+    const key = await newKey(owner, {});
+    const apiKey = (await store.deps.keys.get(key.hash))!;
+    const ledger = store.deps.engine.ledger;
+    const start = new Date('2026-11-22T10:00:00Z');
+    store.setNow(start);
+    try {
+      const hold = await ledger.reserve('gen-late-1', apiKey, nanos(0.02));
+      store.setNow(new Date(start.getTime() + 21 * 60_000));
+      expect(await ledger.releaseExpired()).toBeGreaterThanOrEqual(1);
+      let org = await rawItem(itemKeys.organization(owner.tenant.orgId));
+      expect(org.held).toBe(0);
+      expect(BigInt(org.balance)).toBe(nanos(1000));
+      const record = { ...itemKeys.generation('gen-late-1'), type: 'generation', id: 'gen-late-1', org_id: owner.tenant.orgId };
+      expect((await ledger.settle(hold, { credits: nanos(0.003), byok: 0n }, record)).outcome).toBe('settled');
+      expect((await ledger.settle(hold, { credits: nanos(0.003), byok: 0n }, record)).outcome).toBe('already');
+      org = await rawItem(itemKeys.organization(owner.tenant.orgId));
+      expect(org.held).toBe(0);
+      expect(BigInt(org.total_usage)).toBe(nanos(0.003));
+      expect(BigInt(org.balance)).toBe(nanos(1000) - nanos(0.003));
+      const keyItem = await rawItem(itemKeys.apiKey(key.hash));
+      expect(keyItem.held).toBe(0);
+      expect(BigInt(keyItem.usage_daily)).toBe(nanos(0.003));
+    } finally {
+      store.setNow(new Date());
+    }
+  });
+
+  it('a failed request releases its hold and charges nothing', async () => {
+    const owner = await account();
+    const key = await newKey(owner, {});
+    const reply = await handleInference(httpEvent({ method: 'POST', path: CHAT, key: key.text, body: { ...chatBody('x'), model: 'simulator/error-500' } }), store.deps);
+    expect(reply.statusCode).toBe(502);
+    const org = await rawItem(itemKeys.organization(owner.tenant.orgId));
+    expect(org.held).toBe(0);
+    expect(org.total_usage).toBe(0);
+    expect(BigInt(org.balance)).toBe(nanos(1000));
+  });
+});
+
+describe('reset windows', () => {
+  const at = (iso: string) => store.setNow(new Date(iso));
+
+  it('daily usage restarts at midnight UTC, weekly on Monday, monthly on the 1st; the daily limit with them', async () => {
+    const text = 'reset me';
+    const { cost, reserved } = await probe(text);
+    const owner = await account();
+    // Room for one request a day: after it, what is left is below one reservation.
+    const key = await newKey(owner, { limit: Number(reserved) / 1e9, limit_reset: 'daily' });
+    const usage = async () => (await manage(owner.admin, 'GET', `/keys/${key.hash}`)).json.data as Json;
+    try {
+      at('2026-11-28T23:30:00Z'); // Saturday
+      expect((await chat(key.text, text)).status).toBe(200);
+      const refused = await chat(key.text, text);
+      expect(refused.status).toBe(402);
+      expect(refused.json.error.message).toMatch(/daily limit .* resets at 2026-11-29T00:00:00.000Z/);
+      expect(await usage()).toMatchObject({ usage: Number(cost) / 1e9, usage_daily: Number(cost) / 1e9, usage_weekly: Number(cost) / 1e9, usage_monthly: Number(cost) / 1e9 });
+
+      at('2026-11-29T00:00:01Z'); // Sunday: new day, same week and month
+      expect(await usage()).toMatchObject({ usage_daily: 0, usage_weekly: Number(cost) / 1e9, usage_monthly: Number(cost) / 1e9 });
+      expect(nanos((await usage()).limit_remaining)).toBe(reserved);
+      expect((await chat(key.text, text)).status).toBe(200);
+      expect(nanos((await usage()).usage_weekly)).toBe(2n * cost);
+
+      at('2026-11-30T08:00:00Z'); // Monday: new week
+      expect(await usage()).toMatchObject({ usage_daily: 0, usage_weekly: 0 });
+      expect(nanos((await usage()).usage_monthly)).toBe(2n * cost);
+      expect((await chat(key.text, text)).status).toBe(200);
+
+      at('2026-12-01T00:00:00Z'); // Tuesday the 1st: new month
+      const month = await usage();
+      expect(month).toMatchObject({ usage_daily: 0, usage_monthly: 0 });
+      expect(nanos(month.usage_weekly)).toBe(cost);
+      expect(nanos(month.usage)).toBe(3n * cost);
+      expect((await chat(key.text, text)).status).toBe(200);
+      const item = await rawItem(itemKeys.apiKey(key.hash));
+      expect(item).toMatchObject({ period_daily: '2026-12-01', period_weekly: '2026-11-30', period_monthly: '2026-12-01', held: 0 });
+      expect(BigInt(item.usage_weekly)).toBe(2n * cost);
+    } finally {
+      store.setNow(new Date());
+    }
+  });
+
+  it('a limit lowered by PATCH applies to the next request, even from a stale copy of the key', async () => {
+    const owner = await account();
+    const key = await newKey(owner, {});
+    const stale = (await store.deps.keys.get(key.hash))!;
+    const patched = await manage(owner.admin, 'PATCH', `/keys/${key.hash}`, { limit: 0.000001 });
+    expect(patched.status).toBe(200);
+    await expect(store.deps.engine.ledger.reserve('gen-stale-copy', stale, nanos(0.001))).rejects.toMatchObject({ status: 402 });
+    expect((await chat(key.text)).status).toBe(402);
+    expect((await manage(owner.admin, 'PATCH', `/keys/${key.hash}`, { limit: null })).status).toBe(200);
+    expect((await chat(key.text)).status).toBe(200);
+  });
+});
+
+describe('workspace budgets', () => {
+  it('a budget refuses requests it cannot cover with a 402 naming it, and deleting it lifts that', async () => {
+    const owner = await account();
+    const created = await manage(owner.admin, 'POST', '/workspaces', { name: 'Research', slug: 'research' });
+    expect(created.status).toBe(201);
+    const workspaceId = created.json.data.id as string;
+    const key = await newKey(owner, { workspace_id: workspaceId });
+    expect((await chat(key.text)).status).toBe(200);
+
+    const put = await manage(owner.admin, 'PUT', '/workspaces/research/budgets/weekly', { limit_usd: 0.00001 });
+    expect(put.status).toBe(200);
+    expect(put.json).toMatchObject({ data: { workspace_id: workspaceId, limit_usd: 0.00001, reset_interval: 'weekly' }, include_byok_in_budgets: false });
+    expect(put.json.data.usage_usd).toBeGreaterThan(0);
+    const refused = await chat(key.text);
+    expect(refused.status).toBe(402);
+    expect(refused.json.error.message).toMatch(/^Workspace budget exceeded: .* workspace research's weekly budget of \$0.00001 has \$[0-9.]+ left; it resets at /);
+    expect(refused.json.error.metadata).toMatchObject({ reason: 'workspace_budget', interval: 'weekly', workspace_id: workspaceId });
+
+    const lifetime = await manage(owner.admin, 'PUT', `/workspaces/${workspaceId}/budgets/lifetime`, { limit_usd: 100, include_byok_in_budgets: true });
+    expect(lifetime.json).toMatchObject({ data: { reset_interval: null, limit_usd: 100, resets_at: null }, include_byok_in_budgets: true });
+    const list = await manage(owner.admin, 'GET', '/workspaces/research/budgets');
+    expect((list.json.data as Json[]).map((budget) => budget.reset_interval)).toEqual(['weekly', null]);
+
+    expect((await manage(owner.admin, 'DELETE', '/workspaces/research/budgets/weekly')).json).toEqual({ deleted: true });
+    expect((await manage(owner.admin, 'DELETE', '/workspaces/research/budgets/weekly')).json).toEqual({ deleted: true });
+    expect((await manage(owner.admin, 'GET', '/workspaces/research/budgets/weekly')).status).toBe(404);
+    expect((await chat(key.text)).status).toBe(200);
+    // The budget counts only this workspace: the default workspace's keys are not affected by it.
+    expect((await manage(owner.admin, 'GET', '/workspaces/research/budgets/fortnightly')).status).toBe(400);
+    expect((await manage(owner.admin, 'PUT', '/workspaces/research/budgets/daily', { limit_usd: -1 })).status).toBe(400);
+    expect((await manage(owner.admin, 'PUT', '/workspaces/nope/budgets/daily', { limit_usd: 1 })).status).toBe(404);
+  });
+});
+
+describe('responses API', () => {
+  it('charges /responses the same way and reports it', async () => {
+    const owner = await account();
+    const key = await newKey(owner, {});
+    const reply = await handleInference(httpEvent({ method: 'POST', path: RESPONSES, key: key.text, body: { model: 'simulator/echo', input: 'hello responses', max_output_tokens: 20 } }), store.deps);
+    expect(reply.statusCode).toBe(200);
+    const json = JSON.parse(reply.body as string) as Json;
+    const generation = await manage(owner.admin, 'GET', '/generation', undefined, { id: json.id as string });
+    expect(nanos(generation.json.data.total_cost)).toBe(nanos(json.usage.cost));
+    expect(nanos((await manage(owner.admin, 'GET', '/credits')).json.data.total_usage)).toBe(nanos(json.usage.cost));
+  });
+});
