@@ -4,6 +4,8 @@
 //   npm run admin -- list-management-keys [--org ID]
 //   npm run admin -- revoke-management-key HASH
 //   npm run admin -- create-organization --name Acme [--personal] [--credits 25]
+//   npm run admin -- add-credits --amount 25 [--org ID] [--note TEXT]
+//   npm run admin -- credits [--org ID]
 //
 // Target: the local gateway's store by default (GATEWAY_DATA_DIR); a deployed table with
 // --table NAME [--region REGION] (credentials from the usual AWS chain). --json prints JSON.
@@ -18,7 +20,8 @@ import { ensureTable } from '../lambdas/store/create-table.js';
 import { ensureDefaultOrganization } from '../lambdas/tenancy/default-organization.js';
 import { createOrganization } from '../lambdas/tenancy/create-organization.js';
 import { newApiKey } from '../lambdas/keys/new-key.js';
-import { usdToNanos } from '../lambdas/shared/money.js';
+import { randomUUID } from 'node:crypto';
+import { MoneyFormatError, nanosToDecimal, usdToNanos } from '../lambdas/shared/money.js';
 import { startDynamoDbLocal, type DynamoDbLocal } from './local/dynamodb-local.js';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
@@ -29,6 +32,8 @@ commands:
   list-management-keys [--org ID]
   revoke-management-key HASH
   create-organization --name NAME [--personal] [--credits USD]
+  add-credits --amount USD [--org ID] [--note TEXT]   (--amount=-5 corrects an earlier grant)
+  credits [--org ID]
 target options:
   --table NAME [--region REGION] [--endpoint URL]   a deployed table (default: the local gateway's store)
   --data-dir DIR                                    local data directory (default: GATEWAY_DATA_DIR or .gateway-data)
@@ -82,7 +87,7 @@ function isAlive(pid: number): boolean {
   }
 }
 
-async function resolveScope(target: Target, values: Record<string, string | boolean | undefined>): Promise<{ orgId: string; workspaceId: string; orgKind: 'organization' | 'personal' }> {
+async function resolveScope(target: Target, values: Record<string, string | boolean | undefined>, needWorkspace = true): Promise<{ orgId: string; workspaceId: string; orgKind: 'organization' | 'personal' }> {
   const orgId = values.org as string | undefined;
   if (!orgId) {
     const defaults = await ensureDefaultOrganization(target.organizations, { credits: 0n, now: new Date() });
@@ -90,6 +95,7 @@ async function resolveScope(target: Target, values: Record<string, string | bool
   }
   const org = await target.organizations.get(orgId);
   if (!org) throw new UsageError(`no organization ${orgId}`);
+  if (!needWorkspace) return { orgId, workspaceId: '', orgKind: org.kind };
   let workspaceId = values.workspace as string | undefined;
   if (workspaceId) {
     if (!(await target.organizations.getWorkspace(orgId, workspaceId))) throw new UsageError(`no workspace ${workspaceId} in organization ${orgId}`);
@@ -107,7 +113,7 @@ async function main(argv: string[]): Promise<number> {
     allowPositionals: true,
     options: {
       name: { type: 'string' }, expires: { type: 'string' }, org: { type: 'string' }, workspace: { type: 'string' },
-      personal: { type: 'boolean' }, credits: { type: 'string' },
+      personal: { type: 'boolean' }, credits: { type: 'string' }, amount: { type: 'string' }, note: { type: 'string' },
       table: { type: 'string' }, region: { type: 'string' }, endpoint: { type: 'string' }, 'data-dir': { type: 'string' },
       json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' },
     },
@@ -119,7 +125,7 @@ async function main(argv: string[]): Promise<number> {
   }
   const print = (json: unknown, text: string) => console.log(values.json ? JSON.stringify(json, null, 2) : text);
 
-  if (!['create-management-key', 'list-management-keys', 'revoke-management-key', 'create-organization'].includes(command)) {
+  if (!['create-management-key', 'list-management-keys', 'revoke-management-key', 'create-organization', 'add-credits', 'credits'].includes(command)) {
     throw new UsageError(`unknown command "${command}"`);
   }
   if (command === 'create-management-key' || command === 'create-organization') {
@@ -133,6 +139,18 @@ async function main(argv: string[]): Promise<number> {
     expiresAt = new Date(time).toISOString();
   }
   if (command === 'revoke-management-key' && !/^[0-9a-f]{64}$/.test(rest[0] ?? '')) throw new UsageError('revoke-management-key takes the key hash (64 hex characters)');
+  let amount = 0n;
+  for (const [flag, text] of [['--credits', values.credits], ['--amount', values.amount]] as const) {
+    if (text === undefined) continue;
+    try {
+      amount = usdToNanos(text);
+    } catch (err) {
+      if (err instanceof MoneyFormatError) throw new UsageError(`${flag} must be a USD amount such as 25 or 10.50: ${err.message}`);
+      throw err;
+    }
+  }
+  if (values.credits !== undefined && amount < 0n) throw new UsageError('--credits must not be negative');
+  if (command === 'add-credits' && (values.amount === undefined || amount === 0n)) throw new UsageError('--amount is required and must not be 0');
 
   const target = await openTarget(values);
   try {
@@ -167,9 +185,27 @@ async function main(argv: string[]): Promise<number> {
       }
       case 'create-organization': {
         const { org, workspace } = await createOrganization(target.organizations, {
-          name: values.name!.trim(), kind: values.personal ? 'personal' : 'organization', credits: usdToNanos(values.credits ?? '0'), now: new Date(),
+          name: values.name!.trim(), kind: values.personal ? 'personal' : 'organization', credits: amount, now: new Date(),
         });
         print({ org_id: org.id, kind: org.kind, workspace_id: workspace.id }, `organization ${org.id} (${org.kind}), workspace ${workspace.id}`);
+        return 0;
+      }
+      case 'add-credits': {
+        const { orgId } = await resolveScope(target, { ...values, workspace: undefined }, false);
+        const grant = { id: randomUUID(), amount, note: values.note ?? null, by: 'operator', created_at: new Date().toISOString() };
+        const org = await target.organizations.addCredits(orgId, grant);
+        if (!org) throw new UsageError(`no organization ${orgId}`);
+        print({ org_id: org.id, grant_id: grant.id, amount: nanosToDecimal(amount), total_credits: nanosToDecimal(org.total_credits), total_usage: nanosToDecimal(org.total_usage) },
+          `added $${nanosToDecimal(amount)} to ${org.id}: credits $${nanosToDecimal(org.total_credits)}, used $${nanosToDecimal(org.total_usage)}, held $${nanosToDecimal(org.held)}`);
+        return 0;
+      }
+      case 'credits': {
+        const { orgId } = await resolveScope(target, { ...values, workspace: undefined }, false);
+        const org = await target.organizations.get(orgId);
+        if (!org) throw new UsageError(`no organization ${orgId}`);
+        const available = org.total_credits - org.total_usage - org.held;
+        print({ org_id: org.id, total_credits: nanosToDecimal(org.total_credits), total_usage: nanosToDecimal(org.total_usage), held: nanosToDecimal(org.held), available: nanosToDecimal(available) },
+          `${org.id}: credits $${nanosToDecimal(org.total_credits)}, used $${nanosToDecimal(org.total_usage)}, held $${nanosToDecimal(org.held)}, available $${nanosToDecimal(available)}`);
         return 0;
       }
     }

@@ -14,6 +14,7 @@ import { reservationFor } from '../accounting/estimate.js';
 import { rollupDelta } from '../accounting/rollups.js';
 import type { ApiKey } from '../keys/types.js';
 import type { Invocation } from '../accounting/infrastructure.js';
+import { emfLine } from '../accounting/metrics.js';
 import { computeCost, type CostBreakdown } from './cost.js';
 import type { EndpointHealth, StickySessions } from './endpoint-health.js';
 import type { InferenceRequest } from './inference-request.js';
@@ -368,13 +369,22 @@ export function complete(
   };
   const item = generationToItem(record);
   const rollup = rollupDelta(record);
-  const persisted = deps.ledger.settle(hold, { credits: cost.total, byok: 0n }, item, rollup).then((settled): Promise<unknown> | unknown => {
-    if (!invocation || settled.outcome !== 'settled') return settled;
-    // The last write of the invocation: what serving it cost on AWS, with the capacity of the writes before it.
-    const use = { writeUnits: hold.writeUnits + settled.writeUnits, readUnits: 0, kmsRequests: 0 };
-    return deps.ledger.recordInfrastructure(record.id, rollup.key, invocation, use, deps.now(), JSON.stringify(item, (_k, v: unknown) => (typeof v === 'bigint' ? String(v) : v)).length);
-  });
+  const persisted = (async () => {
+    const settled = await deps.ledger.settle(hold, { credits: cost.total, byok: 0n }, item, rollup);
+    if (settled.outcome !== 'settled') return;
+    // The last writes of the invocation: what serving it cost on AWS (with the capacity of the writes
+    // before it), then the metrics line CloudWatch turns into cost dashboards.
+    const infra = invocation
+      ? await deps.ledger.recordInfrastructure(record.id, rollup.key, invocation, { writeUnits: hold.writeUnits + settled.writeUnits, readUnits: 0, kmsRequests: 0 }, deps.now(), itemBytes(item))
+      : undefined;
+    deps.log(emfLine(record, infra, deps.clock().getTime()));
+  })();
   return { usage, cost, isByok: false, persisted };
+}
+
+/** Approximate stored size of an item (attribute names and values), for write-capacity estimates. */
+function itemBytes(item: Record<string, unknown>): number {
+  return JSON.stringify(item, (_key, value: unknown) => (typeof value === 'bigint' ? String(value) : value)).length;
 }
 
 /** The routing metadata object (SPEC "Routing metadata object"). */

@@ -51,6 +51,22 @@ describe('npm run admin', () => {
     expect(JSON.parse(created.stdout)).toMatchObject({ org_id: org.org_id });
   }, 60_000);
 
+  it('adds credits to an organization and shows its balance', async () => {
+    const org = JSON.parse((await admin('create-organization', '--name', 'Paying', '--credits', '2.5', '--json')).stdout) as { org_id: string };
+    const added = await admin('add-credits', '--org', org.org_id, '--amount', '10.000000001', '--note', 'PO 7', '--json');
+    expect(added.code).toBe(0);
+    expect(JSON.parse(added.stdout)).toMatchObject({ org_id: org.org_id, amount: '10.000000001', total_credits: '12.500000001', total_usage: '0' });
+    const corrected = await admin('add-credits', '--org', org.org_id, '--amount=-0.000000001', '--json');
+    expect(JSON.parse(corrected.stdout)).toMatchObject({ total_credits: '12.5' });
+    const shown = JSON.parse((await admin('credits', '--org', org.org_id, '--json')).stdout) as Record<string, string>;
+    expect(shown).toEqual({ org_id: org.org_id, total_credits: '12.5', total_usage: '0', held: '0', available: '12.5' });
+    expect(await store.deps.organizations.get(org.org_id)).toMatchObject({ total_credits: 12_500_000_000n });
+    expect((await admin('add-credits', '--org', org.org_id, '--amount', '1.0000000001')).code).toBe(2);
+    expect((await admin('add-credits', '--org', org.org_id)).code).toBe(2);
+    expect((await admin('add-credits', '--org', 'missing', '--amount', '1')).code).toBe(2);
+    expect((await admin('create-organization', '--name', 'Neg', '--credits', '-1')).code).toBe(2);
+  }, 60_000);
+
   it('uses the local data directory when no table is named, starting DynamoDB Local itself', async () => {
     const created = await run(['create-management-key', '--name', 'local', '--data-dir', dataDir, '--json']);
     expect(created.code).toBe(0);
