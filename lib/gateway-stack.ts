@@ -2,6 +2,8 @@
 // and the management function behind an HTTP API whose routes come from the route table.
 import { CfnOutput, Duration, SecretValue, Stack, type StackProps } from 'aws-cdk-lib';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
+import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
+import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
 import { FunctionUrlAuthType, HttpMethod, InvokeMode, type FunctionUrl } from 'aws-cdk-lib/aws-lambda';
 import type { Construct } from 'constructs';
 import { API_PREFIX } from '../lambdas/http/router.js';
@@ -24,6 +26,7 @@ export interface GatewayStackProps extends StackProps {
 export const INFERENCE_TIMEOUT = Duration.minutes(15);
 /** API Gateway HTTP APIs give an integration at most 30 s. */
 export const MANAGEMENT_TIMEOUT = Duration.seconds(29);
+export const MAINTENANCE_TIMEOUT = Duration.minutes(4);
 
 const CORS_HEADERS = ['authorization', 'content-type', 'x-service-metadata', 'x-service-experimental-metadata', 'x-session-id'];
 
@@ -36,6 +39,8 @@ export class GatewayStack extends Stack {
   readonly inference: GatewayFunction;
   readonly inferenceUrl: FunctionUrl;
   readonly management: GatewayFunction;
+  readonly maintenance: GatewayFunction;
+  readonly maintenanceSchedule: Rule;
   readonly managementApi: ManagementApi;
   readonly providerSecret: Secret;
   readonly frontDoor: FrontDoor;
@@ -98,10 +103,24 @@ export class GatewayStack extends Stack {
       ...(props.throttle ? { throttle: props.throttle } : {}),
     });
 
-    for (const fn of [this.inference, this.management]) {
-      acknowledgeNag(fn.function, 'AwsSolutions-L1', RUNTIME_PINNED);
-      this.providerSecret.grantRead(fn.function);
-    }
+    // Releases credit holds of invocations that ended without settling (crash, timeout); holds expire
+    // after 20 minutes, beyond Lambda's 15-minute maximum.
+    this.maintenance = new GatewayFunction(this, 'Maintenance', {
+      entry: 'lambdas/handlers/maintenance.ts',
+      description: 'Model gateway maintenance: releases expired credit holds (scheduled)',
+      memorySize: 256,
+      architecture: props.architecture,
+      timeout: MAINTENANCE_TIMEOUT,
+      tableAccess,
+    });
+    this.maintenanceSchedule = new Rule(this, 'MaintenanceSchedule', {
+      description: 'Runs the model gateway maintenance function',
+      schedule: Schedule.rate(Duration.minutes(5)),
+      targets: [new LambdaFunction(this.maintenance.function, { retryAttempts: 0 })],
+    });
+
+    for (const fn of [this.inference, this.management]) this.providerSecret.grantRead(fn.function);
+    for (const fn of [this.inference, this.management, this.maintenance]) acknowledgeNag(fn.function, 'AwsSolutions-L1', RUNTIME_PINNED);
 
     this.frontDoor = new FrontDoor(this, 'FrontDoor', {
       inferenceUrl: this.inferenceUrl,

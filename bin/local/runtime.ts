@@ -11,6 +11,9 @@ import { ensureTable } from '../../lambdas/store/create-table.js';
 import { usdToNanos, MoneyFormatError } from '../../lambdas/shared/money.js';
 import { startSimulator, type Simulator } from '../simulator/server.js';
 
+/** How often npm start releases expired credit holds (the maintenance function's schedule on AWS is 5 minutes). */
+const HOLD_SWEEP_INTERVAL_MS = 60_000;
+
 export interface LocalConfig {
   port: number;
   host: string;
@@ -98,6 +101,11 @@ export async function startLocalRuntime(config: LocalConfig, log: (line: string)
       handlers: { inference: inference as unknown as StreamingHandler, management: management as unknown as BufferedHandler },
       log,
     });
+    // What the scheduled maintenance function does on AWS: release holds of requests that never settled.
+    const sweeper = setInterval(() => {
+      deps.engine.ledger.releaseExpired().catch((err: unknown) => log(`releasing expired holds failed: ${String(err)}`));
+    }, HOLD_SWEEP_INTERVAL_MS);
+    sweeper.unref();
     const runtimeFile = join(config.dataDir, 'runtime.json');
     writeFileSync(runtimeFile, JSON.stringify({ pid: process.pid, url: server.url, dynamodb_endpoint: dynamodb.endpoint, table_name: config.tableName }, null, 2));
     let stopped: Promise<void> | undefined;
@@ -110,6 +118,7 @@ export async function startLocalRuntime(config: LocalConfig, log: (line: string)
       server,
       stop: () => {
         stopped ??= (async () => {
+          clearInterval(sweeper);
           await server.close();
           await Promise.all([dynamodb.stop(), simulator.close()]);
           rmSync(runtimeFile, { force: true });

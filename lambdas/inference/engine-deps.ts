@@ -41,20 +41,24 @@ export interface EngineWiring {
   workspaceCacheTtlMs?: number;
 }
 
-export function createEngineDeps(db: DynamoDBDocumentClient, tableName: string, env: NodeJS.ProcessEnv = process.env, wiring: EngineWiring = {}): EngineDeps {
-  const log = wiring.log ?? console.log;
-  const clock = wiring.clock ?? (() => new Date());
-  const generations = new GenerationRepository(db, tableName);
-  const ledger = new Ledger({
+export function createLedger(db: DynamoDBDocumentClient, tableName: string, wiring: EngineWiring = {}): Ledger {
+  return new Ledger({
     repository: new LedgerRepository(db, tableName),
     organizations: new OrganizationRepository(db, tableName),
     workspaces: new RecordCache<Workspace>(wiring.workspaceCacheTtlMs ?? 2000),
     ...(wiring.keySeen ? { keySeen: wiring.keySeen } : {}),
-    clock,
+    clock: wiring.clock ?? (() => new Date()),
     random: Math.random,
     sleep: (ms) => delay(ms),
-    log,
+    log: wiring.log ?? console.log,
   });
+}
+
+export function createEngineDeps(db: DynamoDBDocumentClient, tableName: string, env: NodeJS.ProcessEnv = process.env, wiring: EngineWiring = {}): EngineDeps {
+  const log = wiring.log ?? console.log;
+  const clock = wiring.clock ?? (() => new Date());
+  const generations = new GenerationRepository(db, tableName);
+  const ledger = createLedger(db, tableName, wiring);
   return {
     catalog: loadCatalog(env),
     adapters: new AdapterRegistry(envCredentials(env)),

@@ -175,8 +175,17 @@ describe('functions', () => {
     });
   });
 
+  it('runs maintenance every 5 minutes with 256 MB, the table and nothing else', () => {
+    const fnId = logicalId(base.stack, base.stack.maintenance.function);
+    expect(base.resources[fnId]?.Properties).toMatchObject({ Runtime: 'nodejs22.x', Architectures: ['arm64'], MemorySize: 256, Timeout: 240 });
+    expect(base.resources[fnId]?.Properties.Environment.Variables.GATEWAY_PROVIDER_SECRET_ARN).toBeUndefined();
+    const rule = base.resources[logicalId(base.stack, base.stack.maintenanceSchedule)];
+    expect(rule?.Properties).toMatchObject({ ScheduleExpression: 'rate(5 minutes)', State: 'ENABLED' });
+    expect(rule?.Properties.Targets).toEqual([expect.objectContaining({ Arn: { 'Fn::GetAtt': [fnId, 'Arn'] }, RetryPolicy: { MaximumRetryAttempts: 0 } })]);
+  });
+
   it('logs each function to its own log group with a retention', () => {
-    for (const gatewayFunction of [base.stack.inference, base.stack.management]) {
+    for (const gatewayFunction of [base.stack.inference, base.stack.management, base.stack.maintenance]) {
       const fn = base.resources[logicalId(base.stack, gatewayFunction.function)];
       const logGroupId = logicalId(base.stack, gatewayFunction.logGroup);
       expect(fn?.Properties.LoggingConfig).toEqual({ LogGroup: { Ref: logGroupId } });
@@ -275,7 +284,7 @@ describe('IAM', () => {
 
   it('grants each function exactly the listed DynamoDB actions on the table and its gsi1 index ARN', () => {
     const tableId = logicalId(base.stack, base.stack.table.table);
-    for (const gatewayFunction of [base.stack.inference, base.stack.management]) {
+    for (const gatewayFunction of [base.stack.inference, base.stack.management, base.stack.maintenance]) {
       const roleId = logicalId(base.stack, gatewayFunction.role);
       const policy = policies().find((candidate) => JSON.stringify(candidate.Properties.Roles) === JSON.stringify([{ Ref: roleId }]));
       expect(policy).toBeDefined();

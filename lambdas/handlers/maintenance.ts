@@ -1,0 +1,22 @@
+// Scheduled maintenance (EventBridge, every 5 minutes on AWS; every minute under npm start): releases
+// credit holds whose invocation ended without settling them (a crash, a timeout), so no balance, key limit
+// or budget stays blocked by a request that will never finish.
+import { createDocumentClient, storeConfigFromEnv } from '../store/client.js';
+import { createLedger } from '../inference/engine-deps.js';
+import type { Ledger } from '../accounting/ledger.js';
+
+let ledger: Ledger | undefined;
+
+export async function releaseExpiredHolds(target: Ledger, log: (line: string) => void): Promise<{ released: number }> {
+  const released = await target.releaseExpired();
+  log(JSON.stringify({ level: 'info', message: 'expired holds released', released }));
+  return { released };
+}
+
+export const handler = async (): Promise<{ released: number }> => {
+  if (!ledger) {
+    const config = storeConfigFromEnv();
+    ledger = createLedger(createDocumentClient(config), config.tableName);
+  }
+  return releaseExpiredHolds(ledger, (line) => console.log(line));
+};
