@@ -283,6 +283,11 @@ export class Ledger {
     return undefined;
   }
 
+  /** True while a generation holds credits: in flight, or replied and not yet settled. */
+  async isPending(generationId: string): Promise<boolean> {
+    return (await this.deps.repository.getHold(generationId)) !== undefined;
+  }
+
   /** Gives back everything a hold took (the request failed before it cost anything). */
   release(hold: HoldRef): Promise<SettleResult> {
     return this.settle(hold, { credits: 0n, byok: 0n });

@@ -126,6 +126,23 @@ async function keysOfUser(deps: GatewayDeps, orgId: string, userId: string): Pro
   }
 }
 
+/** How long GET /generation waits for a generation that was replied to but is still settling. */
+export const SETTLING_WAIT_MS = 5_000;
+
+/**
+ * The record of a generation. A reply goes out before its settlement is written, so a client asking at once
+ * may be early: while the generation still holds credits (settlement pending) this waits for the record.
+ */
+async function settledGeneration(deps: GatewayDeps, id: string): Promise<GenerationRecord | undefined> {
+  const deadline = Date.now() + SETTLING_WAIT_MS;
+  for (let pause = 10; ; pause = Math.min(pause * 2, 200)) {
+    const record = await deps.engine.generations.get(id);
+    if (record) return record;
+    if (Date.now() >= deadline || !(await deps.engine.ledger.isPending(id))) return undefined;
+    await new Promise((resolve) => setTimeout(resolve, pause));
+  }
+}
+
 type ActivityItem = z.infer<typeof activityReply>['data'][number];
 
 function activityRows(rows: RollupRow[], groupByWorkspace: boolean, providerNames: Map<string, string>): ActivityItem[] {
@@ -198,7 +215,7 @@ export const accountingOperations: AccountingOperations = {
   },
 
   async getGeneration({ principal, query, deps }) {
-    const record = await deps.engine.generations.get(query.id);
+    const record = await settledGeneration(deps, query.id);
     if (!record || record.org_id !== principalOf(principal).key.org_id) throw new NotFoundError(`Generation not found: ${query.id}`);
     return { body: { data: generationView(record, providerNamesOf(deps)) } };
   },

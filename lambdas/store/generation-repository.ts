@@ -91,7 +91,7 @@ export class GenerationRepository {
   }
 
   async get(id: string): Promise<GenerationRecord | undefined> {
-    const { Item } = await this.db.send(new GetCommand({ TableName: this.tableName, Key: itemKeys.generation(id) }));
+    const { Item } = await this.db.send(new GetCommand({ TableName: this.tableName, Key: itemKeys.generation(id), ConsistentRead: true }));
     if (!Item) return undefined;
     const cost = Item.cost as Record<string, unknown>;
     const { pk: _pk, sk: _sk, gsi1pk: _g1, gsi1sk: _g2, type: _type, ...rest } = Item;

@@ -118,6 +118,9 @@ describe('reports agree with replies', () => {
       expect(nanos(generation.json.data.total_cost)).toBe(nanos(reply.usage.cost));
       expect(generation.json.data.infrastructure.total_usd).toBeGreaterThan(0);
       expect(generation.json.data.infrastructure.dynamodb_write_units).toBeGreaterThan(0);
+      const emf = store.logs.map((line) => JSON.parse(line) as Json).find((line) => line.generation_id === reply.id && line._aws);
+      expect(emf).toMatchObject({ Model: reply.model, UpstreamCostUSD: reply.usage.cost, Requests: 1 });
+      expect(emf!.InfrastructureCostUSD).toBe(generation.json.data.infrastructure.total_usd);
     }
     const activity = await manage(owner.admin, 'GET', '/activity');
     expect(activity.status).toBe(200);
@@ -135,6 +138,31 @@ describe('reports agree with replies', () => {
     const byKey = new Map((analytics.json.data.data as Json[]).map((row) => [row.api_key, row]));
     expect(byKey.get(first.hash)!.requests).toBe(6);
     expect(nanos(byKey.get(first.hash)!.cost) + nanos(byKey.get(second.hash)!.cost)).toBe(total);
+  });
+});
+
+describe('GET /generation right after the reply', () => {
+  it('waits for a settlement still in flight instead of answering 404', async () => {
+    const owner = await account();
+    const key = await newKey(owner, {});
+    const deferred: Array<Promise<unknown>> = [];
+    const ledger = store.deps.engine.ledger;
+    const settle = ledger.settle.bind(ledger);
+    // As on Lambda: the reply is returned first and the settlement finishes afterwards, here 300 ms later.
+    ledger.settle = async (...args) => {
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      return settle(...args);
+    };
+    try {
+      const reply = await handleInference(httpEvent({ method: 'POST', path: CHAT, key: key.text, body: chatBody('early bird') }), store.deps, (work) => { deferred.push(work); });
+      const id = (JSON.parse(reply.body as string) as Json).id as string;
+      const generation = await manage(owner.admin, 'GET', '/generation', undefined, { id });
+      expect(generation.status).toBe(200);
+      expect(generation.json.data.id).toBe(id);
+    } finally {
+      ledger.settle = settle;
+      await Promise.all(deferred);
+    }
   });
 });
 
