@@ -1,9 +1,10 @@
 // The gateway under test, as its own process so its CPU can be measured apart from the load generator:
 // DynamoDB Local, the Lambda handlers behind the local HTTP server, and a regular API key created through
-// the management API (authentication and generation records on, as in production). Started by
-// bench/run.ts with an IPC channel; answers `cpu` with process.cpuUsage(), event-loop utilization and
-// delay, can CPU-profile a window, and for `--what-if` analysis can hold its key cache or stub out
-// generation-record writes (never in the measured phases).
+// the management API (authentication and accounting on, as in production: every request reserves credits
+// and settles them with its generation record in DynamoDB transactions). Started by bench/run.ts with an
+// IPC channel; answers `cpu` with process.cpuUsage(), event-loop utilization and delay, can CPU-profile a
+// window, and for `--what-if` analysis can hold its key cache or stub out the ledger's DynamoDB work
+// (never in the measured phases).
 //
 // Environment: BENCH_DATA_DIR (required, removed by the parent), BENCH_SIMULATOR_URL (required),
 // plus anything the gateway reads (GATEWAY_CATALOG_FILE, …).
@@ -12,7 +13,8 @@ import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { startLocalRuntime, type LocalRuntime } from '../bin/local/runtime.js';
-import { GenerationRepository } from '../lambdas/store/generation-repository.js';
+import { Ledger } from '../lambdas/accounting/ledger.js';
+import type { ApiKey } from '../lambdas/keys/types.js';
 import { defaultDeps } from '../lambdas/http/deps.js';
 import { KeyCache } from '../lambdas/keys/key-cache.js';
 
@@ -20,7 +22,7 @@ export type ToGateway =
   | { type: 'cpu'; id: number }
   | { type: 'profile-start'; id: number; intervalUs: number }
   | { type: 'profile-stop'; id: number; file: string }
-  | { type: 'stub-generation-writes'; id: number; on: boolean }
+  | { type: 'stub-ledger'; id: number; on: boolean }
   | { type: 'key-cache-ttl'; id: number; ms: number | null }
   | { type: 'stop'; id: number };
 
@@ -43,11 +45,17 @@ function required(name: string): string {
 }
 
 let runtime: LocalRuntime | undefined;
-// Every method that writes generation records (single puts and batches), whichever the gateway uses.
-const WRITE_METHODS = ['put', 'putBatch'] as const;
-const repository = GenerationRepository.prototype as unknown as Record<string, unknown>;
-const realWrites = new Map(WRITE_METHODS.filter((name) => typeof repository[name] === 'function').map((name) => [name, repository[name]]));
-const stubWrite = async () => undefined;
+// The ledger's DynamoDB work (reserve, settle with the generation record, infrastructure cost), which the
+// what-if analysis replaces with answers that need no store.
+const ledger = Ledger.prototype as unknown as Record<string, unknown>;
+const realLedger = new Map(['reserve', 'settle', 'recordInfrastructure'].map((name) => [name, ledger[name]]));
+const stubLedger: Record<string, unknown> = {
+  reserve: async (generationId: string, key: ApiKey, amount: bigint) => ({
+    generationId, orgId: key.org_id, workspaceId: key.workspace_id, keyHash: key.hash, amount, writeUnits: 0, attempts: 1,
+  }),
+  settle: async () => ({ outcome: 'settled', writeUnits: 0, attempts: 1 }),
+  recordInfrastructure: async () => undefined,
+};
 let session: Session | undefined;
 const LOOP_DELAY_RESOLUTION_MS = 2;
 const loopDelays = monitorEventLoopDelay({ resolution: LOOP_DELAY_RESOLUTION_MS });
@@ -135,10 +143,11 @@ process.on('message', (message: ToGateway) => {
         }
         return;
       }
-      case 'stub-generation-writes': {
-        // What-if analysis only (`npm run bench -- --what-if`): generation records are not written, so the
-        // share of cost and latency that the DynamoDB write accounts for can be measured. Never the default.
-        for (const [name, real] of realWrites) repository[name] = message.on ? stubWrite : real;
+      case 'stub-ledger': {
+        // What-if analysis only (`npm run bench -- --what-if`): no reservation, settlement or generation
+        // record reaches DynamoDB, so the share of cost and latency that the accounting accounts for can be
+        // measured. Never the default.
+        for (const [name, real] of realLedger) ledger[name] = message.on ? stubLedger[name] : real;
         send({ type: 'done', id: message.id });
         return;
       }

@@ -12,7 +12,7 @@
 // Flags: --profile   also CPU-profile the gateway during extra non-streaming and streaming phases and
 //                    print the top functions (bench/results/*.cpuprofile).
 //        --what-if   also measure the gateway with its key cache held for the whole run, then also with
-//                    generation-record writes stubbed out (analysis only: what the DynamoDB round trips cost).
+//                    the ledger's DynamoDB work stubbed out (analysis only: what the accounting costs).
 //        --quick     shorter phases (for trying the bench out; figures are noisier).
 import { execFileSync, fork, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync, readFileSync } from 'node:fs';
@@ -498,8 +498,8 @@ async function main(): Promise<number> {
   }
 
   // Optional what-ifs (analysis only, not results): the same gateway (1) with a key cache that does not
-  // expire during the run, so no request waits for a key lookup; (2) additionally with generation-record
-  // writes stubbed out (accounting off). Together they show how much of the cost and latency the
+  // expire during the run, so no request waits for a key lookup; (2) additionally with the ledger's
+  // DynamoDB work (reservation, settlement, generation record) stubbed out (accounting off). Together they show how much of the cost and latency the
   // DynamoDB round trips account for, and what the gateway's own code costs.
   const whatIfColumns: Array<{ label: string; sat: Measured; paced: Measured; sse: Measured; chunks: Awaited<ReturnType<typeof chunkPhase>> }> = [];
   if (WHAT_IF) {
@@ -517,11 +517,11 @@ async function main(): Promise<number> {
     try {
       await ask({ type: 'key-cache-ttl', ms: 3_600_000 });
       await scenario('key cache held for the run');
-      await ask({ type: 'stub-generation-writes', on: true });
-      await scenario('key cache held + no generation writes');
-      if (PROFILE) await profilePhase('non-streaming, key cache held, generation writes stubbed', specs.gatewayJson);
+      await ask({ type: 'stub-ledger', on: true });
+      await scenario('key cache held + no accounting writes');
+      if (PROFILE) await profilePhase('non-streaming, key cache held, accounting stubbed', specs.gatewayJson);
     } finally {
-      await ask({ type: 'stub-generation-writes', on: false });
+      await ask({ type: 'stub-ledger', on: false });
       await ask({ type: 'key-cache-ttl', ms: null });
     }
   }
@@ -576,7 +576,7 @@ async function main(): Promise<number> {
     };
     const line = (metric: string, cell: (column: typeof baseline) => string) => `| ${metric} | ${columns.map(cell).join(' | ')} |`;
     return [
-      '### What-if (analysis only, not results): key cache held for the run; then also no generation-record writes',
+      '### What-if (analysis only, not results): key cache held for the run; then also no accounting writes (reservation, settlement)',
       '',
       `| Metric | ${columns.map((column) => column.label).join(' | ')} |`,
       `|---|${columns.map(() => '---').join('|')}|`,
@@ -595,7 +595,7 @@ async function main(): Promise<number> {
   const cpuModel = os.cpus()[0]?.model ?? 'unknown CPU';
   const machine = `${code}; ${os.cpus().length} cores, ${cpuModel}, ${(os.totalmem() / 1024 ** 3).toFixed(0)} GB RAM, Node ${process.version}, ${os.type()} ${os.release()}; load average ${loadBefore.map((v) => v.toFixed(2)).join(' ')} before, ${loadAfter.map((v) => v.toFixed(2)).join(' ')} after`;
   const notes = [
-    `- ${CONNECTIONS} keep-alive connections from one load-generator process (node:http), loopback only; gateway = \`startLocalRuntime\` (DynamoDB Local on disk, a regular API key created through the management API, generation records written) in its own process, running the TypeScript sources through tsx; simulator in its own process with no delays.`,
+    `- ${CONNECTIONS} keep-alive connections from one load-generator process (node:http), loopback only; gateway = \`startLocalRuntime\` (DynamoDB Local on disk, a regular API key created through the management API; every request reserves credits before the upstream call and settles them with its generation record after it, two DynamoDB transactions, plus the infrastructure-cost write) in its own process, running the TypeScript sources through tsx; simulator in its own process with no delays.`,
     `- Throughput: closed loop (a new request as soon as the previous one on the connection ends), ${D.warm} ms warm-up, then ${D.gatewaySat / 1000} s (gateway) / ${D.directSat / 1000} s (direct). Latency and TTFB: the same ${MESSAGE_CHARS}-character message paced at ${rate} req/s in total (a quarter of the gateway's throughput, at most ${PACED_RATE_MAX}), so the figures are per-request cost, not queueing; "added" = gateway percentile − direct percentile. Latency under saturation is shown for reference only (at ${CONNECTIONS} connections it is queueing: ≈ ${CONNECTIONS} / throughput).`,
     `- Chunk forwarding: an in-process, timestamping copy of the simulator's OpenAI chat stream (same parsing and frames, one chunk every ${CHUNK_DELAY_MS} ms); per content chunk, arrival at the client − moment the upstream wrote it; "extra delay" = that via the gateway − the direct median (${ms(chunkBaseline)}), i.e. what the gateway's hop adds.`,
     '- CPU: user + system time of the gateway process over the measured window ÷ requests (process.cpuUsage over IPC); at saturation this is the cost of a request, at a paced load it also carries the idle-time work V8 does between requests. Event-loop utilization from performance.eventLoopUtilization. DynamoDB Local and the simulator are separate processes (from /proc), the load generator is this process.',
