@@ -24,6 +24,8 @@ import { startInvocation } from '../lambdas/accounting/infrastructure.js';
 import { computeCost } from '../lambdas/inference/cost.js';
 import { emptyUsage } from '../lambdas/providers/types.js';
 import { distribution } from './stats.js';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { itemKeys } from '../lambdas/store/item-keys.js';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 const QUICK = process.argv.includes('--quick');
@@ -87,7 +89,10 @@ const summary = (cycles: Cycle[], pick: (c: Cycle) => number) => {
 try {
   for (let i = 0; i < 100; i += 1) await cycle(); // warm-up: JIT, connections, DynamoDB Local's first writes
   const sequential: Cycle[] = [];
+  const cpuBefore = process.cpuUsage();
   for (let i = 0; i < SEQUENTIAL; i += 1) sequential.push(await cycle());
+  const cpu = process.cpuUsage(cpuBefore);
+  const cpuPerCycleUs = (cpu.user + cpu.system) / SEQUENTIAL;
 
   const concurrent: Cycle[] = [];
   const end = performance.now() + CONCURRENT_MS;
@@ -99,6 +104,23 @@ try {
   const retried = concurrent.filter((c) => c.attempts > 1 || c.settleAttempts > 1).length;
   const wcu = distribution(sequential.map((c) => c.reserveWcu + c.settleWcu));
   const itemBytes = JSON.stringify(generationToItem(record('gen-size-probe'))).length;
+  // What AWS would charge: 2 write units per started KB of each item a transaction writes (updates count
+  // the larger of the item before and after). Item sizes approximated by their JSON length.
+  const sizeOf = async (itemKey: { pk: string; sk: string }) => {
+    const { Item } = await db.send(new GetCommand({ TableName: tableName, Key: itemKey }));
+    return JSON.stringify(Item ?? {}, (_k, v: unknown) => (typeof v === 'bigint' ? String(v) : v)).length;
+  };
+  const lastId = `gen-size-${Date.now()}`;
+  const lastHold = await ledger.reserve(lastId, key, 150_000n);
+  const holdBytes = await sizeOf(itemKeys.hold(lastId));
+  const [orgBytes, keyBytes, wsBytes] = await Promise.all([sizeOf(itemKeys.organization(org.id)), sizeOf(itemKeys.apiKey(key.hash)), sizeOf(itemKeys.workspace(org.id, workspace.id))]);
+  const lastRecord = record(lastId);
+  await ledger.settle(lastHold, { credits: lastRecord.cost.total, byok: 0n }, generationToItem(lastRecord), rollupDelta(lastRecord));
+  const rollupBytes = await sizeOf(rollupDelta(lastRecord).key);
+  const units = (bytes: number) => 2 * Math.ceil(bytes / 1024);
+  const awsReserve = units(holdBytes) + units(orgBytes) + units(keyBytes) + units(wsBytes);
+  const awsSettle = units(holdBytes) + units(orgBytes) + units(keyBytes) + units(wsBytes) + units(itemBytes) + units(rollupBytes);
+  const awsInfra = units(itemBytes + 400) + units(rollupBytes);
 
   const lines = [
     `## Ledger benchmark — ${new Date().toISOString()}`,
@@ -113,8 +135,8 @@ try {
     `| Whole money path per request | ${summary(sequential, (c) => c.reserveMs + c.settleMs + c.infraMs)} | ${summary(concurrent, (c) => c.reserveMs + c.settleMs + c.infraMs)} | reservation + settlement measured: p50 ${wcu.p50}, max ${wcu.max} |`,
     '',
     `- Cycles per second with ${IN_FLIGHT} in flight on one key: ${(concurrent.length / elapsedS).toFixed(0)}; ${retried} of ${concurrent.length} cycles (${(100 * retried / concurrent.length).toFixed(1)}%) needed more than one attempt (transaction conflicts on the shared items).`,
-    `- Generation record item: ~${itemBytes} bytes as JSON. Transactional writes consume 2 write units per KB per item.`,
-    `- At the us-east-1 on-demand price ($0.625 per million write request units), ${wcu.p50} + ${2 * (Math.ceil(itemBytes / 1024) + 1)} write units = $${((wcu.p50 + 2 * (Math.ceil(itemBytes / 1024) + 1)) * 0.000000625).toFixed(9)} per request.`,
+    `- Node CPU (this process: the SDK's marshalling, signing and HTTP) per cycle of three transactions: ${cpuPerCycleUs.toFixed(0)} µs.`,
+    `- Write units above are what DynamoDB Local reports. On AWS a transaction consumes 2 write units per started KB of each item: with these item sizes (JSON length: hold ${holdBytes} B, organization ${orgBytes} B, key ${keyBytes} B, workspace ${wsBytes} B, generation record ${itemBytes} B, rollup row ${rollupBytes} B) that is ${awsReserve} for the reservation, ${awsSettle} for the settlement and ${awsInfra} for the infrastructure-cost write: ${awsReserve + awsSettle + awsInfra} write units, $${((awsReserve + awsSettle + awsInfra) * 0.000000625).toFixed(9)} per request at the us-east-1 on-demand price ($0.625 per million).`,
     '',
   ];
   const report = lines.join('\n');
