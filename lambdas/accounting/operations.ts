@@ -136,9 +136,17 @@ export const SETTLING_WAIT_MS = 5_000;
 async function settledGeneration(deps: GatewayDeps, id: string): Promise<GenerationRecord | undefined> {
   const deadline = Date.now() + SETTLING_WAIT_MS;
   for (let pause = 10; ; pause = Math.min(pause * 2, 200)) {
+    // The hold first, then the record: the settlement deletes one and writes the other in one transaction,
+    // so once the hold is gone the record is there (after a moment on DynamoDB Local, which applies a
+    // transaction's items one by one).
+    const pending = await deps.engine.ledger.isPending(id);
     const record = await deps.engine.generations.get(id);
     if (record) return record;
-    if (Date.now() >= deadline || !(await deps.engine.ledger.isPending(id))) return undefined;
+    if (!pending) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      return deps.engine.generations.get(id);
+    }
+    if (Date.now() >= deadline) return undefined;
     await new Promise((resolve) => setTimeout(resolve, pause));
   }
 }
