@@ -159,7 +159,7 @@ export class Ledger {
         const stored = keyFromItem(item);
         const periods = storedPeriods(item);
         if (stored.settings_version !== key.settings_version || stored.disabled) {
-          if (stored.disabled) throw new HttpError(401, 'API key is disabled');
+          if (stored.disabled) throw new HttpError(401, 'API key disabled');
           key = stored;
           this.deps.keySeen?.(stored);
           retry = true;
@@ -206,6 +206,8 @@ export class Ledger {
    */
   async settle(hold: HoldRef, charge: Charge, record?: Record<string, unknown>, rollup?: RollupDelta): Promise<SettleResult> {
     let late = false;
+    let skipKey = false;
+    let skipWorkspace = false;
     let writeUnits = 0;
     let keyPeriods: Partial<Periods> = {};
     let workspacePeriods: Partial<Periods> = {};
@@ -219,6 +221,8 @@ export class Ledger {
           workspacePeriods: laterPeriods(current, workspacePeriods),
           ...(record ? { record } : {}),
           ...(rollup ? { rollup } : {}),
+          skipKey,
+          skipWorkspace,
         }, attempt, late);
         if (outcome.kind === 'settled') return { outcome: 'settled', writeUnits: writeUnits + outcome.writeUnits, attempts: attempt };
         if (outcome.kind === 'already') return { outcome: 'already', writeUnits, attempts: attempt };
@@ -229,12 +233,16 @@ export class Ledger {
         } else if (outcome.kind === 'conflict') {
           await this.backoff(attempt);
         } else {
-          for (const [failed, itemKey, set] of [
-            [outcome.key, itemKeys.apiKey(hold.keyHash), (p: Partial<Periods>) => { keyPeriods = p; }],
-            [outcome.workspace, itemKeys.workspace(hold.orgId, hold.workspaceId), (p: Partial<Periods>) => { workspacePeriods = p; }],
-          ] as Array<[Failed | undefined, { pk: string; sk: string }, (p: Partial<Periods>) => void]>) {
+          for (const [failed, itemKey, set, skip] of [
+            [outcome.key, itemKeys.apiKey(hold.keyHash), (p: Partial<Periods>) => { keyPeriods = p; }, () => { skipKey = true; }],
+            [outcome.workspace, itemKeys.workspace(hold.orgId, hold.workspaceId), (p: Partial<Periods>) => { workspacePeriods = p; }, () => { skipWorkspace = true; }],
+          ] as Array<[Failed | undefined, { pk: string; sk: string }, (p: Partial<Periods>) => void, () => void]>) {
             if (!failed) continue;
-            if (!failed.item) throw new Error(`${itemKey.pk} no longer exists`);
+            if (!failed.item) {
+              // Deleted while the request ran: the organization is still charged, the record still written.
+              skip();
+              continue;
+            }
             const periods = storedPeriods(failed.item);
             if (isBehind(periods, current)) await this.deps.repository.roll(itemKey, current, periods);
             else set(periods);

@@ -77,6 +77,9 @@ export interface SettleRequest {
   /** The generation record item (written only if no record has this id yet). */
   record?: Record<string, unknown>;
   rollup?: RollupDelta;
+  /** The key or workspace was deleted while the request ran: charge the organization without its meter. */
+  skipKey?: boolean;
+  skipWorkspace?: boolean;
 }
 
 export interface RollupDelta {
@@ -300,8 +303,8 @@ export class LedgerRepository {
         },
       });
     }
-    const keyIndex = items.length;
-    items.push({
+    const keyIndex = request.skipKey ? -1 : items.length;
+    if (!request.skipKey) items.push({
       Update: {
         TableName: this.tableName,
         Key: itemKeys.apiKey(hold.keyHash),
@@ -312,8 +315,8 @@ export class LedgerRepository {
         ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
       },
     });
-    const wsIndex = items.length;
-    items.push({
+    const wsIndex = request.skipWorkspace ? -1 : items.length;
+    if (!request.skipWorkspace) items.push({
       Update: {
         TableName: this.tableName,
         Key: itemKeys.workspace(hold.orgId, hold.workspaceId),

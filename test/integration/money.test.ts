@@ -287,6 +287,21 @@ describe('settlement happens exactly once', () => {
     }
   });
 
+  it('a key deleted while its request ran: the organization is still charged and the record written', async () => {
+    const owner = await account();
+    const key = await newKey(owner, {});
+    const apiKey = (await store.deps.keys.get(key.hash))!;
+    const ledger = store.deps.engine.ledger;
+    const hold = await ledger.reserve('gen-orphan-1', apiKey, nanos(0.01));
+    expect((await manage(owner.admin, 'DELETE', `/keys/${key.hash}`)).status).toBe(200);
+    const record = { ...itemKeys.generation('gen-orphan-1'), type: 'generation', id: 'gen-orphan-1', org_id: owner.tenant.orgId };
+    expect((await ledger.settle(hold, { credits: nanos(0.002), byok: 0n }, record)).outcome).toBe('settled');
+    const org = await rawItem(itemKeys.organization(owner.tenant.orgId));
+    expect(BigInt(org.total_usage)).toBe(nanos(0.002));
+    expect(org.held).toBe(0);
+    expect(await rawItem(itemKeys.generation('gen-orphan-1'))).toMatchObject({ id: 'gen-orphan-1' });
+  });
+
   it('a failed request releases its hold and charges nothing', async () => {
     const owner = await account();
     const key = await newKey(owner, {});
