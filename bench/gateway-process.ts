@@ -51,7 +51,7 @@ const ledger = Ledger.prototype as unknown as Record<string, unknown>;
 const realLedger = new Map(['reserve', 'settle', 'recordInfrastructure'].map((name) => [name, ledger[name]]));
 const stubLedger: Record<string, unknown> = {
   reserve: async (generationId: string, key: ApiKey, amount: bigint) => ({
-    generationId, orgId: key.org_id, workspaceId: key.workspace_id, keyHash: key.hash, amount, writeUnits: 0, attempts: 1,
+    generationId, orgId: key.org_id, workspaceId: key.workspace_id, keyHash: key.hash, amount, writeUnits: 0, attempts: 1, readUnits: 0,
   }),
   settle: async () => ({ outcome: 'settled', writeUnits: 0, attempts: 1 }),
   recordInfrastructure: async () => undefined,

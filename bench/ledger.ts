@@ -74,7 +74,7 @@ async function cycle(): Promise<Cycle> {
   const rollup = rollupDelta(generation);
   const settled = await ledger.settle(hold, { credits: generation.cost.total, byok: 0n }, item, rollup);
   const t2 = performance.now();
-  await ledger.recordInfrastructure(id, rollup.key, invocation, { writeUnits: hold.writeUnits + settled.writeUnits, readUnits: 0, kmsRequests: 0 }, performance.now(), JSON.stringify(item).length);
+  await ledger.recordInfrastructure(id, rollup.key, invocation, { writeUnits: hold.writeUnits + settled.writeUnits, readUnits: hold.readUnits, kmsRequests: 0 }, performance.now(), JSON.stringify(item).length);
   const t3 = performance.now();
   if (settled.outcome !== 'settled') throw new Error(`settlement ${settled.outcome}`);
   return { reserveMs: t1 - t0, settleMs: t2 - t1, infraMs: t3 - t2, reserveWcu: hold.writeUnits, settleWcu: settled.writeUnits, attempts: hold.attempts, settleAttempts: settled.attempts };

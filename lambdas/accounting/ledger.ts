@@ -40,6 +40,8 @@ export interface Hold extends HoldRef {
   writeUnits: number;
   /** Attempts the reservation took (conflicts, stale copies, window rolls). */
   attempts: number;
+  /** DynamoDB read capacity spent on the workspace's budgets (0 when cached). */
+  readUnits: number;
 }
 
 export interface SettleResult {
@@ -105,8 +107,8 @@ export class Ledger {
     await this.deps.sleep(Math.round(cap / 2 + this.deps.random() * cap / 2));
   }
 
-  async workspaceOf(orgId: string, workspaceId: string): Promise<Workspace> {
-    const workspace = await this.deps.workspaces.getOrLoad(`${orgId}/${workspaceId}`, () => this.deps.organizations.getWorkspace(orgId, workspaceId));
+  async workspaceOf(orgId: string, workspaceId: string, readUnits?: (units: number) => void): Promise<Workspace> {
+    const workspace = await this.deps.workspaces.getOrLoad(`${orgId}/${workspaceId}`, () => this.deps.organizations.getWorkspace(orgId, workspaceId, readUnits));
     if (!workspace) throw new HttpError(403, 'The workspace of this API key no longer exists');
     return workspace;
   }
@@ -117,7 +119,8 @@ export class Ledger {
    */
   async reserve(generationId: string, startingKey: ApiKey, amount: Nanos): Promise<Hold> {
     let key = startingKey;
-    let workspace = await this.workspaceOf(key.org_id, key.workspace_id);
+    let readUnits = 0;
+    let workspace = await this.workspaceOf(key.org_id, key.workspace_id, (units) => { readUnits += units; });
     for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt += 1) {
       const now = this.deps.clock();
       const current = currentPeriods(now);
@@ -133,7 +136,7 @@ export class Ledger {
         createdAt: now.toISOString(),
         expiresAt: new Date(now.getTime() + HOLD_TTL_MS).toISOString(),
       }, attempt);
-      if (outcome.kind === 'held') return { ...ref, writeUnits: outcome.writeUnits, attempts: attempt };
+      if (outcome.kind === 'held') return { ...ref, writeUnits: outcome.writeUnits, attempts: attempt, readUnits };
       if (outcome.kind === 'conflict') {
         await this.backoff(attempt);
         continue;

@@ -10,6 +10,8 @@ import type { ApiKeyRepository } from '../store/api-key-repository.js';
 export interface Principal {
   key: ApiKey;
   isManagement: boolean;
+  /** DynamoDB read capacity this request's key lookup consumed (0 when the key came from the cache). */
+  readUnits: number;
 }
 
 export interface AuthDeps {
@@ -40,7 +42,8 @@ export async function authenticate(
     throw new UnauthorizedError('Malformed API key');
   }
   const hash = hashKey(text);
-  const key = await loadKey(hash, deps);
+  let readUnits = 0;
+  const key = await deps.keyCache.getOrLoad(hash, (missing) => deps.keys.get(missing, (units) => { readUnits += units; }));
   if (!key || !hashesEqual(key.hash, hash)) throw new UnauthorizedError('Invalid API key');
   if (key.disabled) throw new UnauthorizedError('API key disabled');
   if (key.expires_at !== null && Date.parse(key.expires_at) <= deps.clock().getTime()) {
@@ -52,13 +55,9 @@ export async function authenticate(
   if (route.organizationOnly && key.org_kind !== 'organization') {
     throw new NotFoundError('Not found: this key belongs to a personal account, which has no organization');
   }
-  return { key, isManagement };
+  return { key, isManagement, readUnits };
 }
 
 function isOperatorKey(text: string, operatorKeyText: string | undefined): boolean {
   return operatorKeyText !== undefined && operatorKeyText.length > 0 && hashesEqual(hashKey(text), hashKey(operatorKeyText));
-}
-
-function loadKey(hash: string, deps: AuthDeps): Promise<ApiKey | undefined> {
-  return deps.keyCache.getOrLoad(hash, (missing) => deps.keys.get(missing));
 }

@@ -27,6 +27,8 @@ export interface Caller {
   keyHash: string;
   /** The calling key as authentication saw it: its limit terms go into the reservation. */
   key: ApiKey;
+  /** DynamoDB read capacity spent on finding the key (0 when cached). */
+  readUnits?: number;
 }
 
 export interface EngineConfig {
@@ -375,7 +377,7 @@ export function complete(
     // The last writes of the invocation: what serving it cost on AWS (with the capacity of the writes
     // before it), then the metrics line CloudWatch turns into cost dashboards.
     const infra = invocation
-      ? await deps.ledger.recordInfrastructure(record.id, rollup.key, invocation, { writeUnits: hold.writeUnits + settled.writeUnits, readUnits: 0, kmsRequests: 0 }, deps.now(), itemBytes(item))
+      ? await deps.ledger.recordInfrastructure(record.id, rollup.key, invocation, { writeUnits: hold.writeUnits + settled.writeUnits, readUnits: (caller.readUnits ?? 0) + hold.readUnits, kmsRequests: 0 }, deps.now(), itemBytes(item))
       : undefined;
     deps.log(emfLine(record, infra, deps.clock().getTime()));
   })();

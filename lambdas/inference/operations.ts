@@ -32,7 +32,7 @@ export function metadataEnabled(headers: Record<string, string>): boolean {
 
 function callerOf(principal: Principal | null): Caller {
   if (!principal) throw new Error('inference route declared without authentication');
-  return { orgId: principal.key.org_id, workspaceId: principal.key.workspace_id, keyHash: principal.key.hash, key: principal.key };
+  return { orgId: principal.key.org_id, workspaceId: principal.key.workspace_id, keyHash: principal.key.hash, key: principal.key, readUnits: principal.readUnits };
 }
 
 function identityOf(trace: RouteTrace, candidate: Candidate, serviceTier: string | null | undefined): ReplyIdentity {

@@ -26,8 +26,12 @@ export class ApiKeyRepository {
     }));
   }
 
-  async get(hash: string): Promise<ApiKey | undefined> {
-    const { Item } = await this.db.send(new GetCommand({ TableName: this.tableName, Key: itemKeys.apiKey(hash) }));
+  /** @param readUnits told the read capacity the lookup consumed (for the request's cost ledger). */
+  async get(hash: string, readUnits?: (units: number) => void): Promise<ApiKey | undefined> {
+    const { Item, ConsumedCapacity } = await this.db.send(new GetCommand({
+      TableName: this.tableName, Key: itemKeys.apiKey(hash), ...(readUnits ? { ReturnConsumedCapacity: 'TOTAL' as const } : {}),
+    }));
+    readUnits?.(ConsumedCapacity?.ReadCapacityUnits ?? ConsumedCapacity?.CapacityUnits ?? 0);
     return Item ? keyFromItem(Item) : undefined;
   }
 

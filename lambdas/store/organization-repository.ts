@@ -226,8 +226,12 @@ export class OrganizationRepository {
     }
   }
 
-  async getWorkspace(orgId: string, workspaceId: string): Promise<Workspace | undefined> {
-    const { Item } = await this.db.send(new GetCommand({ TableName: this.tableName, Key: itemKeys.workspace(orgId, workspaceId) }));
+  /** @param readUnits told the read capacity the lookup consumed (for the request's cost ledger). */
+  async getWorkspace(orgId: string, workspaceId: string, readUnits?: (units: number) => void): Promise<Workspace | undefined> {
+    const { Item, ConsumedCapacity } = await this.db.send(new GetCommand({
+      TableName: this.tableName, Key: itemKeys.workspace(orgId, workspaceId), ...(readUnits ? { ReturnConsumedCapacity: 'TOTAL' as const } : {}),
+    }));
+    readUnits?.(ConsumedCapacity?.ReadCapacityUnits ?? ConsumedCapacity?.CapacityUnits ?? 0);
     return Item ? workspaceFromItem(Item) : undefined;
   }
 

@@ -118,6 +118,8 @@ describe('reports agree with replies', () => {
       expect(nanos(generation.json.data.total_cost)).toBe(nanos(reply.usage.cost));
       expect(generation.json.data.infrastructure.total_usd).toBeGreaterThan(0);
       expect(generation.json.data.infrastructure.dynamodb_write_units).toBeGreaterThan(0);
+      // The test deps cache nothing: each request read its key and its workspace.
+      expect(generation.json.data.infrastructure.dynamodb_read_units).toBeGreaterThanOrEqual(1);
       const emf = store.logs.map((line) => JSON.parse(line) as Json).find((line) => line.generation_id === reply.id && line._aws);
       expect(emf).toMatchObject({ Model: reply.model, UpstreamCostUSD: reply.usage.cost, Requests: 1 });
       expect(emf!.InfrastructureCostUSD).toBe(generation.json.data.infrastructure.total_usd);
