@@ -86,6 +86,7 @@ async function main(): Promise<void> {
     initialCredits: '1000',
     simulatorPort: 0,
     simulatorUrl: required('BENCH_SIMULATOR_URL'),
+    internProgramme: true,
   });
   // Never leave Java behind, however this process ends.
   const java = runtime.dynamodb.process;

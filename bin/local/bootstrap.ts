@@ -12,6 +12,8 @@ export interface BootstrapInput {
   keys: ApiKeyRepository;
   adminKeyText?: string | undefined;
   initialCredits: Nanos;
+  /** Whether the default organization is in the intern programme (vault and intern routes). */
+  internProgramme: boolean;
   now: Date;
 }
 
@@ -26,6 +28,7 @@ export interface BootstrapResult {
 
 export async function bootstrapLocal(input: BootstrapInput): Promise<BootstrapResult> {
   const defaults = await ensureDefaultOrganization(input.organizations, { credits: input.initialCredits, now: input.now });
+  await input.organizations.setFlags(defaults.org_id, { intern_programme: input.internProgramme }, input.now.toISOString());
   const firstStart = defaults.created;
   const base = { orgId: defaults.org_id, orgKind: 'organization' as const, workspaceId: defaults.workspace_id, kind: 'management' as const, now: input.now };
   if (input.adminKeyText) {

@@ -10,6 +10,7 @@ import { bootstrapLocal, type BootstrapResult } from './bootstrap.js';
 import { ensureTable } from '../../lambdas/store/create-table.js';
 import { usdToNanos, MoneyFormatError } from '../../lambdas/shared/money.js';
 import { startSimulator, type Simulator } from '../simulator/server.js';
+import { startLocalKms } from './kms.js';
 
 /** How often npm start releases expired credit holds (the maintenance function's schedule on AWS is 5 minutes). */
 const HOLD_SWEEP_INTERVAL_MS = 60_000;
@@ -25,6 +26,8 @@ export interface LocalConfig {
   simulatorPort: number;
   /** Use the simulator already listening at this URL instead of starting one (the bench runs its own). */
   simulatorUrl?: string | undefined;
+  /** The default organization is in the intern programme unless GATEWAY_INTERN_PROGRAMME=off. */
+  internProgramme: boolean;
 }
 
 export function configFromEnv(env: NodeJS.ProcessEnv = process.env): LocalConfig {
@@ -38,7 +41,15 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): LocalConfig
     adminKey: env.GATEWAY_ADMIN_KEY || undefined,
     initialCredits: env.GATEWAY_INITIAL_CREDITS ?? '100',
     simulatorPort: simulatorPortFrom(env, port),
+    internProgramme: internProgrammeFrom(env),
   };
+}
+
+function internProgrammeFrom(env: NodeJS.ProcessEnv): boolean {
+  const value = (env.GATEWAY_INTERN_PROGRAMME ?? 'on').trim().toLowerCase();
+  if (value === 'on' || value === '') return true;
+  if (value === 'off') return false;
+  throw new Error(`GATEWAY_INTERN_PROGRAMME must be on or off, got "${env.GATEWAY_INTERN_PROGRAMME}"`);
 }
 
 function simulatorPortFrom(env: NodeJS.ProcessEnv, port: number): number {
@@ -69,12 +80,16 @@ export async function startLocalRuntime(config: LocalConfig, log: (line: string)
   if (initialCredits < 0n) throw new Error('GATEWAY_INITIAL_CREDITS must not be negative');
 
   mkdirSync(config.dataDir, { recursive: true });
-  const [dynamodb, simulator] = await Promise.all([
+  const [dynamodb, simulator, kms] = await Promise.all([
     startDynamoDbLocal({ dataDir: join(config.dataDir, 'dynamodb') }),
     config.simulatorUrl ? externalSimulator(config.simulatorUrl) : startSimulator({ port: config.simulatorPort, host: config.host }),
+    startLocalKms({ dataDir: join(config.dataDir, 'kms') }),
   ]);
   try {
     process.env.SIMULATOR_URL = simulator.url;
+    // The vault's envelope encryption talks to the local KMS exactly as it talks to AWS KMS on Lambda.
+    process.env.GATEWAY_KMS_KEY_ID = kms.keyArn;
+    process.env.KMS_ENDPOINT = kms.url;
     process.env.TABLE_NAME = config.tableName;
     process.env.DYNAMODB_ENDPOINT = dynamodb.endpoint;
     process.env.AWS_REGION ??= 'local';
@@ -93,7 +108,7 @@ export async function startLocalRuntime(config: LocalConfig, log: (line: string)
     ]);
     const deps = await defaultDeps();
     const bootstrap = await bootstrapLocal({
-      organizations: deps.organizations, keys: deps.keys, adminKeyText: config.adminKey, initialCredits, now: new Date(),
+      organizations: deps.organizations, keys: deps.keys, adminKeyText: config.adminKey, initialCredits, internProgramme: config.internProgramme, now: new Date(),
     });
     const server = await startLocalServer({
       port: config.port,
@@ -120,14 +135,14 @@ export async function startLocalRuntime(config: LocalConfig, log: (line: string)
         stopped ??= (async () => {
           clearInterval(sweeper);
           await server.close();
-          await Promise.all([dynamodb.stop(), simulator.close()]);
+          await Promise.all([dynamodb.stop(), simulator.close(), kms.close()]);
           rmSync(runtimeFile, { force: true });
         })();
         return stopped;
       },
     };
   } catch (err) {
-    await Promise.all([dynamodb.stop(), simulator.close()]);
+    await Promise.all([dynamodb.stop(), simulator.close(), kms.close()]);
     throw err;
   }
 }

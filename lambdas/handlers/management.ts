@@ -12,6 +12,7 @@ import { keyOperations } from '../keys/operations.js';
 import { settingsOperations } from '../tenancy/operations.js';
 import { workspaceOperations } from '../workspaces/operations.js';
 import { accountingOperations } from '../accounting/operations.js';
+import { vaultOperations } from '../vault/operations.js';
 import { systemOperations } from '../http/system-operations.js';
 import { catalogOperations } from '../catalog/operations.js';
 
@@ -21,6 +22,7 @@ export const managementOperations: ManagementOperations = {
   ...settingsOperations,
   ...workspaceOperations,
   ...accountingOperations,
+  ...vaultOperations,
   ...catalogOperations,
 };
 
@@ -34,6 +36,10 @@ export async function handleManagement(event: APIGatewayProxyEventV2, deps: Gate
     // Management routes answer JSON; a streamed body here is a programming error, reported as a 500 envelope.
     const reply = toErrorReply(new Error('stream result on a buffered route'), request.requestId, deps.log);
     return { statusCode: reply.status, headers, body: JSON.stringify(reply.body) };
+  }
+  if (result.status === 204) {
+    const { 'content-type': _type, ...rest } = headers;
+    return { statusCode: 204, headers: rest, body: '' };
   }
   return { statusCode: result.status ?? 200, headers, body: JSON.stringify(result.body) };
 }

@@ -24,6 +24,7 @@ export interface AuthDeps {
 
 export const MANAGEMENT_ONLY_MESSAGE = 'Only management keys can perform this operation';
 export const NO_INFERENCE_FOR_MANAGEMENT_MESSAGE = 'Management keys cannot call inference endpoints; use a regular API key';
+export const REGULAR_KEYS_ONLY_MESSAGE = 'Management keys cannot use this route; use a regular API key';
 
 export async function authenticate(
   headers: Record<string, string>,
@@ -52,6 +53,7 @@ export async function authenticate(
   const isManagement = key.kind === 'management';
   if (requirement === 'management' && !isManagement) throw new ForbiddenError(MANAGEMENT_ONLY_MESSAGE);
   if (requirement === 'inference' && isManagement) throw new ForbiddenError(NO_INFERENCE_FOR_MANAGEMENT_MESSAGE);
+  if (requirement === 'regular' && isManagement) throw new ForbiddenError(REGULAR_KEYS_ONLY_MESSAGE);
   if (route.organizationOnly && key.org_kind !== 'organization') {
     throw new NotFoundError('Not found: this key belongs to a personal account, which has no organization');
   }

@@ -3,6 +3,10 @@ import { createDocumentClient, storeConfigFromEnv } from '../store/client.js';
 import { ApiKeyRepository } from '../store/api-key-repository.js';
 import { OrganizationRepository } from '../store/organization-repository.js';
 import { RollupRepository } from '../store/rollup-repository.js';
+import { VaultRepository } from '../store/vault-repository.js';
+import { Vault } from '../vault/vault.js';
+import { AwsKms, kmsConfigFromEnv } from '../aws/kms.js';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { KeyCache } from '../keys/key-cache.js';
 import type { AuthDeps } from './auth.js';
 import type { EngineDeps } from '../inference/engine.js';
@@ -13,9 +17,19 @@ export interface GatewayDeps extends AuthDeps {
   organizations: OrganizationRepository;
   /** Hourly usage rollups, for the reports. */
   rollups: RollupRepository;
+  /** Secrets per workspace and intern, under KMS envelope encryption; undefined without a KMS key. */
+  vault: Vault | undefined;
+  /** Interns (and the vault's rows). */
+  interns: VaultRepository;
   /** The inference engine: catalog, provider adapters, routing state, generation records. */
   engine: EngineDeps;
   log: (line: string) => void;
+}
+
+/** The vault over KMS when GATEWAY_KMS_KEY_ID names a key (the CDK stack's, or npm start's local KMS). */
+export function createVault(db: DynamoDBDocumentClient, tableName: string, env: NodeJS.ProcessEnv, clock: () => Date = () => new Date()): Vault | undefined {
+  const kms = kmsConfigFromEnv(env);
+  return kms ? new Vault(new VaultRepository(db, tableName), new AwsKms(kms), clock) : undefined;
 }
 
 export function createDeps(env: NodeJS.ProcessEnv = process.env): GatewayDeps {
@@ -27,6 +41,8 @@ export function createDeps(env: NodeJS.ProcessEnv = process.env): GatewayDeps {
     keys: new ApiKeyRepository(db, config.tableName),
     organizations: new OrganizationRepository(db, config.tableName),
     rollups: new RollupRepository(db, config.tableName),
+    vault: createVault(db, config.tableName, env),
+    interns: new VaultRepository(db, config.tableName),
     engine: createEngineDeps(db, config.tableName, env, { log, keySeen: (key) => keyCache.set(key.hash, key) }),
     keyCache,
     clock: () => new Date(),

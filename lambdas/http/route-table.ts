@@ -14,6 +14,10 @@ import {
   budgetListReply, budgetReply, createWorkspaceBody, deletedReply, listWorkspacesQuery, updateWorkspaceBody, upsertBudgetBody, workspaceListReply, workspaceReply,
 } from '../workspaces/schemas.js';
 import {
+  copySecretsBody, copySecretsReply, createInternBody, effectiveSecretListReply, internKeyBody, internListReply, internReply, listInternsQuery, pageQuery,
+  putSecretBody, secretListReply, secretReply, updateInternBody,
+} from '../vault/schemas.js';
+import {
   activityQuery, activityReply, addCreditsBody, addCreditsReply, analyticsMetaReply, analyticsQueryBody, analyticsQueryReply, creditsReply, feedbackBody,
   feedbackReply, generationQuery, generationReply,
 } from '../accounting/schemas.js';
@@ -133,6 +137,78 @@ export const routes = [
   {
     operationId: 'queryAnalytics', method: 'POST', path: '/analytics/query', fn: 'management', auth: 'management',
     tag: 'Analytics', summary: 'Metrics grouped by dimensions and time buckets, from hourly rollups', body: analyticsQueryBody, response: analyticsQueryReply,
+  },
+  {
+    operationId: 'listVaultSecrets', method: 'GET', path: '/vault/secrets', fn: 'management', auth: 'regular',
+    tag: 'Vault', summary: 'Secrets of the key\'s scope (its workspace, or the intern an intern\'s key belongs to), by name; metadata only', query: pageQuery, response: secretListReply,
+  },
+  {
+    operationId: 'getVaultSecret', method: 'GET', path: '/vault/secrets/{name}', fn: 'management', auth: 'regular',
+    tag: 'Vault', summary: 'Metadata of one secret; the value is never returned', response: secretReply,
+  },
+  {
+    operationId: 'putVaultSecret', method: 'PUT', path: '/vault/secrets/{name}', fn: 'management', auth: 'regular',
+    tag: 'Vault', summary: 'Create or replace a secret bound to exact hostnames', body: putSecretBody, response: secretReply,
+  },
+  {
+    operationId: 'deleteVaultSecret', method: 'DELETE', path: '/vault/secrets/{name}', fn: 'management', auth: 'regular',
+    tag: 'Vault', summary: 'Delete a secret (204)',
+  },
+  {
+    operationId: 'listInternVaultSecrets', method: 'GET', path: '/vault/interns/{internId}/secrets', fn: 'management', auth: 'regular',
+    tag: 'Vault', summary: 'Secrets of an intern of the key\'s workspace', query: pageQuery, response: secretListReply,
+  },
+  {
+    operationId: 'getInternVaultSecret', method: 'GET', path: '/vault/interns/{internId}/secrets/{name}', fn: 'management', auth: 'regular',
+    tag: 'Vault', summary: 'Metadata of one intern secret', response: secretReply,
+  },
+  {
+    operationId: 'putInternVaultSecret', method: 'PUT', path: '/vault/interns/{internId}/secrets/{name}', fn: 'management', auth: 'regular',
+    tag: 'Vault', summary: 'Create or replace an intern secret', body: putSecretBody, response: secretReply,
+  },
+  {
+    operationId: 'deleteInternVaultSecret', method: 'DELETE', path: '/vault/interns/{internId}/secrets/{name}', fn: 'management', auth: 'regular',
+    tag: 'Vault', summary: 'Delete an intern secret (204)',
+  },
+  {
+    operationId: 'copyVaultSecretsToIntern', method: 'POST', path: '/vault/interns/{internId}/secrets/copy', fn: 'management', auth: 'regular',
+    tag: 'Vault', summary: 'Copy named workspace secrets into an intern\'s vault (all or nothing)', body: copySecretsBody, response: copySecretsReply,
+  },
+  {
+    operationId: 'listInternEffectiveSecrets', method: 'GET', path: '/vault/interns/{internId}/effective-secrets', fn: 'management', auth: 'regular',
+    tag: 'Vault', summary: 'The secrets an intern receives, one per name (intern wins over workspace)', query: pageQuery, response: effectiveSecretListReply,
+  },
+  {
+    operationId: 'listInterns', method: 'GET', path: '/interns', fn: 'management', auth: 'regular',
+    tag: 'Interns', summary: 'Interns of the key\'s workspace, newest first', query: listInternsQuery, response: internListReply,
+  },
+  {
+    operationId: 'createIntern', method: 'POST', path: '/interns', fn: 'management', auth: 'regular',
+    tag: 'Interns', summary: 'Create an intern (with its private vault)', body: createInternBody, response: internReply, successStatus: 201,
+  },
+  {
+    operationId: 'getIntern', method: 'GET', path: '/interns/{internId}', fn: 'management', auth: 'regular',
+    tag: 'Interns', summary: 'Get an intern', response: internReply,
+  },
+  {
+    operationId: 'updateIntern', method: 'PATCH', path: '/interns/{internId}', fn: 'management', auth: 'regular',
+    tag: 'Interns', summary: 'Update an intern', body: updateInternBody, response: internReply,
+  },
+  {
+    operationId: 'deleteIntern', method: 'DELETE', path: '/interns/{internId}', fn: 'management', auth: 'regular',
+    tag: 'Interns', summary: 'Delete an intern, its keys and its private vault (202)',
+  },
+  {
+    operationId: 'provisionIntern', method: 'POST', path: '/interns/{internId}/provision', fn: 'management', auth: 'regular',
+    tag: 'Interns', summary: 'Start or resume an intern (202)',
+  },
+  {
+    operationId: 'suspendIntern', method: 'POST', path: '/interns/{internId}/suspend', fn: 'management', auth: 'regular',
+    tag: 'Interns', summary: 'Suspend an intern',
+  },
+  {
+    operationId: 'createInternKey', method: 'POST', path: '/interns/{internId}/keys', fn: 'management', auth: 'regular',
+    tag: 'Interns', summary: 'Provision an API key confined to the intern; the reply carries the key text once', body: internKeyBody, successStatus: 201,
   },
   {
     operationId: 'chatCompletions', method: 'POST', path: '/chat/completions', fn: 'inference', auth: 'inference',

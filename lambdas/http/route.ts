@@ -11,8 +11,9 @@ export type LambdaFunction = 'inference' | 'management';
 /**
  * none: no key needed. optional: a key is checked if one is sent. any: any valid key.
  * management: management keys only (403 otherwise). inference: regular keys only (management keys get 403).
+ * regular: regular keys only, for non-inference routes (vault, interns).
  */
-export type AuthRequirement = 'none' | 'optional' | 'any' | 'management' | 'inference';
+export type AuthRequirement = 'none' | 'optional' | 'any' | 'management' | 'inference' | 'regular';
 
 export interface RouteDef {
   operationId: string;

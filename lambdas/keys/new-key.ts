@@ -16,6 +16,7 @@ export interface NewKeyInput {
   includeByokInLimit?: boolean;
   expiresAt?: string | null;
   creatorUserId?: string | null;
+  internId?: string | null;
   now: Date;
   /** Use this exact text instead of generating one (the operator's GATEWAY_ADMIN_KEY). */
   text?: string;
@@ -39,6 +40,7 @@ export function newApiKey(input: NewKeyInput): { key: ApiKey; text: string } {
     created_at: input.now.toISOString(),
     updated_at: null,
     creator_user_id: input.creatorUserId ?? null,
+    intern_id: input.internId ?? null,
     ...newMeter(input.now),
     settings_version: 0,
   };

@@ -22,6 +22,8 @@ export interface ApiKey extends Meter {
   created_at: string;
   updated_at: string | null;
   creator_user_id: string | null;
+  /** Set for an intern's own key: the key is confined to that intern (vault scope, no other routes). */
+  intern_id: string | null;
   /** Bumped by every change of the fields a reservation relies on (limit, limit_reset, include_byok_in_limit, disabled). */
   settings_version: number;
 }

@@ -147,6 +147,7 @@ export function keyFromItem(item: Record<string, unknown>): ApiKey {
     created_at: item.created_at as string,
     updated_at: (item.updated_at ?? null) as string | null,
     creator_user_id: (item.creator_user_id ?? null) as string | null,
+    intern_id: (item.intern_id ?? null) as string | null,
     settings_version: typeof item.settings_version === 'number' ? item.settings_version : 0,
     ...meterFromItem(item),
   };

@@ -11,6 +11,11 @@
 //   hold            HOLD#<generation>  HOLD               HOLDS#<shard 0-15>     <expires_at>#<generation>
 //   feedback        GEN#<id>           FEEDBACK#<at>#<n>
 //   rollup          ORG#<org>#RU       <hour>#<ws>#<key hash>#<model>#<provider>
+//   intern          ORG#<org>          INTERN#<intern>
+//   vault data key  VAULT#<vault>      DATAKEY                                                         (encrypted only)
+//   vault secret    VAULT#<vault>      SECRET#<name>
+//   vault audit     VAULT#<vault>      AUDIT#<at>#<n>
+//   byok credential ORG#<org>          BYOK#<id>
 export const itemKeys = {
   organization: (orgId: string) => ({ pk: `ORG#${orgId}`, sk: 'ORG' }),
   workspace: (orgId: string, workspaceId: string) => ({ pk: `ORG#${orgId}`, sk: `WS#${workspaceId}` }),
@@ -32,4 +37,13 @@ export const itemKeys = {
     pk: `ORG#${orgId}#RU`, sk: `${hour}#${workspaceId}#${keyHash}#${model}#${provider}`,
   }),
   rollupsOf: (orgId: string) => ({ pk: `ORG#${orgId}#RU` }),
+  intern: (orgId: string, internId: string) => ({ pk: `ORG#${orgId}`, sk: `INTERN#${internId}` }),
+  internsOf: (orgId: string) => ({ pk: `ORG#${orgId}`, skPrefix: 'INTERN#' }),
+  vaultDataKey: (vaultId: string) => ({ pk: `VAULT#${vaultId}`, sk: 'DATAKEY' }),
+  vaultSecret: (vaultId: string, name: string) => ({ pk: `VAULT#${vaultId}`, sk: `SECRET#${name}` }),
+  vaultSecretsOf: (vaultId: string) => ({ pk: `VAULT#${vaultId}`, skPrefix: 'SECRET#' }),
+  vaultAudit: (vaultId: string, at: string, n: string) => ({ pk: `VAULT#${vaultId}`, sk: `AUDIT#${at}#${n}` }),
+  vaultAuditOf: (vaultId: string) => ({ pk: `VAULT#${vaultId}`, skPrefix: 'AUDIT#' }),
+  byok: (orgId: string, id: string) => ({ pk: `ORG#${orgId}`, sk: `BYOK#${id}` }),
+  byoksOf: (orgId: string) => ({ pk: `ORG#${orgId}`, skPrefix: 'BYOK#' }),
 } as const;

@@ -161,6 +161,34 @@ export class OrganizationRepository {
     }
   }
 
+  /** Sets the operator's switches of an organization; undefined when there is no such organization. */
+  async setFlags(orgId: string, flags: Partial<Pick<Organization, 'intern_programme' | 'vault_writes_disabled'>>, now: string): Promise<Organization | undefined> {
+    const names: Record<string, string> = { '#updated_at': 'updated_at' };
+    const values: Record<string, unknown> = { ':updated_at': now };
+    const sets = ['#updated_at = :updated_at'];
+    for (const [field, value] of Object.entries(flags)) {
+      if (value === undefined) continue;
+      names[`#${field}`] = field;
+      values[`:${field}`] = value;
+      sets.push(`#${field} = :${field}`);
+    }
+    try {
+      const { Attributes } = await this.db.send(new UpdateCommand({
+        TableName: this.tableName,
+        Key: itemKeys.organization(orgId),
+        UpdateExpression: `SET ${sets.join(', ')}`,
+        ConditionExpression: 'attribute_exists(pk)',
+        ExpressionAttributeNames: names,
+        ExpressionAttributeValues: values,
+        ReturnValues: 'ALL_NEW',
+      }));
+      return Attributes ? orgFromItem(Attributes) : undefined;
+    } catch (err) {
+      if (err instanceof ConditionalCheckFailedException) return undefined;
+      throw err;
+    }
+  }
+
   /**
    * Adds credits to an organization (a negative amount corrects an earlier grant) and records the grant.
    * Undefined when there is no such organization.
@@ -296,6 +324,8 @@ export function orgFromItem(item: Record<string, unknown>): Organization {
     total_credits: nanosFromStore(item.total_credits),
     total_usage: nanosFromStore(item.total_usage),
     held: nanosFromStore(item.held),
+    intern_programme: item.intern_programme === true,
+    vault_writes_disabled: item.vault_writes_disabled === true,
     created_at: item.created_at as string,
     updated_at: item.updated_at as string,
   };

@@ -9,6 +9,7 @@ export interface CreateOrganizationInput {
   name: string;
   kind: AccountKind;
   credits?: Nanos;
+  internProgramme?: boolean;
   workspaceName?: string;
   now: Date;
 }
@@ -23,6 +24,8 @@ export async function createOrganization(repo: OrganizationRepository, input: Cr
     total_credits: input.credits ?? 0n,
     total_usage: 0n,
     held: 0n,
+    intern_programme: input.internProgramme ?? false,
+    vault_writes_disabled: false,
     created_at: now,
     updated_at: now,
   };

@@ -19,6 +19,10 @@ export interface Organization {
   total_usage: Nanos;
   /** Reserved by requests in flight. The balance a request may reserve from is total_credits − total_usage − held. */
   held: Nanos;
+  /** Access to the intern programme: every vault and intern route answers 404 without it. */
+  intern_programme: boolean;
+  /** Vault writes answer 503 while this is set (an operator's switch, e.g. during a key rotation). */
+  vault_writes_disabled: boolean;
   created_at: string;
   updated_at: string;
 }

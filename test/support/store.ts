@@ -7,7 +7,9 @@ import { ApiKeyRepository } from '../../lambdas/store/api-key-repository.js';
 import { OrganizationRepository } from '../../lambdas/store/organization-repository.js';
 import { RollupRepository } from '../../lambdas/store/rollup-repository.js';
 import { KeyCache } from '../../lambdas/keys/key-cache.js';
-import type { GatewayDeps } from '../../lambdas/http/deps.js';
+import { createVault, type GatewayDeps } from '../../lambdas/http/deps.js';
+import { VaultRepository } from '../../lambdas/store/vault-repository.js';
+import { startLocalKms, type LocalKms } from '../../bin/local/kms.js';
 import { createEngineDeps } from '../../lambdas/inference/engine-deps.js';
 
 export interface TestStore {
@@ -15,6 +17,8 @@ export interface TestStore {
   endpoint: string;
   deps: GatewayDeps;
   logs: string[];
+  /** The local KMS the vault uses (its `calls` count KMS requests). */
+  kms: LocalKms;
   /** Moves the deps' clock. */
   setNow(date: Date): void;
   drop(): Promise<void>;
@@ -30,10 +34,13 @@ export async function createTestStore(env: NodeJS.ProcessEnv = {}): Promise<Test
   const db = createDocumentClient({ endpoint });
   const logs: string[] = [];
   let now: Date | undefined;
+  const kms = await startLocalKms();
   const deps: GatewayDeps = {
     keys: new ApiKeyRepository(db, tableName),
     organizations: new OrganizationRepository(db, tableName),
     rollups: new RollupRepository(db, tableName),
+    vault: createVault(db, tableName, { GATEWAY_KMS_KEY_ID: kms.keyArn, KMS_ENDPOINT: kms.url }, () => now ?? new Date()),
+    interns: new VaultRepository(db, tableName),
     engine: createEngineDeps(db, tableName, env, { log: (line) => { logs.push(line); }, clock: () => now ?? new Date(), workspaceCacheTtlMs: 0 }),
     keyCache: new KeyCache(0),
     clock: () => now ?? new Date(),
@@ -45,7 +52,9 @@ export async function createTestStore(env: NodeJS.ProcessEnv = {}): Promise<Test
     deps,
     logs,
     setNow: (date) => { now = date; },
+    kms,
     drop: async () => {
+      await kms.close();
       await admin.send(new DeleteTableCommand({ TableName: tableName }));
       admin.destroy();
       db.destroy();
