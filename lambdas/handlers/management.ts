@@ -13,6 +13,7 @@ import { settingsOperations } from '../tenancy/operations.js';
 import { workspaceOperations } from '../workspaces/operations.js';
 import { accountingOperations } from '../accounting/operations.js';
 import { vaultOperations } from '../vault/operations.js';
+import { byokOperations } from '../byok/operations.js';
 import { systemOperations } from '../http/system-operations.js';
 import { catalogOperations } from '../catalog/operations.js';
 
@@ -23,6 +24,7 @@ export const managementOperations: ManagementOperations = {
   ...workspaceOperations,
   ...accountingOperations,
   ...vaultOperations,
+  ...byokOperations,
   ...catalogOperations,
 };
 

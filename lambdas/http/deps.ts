@@ -5,6 +5,8 @@ import { OrganizationRepository } from '../store/organization-repository.js';
 import { RollupRepository } from '../store/rollup-repository.js';
 import { VaultRepository } from '../store/vault-repository.js';
 import { Vault } from '../vault/vault.js';
+import { ByokRepository } from '../store/byok-repository.js';
+import { ByokSource } from '../byok/byok-source.js';
 import { AwsKms, kmsConfigFromEnv } from '../aws/kms.js';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { KeyCache } from '../keys/key-cache.js';
@@ -21,6 +23,8 @@ export interface GatewayDeps extends AuthDeps {
   vault: Vault | undefined;
   /** Interns (and the vault's rows). */
   interns: VaultRepository;
+  /** BYOK provider credentials (sealed). */
+  byok: ByokRepository;
   /** The inference engine: catalog, provider adapters, routing state, generation records. */
   engine: EngineDeps;
   log: (line: string) => void;
@@ -37,13 +41,18 @@ export function createDeps(env: NodeJS.ProcessEnv = process.env): GatewayDeps {
   const db = createDocumentClient(config);
   const log = (line: string) => console.log(line);
   const keyCache = new KeyCache(Number(env.GATEWAY_KEY_CACHE_TTL_MS ?? 2000));
+  const vault = createVault(db, config.tableName, env);
+  const byok = new ByokRepository(db, config.tableName);
+  const engine = createEngineDeps(db, config.tableName, env, { log, keySeen: (key) => keyCache.set(key.hash, key) });
+  if (vault) engine.byok = new ByokSource(byok, vault);
   return {
     keys: new ApiKeyRepository(db, config.tableName),
     organizations: new OrganizationRepository(db, config.tableName),
     rollups: new RollupRepository(db, config.tableName),
-    vault: createVault(db, config.tableName, env),
+    vault,
     interns: new VaultRepository(db, config.tableName),
-    engine: createEngineDeps(db, config.tableName, env, { log, keySeen: (key) => keyCache.set(key.hash, key) }),
+    byok,
+    engine,
     keyCache,
     clock: () => new Date(),
     operatorKeyText: env.GATEWAY_ADMIN_KEY || undefined,

@@ -17,6 +17,7 @@ import {
   copySecretsBody, copySecretsReply, createInternBody, effectiveSecretListReply, internKeyBody, internListReply, internReply, listInternsQuery, pageQuery,
   putSecretBody, secretListReply, secretReply, updateInternBody,
 } from '../vault/schemas.js';
+import { byokListReply, byokReply, createByokBody, listByokQuery, updateByokBody } from '../byok/schemas.js';
 import {
   activityQuery, activityReply, addCreditsBody, addCreditsReply, analyticsMetaReply, analyticsQueryBody, analyticsQueryReply, creditsReply, feedbackBody,
   feedbackReply, generationQuery, generationReply,
@@ -209,6 +210,26 @@ export const routes = [
   {
     operationId: 'createInternKey', method: 'POST', path: '/interns/{internId}/keys', fn: 'management', auth: 'regular',
     tag: 'Interns', summary: 'Provision an API key confined to the intern; the reply carries the key text once', body: internKeyBody, successStatus: 201,
+  },
+  {
+    operationId: 'listByok', method: 'GET', path: '/byok', fn: 'management', auth: 'management',
+    tag: 'BYOK', summary: 'Provider credentials of the organization (metadata; keys are never returned)', query: listByokQuery, response: byokListReply,
+  },
+  {
+    operationId: 'createByok', method: 'POST', path: '/byok', fn: 'management', auth: 'management',
+    tag: 'BYOK', summary: 'Add a provider credential, stored under KMS envelope encryption', body: createByokBody, response: byokReply, successStatus: 201,
+  },
+  {
+    operationId: 'getByok', method: 'GET', path: '/byok/{id}', fn: 'management', auth: 'management',
+    tag: 'BYOK', summary: 'One provider credential', response: byokReply,
+  },
+  {
+    operationId: 'updateByok', method: 'PATCH', path: '/byok/{id}', fn: 'management', auth: 'management',
+    tag: 'BYOK', summary: 'Update a provider credential (a new key rotates it in place)', body: updateByokBody, response: byokReply,
+  },
+  {
+    operationId: 'deleteByok', method: 'DELETE', path: '/byok/{id}', fn: 'management', auth: 'management',
+    tag: 'BYOK', summary: 'Delete a provider credential and its key material', response: z.object({ deleted: z.literal(true) }),
   },
   {
     operationId: 'chatCompletions', method: 'POST', path: '/chat/completions', fn: 'inference', auth: 'inference',

@@ -14,6 +14,8 @@ import { reservationFor } from '../accounting/estimate.js';
 import { rollupDelta } from '../accounting/rollups.js';
 import type { ApiKey } from '../keys/types.js';
 import type { Invocation } from '../accounting/infrastructure.js';
+import type { ByokSource } from '../byok/byok-source.js';
+import { withByokCandidates } from '../byok/routing.js';
 import { emfLine } from '../accounting/metrics.js';
 import { computeCost, type CostBreakdown } from './cost.js';
 import type { EndpointHealth, StickySessions } from './endpoint-health.js';
@@ -58,6 +60,8 @@ export interface EngineDeps {
   generations: GenerationRepository;
   /** Reserves before the provider call; settles after it, writing the generation record and its rollup. */
   ledger: Ledger;
+  /** Customers' own provider credentials; absent where no KMS key is configured. */
+  byok?: ByokSource;
   config: EngineConfig;
   /** Monotonic milliseconds, for durations. */
   now: () => number;
@@ -90,6 +94,8 @@ export interface RouteTrace {
   attempts: AttemptRecord[];
   startedAt: number;
   pipeline: PipelineEntry[];
+  /** KMS requests made for this request (opening BYOK credentials), for the cost ledger. */
+  kmsRequests: number;
 }
 
 export interface Accounted {
@@ -147,7 +153,7 @@ export function startTrace(request: InferenceRequest, caller: Caller, deps: Engi
     random: deps.random,
   });
   const pipeline: PipelineEntry[] = [];
-  return { generationId: newGenerationId(Date.now()), requested: request.models.join(','), plan, attempts: [], startedAt: now, pipeline };
+  return { generationId: newGenerationId(Date.now()), requested: request.models.join(','), plan, attempts: [], startedAt: now, pipeline, kmsRequests: 0 };
 }
 
 /**
@@ -185,6 +191,8 @@ async function withFallbacks<T>(
         trace.attempts.push({ model: candidate.endpoint.model, provider: candidate.endpoint.provider, status: error.status, message: error.message });
         if (signal.aborted) throw abortedError(signal);
         lastError = error;
+        // A customer's own key that fails (revoked, out of quota …) falls through to the next credential or endpoint.
+        if (!error.retryable && candidate.byok) continue outer;
         if (!error.retryable) throw toHttpError(error, trace);
         deps.health.recordFailure(candidate.key, deps.now());
         const delay = retryDelayMs(error, tries, policy, deps.random);
@@ -216,6 +224,30 @@ function asProviderError(err: unknown, endpoint: CatalogEndpoint, signal: AbortS
   return new ProviderError({ provider: endpoint.provider, kind: 'network', status: 502, message: (err as Error)?.message ?? String(err), cause: err });
 }
 
+/**
+ * Puts the organization's usable BYOK credentials into the plan: before the gateway's own endpoint (or
+ * after it, for fallback credentials), or instead of it when a credential requires that.
+ */
+export async function applyByok(request: InferenceRequest, caller: Caller, trace: RouteTrace, deps: EngineDeps): Promise<void> {
+  if (!deps.byok) return;
+  const credentials = await deps.byok.credentialsFor(caller.orgId);
+  if (credentials.length === 0) return;
+  trace.plan.candidates = withByokCandidates(trace.plan.candidates, credentials, { workspaceId: caller.workspaceId, keyHash: caller.keyHash, user: request.user });
+  if (trace.plan.candidates.length === 0) {
+    throw new HttpError(502, 'No endpoint is available: the BYOK credentials that must be used do not apply to this request');
+  }
+}
+
+/** The adapter for an attempt: the gateway's credentials, or the customer's key opened from the vault. */
+async function adapterFor(candidate: Candidate, trace: RouteTrace, deps: EngineDeps) {
+  if (!candidate.byok) return deps.adapters.get(candidate.endpoint);
+  if (!deps.byok) throw new ProviderError({ provider: candidate.endpoint.provider, kind: 'http', status: 502, message: 'BYOK is not available' });
+  const before = deps.byok.kmsCalls;
+  const apiKey = await deps.byok.apiKey(candidate.byok);
+  trace.kmsRequests += deps.byok.kmsCalls - before;
+  return deps.adapters.get(candidate.endpoint, { id: `${candidate.byok.id}@${candidate.byok.updated_at}`, apiKey });
+}
+
 export interface Generated {
   trace: RouteTrace;
   candidate: Candidate;
@@ -226,7 +258,7 @@ export interface Generated {
 export async function generate(request: InferenceRequest, caller: Caller, trace: RouteTrace, deps: EngineDeps, signal: AbortSignal): Promise<Generated> {
   const { value, candidate } = await withFallbacks(trace, deps, signal, async (candidate, attempt, clearTimer) => {
     try {
-      const adapter = await deps.adapters.get(candidate.endpoint);
+      const adapter = await adapterFor(candidate, trace, deps);
       return await adapter.generate(withUser(requestFor(candidate, request.params), caller, request), { signal: attempt.signal });
     } finally {
       clearTimer();
@@ -246,7 +278,7 @@ export interface Streaming {
 /** Resolves once an endpoint has produced its first event; failing over is allowed until then, never after. */
 export async function startStream(request: InferenceRequest, caller: Caller, trace: RouteTrace, deps: EngineDeps, signal: AbortSignal): Promise<Streaming> {
   const { value, candidate } = await withFallbacks(trace, deps, signal, async (candidate, attempt, clearTimer) => {
-    const adapter = await deps.adapters.get(candidate.endpoint);
+    const adapter = await adapterFor(candidate, trace, deps);
     const iterator = adapter.stream(withUser(requestFor(candidate, request.params), caller, request), { signal: attempt.signal })[Symbol.asyncIterator]();
     try {
       const first = await iterator.next();
@@ -337,6 +369,8 @@ export function complete(
   const now = deps.now();
   const usage = completion.result.usage ?? emptyUsage();
   const cost = computeCost(usage, candidate.endpoint.pricing);
+  // With the customer's own key the provider bills them: counted as BYOK usage, not taken from credits.
+  const isByok = candidate.byok !== undefined;
   if (completion.status === 'error') deps.health.recordFailure(candidate.key, now);
   else deps.health.recordSuccess(candidate.key);
   if (request.sessionId && completion.status !== 'error') deps.sessions.set(`${caller.orgId}:${request.sessionId}`, candidate.key, now);
@@ -356,7 +390,7 @@ export function complete(
     native_finish_reason: completion.result.native_finish_reason ?? null,
     usage,
     cost,
-    is_byok: false,
+    is_byok: isByok,
     service_tier: completion.result.service_tier ?? candidate.serviceTier ?? null,
     attempts: trace.attempts.length,
     created_at: new Date(deps.clock().getTime() - Math.round(now - trace.startedAt)).toISOString(),
@@ -372,16 +406,16 @@ export function complete(
   const item = generationToItem(record);
   const rollup = rollupDelta(record);
   const persisted = (async () => {
-    const settled = await deps.ledger.settle(hold, { credits: cost.total, byok: 0n }, item, rollup);
+    const settled = await deps.ledger.settle(hold, isByok ? { credits: 0n, byok: cost.total } : { credits: cost.total, byok: 0n }, item, rollup);
     if (settled.outcome !== 'settled') return;
     // The last writes of the invocation: what serving it cost on AWS (with the capacity of the writes
     // before it), then the metrics line CloudWatch turns into cost dashboards.
     const infra = invocation
-      ? await deps.ledger.recordInfrastructure(record.id, rollup.key, invocation, { writeUnits: hold.writeUnits + settled.writeUnits, readUnits: (caller.readUnits ?? 0) + hold.readUnits, kmsRequests: 0 }, deps.now(), itemBytes(item))
+      ? await deps.ledger.recordInfrastructure(record.id, rollup.key, invocation, { writeUnits: hold.writeUnits + settled.writeUnits, readUnits: (caller.readUnits ?? 0) + hold.readUnits, kmsRequests: trace.kmsRequests }, deps.now(), itemBytes(item))
       : undefined;
     deps.log(emfLine(record, infra, deps.clock().getTime()));
   })();
-  return { usage, cost, isByok: false, persisted };
+  return { usage, cost, isByok, persisted };
 }
 
 /** Approximate stored size of an item (attribute names and values), for write-capacity estimates. */
@@ -390,7 +424,7 @@ function itemBytes(item: Record<string, unknown>): number {
 }
 
 /** The routing metadata object (SPEC "Routing metadata object"). */
-export function serviceMetadata(trace: RouteTrace, candidate: Candidate | undefined, deps: EngineDeps, isByok = false) {
+export function serviceMetadata(trace: RouteTrace, candidate: Candidate | undefined, deps: EngineDeps, isByok = candidate?.byok !== undefined) {
   const attempt = trace.attempts.length;
   return {
     attempt,
@@ -404,7 +438,7 @@ export function serviceMetadata(trace: RouteTrace, candidate: Candidate | undefi
     requested: trace.requested,
     strategy: trace.plan.strategy,
     summary: candidate
-      ? `Served by ${candidate.endpoint.provider} (${candidate.endpoint.model}) on attempt ${attempt}${attempt > 1 ? ` after ${trace.attempts.filter((a) => a.status !== 'ok').map((a) => `${a.provider} ${a.status}`).join(', ')}` : ''}`
+      ? `Served by ${candidate.endpoint.provider}${candidate.byok ? ' with your own key' : ''} (${candidate.endpoint.model}) on attempt ${attempt}${attempt > 1 ? ` after ${trace.attempts.filter((a) => a.status !== 'ok').map((a) => `${a.provider} ${a.status}`).join(', ')}` : ''}`
       : `No endpoint answered after ${attempt} attempt(s)`,
     pipeline: [
       ...trace.pipeline,

@@ -11,7 +11,7 @@ import type { GatewayRequest } from '../http/request.js';
 import type { GenerationResult, StreamEvent, ToolCall } from '../providers/types.js';
 import { emptyUsage } from '../providers/types.js';
 import { ProviderError } from '../providers/provider-error.js';
-import { NEVER_ABORTED, complete, generate, release, reserve, serviceMetadata, startStream, startTrace, toHttpError, type Caller, type EngineDeps, type RouteTrace, type Streaming } from './engine.js';
+import { NEVER_ABORTED, applyByok, complete, generate, release, reserve, serviceMetadata, startStream, startTrace, toHttpError, type Caller, type EngineDeps, type RouteTrace, type Streaming } from './engine.js';
 import type { Hold } from '../accounting/ledger.js';
 import type { Invocation } from '../accounting/infrastructure.js';
 import type { InferenceRequest } from './inference-request.js';
@@ -70,6 +70,7 @@ async function run(inference: InferenceRequest, principal: Principal | null, htt
   const trace = startTrace(request, caller, engine);
   const generationHeader = { 'x-generation-id': trace.generationId };
   try {
+    await applyByok(request, caller, trace, engine);
     const hold = await reserve(request, caller, trace, engine);
     if (request.stream) return await streamReply(request, caller, trace, engine, withMetadata, generationHeader, defer, hold, http.invocation);
     let generated: Awaited<ReturnType<typeof generate>>;

@@ -4,6 +4,7 @@
 import { BadRequestError, NotFoundError } from '../http/errors.js';
 import { usdToNanos } from '../shared/money.js';
 import { endpointKey, type Catalog, type CatalogEndpoint } from '../catalog/types.js';
+import type { ByokCredential } from '../byok/types.js';
 import type { GenerationRequest } from '../providers/types.js';
 import { requestedParameters, type InferenceRequest } from './inference-request.js';
 import type { EndpointHealth } from './endpoint-health.js';
@@ -15,6 +16,8 @@ export interface Candidate {
   ignoredParameters: string[];
   /** The upstream service tier to ask for, if the endpoint offers the requested one. */
   serviceTier: string | undefined;
+  /** Set when this attempt uses the customer's own provider credential (BYOK) instead of the gateway's. */
+  byok?: ByokCredential;
 }
 
 export interface RoutingPlan {

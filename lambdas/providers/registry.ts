@@ -20,19 +20,23 @@ export class AdapterRegistry {
 
   constructor(private readonly credentials: CredentialSource, private readonly fetchFn: FetchLike = nodeFetch) {}
 
-  get(endpoint: CatalogEndpoint): Promise<ProviderAdapter> {
-    const key = endpointKey(endpoint);
+  /**
+   * @param credential a customer's own key (BYOK) to use instead of the gateway's; `id` must change when the
+   *   key does (its adapter is cached under it).
+   */
+  get(endpoint: CatalogEndpoint, credential?: { id: string; apiKey: string }): Promise<ProviderAdapter> {
+    const key = credential ? `${endpointKey(endpoint)}#byok:${credential.id}` : endpointKey(endpoint);
     let adapter = this.adapters.get(key);
     if (!adapter) {
-      adapter = this.create(endpoint);
+      adapter = this.create(endpoint, credential?.apiKey);
       adapter.catch(() => this.adapters.delete(key));
       this.adapters.set(key, adapter);
     }
     return adapter;
   }
 
-  private async create(endpoint: CatalogEndpoint): Promise<ProviderAdapter> {
-    const apiKey = endpoint.credential ? this.credentials.get(endpoint.credential) : undefined;
+  private async create(endpoint: CatalogEndpoint, byokKey?: string): Promise<ProviderAdapter> {
+    const apiKey = byokKey ?? (endpoint.credential ? this.credentials.get(endpoint.credential) : undefined);
     const common = { provider: endpoint.provider, baseURL: endpoint.base_url ?? '', apiKey, fetch: this.fetchFn };
     switch (endpoint.adapter) {
       case 'openai-chat': return createOpenAIChatAdapter(common);

@@ -87,6 +87,15 @@ export class Vault {
     for (const vaultId of [...this.keys.keys()]) this.forget(vaultId);
   }
 
+  /** Seals any value under a vault's data key (BYOK credentials), bound to the vault and `name`. */
+  async sealValue(ref: VaultRef, name: string, value: string): Promise<string> {
+    return seal(await this.dataKey(ref), vaultIdOf(ref), name, value);
+  }
+
+  async openValue(ref: VaultRef, name: string, sealed: string): Promise<string> {
+    return open(await this.dataKey(ref), vaultIdOf(ref), name, sealed);
+  }
+
   async put(ref: VaultRef, name: string, hosts: string[], value: string): Promise<SecretMetadata> {
     const key = await this.dataKey(ref);
     const vaultId = vaultIdOf(ref);

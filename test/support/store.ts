@@ -9,6 +9,8 @@ import { RollupRepository } from '../../lambdas/store/rollup-repository.js';
 import { KeyCache } from '../../lambdas/keys/key-cache.js';
 import { createVault, type GatewayDeps } from '../../lambdas/http/deps.js';
 import { VaultRepository } from '../../lambdas/store/vault-repository.js';
+import { ByokRepository } from '../../lambdas/store/byok-repository.js';
+import { ByokSource } from '../../lambdas/byok/byok-source.js';
 import { startLocalKms, type LocalKms } from '../../bin/local/kms.js';
 import { createEngineDeps } from '../../lambdas/inference/engine-deps.js';
 
@@ -35,17 +37,21 @@ export async function createTestStore(env: NodeJS.ProcessEnv = {}): Promise<Test
   const logs: string[] = [];
   let now: Date | undefined;
   const kms = await startLocalKms();
+  const vault = createVault(db, tableName, { GATEWAY_KMS_KEY_ID: kms.keyArn, KMS_ENDPOINT: kms.url }, () => now ?? new Date());
+  const byok = new ByokRepository(db, tableName);
   const deps: GatewayDeps = {
     keys: new ApiKeyRepository(db, tableName),
     organizations: new OrganizationRepository(db, tableName),
     rollups: new RollupRepository(db, tableName),
-    vault: createVault(db, tableName, { GATEWAY_KMS_KEY_ID: kms.keyArn, KMS_ENDPOINT: kms.url }, () => now ?? new Date()),
+    vault,
     interns: new VaultRepository(db, tableName),
+    byok,
     engine: createEngineDeps(db, tableName, env, { log: (line) => { logs.push(line); }, clock: () => now ?? new Date(), workspaceCacheTtlMs: 0 }),
     keyCache: new KeyCache(0),
     clock: () => now ?? new Date(),
     log: (line) => { logs.push(line); },
   };
+  deps.engine.byok = new ByokSource(byok, vault!, 0);
   return {
     tableName,
     endpoint,

@@ -1,0 +1,34 @@
+// What inference needs of BYOK: an organization's usable credentials (cached briefly, like keys) and, for
+// the candidate about to be called, the credential's key in clear, opened from its sealed form with the
+// BYOK vault's data key (itself cached; one KMS Decrypt per cold data key).
+import type { ByokRepository } from '../store/byok-repository.js';
+import { RecordCache } from '../shared/record-cache.js';
+import type { Vault } from '../vault/vault.js';
+import { byokVaultRef, type ByokCredential } from './types.js';
+
+export class ByokSource {
+  private readonly cache: RecordCache<ByokCredential[]>;
+
+  constructor(private readonly repository: ByokRepository, private readonly vault: Vault, ttlMs = 2000) {
+    this.cache = new RecordCache<ByokCredential[]>(ttlMs);
+  }
+
+  /** The organization's enabled credentials. */
+  async credentialsFor(orgId: string): Promise<ByokCredential[]> {
+    const all = await this.cache.getOrLoad(orgId, (id) => this.repository.list(id));
+    return (all ?? []).filter((credential) => !credential.disabled);
+  }
+
+  invalidate(orgId: string): void {
+    this.cache.invalidate(orgId);
+  }
+
+  apiKey(credential: ByokCredential): Promise<string> {
+    return this.vault.openValue(byokVaultRef(credential.org_id), credential.id, credential.sealed);
+  }
+
+  /** KMS requests made for BYOK so far (shared with the vault). */
+  get kmsCalls(): number {
+    return this.vault.kmsCalls;
+  }
+}

@@ -1,0 +1,44 @@
+// BYOK credentials: one item per credential under its organization (the key itself only sealed).
+import { DeleteCommand, GetCommand, PutCommand, QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { ByokCredential } from '../byok/types.js';
+import { itemKeys } from './item-keys.js';
+
+function fromItem(item: Record<string, unknown>): ByokCredential {
+  const { pk: _pk, sk: _sk, type: _type, ...rest } = item;
+  return rest as unknown as ByokCredential;
+}
+
+export class ByokRepository {
+  constructor(private readonly db: DynamoDBDocumentClient, private readonly tableName: string) {}
+
+  async put(credential: ByokCredential): Promise<void> {
+    await this.db.send(new PutCommand({ TableName: this.tableName, Item: { ...itemKeys.byok(credential.org_id, credential.id), type: 'byok_credential', ...credential } }));
+  }
+
+  async get(orgId: string, id: string): Promise<ByokCredential | undefined> {
+    const { Item } = await this.db.send(new GetCommand({ TableName: this.tableName, Key: itemKeys.byok(orgId, id), ConsistentRead: true }));
+    return Item ? fromItem(Item) : undefined;
+  }
+
+  async list(orgId: string): Promise<ByokCredential[]> {
+    const { pk, skPrefix } = itemKeys.byoksOf(orgId);
+    const found: ByokCredential[] = [];
+    let startKey: Record<string, unknown> | undefined;
+    do {
+      const page = await this.db.send(new QueryCommand({
+        TableName: this.tableName,
+        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+        ExpressionAttributeValues: { ':pk': pk, ':prefix': skPrefix },
+        ExclusiveStartKey: startKey,
+      }));
+      found.push(...(page.Items ?? []).map(fromItem));
+      startKey = page.LastEvaluatedKey;
+    } while (startKey);
+    return found;
+  }
+
+  /** Deletes the credential, sealed key material included. */
+  async delete(orgId: string, id: string): Promise<void> {
+    await this.db.send(new DeleteCommand({ TableName: this.tableName, Key: itemKeys.byok(orgId, id) }));
+  }
+}
