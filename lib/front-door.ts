@@ -6,6 +6,7 @@ import {
   type BehaviorOptions,
 } from 'aws-cdk-lib/aws-cloudfront';
 import { FunctionUrlOrigin, HttpOrigin } from 'aws-cdk-lib/aws-cloudfront-origins';
+import { FRONT_DOOR_HEADER } from '../lambdas/vault/front-door-header.js';
 import type { IFunctionUrl } from 'aws-cdk-lib/aws-lambda';
 import type { HttpApi } from 'aws-cdk-lib/aws-apigatewayv2';
 import { Construct } from 'constructs';
@@ -33,10 +34,14 @@ export class FrontDoor extends Construct {
       compress: false,
     } satisfies Partial<BehaviorOptions>;
     // Streams stay open between SSE keep-alive comments (10 s by default), well inside the read timeout.
-    const inference = new FunctionUrlOrigin(props.inferenceUrl, { readTimeout: Duration.seconds(60), keepaliveTimeout: Duration.seconds(60) });
+    // The origins see their own regional hostnames; this header tells them a request came through the
+    // global front door (the vault refuses regional hostnames, SPEC "Vault" rule 9).
+    const customHeaders = { [FRONT_DOOR_HEADER]: '1' };
+    const inference = new FunctionUrlOrigin(props.inferenceUrl, { readTimeout: Duration.seconds(60), keepaliveTimeout: Duration.seconds(60), customHeaders });
     const management = new HttpOrigin(`${props.managementApi.apiId}.execute-api.${props.managementApi.stack.region}.amazonaws.com`, {
       protocolPolicy: OriginProtocolPolicy.HTTPS_ONLY,
       readTimeout: Duration.seconds(30),
+      customHeaders,
     });
     const additionalBehaviors: Record<string, BehaviorOptions> = {};
     for (const route of props.inferenceRoutes) additionalBehaviors[fullPath(route)] = { origin: inference, ...passThrough };

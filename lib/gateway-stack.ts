@@ -13,6 +13,7 @@ import { GatewayFunction } from './gateway-function.js';
 import { GatewayTable } from './gateway-table.js';
 import { ManagementApi, type ThrottleLimits } from './management-api.js';
 import { FrontDoor } from './front-door.js';
+import { VaultKey } from './vault-key.js';
 import { acknowledgeNag } from './nag.js';
 
 export interface GatewayStackProps extends StackProps {
@@ -43,6 +44,7 @@ export class GatewayStack extends Stack {
   readonly maintenanceSchedule: Rule;
   readonly managementApi: ManagementApi;
   readonly providerSecret: Secret;
+  readonly vaultKey: VaultKey;
   readonly frontDoor: FrontDoor;
 
   constructor(scope: Construct, id: string, props: GatewayStackProps) {
@@ -59,7 +61,8 @@ export class GatewayStack extends Stack {
     });
     acknowledgeNag(this.providerSecret, 'AwsSolutions-SMG4',
       'Holds third-party provider API keys, which the providers issue and revoke; they cannot be rotated by a Lambda rotation function. Operators replace the value when a provider key changes.');
-    const environment = { GATEWAY_PROVIDER_SECRET_ARN: this.providerSecret.secretArn };
+    this.vaultKey = new VaultKey(this, 'VaultKey');
+    const environment = { GATEWAY_PROVIDER_SECRET_ARN: this.providerSecret.secretArn, GATEWAY_KMS_KEY_ID: this.vaultKey.key.keyArn };
 
     this.inference = new GatewayFunction(this, 'Inference', {
       entry: 'lambdas/handlers/inference.ts',
@@ -120,6 +123,8 @@ export class GatewayStack extends Stack {
     });
 
     for (const fn of [this.inference, this.management]) this.providerSecret.grantRead(fn.function);
+    // The vault and BYOK routes (management) and BYOK credentials in upstream calls (inference); not maintenance.
+    for (const fn of [this.inference, this.management]) this.vaultKey.grantDataKeys(fn.role);
     for (const fn of [this.inference, this.management, this.maintenance]) acknowledgeNag(fn.function, 'AwsSolutions-L1', RUNTIME_PINNED);
 
     this.frontDoor = new FrontDoor(this, 'FrontDoor', {
@@ -143,6 +148,7 @@ export class GatewayStack extends Stack {
     new CfnOutput(this, 'InferenceFunctionUrl', { description: 'Function URL of the inference function', value: this.inferenceUrl.url });
     new CfnOutput(this, 'ManagementApiUrl', { description: 'Root URL of the management HTTP API', value: this.managementApi.url });
     new CfnOutput(this, 'TableName', { description: 'The gateway DynamoDB table', value: this.table.table.tableName });
+    new CfnOutput(this, 'VaultKeyArn', { description: 'KMS key of the vault and BYOK envelope encryption', value: this.vaultKey.key.keyArn });
     new CfnOutput(this, 'ProviderSecretArn', { description: 'Secret holding provider credentials (JSON object of names to values)', value: this.providerSecret.secretArn });
   }
 }

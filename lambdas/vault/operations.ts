@@ -18,6 +18,7 @@ import { vaultIdOf, type VaultRef } from './envelope.js';
 import { HostError, normalizeHosts } from './hosts.js';
 import type { SecretMetadata, Vault } from './vault.js';
 import { INTERN_STATUSES, secretNameSchema, type internSchema } from './schemas.js';
+import { FRONT_DOOR_HEADER } from './front-door-header.js';
 
 type VaultOperations = Pick<ManagementOperations,
   | 'listVaultSecrets' | 'getVaultSecret' | 'putVaultSecret' | 'deleteVaultSecret'
@@ -28,7 +29,6 @@ type VaultOperations = Pick<ManagementOperations,
 const NOT_FOUND = 'Not found';
 /** The AWS regional endpoints a deployment also answers on; the CloudFront front door marks its requests. */
 const REGIONAL_AWS_HOST = /\.(execute-api\.[a-z0-9-]+\.amazonaws\.com|lambda-url\.[a-z0-9-]+\.on\.aws)$/;
-export const FRONT_DOOR_HEADER = 'x-gateway-front-door';
 
 interface Caller {
   key: ApiKey;

@@ -461,3 +461,49 @@ describe('front door', () => {
     expect(originOf(config.DefaultCacheBehavior.TargetOriginId)).toContain(apiId);
   });
 });
+
+describe('vault key', () => {
+  const policies = () => Object.values(base.template.findResources('AWS::IAM::Policy'));
+
+  it('is a rotating customer-managed key that refuses data-key operations without the gateway\'s encryption context', () => {
+    const keyId = logicalId(base.stack, base.stack.vaultKey.key);
+    const key = base.resources[keyId]!;
+    expect(key.Properties).toMatchObject({ EnableKeyRotation: true });
+    expect(key.DeletionPolicy).toBe('Retain');
+    const statements = key.Properties.KeyPolicy.Statement as Array<{ Sid?: string; Effect: string; Action: string | string[]; Condition?: Record<string, unknown>; Principal: unknown }>;
+    const deny = statements.find((statement) => statement.Sid === 'RequireGatewayEncryptionContext')!;
+    expect(deny).toMatchObject({ Effect: 'Deny', Principal: { AWS: '*' }, Condition: { Null: { 'kms:EncryptionContext:purpose': 'true' } } });
+    expect([deny.Action].flat()).toEqual(expect.arrayContaining(['kms:Decrypt', 'kms:GenerateDataKey', 'kms:Encrypt']));
+  });
+
+  it('lets only the inference and management functions make and open data keys, with the full context', () => {
+    const keyId = logicalId(base.stack, base.stack.vaultKey.key);
+    const withKms = (gatewayFunction: GatewayStack['inference']) => {
+      const roleId = logicalId(base.stack, gatewayFunction.role);
+      const policy = policies().find((candidate) => JSON.stringify(candidate.Properties.Roles) === JSON.stringify([{ Ref: roleId }]));
+      return (policy!.Properties.PolicyDocument.Statement as Array<{ Action: string | string[]; Resource: unknown; Condition?: Record<string, any> }>)
+        .filter((statement) => [statement.Action].flat().some((action) => action.startsWith('kms:')));
+    };
+    for (const gatewayFunction of [base.stack.inference, base.stack.management]) {
+      const [statement, ...rest] = withKms(gatewayFunction);
+      expect(rest).toEqual([]);
+      expect([statement!.Action].flat().sort()).toEqual(['kms:Decrypt', 'kms:GenerateDataKey']);
+      expect(statement!.Resource).toEqual({ 'Fn::GetAtt': [keyId, 'Arn'] });
+      expect(statement!.Condition!['ForAllValues:StringEquals']).toEqual({ 'kms:EncryptionContextKeys': ['organization', 'workspace', 'intern', 'purpose'] });
+      expect(statement!.Condition!.Null).toEqual({
+        'kms:EncryptionContext:organization': 'false', 'kms:EncryptionContext:workspace': 'false', 'kms:EncryptionContext:intern': 'false', 'kms:EncryptionContext:purpose': 'false',
+      });
+      const fn = base.resources[logicalId(base.stack, gatewayFunction.function)]!;
+      expect(fn.Properties.Environment.Variables.GATEWAY_KMS_KEY_ID).toEqual({ 'Fn::GetAtt': [keyId, 'Arn'] });
+    }
+    expect(withKms(base.stack.maintenance)).toEqual([]);
+    expect(base.resources[logicalId(base.stack, base.stack.maintenance.function)]!.Properties.Environment.Variables.GATEWAY_KMS_KEY_ID).toBeUndefined();
+  });
+
+  it('marks requests through the front door for the origins', () => {
+    const config = Object.values(base.template.findResources('AWS::CloudFront::Distribution'))[0]!.Properties.DistributionConfig;
+    for (const origin of config.Origins as Array<{ OriginCustomHeaders?: Array<{ HeaderName: string; HeaderValue: string }> }>) {
+      expect(origin.OriginCustomHeaders).toEqual([{ HeaderName: 'x-gateway-front-door', HeaderValue: '1' }]);
+    }
+  });
+});
