@@ -6,6 +6,7 @@
 //   npm run admin -- create-organization --name Acme [--personal] [--credits 25]
 //   npm run admin -- add-credits --amount 25 [--org ID] [--note TEXT]
 //   npm run admin -- credits [--org ID]
+//   npm run admin -- set-organization [--org ID] [--intern-programme on|off] [--vault-writes on|off]
 //
 // Target: the local gateway's store by default (GATEWAY_DATA_DIR); a deployed table with
 // --table NAME [--region REGION] (credentials from the usual AWS chain). --json prints JSON.
@@ -34,6 +35,7 @@ commands:
   create-organization --name NAME [--personal] [--credits USD]
   add-credits --amount USD [--org ID] [--note TEXT]   (--amount=-5 corrects an earlier grant)
   credits [--org ID]
+  set-organization [--org ID] [--intern-programme on|off] [--vault-writes on|off]
 target options:
   --table NAME [--region REGION] [--endpoint URL]   a deployed table (default: the local gateway's store)
   --data-dir DIR                                    local data directory (default: GATEWAY_DATA_DIR or .gateway-data)
@@ -114,6 +116,7 @@ async function main(argv: string[]): Promise<number> {
     options: {
       name: { type: 'string' }, expires: { type: 'string' }, org: { type: 'string' }, workspace: { type: 'string' },
       personal: { type: 'boolean' }, credits: { type: 'string' }, amount: { type: 'string' }, note: { type: 'string' },
+      'intern-programme': { type: 'string' }, 'vault-writes': { type: 'string' },
       table: { type: 'string' }, region: { type: 'string' }, endpoint: { type: 'string' }, 'data-dir': { type: 'string' },
       json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' },
     },
@@ -125,7 +128,7 @@ async function main(argv: string[]): Promise<number> {
   }
   const print = (json: unknown, text: string) => console.log(values.json ? JSON.stringify(json, null, 2) : text);
 
-  if (!['create-management-key', 'list-management-keys', 'revoke-management-key', 'create-organization', 'add-credits', 'credits'].includes(command)) {
+  if (!['create-management-key', 'list-management-keys', 'revoke-management-key', 'create-organization', 'add-credits', 'credits', 'set-organization'].includes(command)) {
     throw new UsageError(`unknown command "${command}"`);
   }
   if (command === 'create-management-key' || command === 'create-organization') {
@@ -151,6 +154,14 @@ async function main(argv: string[]): Promise<number> {
   }
   if (values.credits !== undefined && amount < 0n) throw new UsageError('--credits must not be negative');
   if (command === 'add-credits' && (values.amount === undefined || amount === 0n)) throw new UsageError('--amount is required and must not be 0');
+  const onOff = (flag: string, value: string | undefined): boolean | undefined => {
+    if (value === undefined) return undefined;
+    if (value !== 'on' && value !== 'off') throw new UsageError(`--${flag} takes on or off, got "${value}"`);
+    return value === 'on';
+  };
+  const internProgramme = onOff('intern-programme', values['intern-programme']);
+  const vaultWrites = onOff('vault-writes', values['vault-writes']);
+  if (command === 'set-organization' && internProgramme === undefined && vaultWrites === undefined) throw new UsageError('set-organization needs --intern-programme and/or --vault-writes');
 
   const target = await openTarget(values);
   try {
@@ -197,6 +208,17 @@ async function main(argv: string[]): Promise<number> {
         if (!org) throw new UsageError(`no organization ${orgId}`);
         print({ org_id: org.id, grant_id: grant.id, amount: nanosToDecimal(amount), total_credits: nanosToDecimal(org.total_credits), total_usage: nanosToDecimal(org.total_usage) },
           `added $${nanosToDecimal(amount)} to ${org.id}: credits $${nanosToDecimal(org.total_credits)}, used $${nanosToDecimal(org.total_usage)}, held $${nanosToDecimal(org.held)}`);
+        return 0;
+      }
+      case 'set-organization': {
+        const { orgId } = await resolveScope(target, { ...values, workspace: undefined }, false);
+        const org = await target.organizations.setFlags(orgId, {
+          ...(internProgramme !== undefined ? { intern_programme: internProgramme } : {}),
+          ...(vaultWrites !== undefined ? { vault_writes_disabled: !vaultWrites } : {}),
+        }, new Date().toISOString());
+        if (!org) throw new UsageError(`no organization ${orgId}`);
+        print({ org_id: org.id, intern_programme: org.intern_programme, vault_writes: !org.vault_writes_disabled },
+          `${org.id}: intern programme ${org.intern_programme ? 'on' : 'off'}, vault writes ${org.vault_writes_disabled ? 'off' : 'on'}`);
         return 0;
       }
       case 'credits': {

@@ -67,6 +67,15 @@ describe('npm run admin', () => {
     expect((await admin('create-organization', '--name', 'Neg', '--credits', '-1')).code).toBe(2);
   }, 60_000);
 
+  it('switches an organization\'s intern programme and vault writes', async () => {
+    const org = JSON.parse((await admin('create-organization', '--name', 'Switchy', '--json')).stdout) as { org_id: string };
+    const on = await admin('set-organization', '--org', org.org_id, '--intern-programme', 'on', '--vault-writes', 'off', '--json');
+    expect(JSON.parse(on.stdout)).toEqual({ org_id: org.org_id, intern_programme: true, vault_writes: false });
+    expect(await store.deps.organizations.get(org.org_id)).toMatchObject({ intern_programme: true, vault_writes_disabled: true });
+    expect((await admin('set-organization', '--org', org.org_id)).code).toBe(2);
+    expect((await admin('set-organization', '--org', org.org_id, '--vault-writes', 'maybe')).code).toBe(2);
+  }, 60_000);
+
   it('uses the local data directory when no table is named, starting DynamoDB Local itself', async () => {
     const created = await run(['create-management-key', '--name', 'local', '--data-dir', dataDir, '--json']);
     expect(created.code).toBe(0);
