@@ -140,6 +140,41 @@ describe('npm start', () => {
     expect(await admin.workspaces.delete({ id: workspace.data.id })).toEqual({ deleted: true });
   });
 
+  it('serves the vault, interns and BYOK to @openrouter/sdk, backed by the local KMS', async () => {
+    const created = await admin.apiKeys.create({ requestBody: { name: 'vault user' } });
+    const user = new OpenRouter({ apiKey: created.key, serverURL: gateway.baseUrl, retryConfig: { strategy: 'none' } });
+    const stored = await user.vault.storeVaultSecret({ name: 'github_token', vaultSecretWriteRequest: { hosts: ['API.GitHub.com.'], value: 'ghp_e2e_value' } });
+    expect(stored.data).toMatchObject({ name: 'github_token', hosts: ['api.github.com'] });
+    expect(stored.data.fingerprint).toMatch(/^sha256:[0-9a-f]{64}$/);
+    const listed = await user.vault.listVaultSecrets();
+    expect(listed.data.map((secret) => secret.name)).toEqual(['github_token']);
+    expect(JSON.stringify(listed)).not.toContain('ghp_e2e_value');
+
+    const intern = await user.interns.createIntern({ createInternRequest: { name: 'E2E intern' } });
+    expect(intern).toMatchObject({ name: 'E2E intern', status: 'queued' });
+    expect((await user.interns.listInterns()).data.map((entry) => entry.id)).toContain(intern.id);
+    expect((await user.interns.updateIntern({ internId: intern.id, updateInternRequest: { description: 'tests' } })).description).toBe('tests');
+    expect(await user.interns.provisionIntern({ internId: intern.id })).toEqual({ provisioning: true });
+    expect(await user.interns.suspendIntern({ internId: intern.id })).toEqual({ suspended: true });
+    const copied = await user.vault.copyVaultSecretsToIntern({ internId: intern.id, vaultSecretCopyRequest: { names: ['github_token'] } });
+    expect(copied.data[0]!.fingerprint).not.toBe(stored.data.fingerprint);
+    await user.vault.storeInternVaultSecret({ internId: intern.id, name: 'own', vaultSecretWriteRequest: { hosts: ['x.example.com'], value: 'v' } });
+    expect((await user.vault.listInternVaultSecrets({ internId: intern.id })).data.map((secret) => secret.name)).toEqual(['github_token', 'own']);
+    await user.vault.deleteVaultSecret({ name: 'github_token' });
+    expect((await user.vault.listVaultSecrets()).data).toEqual([]);
+    expect(await user.interns.deleteIntern({ internId: intern.id, deleteInternRequest: {} })).toEqual({ deleting: true });
+
+    // The gateway's own provider slugs (here the simulator's) are outside the SDK's typed list of OpenRouter slugs.
+    const credential = await admin.byok.create({ createBYOKKeyRequest: { provider: 'simulator' as never, key: 'sk-sim-e2e-SECRET-5678', name: 'e2e' } });
+    expect(credential.data).toMatchObject({ provider: 'simulator', label: 'sk-…5678', name: 'e2e', disabled: false });
+    const page = await admin.byok.list();
+    expect(page.result.data.map((entry) => entry.id)).toContain(credential.data.id);
+    expect((await admin.byok.get({ id: credential.data.id })).data.label).toBe('sk-…5678');
+    expect((await admin.byok.update({ id: credential.data.id, updateBYOKKeyRequest: { disabled: true } })).data.disabled).toBe(true);
+    expect(await admin.byok.delete({ id: credential.data.id })).toEqual({ deleted: true });
+    await admin.apiKeys.delete({ hash: created.data.hash });
+  });
+
   it('stops DynamoDB Local with it on SIGTERM, and keeps its state for the next start', async () => {
     const runtime = JSON.parse(readFileSync(join(gateway.dataDir, 'runtime.json'), 'utf8')) as { dynamodb_endpoint: string };
     const port = Number(new URL(runtime.dynamodb_endpoint).port);
