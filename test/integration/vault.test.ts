@@ -25,7 +25,8 @@ let store: TestStore;
 let db: ReturnType<typeof createDocumentClient>;
 
 beforeAll(async () => {
-  store = await createTestStore();
+  // A catalog with the simulator's providers, so BYOK credentials can be stored for them (nothing is called).
+  store = await createTestStore({ SIMULATOR_URL: 'http://127.0.0.1:9' });
   db = createDocumentClient({ endpoint: store.endpoint });
 });
 afterAll(async () => {
@@ -129,8 +130,12 @@ describe('host normalization and rejection (SPEC "Vault" rule 2)', () => {
 });
 
 describe('envelope encryption', () => {
-  it('never stores a value in clear, and a fingerprint matches equal values in one vault only', async () => {
+  it('never stores a value or a BYOK key in clear, and a fingerprint matches equal values in one vault only', async () => {
     const owner = await member();
+    const byokKey = `sk-byok-${Math.random().toString(36).slice(2)}-BYOKMARKER`;
+    const credential = await call(owner.admin, 'POST', '/byok', { provider: 'simulator', key: byokKey });
+    expect(credential.status).toBe(201);
+    expect(JSON.stringify(credential.json)).not.toContain('BYOKMARKER');
     const other = await member();
     const value = `plaintext-${Math.random().toString(36).slice(2)}-MARKER`;
     const first = await call(owner.key, 'PUT', '/vault/secrets/alpha', { hosts: ['api.example.com'], value });
@@ -150,6 +155,8 @@ describe('envelope encryption', () => {
     expect(everything).not.toContain(value);
     expect(everything).not.toContain(Buffer.from(value).toString('base64'));
     expect(everything).not.toContain('MARKER');
+    expect(everything).not.toContain(byokKey);
+    expect(everything).not.toContain(Buffer.from(byokKey).toString('base64'));
   });
 
   it('a ciphertext moved to another name or vault does not open, and a data key opens only with its own context', async () => {
