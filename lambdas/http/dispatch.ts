@@ -8,6 +8,8 @@ import { authenticate } from './auth.js';
 import { parseJsonBody, validate } from './validation.js';
 import type { GatewayDeps } from './deps.js';
 
+const MAX_PATH_PARAM_BYTES = 512;
+
 // Operations are typed per route in the route table; here they are called generically.
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type OperationTable = Record<string, (ctx: any) => Promise<OperationResult>>;
@@ -24,6 +26,10 @@ export async function dispatch(
     if (found.kind === 'not-found') throw new NotFoundError(`No route for ${request.method} ${request.path}`);
     if (found.kind === 'method-not-allowed') throw new MethodNotAllowedError(request.method, found.allowed);
     const { route, params } = found;
+    // No identifier is this long; refusing here also keeps every store key within DynamoDB's key size limits.
+    for (const [name, value] of Object.entries(params)) {
+      if (Buffer.byteLength(value) > MAX_PATH_PARAM_BYTES) throw new NotFoundError(`Not found: path parameter ${name} is longer than ${MAX_PATH_PARAM_BYTES} bytes`);
+    }
     const maxBytes = route.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
     if (request.body && request.body.length > maxBytes) throw new PayloadTooLargeError(maxBytes);
     const principal = await authenticate(request.headers, route, deps);

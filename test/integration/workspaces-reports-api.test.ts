@@ -98,6 +98,17 @@ describe('workspaces', () => {
     }
   });
 
+  it('answers 404, not a store error, to identifiers longer than any real one', async () => {
+    const long = 'w'.repeat(600);
+    for (const [key, path] of [[admin, `/workspaces/${long}`], [admin, `/workspaces/${long}/budgets/daily`], [admin, `/byok/${long}`], [admin, `/keys/${long}`], [regular, `/interns/${long}`]] as const) {
+      const reply = await manage(key, 'GET', path);
+      expect([path.slice(0, 12), reply.status]).toEqual([path.slice(0, 12), 404]);
+      expect(reply.json.error.code).toBe(404);
+    }
+    const unicode = await manage(admin, 'GET', `/workspaces/${encodeURIComponent('é'.repeat(300))}`);
+    expect(unicode.status).toBe(404);
+  });
+
   it('is invisible to other organizations and closed to regular keys', async () => {
     const created = await manage(admin, 'POST', '/workspaces', { name: 'Private', slug: 'private' });
     const id = created.json.data.id as string;
