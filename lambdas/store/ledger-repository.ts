@@ -15,7 +15,7 @@ import { ConditionalCheckFailedException, TransactionCanceledException, type Can
 import { GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { nanosFromStore, nanosToStore, type Nanos } from '../shared/money.js';
-import { INTERVALS, type Interval, type Periods } from '../accounting/periods.js';
+import { INTERVALS, type Periods } from '../accounting/periods.js';
 import { WINDOWS, meterAttr, type Window } from '../accounting/meter.js';
 import { itemKeys } from './item-keys.js';
 
@@ -141,7 +141,8 @@ function periodsCondition(periods: Periods, names: Record<string, string>, value
 function meterAdds(delta: { held: Nanos; usage: Nanos; byok: Nanos }, names: Record<string, string>, values: Record<string, unknown>): string[] {
   const adds: string[] = [];
   const add = (attribute: string, amount: Nanos) => {
-    if (amount === 0n) return;
+    // `held` is always written (even + 0), so the expression is never empty (a free request, a late zero charge).
+    if (amount === 0n && attribute !== meterAttr.held) return;
     const placeholder = attribute.replace(/[^a-z0-9_]/g, '');
     names[`#${placeholder}`] = attribute;
     values[`:${placeholder}`] = nanosToStore(amount);
@@ -282,7 +283,7 @@ export class LedgerRepository {
     const orgAdds: string[] = [];
     const orgValues: Record<string, unknown> = {};
     const orgAdd = (attribute: string, amount: Nanos) => {
-      if (amount === 0n) return;
+      if (amount === 0n && attribute !== 'held') return;
       orgValues[`:${attribute}`] = nanosToStore(amount);
       orgAdds.push(`${attribute} :${attribute}`);
     };
@@ -293,16 +294,14 @@ export class LedgerRepository {
     type TransactItem = NonNullable<ConstructorParameters<typeof TransactWriteCommand>[0]['TransactItems']>[number];
     const items: TransactItem[] = [];
     if (!late) items.push({ Delete: { TableName: this.tableName, Key: itemKeys.hold(hold.generationId), ConditionExpression: 'attribute_exists(pk)' } });
-    if (orgAdds.length) {
-      items.push({
-        Update: {
-          TableName: this.tableName,
-          Key: itemKeys.organization(hold.orgId),
-          UpdateExpression: updateExpression(orgAdds),
-          ExpressionAttributeValues: orgValues,
-        },
-      });
-    }
+    items.push({
+      Update: {
+        TableName: this.tableName,
+        Key: itemKeys.organization(hold.orgId),
+        UpdateExpression: updateExpression(orgAdds),
+        ExpressionAttributeValues: orgValues,
+      },
+    });
     const keyIndex = request.skipKey ? -1 : items.length;
     if (!request.skipKey) items.push({
       Update: {
@@ -398,6 +397,12 @@ export class LedgerRepository {
       sets.push(`#u${i} = :zero`, `#b${i} = :zero`, `#e${i} = if_not_exists(#held, :zero)`, `#eb${i} = if_not_exists(#held, :zero)`, `#p${i} = :p${i}`);
       conditions.push(`(attribute_not_exists(#p${i}) OR #p${i} < :p${i})`);
     }
+    // Items from before meters existed also lack the lifetime counters: start them (at zero usage).
+    names['#ut'] = meterAttr.usage('total');
+    names['#bt'] = meterAttr.byok('total');
+    names['#et'] = meterAttr.exposure('total', false);
+    names['#ebt'] = meterAttr.exposure('total', true);
+    sets.push('#ut = if_not_exists(#ut, :zero)', '#bt = if_not_exists(#bt, :zero)', '#et = if_not_exists(#et, if_not_exists(#held, :zero))', '#ebt = if_not_exists(#ebt, if_not_exists(#held, :zero))');
     try {
       await this.db.send(new UpdateCommand({
         TableName: this.tableName,
@@ -451,13 +456,17 @@ export class LedgerRepository {
 
   /** Gives an organization item from before balances existed its balance attribute. */
   async addBalance(orgId: string): Promise<void> {
+    const { Item } = await this.db.send(new GetCommand({ TableName: this.tableName, Key: itemKeys.organization(orgId), ConsistentRead: true }));
+    if (!Item || Item.balance !== undefined) return;
+    const balance = nanosFromStore(Item.total_credits) - nanosFromStore(Item.total_usage) - nanosFromStore(Item.held);
     try {
       await this.db.send(new UpdateCommand({
         TableName: this.tableName,
         Key: itemKeys.organization(orgId),
-        UpdateExpression: 'SET balance = if_not_exists(total_credits, :zero) - if_not_exists(total_usage, :zero) - if_not_exists(held, :zero)',
-        ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(balance)',
-        ExpressionAttributeValues: { ':zero': 0 },
+        UpdateExpression: 'SET balance = :balance',
+        // Only if nothing moved since the read: the next attempt reads again.
+        ConditionExpression: 'attribute_not_exists(balance) AND attribute_exists(pk)',
+        ExpressionAttributeValues: { ':balance': nanosToStore(balance) },
       }));
     } catch (err) {
       if (!(err instanceof ConditionalCheckFailedException)) throw err;
@@ -498,4 +507,3 @@ function holdFromItem(item: Record<string, unknown>): StoredHold {
   };
 }
 
-export type { Interval };

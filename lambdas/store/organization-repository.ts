@@ -135,6 +135,15 @@ export class OrganizationRepository {
     const values: Record<string, unknown> = { ':one': 1, ':zero': 0, ':updated_at': now };
     const sets = ['#bv = if_not_exists(#bv, :zero) + :one', '#updated_at = :updated_at'];
     let remove = '';
+    // Workspaces from before budgets existed have no map to set a path in: give them one first.
+    await this.db.send(new UpdateCommand({
+      TableName: this.tableName,
+      Key: itemKeys.workspace(orgId, workspaceId),
+      UpdateExpression: 'SET #budgets = :empty',
+      ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(#budgets)',
+      ExpressionAttributeNames: { '#budgets': 'budgets' },
+      ExpressionAttributeValues: { ':empty': {} },
+    })).catch((err: unknown) => { if (!(err instanceof ConditionalCheckFailedException)) throw err; });
     if (budget) {
       values[':budget'] = { ...budget, limit: nanosToStore(budget.limit) };
       sets.push('#budgets.#i = :budget');
@@ -194,6 +203,18 @@ export class OrganizationRepository {
    * Undefined when there is no such organization.
    */
   async addCredits(orgId: string, grant: CreditGrant): Promise<Organization | undefined> {
+    // An organization from before balances existed gets its balance first, or ADD would start it at the grant.
+    const existing = await this.db.send(new GetCommand({ TableName: this.tableName, Key: itemKeys.organization(orgId), ConsistentRead: true }));
+    if (existing.Item && existing.Item.balance === undefined) {
+      const item = existing.Item;
+      await this.db.send(new UpdateCommand({
+        TableName: this.tableName,
+        Key: itemKeys.organization(orgId),
+        UpdateExpression: 'SET balance = :balance',
+        ConditionExpression: 'attribute_not_exists(balance)',
+        ExpressionAttributeValues: { ':balance': nanosToStore(nanosFromStore(item.total_credits) - nanosFromStore(item.total_usage) - nanosFromStore(item.held)) },
+      })).catch((err: unknown) => { if (!(err instanceof ConditionalCheckFailedException)) throw err; });
+    }
     try {
       await this.db.send(new TransactWriteCommand({
         TransactItems: [

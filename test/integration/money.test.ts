@@ -316,6 +316,43 @@ describe('settlement happens exactly once', () => {
   });
 });
 
+describe('edge cases of the money path', () => {
+  it('reserves and settles a request that costs nothing', async () => {
+    const owner = await account();
+    const key = (await store.deps.keys.get((await newKey(owner, {})).hash))!;
+    const ledger = store.deps.engine.ledger;
+    const hold = await ledger.reserve('gen-free-1', key, 0n);
+    const record = { ...itemKeys.generation('gen-free-1'), type: 'generation', id: 'gen-free-1', org_id: owner.tenant.orgId };
+    expect((await ledger.settle(hold, { credits: 0n, byok: 0n }, record)).outcome).toBe('settled');
+    expect((await ledger.release(await ledger.reserve('gen-free-2', key, 0n))).outcome).toBe('settled');
+    expect((await rawItem(itemKeys.organization(owner.tenant.orgId))).held).toBe(0);
+  });
+
+  it('upgrades organizations, keys and workspaces stored before balances and meters existed', async () => {
+    const owner = await account();
+    const db = createDocumentClient({ endpoint: store.endpoint });
+    const { UpdateCommand } = await import('@aws-sdk/lib-dynamodb');
+    // Strip the new attributes, as an item written by the previous version would lack them.
+    await db.send(new UpdateCommand({ TableName: store.tableName, Key: itemKeys.organization(owner.tenant.orgId), UpdateExpression: 'REMOVE balance, held' }));
+    const key = await newKey(owner, { limit: 5 });
+    const meterAttrs = ['usage_total', 'usage_daily', 'usage_weekly', 'usage_monthly', 'byok_total', 'byok_daily', 'byok_weekly', 'byok_monthly', 'exp_total', 'exp_daily', 'exp_weekly', 'exp_monthly',
+      'expb_total', 'expb_daily', 'expb_weekly', 'expb_monthly', 'period_daily', 'period_weekly', 'period_monthly', 'held', 'settings_version'];
+    await db.send(new UpdateCommand({ TableName: store.tableName, Key: itemKeys.apiKey(key.hash), UpdateExpression: `REMOVE ${meterAttrs.join(', ')}` }));
+    await db.send(new UpdateCommand({ TableName: store.tableName, Key: itemKeys.workspace(owner.tenant.orgId, owner.tenant.workspaceId), UpdateExpression: `REMOVE budgets, budget_version, ${meterAttrs.filter((name) => name !== 'settings_version').join(', ')}` }));
+    db.destroy();
+
+    const granted = await store.deps.organizations.addCredits(owner.tenant.orgId, { id: 'g1', amount: nanos(1), note: null, by: 'test', created_at: new Date().toISOString() });
+    expect(granted!.total_credits).toBe(nanos(1001));
+    expect(BigInt((await rawItem(itemKeys.organization(owner.tenant.orgId))).balance)).toBe(nanos(1001));
+    expect((await manage(owner.admin, 'PUT', `/workspaces/${owner.tenant.workspaceId}/budgets/monthly`, { limit_usd: 50 })).status).toBe(200);
+    const reply = await chat(key.text);
+    expect(reply.status).toBe(200);
+    const keyItem = await rawItem(itemKeys.apiKey(key.hash));
+    expect(BigInt(keyItem.usage_total)).toBe(nanos(reply.json.usage.cost));
+    expect(keyItem.held).toBe(0);
+  });
+});
+
 describe('reset windows', () => {
   const at = (iso: string) => store.setNow(new Date(iso));
 
