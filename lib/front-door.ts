@@ -18,6 +18,8 @@ export interface FrontDoorProps {
   inferenceUrl: IFunctionUrl;
   managementApi: HttpApi;
   inferenceRoutes: readonly RouteDef[];
+  /** Sent to the origins in FRONT_DOOR_HEADER: the functions trust the global hostname only with it. */
+  originToken: string;
 }
 
 export class FrontDoor extends Construct {
@@ -34,9 +36,9 @@ export class FrontDoor extends Construct {
       compress: false,
     } satisfies Partial<BehaviorOptions>;
     // Streams stay open between SSE keep-alive comments (10 s by default), well inside the read timeout.
-    // The origins see their own regional hostnames; this header tells them a request came through the
-    // global front door (the vault refuses regional hostnames, SPEC "Vault" rule 9).
-    const customHeaders = { [FRONT_DOOR_HEADER]: '1' };
+    // The origins see their own regional hostnames; this header, carrying a per-deployment secret, tells
+    // them a request came through the global front door (the vault refuses regional hostnames, SPEC "Vault" rule 9).
+    const customHeaders = { [FRONT_DOOR_HEADER]: props.originToken };
     const inference = new FunctionUrlOrigin(props.inferenceUrl, { readTimeout: Duration.seconds(60), keepaliveTimeout: Duration.seconds(60), customHeaders });
     const management = new HttpOrigin(`${props.managementApi.apiId}.execute-api.${props.managementApi.stack.region}.amazonaws.com`, {
       protocolPolicy: OriginProtocolPolicy.HTTPS_ONLY,

@@ -45,6 +45,7 @@ export class GatewayStack extends Stack {
   readonly managementApi: ManagementApi;
   readonly providerSecret: Secret;
   readonly vaultKey: VaultKey;
+  readonly frontDoorToken: Secret;
   readonly frontDoor: FrontDoor;
 
   constructor(scope: Construct, id: string, props: GatewayStackProps) {
@@ -62,7 +63,20 @@ export class GatewayStack extends Stack {
     acknowledgeNag(this.providerSecret, 'AwsSolutions-SMG4',
       'Holds third-party provider API keys, which the providers issue and revoke; they cannot be rotated by a Lambda rotation function. Operators replace the value when a provider key changes.');
     this.vaultKey = new VaultKey(this, 'VaultKey');
-    const environment = { GATEWAY_PROVIDER_SECRET_ARN: this.providerSecret.secretArn, GATEWAY_KMS_KEY_ID: this.vaultKey.key.keyArn };
+    // A random value CloudFront adds to every origin request, so the functions can tell the global hostname
+    // from their regional ones (resolved by CloudFormation into both places; never in the template).
+    this.frontDoorToken = new Secret(this, 'FrontDoorToken', {
+      description: 'Model gateway: marks requests that came through the CloudFront front door',
+      generateSecretString: { excludePunctuation: true, passwordLength: 40 },
+    });
+    acknowledgeNag(this.frontDoorToken, 'AwsSolutions-SMG4',
+      'A shared marker between CloudFront and the functions, not a credential; rotating it means a redeploy of both, which `cdk deploy` does.');
+    const originToken = this.frontDoorToken.secretValue.unsafeUnwrap();
+    const environment = {
+      GATEWAY_PROVIDER_SECRET_ARN: this.providerSecret.secretArn,
+      GATEWAY_KMS_KEY_ID: this.vaultKey.key.keyArn,
+      GATEWAY_FRONT_DOOR_TOKEN: originToken,
+    };
 
     this.inference = new GatewayFunction(this, 'Inference', {
       entry: 'lambdas/handlers/inference.ts',
@@ -131,6 +145,7 @@ export class GatewayStack extends Stack {
       inferenceUrl: this.inferenceUrl,
       managementApi: this.managementApi.httpApi,
       inferenceRoutes: routesOf('inference'),
+      originToken,
     });
 
     new CfnOutput(this, 'BaseUrl', {

@@ -22,6 +22,8 @@ import { currentPeriods, INTERVALS, windowEnd, type Periods } from './periods.js
 /** A hold outlives any invocation that could settle it: Lambda's 15-minute maximum, plus margin. */
 export const HOLD_TTL_MS = 20 * 60_000;
 const MAX_ATTEMPTS = 16;
+/** Settlement runs after the reply, so it may keep trying much longer (about 40 s) before giving up. */
+const SETTLE_ATTEMPTS = 160;
 
 export interface LedgerDeps {
   repository: LedgerRepository;
@@ -214,7 +216,7 @@ export class Ledger {
     let writeUnits = 0;
     let keyPeriods: Partial<Periods> = {};
     let workspacePeriods: Partial<Periods> = {};
-    for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt += 1) {
+    for (let attempt = 1; attempt <= SETTLE_ATTEMPTS; attempt += 1) {
       const current = currentPeriods(this.deps.clock());
       try {
         const outcome = await this.deps.repository.settle({
@@ -252,7 +254,7 @@ export class Ledger {
           }
         }
       } catch (err) {
-        if (attempt === MAX_ATTEMPTS) break;
+        if (attempt === SETTLE_ATTEMPTS) break;
         this.deps.log(JSON.stringify({ level: 'warn', message: 'settlement attempt failed', generation_id: hold.generationId, attempt, error: String(err) }));
         await this.backoff(attempt);
       }
@@ -268,7 +270,7 @@ export class Ledger {
       charge: nanosToDecimal(charge.credits),
       byok: nanosToDecimal(charge.byok),
     }));
-    return { outcome: 'failed', writeUnits, attempts: MAX_ATTEMPTS };
+    return { outcome: 'failed', writeUnits, attempts: SETTLE_ATTEMPTS };
   }
 
   /**

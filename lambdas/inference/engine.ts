@@ -334,7 +334,10 @@ function withUser(generation: ReturnType<typeof requestFor>, caller: Caller, req
  * credits, the key's limit and the workspace's budgets (402 when one cannot cover it).
  */
 export async function reserve(request: InferenceRequest, caller: Caller, trace: RouteTrace, deps: EngineDeps): Promise<Hold> {
-  const amount = reservationFor(request.params, trace.plan.candidates.map((candidate) => candidate.endpoint));
+  // Attempts with the customer's own key are billed to them by the provider: only the gateway's own
+  // endpoints are held against credits (a request served only by BYOK holds nothing).
+  const shared = trace.plan.candidates.filter((candidate) => candidate.byok === undefined);
+  const amount = reservationFor(request.params, shared.map((candidate) => candidate.endpoint));
   return deps.ledger.reserve(trace.generationId, caller.key, amount);
 }
 

@@ -11,6 +11,7 @@ import type { GatewayDeps } from '../http/deps.js';
 import type { GatewayRequest } from '../http/request.js';
 import type { ApiKey } from '../keys/types.js';
 import { newApiKey } from '../keys/new-key.js';
+import { hashKey, hashesEqual } from '../keys/key-format.js';
 import { keyView } from '../keys/key-view.js';
 import type { Intern, InternStatus } from '../store/vault-repository.js';
 import type { Organization } from '../tenancy/types.js';
@@ -40,12 +41,18 @@ function keyOf(principal: Principal | null): ApiKey {
   return principal.key;
 }
 
-/** Rule 9: the vault is served only on the global hostname, never on a regional one. */
+/**
+ * Rule 9: the vault is served only on the global hostname, never on a regional one. The raw AWS regional
+ * endpoints count as global only for requests CloudFront marked with the deployment's front-door token.
+ */
 export function isRegionalHost(request: GatewayRequest, env: NodeJS.ProcessEnv = process.env): boolean {
   const host = (request.host.split(':')[0] ?? '').toLowerCase();
   const configured = (env.GATEWAY_REGIONAL_HOSTNAMES ?? '').split(',').map((entry) => entry.trim().toLowerCase()).filter(Boolean);
   if (configured.includes(host)) return true;
-  return REGIONAL_AWS_HOST.test(host) && request.headers[FRONT_DOOR_HEADER] === undefined;
+  if (!REGIONAL_AWS_HOST.test(host)) return false;
+  const token = env.GATEWAY_FRONT_DOOR_TOKEN;
+  const sent = request.headers[FRONT_DOOR_HEADER];
+  return !(token && sent && hashesEqual(hashKey(sent), hashKey(token)));
 }
 
 /** The caller of a vault or intern route: in the programme (else 404) and on the global hostname. */

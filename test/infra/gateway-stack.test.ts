@@ -410,7 +410,8 @@ describe('provider credentials', () => {
     policy.Properties.PolicyDocument.Statement as { Action: string | string[]; Resource: unknown; Effect: string }[];
 
   it('keeps them in one Secrets Manager secret that only the two functions may read, named in their environment', () => {
-    base.template.resourceCountIs('AWS::SecretsManager::Secret', 1);
+    // Two secrets: the provider credentials, and the front-door token (checked under "vault key").
+    base.template.resourceCountIs('AWS::SecretsManager::Secret', 2);
     const secretId = logicalId(base.stack, base.stack.providerSecret);
     for (const gatewayFunction of [base.stack.inference, base.stack.management]) {
       const fn = base.template.findResources('AWS::Lambda::Function')[logicalId(base.stack, gatewayFunction.function)]!;
@@ -500,10 +501,16 @@ describe('vault key', () => {
     expect(base.resources[logicalId(base.stack, base.stack.maintenance.function)]!.Properties.Environment.Variables.GATEWAY_KMS_KEY_ID).toBeUndefined();
   });
 
-  it('marks requests through the front door for the origins', () => {
+  it('marks requests through the front door with a generated secret the functions also get', () => {
     const config = Object.values(base.template.findResources('AWS::CloudFront::Distribution'))[0]!.Properties.DistributionConfig;
-    for (const origin of config.Origins as Array<{ OriginCustomHeaders?: Array<{ HeaderName: string; HeaderValue: string }> }>) {
-      expect(origin.OriginCustomHeaders).toEqual([{ HeaderName: 'x-gateway-front-door', HeaderValue: '1' }]);
+    const secretId = logicalId(base.stack, base.stack.frontDoorToken);
+    const resolved = { 'Fn::Join': ['', ['{{resolve:secretsmanager:', { Ref: secretId }, ':SecretString:::}}']] };
+    for (const origin of config.Origins as Array<{ OriginCustomHeaders?: Array<{ HeaderName: string; HeaderValue: unknown }> }>) {
+      expect(origin.OriginCustomHeaders).toEqual([{ HeaderName: 'x-gateway-front-door', HeaderValue: resolved }]);
     }
+    for (const gatewayFunction of [base.stack.inference, base.stack.management]) {
+      expect(base.resources[logicalId(base.stack, gatewayFunction.function)]!.Properties.Environment.Variables.GATEWAY_FRONT_DOOR_TOKEN).toEqual(resolved);
+    }
+    expect(base.resources[secretId]!.Properties.GenerateSecretString).toMatchObject({ ExcludePunctuation: true, PasswordLength: 40 });
   });
 });

@@ -316,8 +316,16 @@ describe('scope rules', () => {
     expect(regional.status).toBe(403);
     expect(regional.json!.error.message).toMatch(/regional/);
     expect((await call(inside.key, 'GET', '/vault/secrets', undefined, { host: 'xyz.lambda-url.us-east-1.on.aws' })).status).toBe(403);
-    // Through the CloudFront front door (which marks its requests) the same origin is the global hostname.
-    expect((await call(inside.key, 'GET', '/vault/secrets', undefined, { host: 'abc123.execute-api.eu-west-1.amazonaws.com', 'x-gateway-front-door': '1' })).status).toBe(200);
+    // Through the CloudFront front door (which marks its requests with the deployment's token) the same
+    // origin is the global hostname; a made-up marker is not.
+    process.env.GATEWAY_FRONT_DOOR_TOKEN = 'token-from-the-deployment';
+    try {
+      expect((await call(inside.key, 'GET', '/vault/secrets', undefined, { host: 'abc123.execute-api.eu-west-1.amazonaws.com', 'x-gateway-front-door': 'token-from-the-deployment' })).status).toBe(200);
+      expect((await call(inside.key, 'GET', '/vault/secrets', undefined, { host: 'abc123.execute-api.eu-west-1.amazonaws.com', 'x-gateway-front-door': '1' })).status).toBe(403);
+    } finally {
+      delete process.env.GATEWAY_FRONT_DOOR_TOKEN;
+    }
+    expect((await call(inside.key, 'GET', '/vault/secrets', undefined, { host: 'abc123.execute-api.eu-west-1.amazonaws.com', 'x-gateway-front-door': 'anything' })).status).toBe(403);
     expect((await call(inside.admin, 'GET', '/vault/secrets')).status).toBe(403);
   });
 });
