@@ -162,7 +162,7 @@ export async function startLocalKms(options: { port?: number; host?: string; dat
       const target = String(req.headers['x-amz-target'] ?? '');
       const operation = target.startsWith('TrentService.') ? target.slice('TrentService.'.length) : '';
       try {
-        const handler = operations[operation];
+        const handler = Object.hasOwn(operations, operation) ? operations[operation] : undefined;
         if (req.method !== 'POST' || !handler) throw new KmsError('UnknownOperationException', `Unsupported operation ${target || '(none)'}`);
         let body: Record<string, unknown>;
         try {

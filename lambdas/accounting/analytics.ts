@@ -84,7 +84,7 @@ type Row = Record<string, string | number | null>;
 export function runAnalyticsQuery(rows: RollupRow[], query: Query, providerNames: Map<string, string>): { rows: Row[]; truncated: boolean; warnings: string[] } {
   const warnings: string[] = [];
   for (const metric of query.metrics) {
-    if (!METRICS[metric]) throw new BadRequestError(`Invalid metrics: unknown metric "${metric}"; see GET /analytics/meta`);
+    if (!Object.hasOwn(METRICS, metric)) throw new BadRequestError(`Invalid metrics: unknown metric "${metric}"; see GET /analytics/meta`);
   }
   const dimensions = query.dimensions ?? [];
   for (const dimension of dimensions) {
@@ -143,8 +143,8 @@ export function runAnalyticsQuery(rows: RollupRow[], query: Query, providerNames
     return row;
   });
   const order = query.order_by ?? (granularity ? { field: 'time_bucket', direction: 'asc' as const } : { field: query.metrics[0]!, direction: 'desc' as const });
-  if (order.field !== 'time_bucket' && !METRICS[order.field] && !isDimension(order.field)) {
-    throw new BadRequestError(`Invalid order_by.field: "${order.field}" is neither a requested metric, a dimension nor time_bucket`);
+  if (order.field !== 'time_bucket' && !query.metrics.includes(order.field) && !dimensions.includes(order.field)) {
+    throw new BadRequestError(`Invalid order_by.field: "${order.field}" is neither a requested metric, a requested dimension nor time_bucket`);
   }
   const sign = order.direction === 'asc' ? 1 : -1;
   result.sort((a, b) => {

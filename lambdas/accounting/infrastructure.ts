@@ -52,7 +52,7 @@ export interface InfrastructureCost {
 }
 
 const GB = 1024n * 1024n * 1024n;
-/** Request units are billed in tenths here only as .5 for eventually consistent reads; count in halves. */
+/** Request units can be fractional (0.5 for an eventually consistent read): priced in exact halves. */
 const HALVES = 2;
 
 let invocations = 0;

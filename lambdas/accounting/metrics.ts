@@ -1,6 +1,7 @@
 // One CloudWatch Embedded Metric Format line per generation: CloudWatch Logs turns it into metrics (by
 // model, by provider, and overall) with no agent and no PutMetricData calls, so cost dashboards and alarms
 // work from the function's log group alone. High-cardinality ids ride along as properties, not dimensions.
+// UpstreamCostUSD is the provider's price of the generation; for BYOK (is_byok) the customer pays it directly.
 import type { GenerationRecord } from '../store/generation-repository.js';
 import { nanosToUsd } from '../shared/money.js';
 import { attoToUsd, type InfrastructureCost } from './infrastructure.js';

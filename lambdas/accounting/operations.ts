@@ -118,12 +118,8 @@ function providerNamesOf(deps: GatewayDeps): Map<string, string> {
 
 /** Keys whose creator is `userId`, for the activity filter of that name. */
 async function keysOfUser(deps: GatewayDeps, orgId: string, userId: string): Promise<Set<string>> {
-  const hashes = new Set<string>();
-  for (let offset = 0; ; offset += 100) {
-    const page = await deps.keys.list(orgId, { offset, pageSize: 100, includeDisabled: true });
-    for (const key of page) if (key.creator_user_id === userId) hashes.add(key.hash);
-    if (page.length < 100) return hashes;
-  }
+  const keys = await deps.keys.list(orgId, { offset: 0, pageSize: Number.MAX_SAFE_INTEGER, includeDisabled: true });
+  return new Set(keys.filter((key) => key.creator_user_id === userId).map((key) => key.hash));
 }
 
 /** How long GET /generation waits for a generation that was replied to but is still settling. */
@@ -224,7 +220,12 @@ export const accountingOperations: AccountingOperations = {
 
   async getGeneration({ principal, query, deps }) {
     const record = await settledGeneration(deps, query.id);
-    if (!record || record.org_id !== principalOf(principal).key.org_id) throw new NotFoundError(`Generation not found: ${query.id}`);
+    const caller = principalOf(principal);
+    // Management keys see the organization's generations, regular keys their workspace's, an intern's key its own.
+    const visible = record !== undefined && record.org_id === caller.key.org_id
+      && (caller.isManagement || record.workspace_id === caller.key.workspace_id)
+      && (caller.key.intern_id === null || record.key_hash === caller.key.hash);
+    if (!visible) throw new NotFoundError(`Generation not found: ${query.id}`);
     return { body: { data: generationView(record, providerNamesOf(deps)) } };
   },
 

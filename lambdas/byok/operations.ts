@@ -86,6 +86,7 @@ export const byokOperations: ByokOperations = {
       throw new BadRequestError(`Invalid body.workspace_id: no workspace ${body.workspace_id} in this organization`);
     }
     await checkKeyHashes(deps, orgId, body.allowed_api_key_hashes);
+    checkFlags({ is_fallback: body.is_fallback ?? false, is_byok_only: body.is_byok_only ?? false });
     const existing = (await deps.byok.list(orgId)).filter((credential) => credential.provider === body.provider);
     const id = randomUUID();
     const now = deps.clock().toISOString();
@@ -109,7 +110,6 @@ export const byokOperations: ByokOperations = {
       created_at: now,
       updated_at: now,
     };
-    checkFlags(credential);
     await deps.byok.put(credential);
     deps.engine.byok?.invalidate(orgId);
     return { status: 201, body: { data: byokView(credential) } };
@@ -124,13 +124,13 @@ export const byokOperations: ByokOperations = {
     const current = await credentialOr404(deps, orgId, params.id);
     await checkKeyHashes(deps, orgId, body.allowed_api_key_hashes);
     const { key, ...fields } = body;
+    const merged: ByokCredential = { ...current, ...Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined)) };
+    checkFlags(merged);
     const updated: ByokCredential = {
-      ...current,
-      ...Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined)),
+      ...merged,
       ...(key !== undefined ? { label: maskKey(key), sealed: await vaultOf(deps).sealValue(byokVaultRef(orgId), current.id, key) } : {}),
       updated_at: deps.clock().toISOString(),
     };
-    checkFlags(updated);
     await deps.byok.put(updated);
     deps.engine.byok?.invalidate(orgId);
     return { body: { data: byokView(updated) } };

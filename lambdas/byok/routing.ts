@@ -28,6 +28,11 @@ export function withByokCandidates(candidates: Candidate[], credentials: ByokCre
   if (credentials.length === 0) return candidates;
   const out: Candidate[] = [];
   for (const candidate of candidates) {
+    // Bedrock endpoints run on the function's own AWS role: there is no key of the customer's to put in.
+    if (candidate.endpoint.adapter === 'bedrock') {
+      out.push(candidate);
+      continue;
+    }
     const provider = candidate.endpoint.provider;
     const scoped = credentials.filter((credential) => credential.provider === provider && inScope(credential, context));
     const applying = scoped.filter((credential) => credential.allowed_models === null || credential.allowed_models.includes(candidate.endpoint.model));

@@ -2,8 +2,8 @@
 import * as z from 'zod';
 
 // Bounded so that a credential's item stays far below DynamoDB's 400 KB item limit.
-const stringList = z.array(z.string().min(1).max(200)).max(500).nullable();
-const hashList = z.array(z.string().regex(/^[0-9a-f]{64}$/, 'must be API key hashes (64 hex characters)')).min(1, 'must contain at least one hash').max(500).nullable();
+const stringList = z.array(z.string().min(1).max(200)).max(200).nullable();
+const hashList = z.array(z.string().regex(/^[0-9a-f]{64}$/, 'must be API key hashes (64 hex characters)')).min(1, 'must contain at least one hash').max(200).nullable();
 
 const optionalFields = {
   name: z.string().max(256).nullable().optional(),

@@ -30,8 +30,8 @@ export interface ByokCredential {
 
 export const byokVaultRef = (orgId: string) => ({ orgId, workspaceId: '-', purpose: 'byok' as const });
 
-/** First 3 and last 4 characters, the rest masked: enough to recognise a key, never enough to use it. */
+/** Enough to recognise a key, never enough to use it: at most about a third of it is shown. */
 export function maskKey(key: string): string {
-  if (key.length <= 10) return `${key.slice(0, 1)}…`;
-  return `${key.slice(0, 3)}…${key.slice(-4)}`;
+  const [head, tail] = key.length >= 20 ? [3, 4] : key.length >= 12 ? [2, 2] : [0, 0];
+  return `${key.slice(0, head)}…${tail ? key.slice(-tail) : ''}`;
 }

@@ -20,15 +20,14 @@ export class AdapterRegistry {
 
   constructor(private readonly credentials: CredentialSource, private readonly fetchFn: FetchLike = nodeFetch) {}
 
-  /**
-   * @param credential a customer's own key (BYOK) to use instead of the gateway's; `id` must change when the
-   *   key does (its adapter is cached under it).
-   */
+  /** @param credential a customer's own key (BYOK) to use instead of the gateway's. */
   get(endpoint: CatalogEndpoint, credential?: { id: string; apiKey: string }): Promise<ProviderAdapter> {
-    const key = credential ? `${endpointKey(endpoint)}#byok:${credential.id}` : endpointKey(endpoint);
+    // A customer's key is used for this call only: never kept in the process beyond it.
+    if (credential) return this.create(endpoint, credential.apiKey);
+    const key = endpointKey(endpoint);
     let adapter = this.adapters.get(key);
     if (!adapter) {
-      adapter = this.create(endpoint, credential?.apiKey);
+      adapter = this.create(endpoint);
       adapter.catch(() => this.adapters.delete(key));
       this.adapters.set(key, adapter);
     }

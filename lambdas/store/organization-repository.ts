@@ -121,7 +121,7 @@ export class OrganizationRepository {
       }));
       return true;
     } catch (err) {
-      if (err instanceof TransactionCanceledException) return false;
+      if (err instanceof TransactionCanceledException && err.CancellationReasons?.[0]?.Code === 'ConditionalCheckFailed') return false;
       throw err;
     }
   }

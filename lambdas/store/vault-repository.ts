@@ -168,20 +168,38 @@ export class VaultRepository {
 
   async auditTrail(vaultId: string): Promise<AuditEntry[]> {
     const { pk, skPrefix } = itemKeys.vaultAuditOf(vaultId);
-    const page = await this.db.send(new QueryCommand({
-      TableName: this.tableName,
-      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-      ExpressionAttributeValues: { ':pk': pk, ':prefix': skPrefix },
-      ConsistentRead: true,
-    }));
-    return (page.Items ?? []).map((item) => ({
-      action: item.action as AuditEntry['action'], secret: item.secret as string, host: item.host as string, requester: item.requester as string,
-      ...(item.reason ? { reason: item.reason as string } : {}), at: item.at as string,
-    }));
+    const entries: AuditEntry[] = [];
+    let startKey: Record<string, unknown> | undefined;
+    do {
+      const page = await this.db.send(new QueryCommand({
+        TableName: this.tableName,
+        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+        ExpressionAttributeValues: { ':pk': pk, ':prefix': skPrefix },
+        ConsistentRead: true,
+        ExclusiveStartKey: startKey,
+      }));
+      entries.push(...(page.Items ?? []).map((item) => ({
+        action: item.action as AuditEntry['action'], secret: item.secret as string, host: item.host as string, requester: item.requester as string,
+        ...(item.reason ? { reason: item.reason as string } : {}), at: item.at as string,
+      })));
+      startKey = page.LastEvaluatedKey;
+    } while (startKey);
+    return entries;
   }
 
-  async putIntern(intern: Intern): Promise<void> {
-    await this.db.send(new PutCommand({ TableName: this.tableName, Item: { ...itemKeys.intern(intern.org_id, intern.id), type: 'intern', ...intern } }));
+  /** Creates an intern (`mustExist` false) or replaces one that still exists; false when that condition fails. */
+  async putIntern(intern: Intern, mustExist = false): Promise<boolean> {
+    try {
+      await this.db.send(new PutCommand({
+        TableName: this.tableName,
+        Item: { ...itemKeys.intern(intern.org_id, intern.id), type: 'intern', ...intern },
+        ConditionExpression: mustExist ? 'attribute_exists(pk)' : 'attribute_not_exists(pk)',
+      }));
+      return true;
+    } catch (err) {
+      if (err instanceof ConditionalCheckFailedException) return false;
+      throw err;
+    }
   }
 
   async getIntern(orgId: string, internId: string): Promise<Intern | undefined> {

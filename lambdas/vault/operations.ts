@@ -288,7 +288,8 @@ export const vaultOperations: VaultOperations = {
       ...(body.model !== undefined ? { model: body.model } : {}),
       updated_at: deps.clock().toISOString(),
     };
-    await deps.interns.putIntern(updated);
+    // Deleted meanwhile: do not bring it back.
+    if (!(await deps.interns.putIntern(updated, true))) throw new NotFoundError(NOT_FOUND);
     return { body: internView(updated) };
   },
 
@@ -334,6 +335,6 @@ async function transition<T>(principal: Principal | null, request: GatewayReques
   notForInternKeys(caller);
   const intern = await internOf(caller, deps, internId);
   if (intern.status === 'destroying') throw new HttpError(409, 'The intern is being deleted');
-  await deps.interns.putIntern({ ...intern, status, updated_at: deps.clock().toISOString() });
+  if (!(await deps.interns.putIntern({ ...intern, status, updated_at: deps.clock().toISOString() }, true))) throw new NotFoundError(NOT_FOUND);
   return { status: code, body: reply };
 }

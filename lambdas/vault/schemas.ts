@@ -80,6 +80,4 @@ export const listInternsQuery = z.object({
 
 export const internReply = internSchema;
 export const internListReply = z.object({ data: z.array(internSchema), has_more: z.boolean(), next_cursor: z.string().optional() });
-export const deleteInternBody = z.strictObject({ acknowledge_workspace_loss: z.boolean().optional() });
-export const emptyBody = z.strictObject({});
 export const internKeyBody = z.strictObject({ name: z.string().trim().min(1).max(256).optional() });

@@ -127,7 +127,8 @@ export class Vault {
 
   /**
    * Copies named secrets from one vault to another, re-sealed under the target's data key (so fingerprints
-   * differ); all or nothing: 'missing' or 'unbound' (a legacy secret without hosts) names the first culprit.
+   * differ). Every name is checked first: 'missing' or 'unbound' (a legacy secret without hosts) names the
+   * first culprit and nothing is copied. The copies themselves are separate writes, not one transaction.
    */
   async copy(from: VaultRef, to: VaultRef, names: string[]): Promise<{ copied: SecretMetadata[] } | { missing: string } | { unbound: string }> {
     const rows: SecretRow[] = [];
@@ -137,10 +138,10 @@ export class Vault {
       if (row.hosts === null) return { unbound: name };
       rows.push(row);
     }
-    const sourceKey = await this.dataKey(from);
     const copied: SecretMetadata[] = [];
     for (const row of rows) {
-      const value = open(sourceKey, vaultIdOf(from), row.name, row.sealed);
+      // The key is fetched per row: a cached key that expires meanwhile is wiped, so none is held across awaits.
+      const value = open(await this.dataKey(from), vaultIdOf(from), row.name, row.sealed);
       copied.push(await this.put(to, row.name, row.hosts!, value));
     }
     return { copied };

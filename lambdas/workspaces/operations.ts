@@ -116,7 +116,15 @@ export const workspaceOperations: WorkspaceOperations = {
     const workspace = await workspaceOr404(deps, orgId, params.id);
     const keys = await deps.keys.list(orgId, { offset: 0, pageSize: 1, includeDisabled: true, workspaceId: workspace.id });
     if (keys.length > 0) throw new ConflictError(`Workspace ${workspace.slug} still has API keys; delete them or create them elsewhere first`);
+    const interns = (await deps.interns.listInterns(orgId)).filter((intern) => intern.workspace_id === workspace.id);
+    if (interns.length > 0) throw new ConflictError(`Workspace ${workspace.slug} still has interns; delete them first`);
     if (!(await deps.organizations.deleteWorkspace(workspace))) throw new NotFoundError(`Workspace not found: ${params.id}`);
+    // What belonged to it only: its vault (secrets and data key) and the BYOK credentials scoped to it.
+    if (deps.vault) await deps.vault.destroy({ orgId, workspaceId: workspace.id, purpose: 'vault' });
+    for (const credential of await deps.byok.list(orgId)) {
+      if (credential.workspace_id === workspace.id) await deps.byok.delete(orgId, credential.id);
+    }
+    deps.engine.byok?.invalidate(orgId);
     return { body: { deleted: true as const } };
   },
 

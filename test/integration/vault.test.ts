@@ -330,6 +330,26 @@ describe('scope rules', () => {
   });
 });
 
+describe('workspace deletion', () => {
+  it('takes the workspace\'s vault with it, and waits for its interns to go first', async () => {
+    const owner = await member();
+    const created = await call(owner.admin, 'POST', '/workspaces', { name: 'Temp', slug: 'temp' });
+    const workspaceId = created.json!.data.id as string;
+    const key = await call(owner.admin, 'POST', '/keys', { name: 'temp key', workspace_id: workspaceId });
+    await call(key.json!.key as string, 'PUT', '/vault/secrets/temp_secret', { hosts: ['t.example.com'], value: 'temporary' });
+    const intern = await call(key.json!.key as string, 'POST', '/interns', { name: 'Temp intern' });
+    await call(owner.admin, 'DELETE', `/keys/${key.json!.data.hash}`);
+    const blocked = await call(owner.admin, 'DELETE', '/workspaces/temp');
+    expect(blocked.status).toBe(409);
+    expect(blocked.json!.error.message).toMatch(/interns/);
+    await new VaultRepository(db, store.tableName).deleteIntern(owner.tenant.orgId, intern.json!.id as string);
+    expect((await call(owner.admin, 'DELETE', '/workspaces/temp')).json).toEqual({ deleted: true });
+    const vaultId = vaultIdOf({ orgId: owner.tenant.orgId, workspaceId, purpose: 'vault' });
+    expect(await new VaultRepository(db, store.tableName).getDataKey(vaultId)).toBeUndefined();
+    expect(await new VaultRepository(db, store.tableName).listSecrets(vaultId)).toEqual([]);
+  });
+});
+
 describe('copy and interns', () => {
   it('copies named workspace secrets into an intern\'s vault, re-sealed, all or nothing', async () => {
     const owner = await member();
