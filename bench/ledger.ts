@@ -56,7 +56,7 @@ function record(id: string): GenerationRecord {
     provider_id: `chatcmpl-${id}`, api: 'chat', streamed: false, status: 'completed', finish_reason: 'stop', native_finish_reason: 'stop', usage,
     cost: computeCost(usage, { prompt: 1000n, completion: 2000n, request: 0n, input_cache_read: 1000n, input_cache_write: 1000n, internal_reasoning: 2000n }),
     is_byok: false, service_tier: 'default', attempts: 1, created_at: new Date().toISOString(), latency_ms: 3, first_token_ms: 3, generation_time_ms: 0,
-    session_id: null, user_hash: 'a'.repeat(32), error: null, reserved: 150_000n, provider_responses: [{ provider: 'simulator', model: 'simulator/echo', status: 200 }],
+    session_id: null, user_hash: 'a'.repeat(32), error: null, reserved: 150_000n, usage_estimated: false, provider_responses: [{ provider: 'simulator', model: 'simulator/echo', status: 200 }],
   };
 }
 

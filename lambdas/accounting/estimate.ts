@@ -7,7 +7,7 @@
 // - output tokens: the request's max_output_tokens, capped by the endpoint's maximum output (else what is
 //   left of the context window), priced at the dearer of completion and reasoning.
 import type { CatalogEndpoint } from '../catalog/types.js';
-import type { ContentPart, GenerationRequest, Message } from '../providers/types.js';
+import type { ContentPart, GenerationRequest, Message, Usage } from '../providers/types.js';
 import type { Nanos } from '../shared/money.js';
 
 /** Upper allowance per image or file part: above the largest per-image charge of the supported providers. */
@@ -66,4 +66,33 @@ export function reservationFor(params: Omit<GenerationRequest, 'model'>, endpoin
   let most = 0n;
   for (const endpoint of endpoints) most = dearer(most, maxCost(params, endpoint));
   return most;
+}
+
+/** Average UTF-8 bytes per token of English text with the common BPE tokenizers (for estimates, not bounds). */
+const BYTES_PER_TOKEN = 4;
+/** What a typical image costs in input tokens, for estimates. */
+const IMAGE_TOKENS_TYPICAL = 1_000;
+const MESSAGE_TOKENS_TYPICAL = 4;
+
+/**
+ * An estimate of the usage of a stream that ended before the provider reported it (the client went away,
+ * the connection dropped): the provider bills the prompt it read and the tokens it sent, so the gateway
+ * charges an estimate of them rather than nothing. Records carry `usage_estimated` when this is used.
+ */
+export function estimateUsage(params: Omit<GenerationRequest, 'model'>, output: string): Usage {
+  let promptBytes = 0;
+  let images = 0;
+  for (const message of params.messages) {
+    for (const part of message.content) {
+      if (part.type === 'text') promptBytes += bytes(part.text);
+      else images += 1;
+    }
+    if (message.role === 'assistant') {
+      promptBytes += bytes(message.reasoning);
+      for (const call of message.tool_calls ?? []) promptBytes += bytes(call.name) + bytes(call.arguments);
+    }
+  }
+  if (params.tools?.length) promptBytes += bytes(JSON.stringify(params.tools));
+  const input = Math.ceil(promptBytes / BYTES_PER_TOKEN) + images * IMAGE_TOKENS_TYPICAL + params.messages.length * MESSAGE_TOKENS_TYPICAL;
+  return { input_tokens: input, output_tokens: Math.ceil(bytes(output) / BYTES_PER_TOKEN), cached_input_tokens: 0, cache_write_tokens: 0, reasoning_tokens: 0 };
 }

@@ -75,6 +75,7 @@ function generationView(record: GenerationRecord, providerNames: Map<string, str
     web_search_engine: null,
     workspace_id: record.workspace_id,
     status: record.status,
+    usage_estimated: record.usage_estimated,
     api_key_hash: record.key_hash,
     reserved: nanosToUsd(record.reserved),
     upstream_cost: {

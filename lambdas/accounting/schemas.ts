@@ -81,6 +81,7 @@ export const generationReply = z.object({
     workspace_id: z.string().nullable(),
     // Beyond the public record: the cost ledger (README "Cost and finance").
     status: z.string(),
+    usage_estimated: z.boolean().describe('The provider reported no usage (a stream cut short): tokens and cost are estimates'),
     api_key_hash: z.string(),
     reserved: z.number().describe('USD held before the provider call'),
     upstream_cost: costSplit.describe('The provider\'s charge split the way it prices it'),

@@ -351,6 +351,8 @@ export interface Completion {
   result: Pick<GenerationResult, 'finish_reason' | 'native_finish_reason' | 'usage' | 'provider_id' | 'service_tier'>;
   firstTokenMs: number | null;
   streamed: boolean;
+  /** The provider reported no usage (a stream cut short): `result.usage` is an estimate. */
+  usageEstimated?: boolean;
   error?: { status: number; message: string };
 }
 
@@ -404,6 +406,7 @@ export function complete(
     user_hash: hashedUser(caller.orgId, request.user) ?? null,
     error: completion.error ?? null,
     reserved: hold.amount,
+    usage_estimated: completion.usageEstimated === true,
     provider_responses: trace.attempts.map((attempt) => ({ provider: attempt.provider, model: attempt.model, status: attempt.status === 'ok' ? 200 : attempt.status })),
   };
   const item = generationToItem(record);

@@ -9,11 +9,11 @@ import type { GatewayDeps } from '../http/deps.js';
 import type { Principal } from '../http/auth.js';
 import type { GatewayRequest } from '../http/request.js';
 import type { GenerationResult, StreamEvent, ToolCall } from '../providers/types.js';
-import { emptyUsage } from '../providers/types.js';
 import { ProviderError } from '../providers/provider-error.js';
 import { NEVER_ABORTED, applyByok, complete, generate, release, reserve, serviceMetadata, startStream, startTrace, toHttpError, type Caller, type EngineDeps, type RouteTrace, type Streaming } from './engine.js';
 import type { Hold } from '../accounting/ledger.js';
 import type { Invocation } from '../accounting/infrastructure.js';
+import { estimateUsage } from '../accounting/estimate.js';
 import type { InferenceRequest } from './inference-request.js';
 import { fromChat } from './from-chat.js';
 import { fromResponses } from './from-responses.js';
@@ -109,14 +109,17 @@ interface StreamState {
   finish: Extract<StreamEvent, { type: 'finish' }> | undefined;
 }
 
-function resultFromState(state: StreamState): GenerationResult {
+function resultFromState(state: StreamState, request: InferenceRequest): GenerationResult & { usageEstimated: boolean } {
+  const reported = state.finish?.usage;
+  const output = state.text + state.reasoning + [...state.toolCalls.values()].map((call) => call.name + call.arguments).join('');
   return {
+    usageEstimated: reported === undefined,
     text: state.text,
     ...(state.reasoning ? { reasoning: state.reasoning } : {}),
     tool_calls: [...state.toolCalls.entries()].sort(([a], [b]) => a - b).map(([, call]) => call),
     finish_reason: state.finish?.finish_reason ?? 'error',
     ...(state.finish?.native_finish_reason ? { native_finish_reason: state.finish.native_finish_reason } : {}),
-    usage: state.finish?.usage ?? emptyUsage(),
+    usage: reported ?? estimateUsage(request.params, output),
     ...(state.finish?.provider_id ? { provider_id: state.finish.provider_id } : {}),
     ...(state.finish?.service_tier ? { service_tier: state.finish.service_tier } : {}),
   };
@@ -246,12 +249,13 @@ async function produce(
   }
 
   const cancelled = signal.aborted || body.destroyed;
-  const result = resultFromState(state);
+  const result = resultFromState(state, request);
   const accounted = complete(request, caller, trace, streaming.candidate, {
     status: cancelled ? 'cancelled' : failure ? 'error' : result.finish_reason === 'length' ? 'incomplete' : 'completed',
     result,
     firstTokenMs: streaming.firstTokenMs,
     streamed: true,
+    usageEstimated: result.usageEstimated,
     ...(failure ? { error: { status: failure.status, message: failure.message } } : {}),
   }, engine, hold, invocation);
   const metadata = withMetadata ? { service_metadata: serviceMetadata(trace, streaming.candidate, engine) } : {};

@@ -37,6 +37,8 @@ export interface GenerationRecord {
   error: { status: number; message: string } | null;
   /** What was held for the request before the provider call. */
   reserved: Nanos;
+  /** The provider reported no usage (the stream was cut short): tokens and cost are estimates. */
+  usage_estimated: boolean;
   /** Every provider attempt, in order (failed ones first). */
   provider_responses: Array<{ provider: string; model: string; status: number | null }>;
   /** What serving it cost on AWS; recorded just after settlement, absent until then. */
@@ -99,6 +101,7 @@ export class GenerationRepository {
       ...(rest as unknown as GenerationRecord),
       cost: Object.fromEntries(COST_FIELDS.map((field) => [field, nanosFromStore(cost[field])])) as unknown as CostBreakdown,
       reserved: nanosFromStore(Item.reserved),
+      usage_estimated: Item.usage_estimated === true,
       provider_responses: (Item.provider_responses ?? []) as GenerationRecord['provider_responses'],
       infra: infrastructureFromItem(Item.infra),
     };

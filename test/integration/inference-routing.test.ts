@@ -241,7 +241,11 @@ describe('streaming failures', () => {
     expect(typeof last.error.message).toBe('string');
     expect(frames.filter((frame) => frame.choices?.[0]?.finish_reason === 'error')).toHaveLength(1);
     const record = await store.deps.engine.generations.get(reply.headers['x-generation-id']!);
-    expect(record).toMatchObject({ status: 'error', streamed: true, finish_reason: 'error' });
+    expect(record).toMatchObject({ status: 'error', streamed: true, finish_reason: 'error', usage_estimated: true });
+    // The provider reported no usage before the cut: the prompt and the 24 streamed bytes are charged as estimated.
+    expect(record!.usage.output_tokens).toBe(6);
+    expect(record!.usage.input_tokens).toBeGreaterThan(0);
+    expect(record!.cost.total).toBeGreaterThan(0n);
   });
 
   it('ends a cut /responses stream with error and response.failed events and no [DONE]', async () => {
