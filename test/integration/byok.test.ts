@@ -161,6 +161,21 @@ describe('BYOK in routing and accounting', () => {
     expect((await chat(owner.key, 'acme/two')).json.choices[0].message.content).toBe(GATEWAY_KEY);
   });
 
+  it('counts BYOK spend against a key\'s limit only with include_byok_in_limit', async () => {
+    const owner = await account();
+    await manage(owner.admin, 'POST', '/byok', { provider: 'acme', key: 'customer-key-bbbb', is_byok_only: true });
+    const counted = await manage(owner.admin, 'POST', '/keys', { name: 'counted', limit: 0.00001, include_byok_in_limit: true });
+    const free = await manage(owner.admin, 'POST', '/keys', { name: 'not counted', limit: 0.00001 });
+    // Served only with the customer's key, a request holds nothing; its cost ($0.00002) lands in byok_usage.
+    expect((await chat(counted.json.key as string)).status).toBe(200);
+    const refused = await chat(counted.json.key as string);
+    expect(refused.status).toBe(402);
+    expect(refused.json.error.metadata.reason).toBe('key_limit');
+    for (let i = 0; i < 3; i += 1) expect((await chat(free.json.key as string)).status).toBe(200);
+    const record = await manage(owner.admin, 'GET', `/keys/${free.json.data.hash}`);
+    expect(record.json.data).toMatchObject({ usage: 0, byok_usage: 0.00006, limit_remaining: 0.00001 });
+  });
+
   it('applies a credential only to the keys, models and workspaces it names', async () => {
     const owner = await account();
     const second = await owner.tenant.addKey('standard');
