@@ -1,7 +1,8 @@
 // BYOK credentials: one item per credential under its organization (the key itself only sealed).
-import { DeleteCommand, GetCommand, PutCommand, QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { ByokCredential } from '../byok/types.js';
 import { itemKeys } from './item-keys.js';
+import { queryAll } from './query-all.js';
 
 function fromItem(item: Record<string, unknown>): ByokCredential {
   const { pk: _pk, sk: _sk, type: _type, ...rest } = item;
@@ -22,19 +23,7 @@ export class ByokRepository {
 
   async list(orgId: string): Promise<ByokCredential[]> {
     const { pk, skPrefix } = itemKeys.byoksOf(orgId);
-    const found: ByokCredential[] = [];
-    let startKey: Record<string, unknown> | undefined;
-    do {
-      const page = await this.db.send(new QueryCommand({
-        TableName: this.tableName,
-        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-        ExpressionAttributeValues: { ':pk': pk, ':prefix': skPrefix },
-        ExclusiveStartKey: startKey,
-      }));
-      found.push(...(page.Items ?? []).map(fromItem));
-      startKey = page.LastEvaluatedKey;
-    } while (startKey);
-    return found;
+    return (await queryAll(this.db, this.tableName, pk, { skPrefix })).map(fromItem);
   }
 
   /** Deletes the credential, sealed key material included. */

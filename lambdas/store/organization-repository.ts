@@ -1,5 +1,5 @@
 // Organizations (or personal accounts) and their workspaces, kept under one partition per organization.
-import { GetCommand, PutCommand, QueryCommand, TransactWriteCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, TransactWriteCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { ConditionalCheckFailedException, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import {
   BUDGET_INTERVALS, DEFAULT_WORKSPACE_SETTINGS, type Budget, type BudgetInterval, type Organization, type OrganizationSettings, type Workspace, type WorkspaceSettings,
@@ -7,6 +7,7 @@ import {
 import { meterFromItem, meterToItem } from '../accounting/meter.js';
 import { nanosFromStore, nanosToStore, type Nanos } from '../shared/money.js';
 import { itemKeys } from './item-keys.js';
+import { queryAll } from './query-all.js';
 
 export interface CreditGrant {
   id: string;
@@ -171,31 +172,8 @@ export class OrganizationRepository {
   }
 
   /** Sets the operator's switches of an organization; undefined when there is no such organization. */
-  async setFlags(orgId: string, flags: Partial<Pick<Organization, 'intern_programme' | 'vault_writes_disabled'>>, now: string): Promise<Organization | undefined> {
-    const names: Record<string, string> = { '#updated_at': 'updated_at' };
-    const values: Record<string, unknown> = { ':updated_at': now };
-    const sets = ['#updated_at = :updated_at'];
-    for (const [field, value] of Object.entries(flags)) {
-      if (value === undefined) continue;
-      names[`#${field}`] = field;
-      values[`:${field}`] = value;
-      sets.push(`#${field} = :${field}`);
-    }
-    try {
-      const { Attributes } = await this.db.send(new UpdateCommand({
-        TableName: this.tableName,
-        Key: itemKeys.organization(orgId),
-        UpdateExpression: `SET ${sets.join(', ')}`,
-        ConditionExpression: 'attribute_exists(pk)',
-        ExpressionAttributeNames: names,
-        ExpressionAttributeValues: values,
-        ReturnValues: 'ALL_NEW',
-      }));
-      return Attributes ? orgFromItem(Attributes) : undefined;
-    } catch (err) {
-      if (err instanceof ConditionalCheckFailedException) return undefined;
-      throw err;
-    }
+  setFlags(orgId: string, flags: Partial<Pick<Organization, 'intern_programme' | 'vault_writes_disabled'>>, now: string): Promise<Organization | undefined> {
+    return this.updateOrganization(orgId, flags, '', now);
   }
 
   /**
@@ -249,14 +227,19 @@ export class OrganizationRepository {
   }
 
   async updateSettings(orgId: string, settings: Partial<OrganizationSettings>, now: string): Promise<Organization | undefined> {
-    const names: Record<string, string> = { '#settings': 'settings', '#updated_at': 'updated_at' };
+    return this.updateOrganization(orgId, settings, '#settings.', now);
+  }
+
+  /** Sets fields of an organization (under `prefix`, a path such as `#settings.`); undefined when there is none. */
+  private async updateOrganization(orgId: string, fields: Record<string, unknown>, prefix: string, now: string): Promise<Organization | undefined> {
+    const names: Record<string, string> = { '#updated_at': 'updated_at', ...(prefix ? { '#settings': 'settings' } : {}) };
     const values: Record<string, unknown> = { ':updated_at': now };
     const sets = ['#updated_at = :updated_at'];
-    for (const [field, value] of Object.entries(settings)) {
+    for (const [field, value] of Object.entries(fields)) {
       if (value === undefined) continue;
       names[`#${field}`] = field;
       values[`:${field}`] = value;
-      sets.push(`#settings.#${field} = :${field}`);
+      sets.push(`${prefix}#${field} = :${field}`);
     }
     try {
       const { Attributes } = await this.db.send(new UpdateCommand({
@@ -286,19 +269,7 @@ export class OrganizationRepository {
 
   async listWorkspaces(orgId: string): Promise<Workspace[]> {
     const { pk, skPrefix } = itemKeys.workspacesOf(orgId);
-    const items: Workspace[] = [];
-    let startKey: Record<string, unknown> | undefined;
-    do {
-      const page = await this.db.send(new QueryCommand({
-        TableName: this.tableName,
-        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-        ExpressionAttributeValues: { ':pk': pk, ':prefix': skPrefix },
-        ExclusiveStartKey: startKey,
-      }));
-      items.push(...(page.Items ?? []).map(workspaceFromItem));
-      startKey = page.LastEvaluatedKey;
-    } while (startKey);
-    return items;
+    return (await queryAll(this.db, this.tableName, pk, { skPrefix })).map(workspaceFromItem);
   }
 
   async getDefaultOrganization(): Promise<DefaultOrganization | undefined> {

@@ -1,9 +1,10 @@
 // Vault rows: each vault's encrypted data key, its sealed secrets (ordered by name) and its release audit
 // trail, under one partition per vault; interns under their organization. No row holds a plaintext value.
-import { DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { randomUUID } from 'node:crypto';
 import { itemKeys } from './item-keys.js';
+import { queryAll } from './query-all.js';
 
 export interface SecretRow {
   name: string;
@@ -117,20 +118,7 @@ export class VaultRepository {
   /** Every secret of a vault, ordered by name. */
   async listSecrets(vaultId: string): Promise<SecretRow[]> {
     const { pk, skPrefix } = itemKeys.vaultSecretsOf(vaultId);
-    const rows: SecretRow[] = [];
-    let startKey: Record<string, unknown> | undefined;
-    do {
-      const page = await this.db.send(new QueryCommand({
-        TableName: this.tableName,
-        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-        ExpressionAttributeValues: { ':pk': pk, ':prefix': skPrefix },
-        ConsistentRead: true,
-        ExclusiveStartKey: startKey,
-      }));
-      rows.push(...(page.Items ?? []).map(secretFromItem));
-      startKey = page.LastEvaluatedKey;
-    } while (startKey);
-    return rows;
+    return (await queryAll(this.db, this.tableName, pk, { skPrefix, consistent: true })).map(secretFromItem);
   }
 
   async deleteSecret(vaultId: string, name: string): Promise<boolean> {
@@ -145,18 +133,8 @@ export class VaultRepository {
 
   /** Removes a vault: its secrets, its audit trail and its data key. */
   async deleteVault(vaultId: string): Promise<void> {
-    let startKey: Record<string, unknown> | undefined;
-    do {
-      const page = await this.db.send(new QueryCommand({
-        TableName: this.tableName,
-        KeyConditionExpression: 'pk = :pk',
-        ExpressionAttributeValues: { ':pk': itemKeys.vaultDataKey(vaultId).pk },
-        ProjectionExpression: 'pk, sk',
-        ExclusiveStartKey: startKey,
-      }));
-      for (const item of page.Items ?? []) await this.db.send(new DeleteCommand({ TableName: this.tableName, Key: { pk: item.pk, sk: item.sk } }));
-      startKey = page.LastEvaluatedKey;
-    } while (startKey);
+    const items = await queryAll(this.db, this.tableName, itemKeys.vaultDataKey(vaultId).pk, { projection: 'pk, sk' });
+    for (const item of items) await this.db.send(new DeleteCommand({ TableName: this.tableName, Key: { pk: item.pk, sk: item.sk } }));
   }
 
   async audit(vaultId: string, entry: AuditEntry): Promise<void> {
@@ -168,23 +146,10 @@ export class VaultRepository {
 
   async auditTrail(vaultId: string): Promise<AuditEntry[]> {
     const { pk, skPrefix } = itemKeys.vaultAuditOf(vaultId);
-    const entries: AuditEntry[] = [];
-    let startKey: Record<string, unknown> | undefined;
-    do {
-      const page = await this.db.send(new QueryCommand({
-        TableName: this.tableName,
-        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-        ExpressionAttributeValues: { ':pk': pk, ':prefix': skPrefix },
-        ConsistentRead: true,
-        ExclusiveStartKey: startKey,
-      }));
-      entries.push(...(page.Items ?? []).map((item) => ({
-        action: item.action as AuditEntry['action'], secret: item.secret as string, host: item.host as string, requester: item.requester as string,
-        ...(item.reason ? { reason: item.reason as string } : {}), at: item.at as string,
-      })));
-      startKey = page.LastEvaluatedKey;
-    } while (startKey);
-    return entries;
+    return (await queryAll(this.db, this.tableName, pk, { skPrefix, consistent: true })).map((item) => ({
+      action: item.action as AuditEntry['action'], secret: item.secret as string, host: item.host as string, requester: item.requester as string,
+      ...(item.reason ? { reason: item.reason as string } : {}), at: item.at as string,
+    }));
   }
 
   /** Creates an intern (`mustExist` false) or replaces one that still exists; false when that condition fails. */
@@ -209,19 +174,7 @@ export class VaultRepository {
 
   async listInterns(orgId: string): Promise<Intern[]> {
     const { pk, skPrefix } = itemKeys.internsOf(orgId);
-    const interns: Intern[] = [];
-    let startKey: Record<string, unknown> | undefined;
-    do {
-      const page = await this.db.send(new QueryCommand({
-        TableName: this.tableName,
-        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-        ExpressionAttributeValues: { ':pk': pk, ':prefix': skPrefix },
-        ExclusiveStartKey: startKey,
-      }));
-      interns.push(...(page.Items ?? []).map(internFromItem));
-      startKey = page.LastEvaluatedKey;
-    } while (startKey);
-    return interns;
+    return (await queryAll(this.db, this.tableName, pk, { skPrefix })).map(internFromItem);
   }
 
   async deleteIntern(orgId: string, internId: string): Promise<void> {
