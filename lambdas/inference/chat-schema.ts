@@ -37,6 +37,17 @@ export const chatMessageSchema = z.discriminatedUnion('role', [
     name: z.string().optional(),
     tool_calls: z.array(toolCallSchema).optional(),
     reasoning: z.string().nullish(),
+    /** OpenRouter's reasoning blocks, as returned on an earlier turn (their signature goes back to the provider). */
+    reasoning_details: z.array(z.object({
+      type: z.string(),
+      text: z.string().nullish(),
+      summary: z.string().nullish(),
+      signature: z.string().nullish(),
+      data: z.string().nullish(),
+      format: z.string().nullish(),
+      id: z.string().nullish(),
+      index: z.number().int().nullish(),
+    })).max(64).nullish(),
     refusal: z.string().nullish(),
   }),
   z.object({ role: z.literal('tool'), content: textOnlyContent, tool_call_id: z.string().min(1) }),

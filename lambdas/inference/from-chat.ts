@@ -44,7 +44,7 @@ export function chatMessagesToInternal(messages: ChatMessage[]): Message[] {
           role: 'assistant',
           content,
           ...(message.tool_calls?.length ? { tool_calls: message.tool_calls.map((call) => ({ id: call.id, name: call.function.name, arguments: call.function.arguments })) } : {}),
-          ...(message.reasoning ? { reasoning: message.reasoning } : {}),
+          ...reasoningOf(message),
         };
       }
       case 'tool':
@@ -70,6 +70,14 @@ export function rejectPlugins(plugins: InferenceRequest['plugins']): void {
 
 export function modelList(model: string | undefined, models: string[] | undefined): string[] {
   return [...new Set([...(model ? [model] : []), ...(models ?? [])])];
+}
+
+/** An assistant turn's reasoning: `reasoning`, else the text of its reasoning_details, with their signature. */
+function reasoningOf(message: { reasoning?: string | null | undefined; reasoning_details?: Array<{ text?: string | null | undefined; summary?: string | null | undefined; signature?: string | null | undefined }> | null | undefined }) {
+  const details = message.reasoning_details ?? [];
+  const text = message.reasoning || details.map((detail) => detail.text ?? detail.summary ?? '').join('') || undefined;
+  const signature = details.find((detail) => detail.signature)?.signature ?? undefined;
+  return { ...(text ? { reasoning: text } : {}), ...(signature ? { reasoning_signature: signature } : {}) };
 }
 
 type Reasoning = ChatRequest['reasoning'];

@@ -32,6 +32,7 @@ export function responsesInputToMessages(instructions: string | null | undefined
     return messages;
   }
   let pendingReasoning: string | undefined;
+  let pendingSignature: string | undefined;
   const openAssistant = (): Extract<Message, { role: 'assistant' }> => {
     const last = messages.at(-1);
     if (last?.role === 'assistant') return last;
@@ -39,6 +40,10 @@ export function responsesInputToMessages(instructions: string | null | undefined
     if (pendingReasoning) {
       created.reasoning = pendingReasoning;
       pendingReasoning = undefined;
+    }
+    if (pendingSignature) {
+      created.reasoning_signature = pendingSignature;
+      pendingSignature = undefined;
     }
     messages.push(created);
     return created;
@@ -56,6 +61,9 @@ export function responsesInputToMessages(instructions: string | null | undefined
     if ('type' in item && item.type === 'reasoning') {
       const text = [...(item.summary ?? []), ...(item.content ?? [])].map((part) => part.text).join('\n');
       if (text) pendingReasoning = pendingReasoning ? `${pendingReasoning}\n${text}` : text;
+      // The provider's signature over the reasoning, as this gateway returns it (encrypted_content).
+      const signature = item.signature ?? item.encrypted_content;
+      if (signature) pendingSignature = signature;
       continue;
     }
     const message = item as { role: 'user' | 'system' | 'developer' | 'assistant'; content: string | Part[] | null };

@@ -35,6 +35,14 @@ function callerOf(principal: Principal | null): Caller {
   return { orgId: principal.key.org_id, workspaceId: principal.key.workspace_id, keyHash: principal.key.hash, key: principal.key, readUnits: principal.readUnits };
 }
 
+/** The `format` of reasoning_details by wire format: whose signature scheme the reasoning carries. */
+const REASONING_FORMATS: Partial<Record<Candidate['endpoint']['adapter'], string>> = {
+  anthropic: 'anthropic-claude-v1',
+  gemini: 'google-gemini-v1',
+  'openai-responses': 'openai-responses-v1',
+  bedrock: 'amazon-bedrock-converse-v1',
+};
+
 function identityOf(trace: RouteTrace, candidate: Candidate, serviceTier: string | null | undefined): ReplyIdentity {
   return {
     id: trace.generationId,
@@ -42,6 +50,7 @@ function identityOf(trace: RouteTrace, candidate: Candidate, serviceTier: string
     provider: candidate.endpoint.provider_name,
     created: Math.floor(Date.now() / 1000),
     serviceTier: serviceTier ?? candidate.serviceTier ?? null,
+    reasoningFormat: REASONING_FORMATS[candidate.endpoint.adapter] ?? 'unknown',
   };
 }
 
@@ -105,6 +114,7 @@ async function run(inference: InferenceRequest, principal: Principal | null, htt
 interface StreamState {
   text: string;
   reasoning: string;
+  signature?: string;
   toolCalls: Map<number, ToolCall>;
   finish: Extract<StreamEvent, { type: 'finish' }> | undefined;
 }
@@ -116,6 +126,7 @@ function resultFromState(state: StreamState, request: InferenceRequest): Generat
     usageEstimated: reported === undefined,
     text: state.text,
     ...(state.reasoning ? { reasoning: state.reasoning } : {}),
+    ...(state.signature ? { reasoning_signature: state.signature } : {}),
     tool_calls: [...state.toolCalls.entries()].sort(([a], [b]) => a - b).map(([, call]) => call),
     finish_reason: state.finish?.finish_reason ?? 'error',
     ...(state.finish?.native_finish_reason ? { native_finish_reason: state.finish.native_finish_reason } : {}),
@@ -230,6 +241,7 @@ async function produce(
     for await (const event of streaming.events) {
       if (event.type === 'text-delta') state.text += event.delta;
       else if (event.type === 'reasoning-delta') state.reasoning += event.delta;
+      else if (event.type === 'reasoning-signature') state.signature = event.signature;
       else if (event.type === 'tool-call-delta') {
         const call = state.toolCalls.get(event.index) ?? { id: event.id ?? '', name: event.name ?? '', arguments: '' };
         if (event.id && !call.id) call.id = event.id;

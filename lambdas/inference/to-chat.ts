@@ -9,6 +9,13 @@ export interface ReplyIdentity {
   provider: string;
   created: number;
   serviceTier: string | null;
+  /** The `format` of reasoning_details: which provider's signature scheme the reasoning carries. */
+  reasoningFormat?: string;
+}
+
+/** OpenRouter's reasoning_details entry: the reasoning text and the provider's signature over it. */
+export function reasoningDetail(identity: ReplyIdentity, text: string | undefined, signature: string | undefined) {
+  return { type: 'reasoning.text', text: text ?? '', ...(signature ? { signature } : {}), format: identity.reasoningFormat ?? 'unknown', index: 0 };
 }
 
 const SYSTEM_FINGERPRINT = 'model-gateway';
@@ -42,6 +49,7 @@ export function chatCompletion(identity: ReplyIdentity, result: GenerationResult
         content: result.text.length || !result.tool_calls.length ? result.text : null,
         refusal: null,
         ...(result.reasoning ? { reasoning: result.reasoning } : {}),
+        ...(result.reasoning || result.reasoning_signature ? { reasoning_details: [reasoningDetail(identity, result.reasoning, result.reasoning_signature)] } : {}),
         ...(result.tool_calls.length
           ? { tool_calls: result.tool_calls.map((call) => ({ id: call.id, type: 'function', function: { name: call.name, arguments: call.arguments } })) }
           : {}),
@@ -87,7 +95,9 @@ export class ChatStreamWriter {
       case 'text-delta':
         return prefix + this.delta({ content: event.delta });
       case 'reasoning-delta':
-        return prefix + this.delta({ reasoning: event.delta });
+        return prefix + this.delta({ reasoning: event.delta, reasoning_details: [reasoningDetail(this.identity, event.delta, undefined)] });
+      case 'reasoning-signature':
+        return prefix + this.delta({ reasoning_details: [reasoningDetail(this.identity, '', event.signature)] });
       case 'tool-call-delta':
         return prefix + this.delta({
           tool_calls: [{

@@ -7,7 +7,7 @@ import { sseEvent } from './sse.js';
 import type { ReplyIdentity } from './to-chat.js';
 
 type OutputItem =
-  | { type: 'reasoning'; id: string; summary: Array<{ type: 'summary_text'; text: string }>; status?: string }
+  | { type: 'reasoning'; id: string; summary: Array<{ type: 'summary_text'; text: string }>; status?: string; encrypted_content?: string }
   | { type: 'message'; id: string; role: 'assistant'; status: string; content: Array<{ type: 'output_text'; text: string; annotations: unknown[]; logprobs: unknown[] }> }
   | { type: 'function_call'; id: string; call_id: string; name: string; arguments: string; status: string };
 
@@ -59,7 +59,12 @@ export function responseObject(
 export function resultToOutput(result: GenerationResult): OutputItem[] {
   const output: OutputItem[] = [];
   const completed = statusOf(result.finish_reason).status === 'completed' ? 'completed' : 'incomplete';
-  if (result.reasoning) output.push({ type: 'reasoning', id: itemId('rs'), summary: [{ type: 'summary_text', text: result.reasoning }] });
+  if (result.reasoning || result.reasoning_signature) {
+    output.push({
+      type: 'reasoning', id: itemId('rs'), summary: [{ type: 'summary_text', text: result.reasoning ?? '' }],
+      ...(result.reasoning_signature ? { encrypted_content: result.reasoning_signature } : {}),
+    });
+  }
   if (result.text || !result.tool_calls.length) {
     output.push({ type: 'message', id: itemId('msg'), role: 'assistant', status: completed, content: [{ type: 'output_text', text: result.text, annotations: [], logprobs: [] }] });
   }
@@ -149,6 +154,12 @@ export class ResponsesStreamWriter {
         const { item, index } = this.open!;
         (item as Extract<OutputItem, { type: 'reasoning' }>).summary[0]!.text += event.delta;
         return out + this.emit('response.reasoning_summary_text.delta', { item_id: item.id, output_index: index, summary_index: 0, delta: event.delta });
+      }
+      case 'reasoning-signature': {
+        // Carried on the reasoning item (as encrypted_content), seen in its output_item.done event.
+        const reasoning = [...this.output].reverse().find((item) => item.type === 'reasoning') as Extract<OutputItem, { type: 'reasoning' }> | undefined;
+        if (reasoning) reasoning.encrypted_content = event.signature;
+        return '';
       }
       case 'tool-call-delta': {
         let out = '';

@@ -97,6 +97,8 @@ export interface GenerationResult {
   provider_id?: string;
   text: string;
   reasoning?: string;
+  /** The provider's signature over the reasoning (Anthropic thinking, Gemini thought signature, Bedrock): sent back on the next turn. */
+  reasoning_signature?: string;
   tool_calls: ToolCall[];
   finish_reason: FinishReason;
   /** The provider's own finish reason, before mapping. */
@@ -108,6 +110,7 @@ export interface GenerationResult {
 export type StreamEvent =
   | { type: 'text-delta'; delta: string }
   | { type: 'reasoning-delta'; delta: string }
+  | { type: 'reasoning-signature'; signature: string }
   /** A tool call starts (id and name known) or continues (arguments fragment); `index` orders calls in the reply. */
   | { type: 'tool-call-delta'; index: number; id?: string; name?: string; arguments_delta: string }
   | { type: 'finish'; finish_reason: FinishReason; native_finish_reason?: string; usage: Usage; provider_id?: string; service_tier?: string };

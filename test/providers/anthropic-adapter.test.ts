@@ -204,6 +204,8 @@ describe('Anthropic adapter: replies', () => {
     expect(result.text).toBe('I can help you get the current weather information for Paris. Let me check that for you');
     expect(result.tool_calls).toEqual([{ id: 'toolu_01CswdEQBMshySk6Y9DFKrfq', name: 'get_weather', arguments: '{"location":"Paris"}' }]);
     expect(result.finish_reason).toBe('tool_calls');
+    // The thinking block's signature: required when the thinking goes back with the tool result.
+    expect(result.reasoning_signature).toBe('BDaL4VrbR2Oj0hO4XpJxT28J5TILnCrrUXoKiiNBZW9P+nr8XSj1zuZzAl4egiCCpQNvfyUuFFJP5CncdYZEQPPmLxYsNrcs....');
   });
 
   it('counts cache reads and writes inside input tokens', async () => {
@@ -280,6 +282,7 @@ describe('Anthropic adapter: streaming', () => {
       { type: 'finish', finish_reason: 'stop', native_finish_reason: 'end_turn', provider_id: 'msg_01...', usage: { input_tokens: 0, output_tokens: 0, cached_input_tokens: 0, cache_write_tokens: 0, reasoning_tokens: 0 } },
     ]);
     expect(events.findIndex((event) => event.type === 'text-delta')).toBeGreaterThan(events.findLastIndex((event) => event.type === 'reasoning-delta'));
+    expect(events.filter((event) => event.type === 'reasoning-signature')).toEqual([{ type: 'reasoning-signature', signature: 'EqQBCgIYAhIM1gbcDa9GJwZA2b3hGgxBdjrkzLoky3dl1pkiMOYds...' }]);
   });
 
   it('turns an error event mid-stream into a ProviderError (overloaded → 529, retryable)', async () => {

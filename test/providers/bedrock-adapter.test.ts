@@ -265,6 +265,8 @@ describe('Bedrock Converse adapter', () => {
     expect(events).toEqual([
       { type: 'reasoning-delta', delta: 'Let me spell it out: ' },
       { type: 'reasoning-delta', delta: "s-t-r-a-w-b-e-r-r-y has 3 r's." },
+      // The signature comes back on the next turn with the reasoning (reasoning_signature).
+      { type: 'reasoning-signature', signature: 'ErcBCkgIAhABGAIiQMuPsJ+xSiHmvH3bB/2vrzzs3Bm2p6H4a5e9T8N5wS9lZy3mJx8cYpQ2r4wOe6Mzt1Ew0A9c7R2xw1gR2NDhmoQEgwY' },
       { type: 'text-delta', delta: 'There are 3 r\'s in "strawberry".' },
       expect.objectContaining({ type: 'finish', finish_reason: 'stop' }),
     ]);

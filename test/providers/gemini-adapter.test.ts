@@ -222,6 +222,8 @@ describe('Gemini adapter', () => {
     upstream.reply({ chunks: fixtureSse('google/stream-function-call.sse') });
     const events = await collect(adapter.stream(simple));
     expect(events).toEqual([
+      // The step's thought signature, on its first function-call part, comes first (it goes back next turn).
+      { type: 'reasoning-signature', signature: 'CiIBVKhc7oDqJc3JNmOLfOPtNNVLJyJKIG9yZfXJ1c2VR1Yx' },
       { type: 'tool-call-delta', index: 0, id: 'call_0', name: 'get_weather', arguments_delta: '{"location":"Paris"}' },
       { type: 'tool-call-delta', index: 1, id: 'call_1', name: 'get_weather', arguments_delta: '{"location":"London"}' },
       {

@@ -88,6 +88,7 @@ export function createAnthropicAdapter(settings: AnthropicSettings): ProviderAda
       const body = await readJson(provider, response, anthropicMessageSchema, options.signal);
       let text = '';
       const reasoning: string[] = [];
+      let signature: string | undefined;
       const toolCalls: ToolCall[] = [];
       for (const block of body.content) {
         switch (block.type) {
@@ -96,6 +97,7 @@ export function createAnthropicAdapter(settings: AnthropicSettings): ProviderAda
             break;
           case 'thinking':
             reasoning.push(block.thinking);
+            if (block.signature) signature = block.signature;
             break;
           case 'tool_use':
             toolCalls.push({ id: block.id, name: block.name, arguments: JSON.stringify(block.input ?? {}) });
@@ -110,6 +112,7 @@ export function createAnthropicAdapter(settings: AnthropicSettings): ProviderAda
         ...(body.id ? { provider_id: body.id } : {}),
         text,
         ...(reasoning.length ? { reasoning: reasoning.join('\n\n') } : {}),
+        ...(signature ? { reasoning_signature: signature } : {}),
         tool_calls: toolCalls,
         finish_reason: mapAnthropicFinishReason(body.stop_reason, toolCalls.length > 0),
         ...(body.stop_reason ? { native_finish_reason: body.stop_reason } : {}),
@@ -172,7 +175,9 @@ export function createAnthropicAdapter(settings: AnthropicSettings): ProviderAda
                   yield { type: 'tool-call-delta', index: state.index, arguments_delta: delta.partial_json };
                 }
               }
-              // signature_delta: the internal stream has no place for the thinking signature.
+              else if (delta.type === 'signature_delta' && state?.kind === 'thinking') {
+                yield { type: 'reasoning-signature', signature: delta.signature };
+              }
               break;
             }
             case 'content_block_stop': {

@@ -118,9 +118,13 @@ export function createBedrockAdapter(settings: BedrockSettings = {}): ProviderAd
       let text = '';
       let reasoning = '';
       const toolCalls: ToolCall[] = [];
+      let signature: string | undefined;
       for (const block of body.output.message.content) {
         if (block.text) text += block.text;
-        if (block.reasoningContent?.reasoningText) reasoning += block.reasoningContent.reasoningText.text;
+        if (block.reasoningContent?.reasoningText) {
+          reasoning += block.reasoningContent.reasoningText.text;
+          signature = block.reasoningContent.reasoningText.signature ?? signature;
+        }
         if (block.toolUse) toolCalls.push({ id: block.toolUse.toolUseId, name: block.toolUse.name, arguments: JSON.stringify(block.toolUse.input ?? {}) });
       }
       const requestId = body.$metadata?.requestId;
@@ -129,6 +133,7 @@ export function createBedrockAdapter(settings: BedrockSettings = {}): ProviderAd
         ...(requestId ? { provider_id: requestId } : {}),
         text,
         ...(reasoning && !excludeReasoning ? { reasoning } : {}),
+        ...(signature ? { reasoning_signature: signature } : {}),
         tool_calls: toolCalls,
         finish_reason: mapBedrockStopReason(body.stopReason, toolCalls.length > 0),
         native_finish_reason: body.stopReason,
@@ -166,6 +171,7 @@ export function createBedrockAdapter(settings: BedrockSettings = {}): ProviderAd
           const delta = event.contentBlockDelta?.delta;
           if (delta?.text) yield { type: 'text-delta', delta: delta.text };
           if (delta?.reasoningContent?.text && !excludeReasoning) yield { type: 'reasoning-delta', delta: delta.reasoningContent.text };
+          if (delta?.reasoningContent?.signature) yield { type: 'reasoning-signature', signature: delta.reasoningContent.signature };
           if (delta?.toolUse) {
             const block = event.contentBlockDelta?.contentBlockIndex ?? -1;
             let index = toolIndexes.get(block);

@@ -87,7 +87,10 @@ export function createGeminiAdapter(settings: GeminiSettings): ProviderAdapter {
       let text = '';
       let reasoning = '';
       const toolCalls: ToolCall[] = [];
+      let signature: string | undefined;
       for (const part of candidate?.content?.parts ?? []) {
+        // Gemini signs the step on its first function call (or text) part; it goes back on the next turn.
+        signature ??= part.thoughtSignature ?? undefined;
         if (part.functionCall) toolCalls.push(toolCallOf(part.functionCall, toolCalls.length));
         else if (part.text && part.thought) reasoning += part.text;
         else if (part.text) text += part.text;
@@ -97,6 +100,7 @@ export function createGeminiAdapter(settings: GeminiSettings): ProviderAdapter {
         ...(body.responseId ? { provider_id: body.responseId } : {}),
         text,
         ...(reasoning && !excludeReasoning ? { reasoning } : {}),
+        ...(signature ? { reasoning_signature: signature } : {}),
         tool_calls: toolCalls,
         finish_reason: candidate ? mapGeminiFinishReason(candidate.finishReason, toolCalls.length > 0) : 'content_filter',
         ...(nativeReason ? { native_finish_reason: nativeReason } : {}),
@@ -114,6 +118,7 @@ export function createGeminiAdapter(settings: GeminiSettings): ProviderAdapter {
       let usage: Usage | undefined;
       let providerId: string | undefined;
       let toolCalls = 0;
+      let signed = false;
       try {
         for await (const event of parseSse(response.body)) {
           const chunk = parseUpstream(provider, geminiChunkSchema, parseJsonText(provider, event.data));
@@ -131,6 +136,10 @@ export function createGeminiAdapter(settings: GeminiSettings): ProviderAdapter {
           if (chunk.promptFeedback?.blockReason) blockReason = chunk.promptFeedback.blockReason;
           const candidate = chunk.candidates?.[0];
           for (const part of candidate?.content?.parts ?? []) {
+            if (part.thoughtSignature && !signed) {
+              signed = true;
+              yield { type: 'reasoning-signature', signature: part.thoughtSignature };
+            }
             if (part.functionCall) {
               const call = toolCallOf(part.functionCall, toolCalls);
               yield { type: 'tool-call-delta', index: toolCalls, id: call.id, name: call.name, arguments_delta: call.arguments };
