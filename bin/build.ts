@@ -12,6 +12,7 @@ export const PROJECT_ROOT = fileURLToPath(new URL('../', import.meta.url));
 export const LAMBDA_ENTRIES = {
   inference: 'lambdas/handlers/inference.ts',
   management: 'lambdas/handlers/management.ts',
+  maintenance: 'lambdas/handlers/maintenance.ts',
 } as const;
 
 export type BundleName = keyof typeof LAMBDA_ENTRIES;

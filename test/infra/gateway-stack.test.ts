@@ -356,10 +356,12 @@ describe('bundles', () => {
   it('load in Node and export a handler; the management bundle answers /health and a JSON 404 envelope', () => {
     const inference = join(bundleDir(base, base.stack.inference), 'index.mjs');
     const management = join(bundleDir(base, base.stack.management), 'index.mjs');
+    const maintenance = join(bundleDir(base, base.stack.maintenance), 'index.mjs');
     const output = runModule(`
       globalThis.awslambda = { streamifyResponse: (handler) => handler, HttpResponseStream: { from: (stream) => stream } };
       const inference = await import(${JSON.stringify(inference)});
       const management = await import(${JSON.stringify(management)});
+      const maintenance = await import(${JSON.stringify(maintenance)});
       const event = (method, path) => ({
         version: '2.0', routeKey: '$default', rawPath: path, rawQueryString: '', headers: {}, isBase64Encoded: false,
         requestContext: { http: { method, path, protocol: 'HTTP/1.1', sourceIp: '192.0.2.1', userAgent: 'test' },
@@ -368,10 +370,10 @@ describe('bundles', () => {
       });
       const health = await management.handler(event('GET', '/health'), {});
       const missing = await management.handler(event('GET', '/api/v1/no-such-route'), {});
-      console.log(JSON.stringify({ inference: typeof inference.handler, health: health.statusCode, missing: missing.statusCode, body: JSON.parse(missing.body) }));
+      console.log(JSON.stringify({ inference: typeof inference.handler, maintenance: typeof maintenance.handler, health: health.statusCode, missing: missing.statusCode, body: JSON.parse(missing.body) }));
     `);
     const result = JSON.parse(output.trim().split('\n').at(-1)!);
-    expect(result).toMatchObject({ inference: 'function', health: 200, missing: 404, body: { error: { code: 404 } } });
+    expect(result).toMatchObject({ inference: 'function', maintenance: 'function', health: 200, missing: 404, body: { error: { code: 404 } } });
   });
 });
 
