@@ -14,7 +14,7 @@ import type { RecordCache } from '../shared/record-cache.js';
 import { nanosFromStore, nanosToDecimal, type Nanos } from '../shared/money.js';
 import type { Workspace } from '../tenancy/types.js';
 import { BUDGET_INTERVALS } from '../tenancy/types.js';
-import { meterAttr, meterFromItem, spent, type Window } from './meter.js';
+import { budgetWindow, meterAttr, meterFromItem, spent } from './meter.js';
 import { infrastructureCost, type InfrastructureCost, type Invocation, type ResourceUse } from './infrastructure.js';
 import { infrastructureToItem } from '../store/generation-repository.js';
 import { currentPeriods, INTERVALS, windowEnd, type Periods } from './periods.js';
@@ -54,10 +54,6 @@ export interface SettleResult {
 
 const usd = (nanos: Nanos) => `$${nanosToDecimal(nanos < 0n ? 0n : nanos)}`;
 
-function limitWindow(interval: string): Window {
-  return interval === 'lifetime' ? 'total' : interval as Window;
-}
-
 function keyTerms(key: ApiKey): KeyTerms {
   return {
     hash: key.hash,
@@ -72,7 +68,7 @@ function workspaceTerms(workspace: Workspace): WorkspaceTerms {
     budgetVersion: workspace.budget_version,
     budgets: BUDGET_INTERVALS.flatMap((interval) => {
       const budget = workspace.budgets[interval];
-      return budget ? [{ interval: limitWindow(interval), limit: budget.limit }] : [];
+      return budget ? [{ interval: budgetWindow(interval), limit: budget.limit }] : [];
     }),
     withByok: workspace.include_byok_in_budgets,
   };
@@ -344,7 +340,7 @@ function budgetRefusal(workspace: Workspace, item: Record<string, unknown>, amou
   for (const interval of BUDGET_INTERVALS) {
     const budget = workspace.budgets[interval];
     if (!budget) continue;
-    const left = budget.limit - spent(meter, limitWindow(interval), workspace.include_byok_in_budgets) - meter.held;
+    const left = budget.limit - spent(meter, budgetWindow(interval), workspace.include_byok_in_budgets) - meter.held;
     if (left >= amount) continue;
     const resets = interval === 'lifetime' ? '' : `; it resets at ${windowEnd(interval, now)}`;
     return new HttpError(402, `Workspace budget exceeded: this request can cost up to ${usd(amount)} and workspace ${workspace.slug}'s ${interval} budget of ${usd(budget.limit)} has ${usd(left)} left${resets}.`, {

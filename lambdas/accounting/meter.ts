@@ -28,6 +28,9 @@ export interface Meter {
   held: Nanos;
 }
 
+/** The meter window a budget interval counts in: lifetime budgets count the lifetime total. */
+export const budgetWindow = (interval: Interval | 'lifetime'): Window => (interval === 'lifetime' ? 'total' : interval);
+
 export const zeroUsage = (): UsageCounters => ({ total: 0n, daily: 0n, weekly: 0n, monthly: 0n });
 
 export const newMeter = (at: Date): Meter => ({ usage: zeroUsage(), byok_usage: zeroUsage(), periods: currentPeriods(at), held: 0n });

@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import type { z } from 'zod';
 import type { ManagementOperations } from '../http/route-table.js';
 import { BadRequestError, ForbiddenError, NotFoundError } from '../http/errors.js';
-import type { Principal } from '../http/auth.js';
+import { principalOf } from '../http/auth.js';
 import type { GatewayDeps } from '../http/deps.js';
 import { nanosToUsd, usdToNanos } from '../shared/money.js';
 import type { GenerationRecord } from '../store/generation-repository.js';
@@ -19,11 +19,6 @@ type AccountingOperations = Pick<ManagementOperations,
 
 const DAY_MS = 86_400_000;
 export const ACTIVITY_DAYS = 30;
-
-function principalOf(principal: Principal | null): Principal {
-  if (!principal) throw new Error('route declared without authentication');
-  return principal;
-}
 
 function generationView(record: GenerationRecord, providerNames: Map<string, string>): z.infer<typeof generationReply>['data'] {
   const cost = record.cost;

@@ -4,18 +4,15 @@ import { randomUUID } from 'node:crypto';
 import type { z } from 'zod';
 import type { ManagementOperations } from '../http/route-table.js';
 import { BadRequestError, NotFoundError, ServiceUnavailableError } from '../http/errors.js';
-import type { Principal } from '../http/auth.js';
+import { principalOf, type Principal } from '../http/auth.js';
 import type { GatewayDeps } from '../http/deps.js';
 import type { Vault } from '../vault/vault.js';
 import { byokVaultRef, maskKey, type ByokCredential } from './types.js';
 import type { byokSchema } from './schemas.js';
 
-type ByokOperations = Pick<ManagementOperations, 'listByok' | 'createByok' | 'getByok' | 'updateByok' | 'deleteByok'>;
+const orgOf = (principal: Principal | null): string => principalOf(principal).key.org_id;
 
-function orgOf(principal: Principal | null): string {
-  if (!principal) throw new Error('route declared without authentication');
-  return principal.key.org_id;
-}
+type ByokOperations = Pick<ManagementOperations, 'listByok' | 'createByok' | 'getByok' | 'updateByok' | 'deleteByok'>;
 
 function vaultOf(deps: GatewayDeps): Vault {
   if (!deps.vault) throw new ServiceUnavailableError('BYOK is not available on this deployment (no KMS key)');

@@ -1,7 +1,7 @@
 // Key management routes: list, create, read, update, delete, and the calling key's own metadata.
 import type { ManagementOperations } from '../http/route-table.js';
 import { BadRequestError, NotFoundError } from '../http/errors.js';
-import type { Principal } from '../http/auth.js';
+import { principalOf } from '../http/auth.js';
 import { usdToNanos } from '../shared/money.js';
 import { currentKeyView, keyView } from './key-view.js';
 import { keyHashParam } from './schemas.js';
@@ -11,11 +11,6 @@ import type { KeyPatch } from '../store/api-key-repository.js';
 export const KEY_PAGE_SIZE = 100;
 
 type KeyOperations = Pick<ManagementOperations, 'listKeys' | 'createKey' | 'getKey' | 'updateKey' | 'deleteKey' | 'getCurrentKey'>;
-
-function principalOf(principal: Principal | null): Principal {
-  if (!principal) throw new Error('route declared without authentication');
-  return principal;
-}
 
 function hashParam(params: Record<string, string>): string {
   const hash = params.hash ?? '';

@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import type { z } from 'zod';
 import type { ManagementOperations } from '../http/route-table.js';
 import { BadRequestError, ConflictError, ForbiddenError, HttpError, NotFoundError, ServiceUnavailableError } from '../http/errors.js';
-import type { Principal } from '../http/auth.js';
+import { principalOf, type Principal } from '../http/auth.js';
 import type { GatewayDeps } from '../http/deps.js';
 import type { GatewayRequest } from '../http/request.js';
 import type { ApiKey } from '../keys/types.js';
@@ -36,11 +36,6 @@ interface Caller {
   org: Organization;
 }
 
-function keyOf(principal: Principal | null): ApiKey {
-  if (!principal) throw new Error('route declared without authentication');
-  return principal.key;
-}
-
 /**
  * Rule 9: the vault is served only on the global hostname, never on a regional one. The raw AWS regional
  * endpoints count as global only for requests CloudFront marked with the deployment's front-door token.
@@ -57,7 +52,7 @@ export function isRegionalHost(request: GatewayRequest, env: NodeJS.ProcessEnv =
 
 /** The caller of a vault or intern route: in the programme (else 404) and on the global hostname. */
 async function callerOf(principal: Principal | null, request: GatewayRequest, deps: GatewayDeps): Promise<Caller> {
-  const key = keyOf(principal);
+  const { key } = principalOf(principal);
   const org = await deps.organizations.get(key.org_id);
   if (!org?.intern_programme) throw new NotFoundError(NOT_FOUND);
   if (isRegionalHost(request)) throw new ForbiddenError('The vault is not served on regional hostnames; use the global base URL');

@@ -4,26 +4,23 @@ import { randomUUID } from 'node:crypto';
 import type { z } from 'zod';
 import type { ManagementOperations } from '../http/route-table.js';
 import { BadRequestError, ConflictError, NotFoundError } from '../http/errors.js';
-import type { Principal } from '../http/auth.js';
+import { principalOf, type Principal } from '../http/auth.js';
 import type { GatewayDeps } from '../http/deps.js';
 import { nanosToUsd, usdToNanos } from '../shared/money.js';
-import { meterAt, spent } from '../accounting/meter.js';
+import { budgetWindow, meterAt, spent } from '../accounting/meter.js';
 import { windowEnd } from '../accounting/periods.js';
 import { newWorkspace } from '../tenancy/new-workspace.js';
 import type { BudgetInterval, Workspace } from '../tenancy/types.js';
 import { BUDGET_INTERVALS } from '../tenancy/types.js';
 import { budgetIntervalSchema, type budgetSchema, type workspaceSchema } from './schemas.js';
 
+const orgOf = (principal: Principal | null): string => principalOf(principal).key.org_id;
+
 type WorkspaceOperations = Pick<ManagementOperations,
   'listWorkspaces' | 'createWorkspace' | 'getWorkspace' | 'updateWorkspace' | 'deleteWorkspace'
   | 'listWorkspaceBudgets' | 'getWorkspaceBudget' | 'putWorkspaceBudget' | 'deleteWorkspaceBudget'>;
 
 const DEFAULT_PAGE = 50;
-
-function orgOf(principal: Principal | null): string {
-  if (!principal) throw new Error('route declared without authentication');
-  return principal.key.org_id;
-}
 
 export function workspaceView(workspace: Workspace): z.infer<typeof workspaceSchema> {
   return {
@@ -51,7 +48,7 @@ export function workspaceView(workspace: Workspace): z.infer<typeof workspaceSch
 function budgetView(workspace: Workspace, interval: BudgetInterval, now: Date): z.infer<typeof budgetSchema> | undefined {
   const budget = workspace.budgets[interval];
   if (!budget) return undefined;
-  const window = interval === 'lifetime' ? 'total' : interval;
+  const window = budgetWindow(interval);
   const meter = meterAt(workspace, now);
   const used = spent(meter, window, workspace.include_byok_in_budgets);
   const remaining = budget.limit - used - meter.held;
