@@ -35,13 +35,19 @@ function callerOf(principal: Principal | null): Caller {
   return { orgId: principal.key.org_id, workspaceId: principal.key.workspace_id, keyHash: principal.key.hash, key: principal.key, readUnits: principal.readUnits };
 }
 
-/** The `format` of reasoning_details by wire format: whose signature scheme the reasoning carries. */
-const REASONING_FORMATS: Partial<Record<Candidate['endpoint']['adapter'], string>> = {
-  anthropic: 'anthropic-claude-v1',
-  gemini: 'google-gemini-v1',
-  'openai-responses': 'openai-responses-v1',
-  bedrock: 'amazon-bedrock-converse-v1',
-};
+/**
+ * The `format` of reasoning_details (OpenRouter's values only): whose signature scheme the reasoning
+ * carries. On Bedrock that is Claude's for Claude models; others have no known format.
+ */
+function reasoningFormat(endpoint: Candidate['endpoint']): string {
+  switch (endpoint.adapter) {
+    case 'anthropic': return 'anthropic-claude-v1';
+    case 'gemini': return 'google-gemini-v1';
+    case 'openai-responses': return 'openai-responses-v1';
+    case 'bedrock': return /claude/i.test(endpoint.upstream_model) ? 'anthropic-claude-v1' : 'unknown';
+    default: return 'unknown';
+  }
+}
 
 function identityOf(trace: RouteTrace, candidate: Candidate, serviceTier: string | null | undefined): ReplyIdentity {
   return {
@@ -50,7 +56,7 @@ function identityOf(trace: RouteTrace, candidate: Candidate, serviceTier: string
     provider: candidate.endpoint.provider_name,
     created: Math.floor(Date.now() / 1000),
     serviceTier: serviceTier ?? candidate.serviceTier ?? null,
-    reasoningFormat: REASONING_FORMATS[candidate.endpoint.adapter] ?? 'unknown',
+    reasoningFormat: reasoningFormat(candidate.endpoint),
   };
 }
 
