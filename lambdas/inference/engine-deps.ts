@@ -12,6 +12,7 @@ import { RecordCache } from '../shared/record-cache.js';
 import type { ApiKey } from '../keys/types.js';
 import type { Workspace } from '../tenancy/types.js';
 import { EndpointHealth, StickySessions } from './endpoint-health.js';
+import { ShutdownSwitch } from './shutdown.js';
 import { DEFAULT_ENGINE_CONFIG, type EngineConfig, type EngineDeps } from './engine.js';
 
 function positiveInt(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
@@ -72,5 +73,6 @@ export function createEngineDeps(db: DynamoDBDocumentClient, tableName: string, 
     random: Math.random,
     sleep: (ms, signal) => delay(ms, undefined, { signal }).catch(() => undefined),
     log,
+    shutdown: new ShutdownSwitch(),
   };
 }

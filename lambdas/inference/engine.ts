@@ -22,6 +22,7 @@ import type { EndpointHealth, StickySessions } from './endpoint-health.js';
 import type { InferenceRequest } from './inference-request.js';
 import { DEFAULT_RETRY_POLICY, retryDelayMs, type RetryPolicy } from './retry-policy.js';
 import { planRoute, requestFor, type Candidate, type RoutingPlan } from './routing.js';
+import type { ShutdownSwitch } from './shutdown.js';
 
 export interface Caller {
   orgId: string;
@@ -70,6 +71,8 @@ export interface EngineDeps {
   random: () => number;
   sleep: (ms: number, signal: AbortSignal) => Promise<void>;
   log: (line: string) => void;
+  /** Triggered when a long-lived process shuts down: in-flight requests end early and settle. */
+  shutdown: ShutdownSwitch;
 }
 
 export interface PipelineEntry {
