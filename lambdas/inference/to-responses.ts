@@ -13,14 +13,25 @@ type OutputItem =
 
 const itemId = (prefix: string) => `${prefix}_${randomBytes(12).toString('hex')}`;
 
+/**
+ * The usage of a Responses reply. Its cost details name input and output where chat names prompt and
+ * completions (`upstream_inference_input_cost`, `upstream_inference_output_cost`): the Responses API's own
+ * names, which @openrouter/sdk requires.
+ */
 export function responsesUsage(usage: Usage, cost: CostBreakdown, isByok: boolean) {
+  const { cost_details: chat, ...fields } = costFields(cost, isByok);
   return {
     input_tokens: usage.input_tokens,
-    input_tokens_details: { cached_tokens: usage.cached_input_tokens },
+    input_tokens_details: { cached_tokens: usage.cached_input_tokens, cache_write_tokens: usage.cache_write_tokens },
     output_tokens: usage.output_tokens,
     output_tokens_details: { reasoning_tokens: usage.reasoning_tokens },
     total_tokens: usage.input_tokens + usage.output_tokens,
-    ...costFields(cost, isByok),
+    ...fields,
+    cost_details: {
+      upstream_inference_cost: chat.upstream_inference_cost,
+      upstream_inference_input_cost: chat.upstream_inference_prompt_cost,
+      upstream_inference_output_cost: chat.upstream_inference_completions_cost,
+    },
   };
 }
 

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import OpenAI from 'openai';
 import { OpenRouter } from '@openrouter/sdk';
 import { startGatewayProcess, type GatewayProcess } from '../support/gateway-process.js';
+import { drain, unknownPaths } from '../support/sdk-shapes.js';
 import { generateKeyText } from '../../lambdas/keys/key-format.js';
 
 const ADMIN_KEY = generateKeyText();
@@ -94,6 +95,20 @@ describe('@openrouter/sdk', () => {
     const client = new OpenRouter({ apiKey: userKey, serverURL: gateway.baseUrl, retryConfig: { strategy: 'none' } });
     const result = await client.chat.send({ chatRequest: { model: 'simulator/echo', stream: false, messages: [{ role: 'user', content: 'From the OpenRouter SDK' }] } });
     expect('choices' in result && result.choices[0]!.message.content).toBe('From the OpenRouter SDK');
+  });
+
+  it('responses.send: the reply parses, with the Responses names of the cost details', async () => {
+    const client = new OpenRouter({ apiKey: userKey, serverURL: gateway.baseUrl, retryConfig: { strategy: 'none' } });
+    const reply = await client.responses.send({ responsesRequest: { model: 'simulator/echo', input: 'From responses.send' } });
+    if (!('output' in reply)) throw new Error('expected a response object');
+    expect(unknownPaths(reply)).toEqual([]);
+    expect(reply.outputText).toBe('From responses.send');
+    expect(reply.status).toBe('completed');
+    expect(reply.usage!.cost).toBeGreaterThan(0);
+    expect(reply.usage!.costDetails).toEqual({
+      upstreamInferenceCost: null, upstreamInferenceInputCost: expect.any(Number), upstreamInferenceOutputCost: expect.any(Number),
+    });
+    expect(reply.usage!.costDetails!.upstreamInferenceInputCost + reply.usage!.costDetails!.upstreamInferenceOutputCost).toBeCloseTo(reply.usage!.cost!, 12);
   });
 
   it('lists the catalog publicly and per key', async () => {
