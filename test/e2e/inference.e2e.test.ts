@@ -111,6 +111,17 @@ describe('@openrouter/sdk', () => {
     expect(reply.usage!.costDetails!.upstreamInferenceInputCost + reply.usage!.costDetails!.upstreamInferenceOutputCost).toBeCloseTo(reply.usage!.cost!, 12);
   });
 
+  it('chat.send streaming on a cut stream ends with a typed error chunk', async () => {
+    const client = new OpenRouter({ apiKey: userKey, serverURL: gateway.baseUrl, retryConfig: { strategy: 'none' } });
+    const stream = await client.chat.send({ chatRequest: { model: 'simulator/cut-stream', stream: true, messages: [{ role: 'user', content: 'this reply will be cut off somewhere in the middle' }] } });
+    const chunks = await drain(stream);
+    expect(unknownPaths(chunks)).toEqual([]);
+    expect(chunks.map((chunk) => chunk.choices[0]?.delta.content ?? '').join('').length).toBeGreaterThan(0);
+    const last = chunks.at(-1)!;
+    expect(last.choices[0]!.finishReason).toBe('error');
+    expect(last.error).toEqual({ code: 502, message: expect.stringContaining('simulator'), metadata: { errorType: 'provider_unavailable' } });
+  });
+
   it('lists the catalog publicly and per key', async () => {
     const client = new OpenRouter({ apiKey: userKey, serverURL: gateway.baseUrl, retryConfig: { strategy: 'none' } });
     const models = await client.models.list();
