@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import OpenAI from 'openai';
 import { OpenRouter } from '@openrouter/sdk';
 import { startGatewayProcess, type GatewayProcess } from '../support/gateway-process.js';
-import { drain, unknownPaths } from '../support/sdk-shapes.js';
+import { drain, objectOf, streamOf, unknownPaths } from '../support/sdk-shapes.js';
 import { generateKeyText } from '../../lambdas/keys/key-format.js';
 
 const ADMIN_KEY = generateKeyText();
@@ -99,8 +99,7 @@ describe('@openrouter/sdk', () => {
 
   it('responses.send: the reply parses, with the Responses names of the cost details', async () => {
     const client = new OpenRouter({ apiKey: userKey, serverURL: gateway.baseUrl, retryConfig: { strategy: 'none' } });
-    const reply = await client.responses.send({ responsesRequest: { model: 'simulator/echo', input: 'From responses.send' } });
-    if (!('output' in reply)) throw new Error('expected a response object');
+    const reply = objectOf(await client.responses.send({ responsesRequest: { model: 'simulator/echo', input: 'From responses.send' } }));
     expect(unknownPaths(reply)).toEqual([]);
     expect(reply.outputText).toBe('From responses.send');
     expect(reply.status).toBe('completed');
@@ -114,7 +113,7 @@ describe('@openrouter/sdk', () => {
   it('chat.send streaming on a cut stream ends with a typed error chunk', async () => {
     const client = new OpenRouter({ apiKey: userKey, serverURL: gateway.baseUrl, retryConfig: { strategy: 'none' } });
     const stream = await client.chat.send({ chatRequest: { model: 'simulator/cut-stream', stream: true, messages: [{ role: 'user', content: 'this reply will be cut off somewhere in the middle' }] } });
-    const chunks = await drain(stream);
+    const chunks = await drain(streamOf(stream));
     expect(unknownPaths(chunks)).toEqual([]);
     expect(chunks.map((chunk) => chunk.choices[0]?.delta.content ?? '').join('').length).toBeGreaterThan(0);
     const last = chunks.at(-1)!;

@@ -20,3 +20,15 @@ export async function drain<T>(stream: AsyncIterable<T>): Promise<T[]> {
   for await (const event of stream) events.push(event);
   return events;
 }
+
+/** An SDK reply that is a stream (the SDK types a `stream: true` reply as stream-or-object). */
+export function streamOf<T>(reply: T): Extract<T, AsyncIterable<unknown>> {
+  if (typeof reply !== 'object' || reply === null || !(Symbol.asyncIterator in reply)) throw new Error(`expected a stream, got ${JSON.stringify(reply).slice(0, 300)}`);
+  return reply as Extract<T, AsyncIterable<unknown>>;
+}
+
+/** An SDK reply that is a JSON object, not a stream. */
+export function objectOf<T>(reply: T): Exclude<T, AsyncIterable<unknown>> {
+  if (typeof reply !== 'object' || reply === null || Symbol.asyncIterator in reply) throw new Error('expected a JSON reply, got a stream');
+  return reply as Exclude<T, AsyncIterable<unknown>>;
+}
