@@ -4,6 +4,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { connect } from 'node:net';
 import { OpenRouter } from '@openrouter/sdk';
+import { VaultSecretListResponse$inboundSchema, VaultSecretResponse$inboundSchema } from '@openrouter/sdk/models';
 import {
   BadRequestResponseError, ForbiddenResponseError, InternLifecycleError, NotFoundResponseError, OpenRouterError, UnauthorizedResponseError,
 } from '@openrouter/sdk/models/errors';
@@ -162,6 +163,11 @@ describe('npm start', () => {
     expect(copied.data[0]!.fingerprint).not.toBe(stored.data.fingerprint);
     await user.vault.storeInternVaultSecret({ internId: intern.id, name: 'own', vaultSecretWriteRequest: { hosts: ['x.example.com'], value: 'v' } });
     expect((await user.vault.listInternVaultSecrets({ internId: intern.id })).data.map((secret) => secret.name)).toEqual(['github_token', 'own']);
+    // Reads the SDK has no method for answer in the shape of its vault models all the same.
+    const get = (path: string) => fetch(`${gateway.baseUrl}${path}`, { headers: { authorization: `Bearer ${created.key}` } }).then((reply) => reply.json());
+    expect(VaultSecretResponse$inboundSchema.parse(await get('/vault/secrets/github_token')).data.name).toBe('github_token');
+    expect(VaultSecretResponse$inboundSchema.parse(await get(`/vault/interns/${intern.id}/secrets/own`)).data.hosts).toEqual(['x.example.com']);
+    expect(VaultSecretListResponse$inboundSchema.parse(await get(`/vault/interns/${intern.id}/effective-secrets`)).data.map((secret) => secret.name)).toEqual(['github_token', 'own']);
     expect(await user.vault.deleteInternVaultSecret({ internId: intern.id, name: 'own' })).toBeUndefined();
     expect((await user.vault.listInternVaultSecrets({ internId: intern.id })).data.map((secret) => secret.name)).toEqual(['github_token']);
     expect(await user.interns.getIntern({ internId: intern.id })).toMatchObject({ id: intern.id, name: 'E2E intern', description: 'tests' });
