@@ -108,6 +108,9 @@ describe('npm start', () => {
     const page = await admin.workspaces.list();
     expect(page.result.data.map((entry) => entry.slug)).toContain('sdk-space');
     expect(page.result.totalCount).toBeGreaterThanOrEqual(2);
+    const paged: string[] = [];
+    for await (const onePerPage of await admin.workspaces.list({ limit: 1 })) paged.push(...onePerPage.result.data.map((entry) => entry.slug));
+    expect(paged).toEqual(page.result.data.map((entry) => entry.slug));
     expect((await admin.workspaces.get({ id: 'sdk-space' })).data.id).toBe(workspace.data.id);
     expect((await admin.workspaces.update({ id: workspace.data.id, updateWorkspaceRequest: { description: 'for the SDK test' } })).data.description).toBe('for the SDK test');
 
@@ -182,6 +185,11 @@ describe('npm start', () => {
     expect(page.result.data.map((entry) => entry.id)).toContain(credential.data.id);
     expect((await admin.byok.get({ id: credential.data.id })).data.label).toBe('sk-…5678');
     expect((await admin.byok.update({ id: credential.data.id, updateBYOKKeyRequest: { disabled: true } })).data.disabled).toBe(true);
+    const second = await admin.byok.create({ createBYOKKeyRequest: { provider: 'simulator' as never, key: 'sk-sim-e2e-OTHER-9999', name: 'second' } });
+    const paged: string[] = [];
+    for await (const onePerPage of await admin.byok.list({ limit: 1 })) paged.push(...onePerPage.result.data.map((entry) => entry.id));
+    expect(paged.sort()).toEqual([credential.data.id, second.data.id].sort());
+    await admin.byok.delete({ id: second.data.id });
     expect(await admin.byok.delete({ id: credential.data.id })).toEqual({ deleted: true });
     await admin.apiKeys.delete({ hash: created.data.hash });
   });

@@ -257,6 +257,10 @@ describe('@openrouter/sdk', () => {
     const mine = await sdk.models.listForUser({ bearer: userKey });
     expect(unknownPaths(mine)).toEqual([]);
     expect(mine.result.data.map((model) => model.id).sort()).toEqual([...ids].sort());
+    // The SDK pages by offset and limit, asking for the next page while a page is full.
+    const paged: string[][] = [];
+    for await (const page of await sdk.models.list({ limit: 4 })) paged.push(page.result.data.map((model) => model.id));
+    expect(paged.flat()).toEqual(ids);
   });
 
   it('raises its typed errors: 400, 401, 402, 403, 408, 429 and 502', async () => {
