@@ -24,7 +24,8 @@ let sdk: OpenRouter;
 const tools = [{ type: 'function' as const, function: { name: 'lookup', description: 'Looks things up', parameters: { type: 'object', properties: { echo: { type: 'string' } } } } }];
 
 beforeAll(async () => {
-  gateway = await startGatewayProcess({ GATEWAY_ADMIN_KEY: ADMIN_KEY, GATEWAY_UPSTREAM_TIMEOUT_MS: '1500' });
+  // A keep-alive interval below the upstream timeout: a stream of simulator/timeout commits to 200 first.
+  gateway = await startGatewayProcess({ GATEWAY_ADMIN_KEY: ADMIN_KEY, GATEWAY_UPSTREAM_TIMEOUT_MS: '1500', GATEWAY_KEEPALIVE_MS: '1000' });
   const admin = new OpenRouter({ apiKey: ADMIN_KEY, serverURL: gateway.baseUrl, retryConfig: { strategy: 'none' } });
   userKey = (await admin.apiKeys.create({ requestBody: { name: 'e2e inference' } })).key;
   brokeKey = (await admin.apiKeys.create({ requestBody: { name: 'e2e broke', limit: 0.000001 } })).key;
@@ -238,6 +239,18 @@ describe('@openrouter/sdk', () => {
     expect(events.map((event) => event.type).slice(-2)).toEqual(['error', 'response.failed']);
     const failed = events.at(-1) as Extract<(typeof events)[number], { type: 'response.failed' }>;
     expect(failed.response).toMatchObject({ status: 'failed', errorType: 'provider_unavailable', error: { code: 'server_error', message: expect.stringContaining('simulator') } });
+  });
+
+  it('a stream committed by a keep-alive reports the provider\'s timeout as a typed error event', async () => {
+    const hello = [{ role: 'user' as const, content: 'Hello' }];
+    const [chunks, events] = await Promise.all([
+      sdk.chat.send({ chatRequest: { model: 'simulator/timeout', stream: true, messages: hello } }).then((reply) => drain(streamOf(reply))),
+      sdk.responses.send({ responsesRequest: { model: 'simulator/timeout', stream: true, input: 'Hello' } }).then((reply) => drain(streamOf(reply))),
+    ]);
+    expect(unknownPaths([chunks, events])).toEqual([]);
+    expect(chunks.at(-1)).toMatchObject({ choices: [{ finishReason: 'error' }], error: { code: 408, message: expect.stringContaining('timed out'), metadata: { errorType: 'timeout' } } });
+    expect(events.map((event) => event.type)).toEqual(['response.created', 'response.in_progress', 'error', 'response.failed']);
+    expect(events.at(-1)).toMatchObject({ response: { status: 'failed', errorType: 'timeout' } });
   });
 
   it('callModel: text, and a failed stream surfaces as an error', async () => {
