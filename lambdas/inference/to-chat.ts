@@ -141,7 +141,8 @@ export class ChatStreamWriter {
   error(code: number, message: string, metadata?: Record<string, unknown>): string {
     return (this.started ? '' : this.start()) + this.chunk(
       [{ index: 0, delta: { content: '' }, finish_reason: 'error', native_finish_reason: 'error', logprobs: null }],
-      { error: { code, message, metadata: { ...metadata, error_type: apiErrorType(code) } } },
+      // A more precise error_type the failure already names (e.g. context_length_exceeded) wins over the status's.
+      { error: { code, message, metadata: { ...metadata, error_type: typeof metadata?.error_type === 'string' ? metadata.error_type : apiErrorType(code) } } },
     );
   }
 }

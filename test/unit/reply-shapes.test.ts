@@ -87,6 +87,11 @@ describe('chat replies parse with @openrouter/sdk', () => {
     expect(last.error).toMatchObject({ code: status, message: 'Provider simulator failed', metadata: { errorType: expect.any(String), providerCode: 'overloaded' } });
   });
 
+  it('keeps an error_type the failure already names', () => {
+    const last = frames(new ChatStreamWriter(identity).error(400, 'too long', { error_type: 'context_length_exceeded' })).at(-1)!;
+    expect(parse(ChatStreamChunk$inboundSchema, last.data).error?.metadata?.errorType).toBe('context_length_exceeded');
+  });
+
   it('names each failure with an error_type the SDK knows', () => {
     const typeOf = (status: number) => (frames(new ChatStreamWriter(identity).error(status, 'x')).at(-1)!.data as { error: { metadata: { error_type: string } } }).error.metadata.error_type;
     expect(Object.fromEntries([400, 401, 402, 403, 404, 408, 413, 422, 429, 500, 502, 503, 529].map((status) => [status, typeOf(status)]))).toEqual({
