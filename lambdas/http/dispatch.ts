@@ -3,7 +3,7 @@
 import type { GatewayRequest } from './request.js';
 import { DEFAULT_MAX_BODY_BYTES, type OperationResult, type RouteDef } from './route.js';
 import type { RouteMatch } from './router.js';
-import { MethodNotAllowedError, NotFoundError, PayloadTooLargeError, toErrorReply } from './errors.js';
+import { MethodNotAllowedError, NotFoundError, PayloadTooLargeError, toErrorReply, withLifecycleMetadata } from './errors.js';
 import { authenticate } from './auth.js';
 import { parseJsonBody, validate } from './validation.js';
 import type { GatewayDeps } from './deps.js';
@@ -21,11 +21,13 @@ export async function dispatch(
   deps: GatewayDeps,
   defer?: (work: Promise<unknown>) => void,
 ): Promise<OperationResult> {
+  let lifecycleErrors = false;
   try {
     const found = match(request.method, request.path);
     if (found.kind === 'not-found') throw new NotFoundError(`No route for ${request.method} ${request.path}`);
     if (found.kind === 'method-not-allowed') throw new MethodNotAllowedError(request.method, found.allowed);
     const { route, params } = found;
+    lifecycleErrors = route.tag === 'Interns';
     // No identifier is this long; refusing here also keeps every store key within DynamoDB's key size limits.
     for (const [name, value] of Object.entries(params)) {
       if (Buffer.byteLength(value) > MAX_PATH_PARAM_BYTES) throw new NotFoundError(`Not found: path parameter ${name} is longer than ${MAX_PATH_PARAM_BYTES} bytes`);
@@ -44,6 +46,6 @@ export async function dispatch(
     return result;
   } catch (err) {
     const reply = toErrorReply(err, request.requestId, deps.log);
-    return { status: reply.status, headers: reply.headers, body: reply.body };
+    return { status: reply.status, headers: reply.headers, body: lifecycleErrors ? withLifecycleMetadata(reply.body) : reply.body };
   }
 }

@@ -93,6 +93,30 @@ export function toErrorReply(err: unknown, requestId: string, log: (line: string
   };
 }
 
+const LIFECYCLE_REASONS: Record<number, string> = {
+  400: 'invalid_request', 401: 'authentication', 403: 'permission_denied', 404: 'not_found', 409: 'conflict', 413: 'payload_too_large', 415: 'unsupported_media_type',
+};
+
+/**
+ * The envelope of the intern routes (@openrouter/sdk's InternLifecycleError): metadata, when there is any,
+ * always says `reason` and whether trying again may succeed (`retryable`); the SDK rejects it otherwise.
+ */
+export function withLifecycleMetadata(body: ErrorEnvelope): ErrorEnvelope {
+  const { code, metadata } = body.error;
+  if (!metadata) return body;
+  return {
+    ...body,
+    error: {
+      ...body.error,
+      metadata: {
+        ...metadata,
+        reason: typeof metadata.reason === 'string' ? metadata.reason : LIFECYCLE_REASONS[code] ?? (code >= 500 ? 'server_error' : 'error'),
+        retryable: typeof metadata.retryable === 'boolean' ? metadata.retryable : code === 408 || code === 429 || code >= 500,
+      },
+    },
+  };
+}
+
 function defaultLog(line: string): void {
   console.error(line);
 }

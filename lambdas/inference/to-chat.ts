@@ -20,6 +20,27 @@ export function reasoningDetail(identity: ReplyIdentity, text: string | undefine
 
 const SYSTEM_FINGERPRINT = 'model-gateway';
 
+/**
+ * OpenRouter's `error_type` of a failure reported inside a stream (chat error chunks carry it in
+ * `error.metadata.error_type`, which @openrouter/sdk requires; failed Responses carry it as `error_type`).
+ */
+export function apiErrorType(status: number): string {
+  switch (status) {
+    case 400: return 'invalid_request';
+    case 401: return 'authentication';
+    case 402: return 'payment_required';
+    case 403: return 'permission_denied';
+    case 404: return 'not_found';
+    case 408: return 'timeout';
+    case 413: return 'payload_too_large';
+    case 422: return 'unprocessable';
+    case 429: return 'rate_limit_exceeded';
+    case 502: case 503: return 'provider_unavailable';
+    case 529: return 'provider_overloaded';
+    default: return 'server';
+  }
+}
+
 export function chatUsage(usage: Usage, cost: CostBreakdown, isByok: boolean) {
   return {
     prompt_tokens: usage.input_tokens,
@@ -120,7 +141,8 @@ export class ChatStreamWriter {
   error(code: number, message: string, metadata?: Record<string, unknown>): string {
     return (this.started ? '' : this.start()) + this.chunk(
       [{ index: 0, delta: { content: '' }, finish_reason: 'error', native_finish_reason: 'error', logprobs: null }],
-      { error: { code, message, ...(metadata ? { metadata } : {}) } },
+      // A more precise error_type the failure already names (e.g. context_length_exceeded) wins over the status's.
+      { error: { code, message, metadata: { ...metadata, error_type: typeof metadata?.error_type === 'string' ? metadata.error_type : apiErrorType(code) } } },
     );
   }
 }

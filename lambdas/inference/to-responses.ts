@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import type { FinishReason, GenerationResult, StreamEvent, Usage } from '../providers/types.js';
 import { costFields, type CostBreakdown } from './cost.js';
 import { sseEvent } from './sse.js';
-import type { ReplyIdentity } from './to-chat.js';
+import { apiErrorType, type ReplyIdentity } from './to-chat.js';
 
 type OutputItem =
   | { type: 'reasoning'; id: string; summary: Array<{ type: 'summary_text'; text: string }>; status?: string; encrypted_content?: string }
@@ -13,14 +13,25 @@ type OutputItem =
 
 const itemId = (prefix: string) => `${prefix}_${randomBytes(12).toString('hex')}`;
 
+/**
+ * The usage of a Responses reply. Its cost details name input and output where chat names prompt and
+ * completions (`upstream_inference_input_cost`, `upstream_inference_output_cost`): the Responses API's own
+ * names, which @openrouter/sdk requires.
+ */
 export function responsesUsage(usage: Usage, cost: CostBreakdown, isByok: boolean) {
+  const { cost_details: chat, ...fields } = costFields(cost, isByok);
   return {
     input_tokens: usage.input_tokens,
-    input_tokens_details: { cached_tokens: usage.cached_input_tokens },
+    input_tokens_details: { cached_tokens: usage.cached_input_tokens, cache_write_tokens: usage.cache_write_tokens },
     output_tokens: usage.output_tokens,
     output_tokens_details: { reasoning_tokens: usage.reasoning_tokens },
     total_tokens: usage.input_tokens + usage.output_tokens,
-    ...costFields(cost, isByok),
+    ...fields,
+    cost_details: {
+      upstream_inference_cost: chat.upstream_inference_cost,
+      upstream_inference_input_cost: chat.upstream_inference_prompt_cost,
+      upstream_inference_output_cost: chat.upstream_inference_completions_cost,
+    },
   };
 }
 
@@ -30,10 +41,19 @@ function statusOf(finish: FinishReason): { status: string; incomplete_details: {
   return { status: 'completed', incomplete_details: null };
 }
 
+/**
+ * The echoed tools as a Responses result lists them: a function tool always has `parameters` (null when the
+ * request gave none), as in OpenAI's replies; @openrouter/sdk cannot read a function tool without it.
+ */
+function echoedTools(tools: unknown): unknown {
+  if (!Array.isArray(tools)) return tools;
+  return tools.map((tool: Record<string, unknown>) => (tool?.type === 'function' ? { ...tool, parameters: tool.parameters ?? null } : tool));
+}
+
 export function responseObject(
   identity: ReplyIdentity,
   echo: Record<string, unknown>,
-  state: { status: string; output: OutputItem[]; usage: ReturnType<typeof responsesUsage> | null; incomplete_details?: { reason: string } | null; error?: { code: string; message: string } | null; completedAt?: number | null },
+  state: { status: string; output: OutputItem[]; usage: ReturnType<typeof responsesUsage> | null; incomplete_details?: { reason: string } | null; error?: { code: string; message: string } | null; errorType?: string; completedAt?: number | null },
   extra: Record<string, unknown> = {},
 ) {
   const text = state.output.flatMap((item) => (item.type === 'message' ? item.content.map((part) => part.text) : [])).join('');
@@ -49,7 +69,9 @@ export function responseObject(
     output_text: text,
     error: state.error ?? null,
     incomplete_details: state.incomplete_details ?? null,
+    ...(state.errorType ? { error_type: state.errorType } : {}),
     ...echo,
+    ...('tools' in echo ? { tools: echoedTools(echo.tools) } : {}),
     service_tier: identity.serviceTier ?? 'default',
     usage: state.usage,
     ...extra,
@@ -201,7 +223,7 @@ export class ResponsesStreamWriter {
   /** A failure after the first byte: an error event and response.failed; no [DONE] follows. */
   error(code: number, message: string, extra: Record<string, unknown> = {}): string {
     const error = { code: code === 429 ? 'rate_limit_exceeded' : 'server_error', message };
-    const response = responseObject(this.identity, this.echo, { status: 'failed', output: this.output, usage: null, error }, extra);
+    const response = responseObject(this.identity, this.echo, { status: 'failed', output: this.output, usage: null, error, errorType: apiErrorType(code) }, extra);
     return this.emit('error', { code: error.code, message, param: null }) + this.emit('response.failed', { response });
   }
 }

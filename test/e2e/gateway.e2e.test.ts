@@ -4,7 +4,10 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { connect } from 'node:net';
 import { OpenRouter } from '@openrouter/sdk';
-import { ForbiddenResponseError, NotFoundResponseError, UnauthorizedResponseError } from '@openrouter/sdk/models/errors';
+import { VaultSecretListResponse$inboundSchema, VaultSecretResponse$inboundSchema } from '@openrouter/sdk/models';
+import {
+  BadRequestResponseError, ForbiddenResponseError, InternLifecycleError, NotFoundResponseError, OpenRouterError, UnauthorizedResponseError,
+} from '@openrouter/sdk/models/errors';
 import { startGatewayProcess, type GatewayProcess } from '../support/gateway-process.js';
 import { generateKeyText } from '../../lambdas/keys/key-format.js';
 
@@ -105,6 +108,9 @@ describe('npm start', () => {
     const page = await admin.workspaces.list();
     expect(page.result.data.map((entry) => entry.slug)).toContain('sdk-space');
     expect(page.result.totalCount).toBeGreaterThanOrEqual(2);
+    const paged: string[] = [];
+    for await (const onePerPage of await admin.workspaces.list({ limit: 1 })) paged.push(...onePerPage.result.data.map((entry) => entry.slug));
+    expect(paged).toEqual(page.result.data.map((entry) => entry.slug));
     expect((await admin.workspaces.get({ id: 'sdk-space' })).data.id).toBe(workspace.data.id);
     expect((await admin.workspaces.update({ id: workspace.data.id, updateWorkspaceRequest: { description: 'for the SDK test' } })).data.description).toBe('for the SDK test');
 
@@ -160,6 +166,14 @@ describe('npm start', () => {
     expect(copied.data[0]!.fingerprint).not.toBe(stored.data.fingerprint);
     await user.vault.storeInternVaultSecret({ internId: intern.id, name: 'own', vaultSecretWriteRequest: { hosts: ['x.example.com'], value: 'v' } });
     expect((await user.vault.listInternVaultSecrets({ internId: intern.id })).data.map((secret) => secret.name)).toEqual(['github_token', 'own']);
+    // Reads the SDK has no method for answer in the shape of its vault models all the same.
+    const get = (path: string) => fetch(`${gateway.baseUrl}${path}`, { headers: { authorization: `Bearer ${created.key}` } }).then((reply) => reply.json());
+    expect(VaultSecretResponse$inboundSchema.parse(await get('/vault/secrets/github_token')).data.name).toBe('github_token');
+    expect(VaultSecretResponse$inboundSchema.parse(await get(`/vault/interns/${intern.id}/secrets/own`)).data.hosts).toEqual(['x.example.com']);
+    expect(VaultSecretListResponse$inboundSchema.parse(await get(`/vault/interns/${intern.id}/effective-secrets`)).data.map((secret) => secret.name)).toEqual(['github_token', 'own']);
+    expect(await user.vault.deleteInternVaultSecret({ internId: intern.id, name: 'own' })).toBeUndefined();
+    expect((await user.vault.listInternVaultSecrets({ internId: intern.id })).data.map((secret) => secret.name)).toEqual(['github_token']);
+    expect(await user.interns.getIntern({ internId: intern.id })).toMatchObject({ id: intern.id, name: 'E2E intern', description: 'tests' });
     await user.vault.deleteVaultSecret({ name: 'github_token' });
     expect((await user.vault.listVaultSecrets()).data).toEqual([]);
     expect(await user.interns.deleteIntern({ internId: intern.id, deleteInternRequest: {} })).toEqual({ deleting: true });
@@ -171,7 +185,55 @@ describe('npm start', () => {
     expect(page.result.data.map((entry) => entry.id)).toContain(credential.data.id);
     expect((await admin.byok.get({ id: credential.data.id })).data.label).toBe('sk-…5678');
     expect((await admin.byok.update({ id: credential.data.id, updateBYOKKeyRequest: { disabled: true } })).data.disabled).toBe(true);
+    const second = await admin.byok.create({ createBYOKKeyRequest: { provider: 'simulator' as never, key: 'sk-sim-e2e-OTHER-9999', name: 'second' } });
+    const paged: string[] = [];
+    for await (const onePerPage of await admin.byok.list({ limit: 1 })) paged.push(...onePerPage.result.data.map((entry) => entry.id));
+    expect(paged.sort()).toEqual([credential.data.id, second.data.id].sort());
+    await admin.byok.delete({ id: second.data.id });
     expect(await admin.byok.delete({ id: credential.data.id })).toEqual({ deleted: true });
+    await admin.apiKeys.delete({ hash: created.data.hash });
+  });
+
+  it('fails with the SDK\'s typed errors, never a validation error, on every management route', async () => {
+    const created = await admin.apiKeys.create({ requestBody: { name: 'typed errors' } });
+    const user = new OpenRouter({ apiKey: created.key, serverURL: gateway.baseUrl, retryConfig: { strategy: 'none' } });
+    const stranger = new OpenRouter({ apiKey: generateKeyText(), serverURL: gateway.baseUrl, retryConfig: { strategy: 'none' } });
+    const missingHash = '0'.repeat(64);
+    const missingId = '00000000-0000-4000-8000-000000000000';
+    const cases: Array<[string, () => Promise<unknown>, new (...args: never[]) => OpenRouterError, number]> = [
+      ['apiKeys.get 404', () => admin.apiKeys.get({ hash: missingHash }), NotFoundResponseError, 404],
+      ['apiKeys.update 404', () => admin.apiKeys.update({ hash: missingHash, requestBody: { name: 'x' } }), NotFoundResponseError, 404],
+      ['apiKeys.delete 404', () => admin.apiKeys.delete({ hash: missingHash }), NotFoundResponseError, 404],
+      ['apiKeys.create 400', () => admin.apiKeys.create({ requestBody: { name: '' } }), BadRequestResponseError, 400],
+      ['apiKeys.getCurrentKeyMetadata 401', () => stranger.apiKeys.getCurrentKeyMetadata(), UnauthorizedResponseError, 401],
+      ['credits.getCredits 403', () => user.credits.getCredits(), ForbiddenResponseError, 403],
+      ['credits.getCredits 401', () => stranger.credits.getCredits(), UnauthorizedResponseError, 401],
+      ['workspaces.get 404', () => admin.workspaces.get({ id: 'no-such-space' }), NotFoundResponseError, 404],
+      ['workspaces.create 400', () => admin.workspaces.create({ createWorkspaceRequest: { name: '', slug: 'Not A Slug' } }), BadRequestResponseError, 400],
+      ['workspaces.setBudget 400', () => admin.workspaces.setBudget({ workspaceRef: 'default', interval: 'daily', upsertWorkspaceBudgetRequest: { limitUsd: -1 } }), BadRequestResponseError, 400],
+      ['workspaces.listBudgets 404', () => admin.workspaces.listBudgets({ workspaceRef: 'no-such-space' }), NotFoundResponseError, 404],
+      ['generations.getGeneration 404', () => user.generations.getGeneration({ id: 'gen-0-missing' }), NotFoundResponseError, 404],
+      ['generations.getGeneration 401', () => stranger.generations.getGeneration({ id: 'gen-0-missing' }), UnauthorizedResponseError, 401],
+      ['generations.submitFeedback 404', () => admin.generations.submitFeedback({ submitGenerationFeedbackRequest: { generationId: 'gen-0-missing', category: 'other' } }), NotFoundResponseError, 404],
+      ['analytics.getUserActivity 400', () => admin.analytics.getUserActivity({ date: 'yesterday' }), BadRequestResponseError, 400],
+      ['analytics.getUserActivity 403', () => user.analytics.getUserActivity(), ForbiddenResponseError, 403],
+      ['analytics.queryAnalytics 400', () => admin.analytics.queryAnalytics({ requestBody: { metrics: ['no_such_metric'] } as never }), BadRequestResponseError, 400],
+      ['vault.storeVaultSecret 400', () => user.vault.storeVaultSecret({ name: 'Not-A-Name', vaultSecretWriteRequest: { hosts: ['x.example.com'], value: 'v' } }), BadRequestResponseError, 400],
+      ['vault.deleteVaultSecret 404', () => user.vault.deleteVaultSecret({ name: 'missing' }), NotFoundResponseError, 404],
+      ['vault.listInternVaultSecrets 404', () => user.vault.listInternVaultSecrets({ internId: missingId }), NotFoundResponseError, 404],
+      ['interns.getIntern 404', () => user.interns.getIntern({ internId: missingId }), InternLifecycleError, 404],
+      ['interns.listInterns 403', () => admin.interns.listInterns(), InternLifecycleError, 403],
+      ['interns.createIntern 400', () => user.interns.createIntern({ createInternRequest: { name: '' } }), InternLifecycleError, 400],
+      ['interns.updateIntern 400', () => user.interns.updateIntern({ internId: missingId, updateInternRequest: { name: 'x'.repeat(10_000) } }), InternLifecycleError, 400],
+      ['byok.get 404', () => admin.byok.get({ id: missingId }), NotFoundResponseError, 404],
+      ['byok.create 400', () => admin.byok.create({ createBYOKKeyRequest: { provider: 'simulator' as never, key: '' } }), BadRequestResponseError, 400],
+      ['models.listForUser 401', () => user.models.listForUser({ bearer: generateKeyText() }), UnauthorizedResponseError, 401],
+    ];
+    const outcomes = await Promise.all(cases.map(async ([name, call]) => {
+      const error = await call().then(() => undefined, (err: unknown) => err);
+      return [name, error?.constructor.name, (error as OpenRouterError | undefined)?.statusCode];
+    }));
+    expect(outcomes).toEqual(cases.map(([name, , type, status]) => [name, type.name, status]));
     await admin.apiKeys.delete({ hash: created.data.hash });
   });
 

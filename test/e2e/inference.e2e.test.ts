@@ -1,26 +1,47 @@
-// Inference as `npm start` serves it, driven by unmodified third-party clients: the `openai` package
-// (chat, chat streaming, responses, responses streaming) and `@openrouter/sdk` (chat.send, models).
+// Inference as `npm start` serves it, driven by unmodified third-party clients: the `openai` package and
+// `@openrouter/sdk`, one test per client method the gateway serves (streaming and not), and the typed
+// errors each client raises. Every @openrouter/sdk reply is also checked for parts the SDK could not
+// read (its unions fall back to "unknown" silently; see test/support/sdk-shapes.ts).
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import OpenAI from 'openai';
+import OpenAI, { APIError, AuthenticationError, BadRequestError, InternalServerError, PermissionDeniedError, RateLimitError } from 'openai';
 import { OpenRouter } from '@openrouter/sdk';
+import {
+  BadGatewayResponseError, BadRequestResponseError, ForbiddenResponseError, OpenRouterError, PaymentRequiredResponseError, RequestTimeoutResponseError,
+  TooManyRequestsResponseError, UnauthorizedResponseError,
+} from '@openrouter/sdk/models/errors';
 import { startGatewayProcess, type GatewayProcess } from '../support/gateway-process.js';
+import { drain, objectOf, streamOf, unknownPaths } from '../support/sdk-shapes.js';
 import { generateKeyText } from '../../lambdas/keys/key-format.js';
 
 const ADMIN_KEY = generateKeyText();
 let gateway: GatewayProcess;
 let userKey: string;
+/** A key whose limit cannot pay for any request: 402. */
+let brokeKey: string;
 let openai: OpenAI;
+let sdk: OpenRouter;
+
+const tools = [{ type: 'function' as const, function: { name: 'lookup', description: 'Looks things up', parameters: { type: 'object', properties: { echo: { type: 'string' } } } } }];
 
 beforeAll(async () => {
-  gateway = await startGatewayProcess({ GATEWAY_ADMIN_KEY: ADMIN_KEY, GATEWAY_UPSTREAM_TIMEOUT_MS: '1500' });
+  // A keep-alive interval below the upstream timeout: a stream of simulator/timeout commits to 200 first.
+  gateway = await startGatewayProcess({ GATEWAY_ADMIN_KEY: ADMIN_KEY, GATEWAY_UPSTREAM_TIMEOUT_MS: '1500', GATEWAY_KEEPALIVE_MS: '1000' });
   const admin = new OpenRouter({ apiKey: ADMIN_KEY, serverURL: gateway.baseUrl, retryConfig: { strategy: 'none' } });
   userKey = (await admin.apiKeys.create({ requestBody: { name: 'e2e inference' } })).key;
+  brokeKey = (await admin.apiKeys.create({ requestBody: { name: 'e2e broke', limit: 0.000001 } })).key;
   openai = new OpenAI({ apiKey: userKey, baseURL: gateway.baseUrl, maxRetries: 0 });
+  sdk = new OpenRouter({ apiKey: userKey, serverURL: gateway.baseUrl, retryConfig: { strategy: 'none' } });
 }, 90_000);
 
 afterAll(async () => {
   await gateway?.stop();
 });
+
+/** What a call rejected with: its class name and HTTP status (undefined when it did not reject). */
+async function failure(call: () => Promise<unknown>): Promise<[string | undefined, number | undefined]> {
+  const error = await call().then(() => undefined, (err: unknown) => err as { statusCode?: number; status?: number } | undefined);
+  return [error?.constructor.name, error?.statusCode ?? error?.status];
+}
 
 describe('openai client against simulator/echo', () => {
   it('chat completion', async () => {
@@ -87,26 +108,197 @@ describe('openai client against simulator/echo', () => {
     expect(call).toMatchObject({ type: 'function', function: { name: 'lookup' } });
     expect(JSON.parse((call as { function: { arguments: string } }).function.arguments)).toEqual({ echo: 'find cats' });
   });
+
+  it('chat.completions.stream: the helper accumulates the final completion, tool calls included', async () => {
+    const stream = openai.chat.completions.stream({ model: 'simulator/tool-call', tools, messages: [{ role: 'user', content: 'stream cats' }] });
+    const completion = await stream.finalChatCompletion();
+    expect(completion.choices[0]!.finish_reason).toBe('tool_calls');
+    expect(completion.choices[0]!.message.tool_calls![0]).toMatchObject({ type: 'function', function: { name: 'lookup', arguments: '{"echo":"stream cats"}' } });
+    const text = await openai.chat.completions.stream({ model: 'simulator/echo', messages: [{ role: 'user', content: 'helper text' }] }).finalContent();
+    expect(text).toBe('helper text');
+  });
+
+  it('responses.stream: the helper accumulates the final response', async () => {
+    const response = await openai.responses.stream({ model: 'simulator/echo', input: 'helper response' }).finalResponse();
+    expect(response.output_text).toBe('helper response');
+    expect(response.status).toBe('completed');
+  });
+
+  it('responses with a function tool', async () => {
+    const response = await openai.responses.create({ model: 'simulator/tool-call', input: 'find dogs', tools: [{ type: 'function', name: 'lookup', parameters: tools[0]!.function.parameters, strict: false }] });
+    const call = response.output.find((item) => item.type === 'function_call');
+    expect(call).toMatchObject({ type: 'function_call', name: 'lookup', arguments: '{"echo":"find dogs"}', call_id: expect.any(String) });
+  });
+
+  it('models.list pages through the catalog', async () => {
+    const ids: string[] = [];
+    for await (const model of openai.models.list()) ids.push(model.id);
+    expect(ids).toEqual(expect.arrayContaining(['simulator/echo', 'simulator/tool-call', 'simulator/cut-stream']));
+  });
+
+  it('raises its typed errors: 400, 401, 402, 403, 429 and 502', async () => {
+    const broke = new OpenAI({ apiKey: brokeKey, baseURL: gateway.baseUrl, maxRetries: 0 });
+    const stranger = new OpenAI({ apiKey: generateKeyText(), baseURL: gateway.baseUrl, maxRetries: 0 });
+    const admin = new OpenAI({ apiKey: ADMIN_KEY, baseURL: gateway.baseUrl, maxRetries: 0 });
+    const hello = [{ role: 'user' as const, content: 'Hello' }];
+    const outcomes = await Promise.all([
+      failure(() => openai.chat.completions.create({ model: 'simulator/echo', messages: [] })),
+      failure(() => openai.responses.create({ model: 'simulator/echo', input: 'x', temperature: 7 })),
+      failure(() => stranger.chat.completions.create({ model: 'simulator/echo', messages: hello })),
+      failure(() => broke.chat.completions.create({ model: 'simulator/echo', max_tokens: 1000, messages: hello })),
+      failure(() => broke.responses.create({ model: 'simulator/echo', max_output_tokens: 1000, input: 'Hello' })),
+      failure(() => admin.responses.create({ model: 'simulator/echo', input: 'Hello' })),
+      failure(() => openai.chat.completions.create({ model: 'simulator/error-429', messages: hello })),
+      failure(() => openai.responses.create({ model: 'simulator/error-500', input: 'Hello' })),
+    ]);
+    expect(outcomes).toEqual([
+      [BadRequestError.name, 400], [BadRequestError.name, 400], [AuthenticationError.name, 401], [APIError.name, 402], [APIError.name, 402],
+      [PermissionDeniedError.name, 403], [RateLimitError.name, 429], [InternalServerError.name, 502],
+    ]);
+  });
+
+  it('responses streaming on a cut stream: an error event, then response.failed', async () => {
+    const stream = await openai.responses.create({ model: 'simulator/cut-stream', input: 'this reply will be cut off somewhere in the middle', stream: true });
+    const events = await drain(stream);
+    expect(events.map((event) => event.type).slice(-2)).toEqual(['error', 'response.failed']);
+    const failed = events.at(-1) as Extract<(typeof events)[number], { type: 'response.failed' }>;
+    expect(failed.response).toMatchObject({ status: 'failed', error: { code: 'server_error', message: expect.stringContaining('simulator') } });
+  });
 });
 
 describe('@openrouter/sdk', () => {
-  it('chat.send against simulator/echo', async () => {
-    const client = new OpenRouter({ apiKey: userKey, serverURL: gateway.baseUrl, retryConfig: { strategy: 'none' } });
-    const result = await client.chat.send({ chatRequest: { model: 'simulator/echo', stream: false, messages: [{ role: 'user', content: 'From the OpenRouter SDK' }] } });
-    expect('choices' in result && result.choices[0]!.message.content).toBe('From the OpenRouter SDK');
+  it('chat.send', async () => {
+    const result = objectOf(await sdk.chat.send({ chatRequest: { model: 'simulator/echo', stream: false, messages: [{ role: 'user', content: 'From the OpenRouter SDK' }] } }));
+    expect(unknownPaths(result)).toEqual([]);
+    expect(result.choices[0]!.message.content).toBe('From the OpenRouter SDK');
+    expect(result.usage!.costDetails).toEqual({ upstreamInferenceCost: null, upstreamInferencePromptCost: expect.any(Number), upstreamInferenceCompletionsCost: expect.any(Number) });
   });
 
-  it('lists the catalog publicly and per key', async () => {
-    const client = new OpenRouter({ apiKey: userKey, serverURL: gateway.baseUrl, retryConfig: { strategy: 'none' } });
-    const models = await client.models.list();
+  it('chat.send with a tool', async () => {
+    const result = objectOf(await sdk.chat.send({ chatRequest: { model: 'simulator/tool-call', tools, messages: [{ role: 'user', content: 'find cats' }] } }));
+    expect(unknownPaths(result)).toEqual([]);
+    expect(result.choices[0]!.finishReason).toBe('tool_calls');
+    expect(result.choices[0]!.message.toolCalls![0]).toMatchObject({ type: 'function', function: { name: 'lookup', arguments: '{"echo":"find cats"}' } });
+  });
+
+  it('chat.send streaming: every chunk parses, usage last', async () => {
+    const chunks = await drain(streamOf(await sdk.chat.send({ chatRequest: { model: 'simulator/echo', stream: true, messages: [{ role: 'user', content: 'Stream through the SDK.' }] } })));
+    expect(unknownPaths(chunks)).toEqual([]);
+    expect(chunks.map((chunk) => chunk.choices[0]?.delta.content ?? '').join('')).toBe('Stream through the SDK.');
+    expect(chunks.flatMap((chunk) => chunk.choices.map((choice) => choice.finishReason)).filter(Boolean)).toEqual(['stop']);
+    expect(chunks.at(-1)!.usage).toMatchObject({ promptTokens: expect.any(Number), completionTokens: expect.any(Number), cost: expect.any(Number), isByok: false });
+  });
+
+  it('chat.send streaming on a cut stream ends with a typed error chunk', async () => {
+    const stream = await sdk.chat.send({ chatRequest: { model: 'simulator/cut-stream', stream: true, messages: [{ role: 'user', content: 'this reply will be cut off somewhere in the middle' }] } });
+    const chunks = await drain(streamOf(stream));
+    expect(unknownPaths(chunks)).toEqual([]);
+    expect(chunks.map((chunk) => chunk.choices[0]?.delta.content ?? '').join('').length).toBeGreaterThan(0);
+    const last = chunks.at(-1)!;
+    expect(last.choices[0]!.finishReason).toBe('error');
+    expect(last.error).toEqual({ code: 502, message: expect.stringContaining('simulator'), metadata: { errorType: 'provider_unavailable' } });
+  });
+
+  it('responses.send: the reply parses, with the Responses names of the cost details', async () => {
+    const reply = objectOf(await sdk.responses.send({ responsesRequest: { model: 'simulator/echo', input: 'From responses.send' } }));
+    expect(unknownPaths(reply)).toEqual([]);
+    expect(reply.outputText).toBe('From responses.send');
+    expect(reply.status).toBe('completed');
+    expect(reply.usage!.cost).toBeGreaterThan(0);
+    expect(reply.usage!.costDetails).toEqual({
+      upstreamInferenceCost: null, upstreamInferenceInputCost: expect.any(Number), upstreamInferenceOutputCost: expect.any(Number),
+    });
+    expect(reply.usage!.costDetails!.upstreamInferenceInputCost + reply.usage!.costDetails!.upstreamInferenceOutputCost).toBeCloseTo(reply.usage!.cost!, 12);
+  });
+
+  it('responses.send with a tool, and beta.responses.send (its deprecated alias)', async () => {
+    const reply = objectOf(await sdk.responses.send({ responsesRequest: { model: 'simulator/tool-call', input: 'find dogs', tools: [{ type: 'function', name: 'lookup', parameters: null }] } }));
+    expect(unknownPaths(reply)).toEqual([]);
+    expect(reply.output).toEqual([expect.objectContaining({ type: 'function_call', name: 'lookup', arguments: '{"echo":"find dogs"}' })]);
+    const beta = objectOf(await sdk.beta.responses.send({ responsesRequest: { model: 'simulator/echo', input: 'beta' } }));
+    expect(unknownPaths(beta)).toEqual([]);
+    expect(beta.outputText).toBe('beta');
+  });
+
+  it('responses.send streaming: every event parses, response.completed last with its usage', async () => {
+    const events = await drain(streamOf(await sdk.responses.send({ responsesRequest: { model: 'simulator/echo', input: 'Stream the events.', stream: true } })));
+    expect(unknownPaths(events)).toEqual([]);
+    expect(events.map((event) => event.type)).toEqual([
+      'response.created', 'response.in_progress', 'response.output_item.added', 'response.content_part.added',
+      ...events.filter((event) => event.type === 'response.output_text.delta').map(() => 'response.output_text.delta'),
+      'response.output_text.done', 'response.content_part.done', 'response.output_item.done', 'response.completed',
+    ]);
+    const completed = events.at(-1) as Extract<(typeof events)[number], { type: 'response.completed' }>;
+    expect(completed.response.outputText).toBe('Stream the events.');
+    expect(completed.response.usage!.costDetails).toMatchObject({ upstreamInferenceInputCost: expect.any(Number), upstreamInferenceOutputCost: expect.any(Number) });
+  });
+
+  it('responses.send streaming on a cut stream: error and response.failed parse', async () => {
+    const events = await drain(streamOf(await sdk.responses.send({ responsesRequest: { model: 'simulator/cut-stream', input: 'this reply will be cut off somewhere in the middle', stream: true } })));
+    expect(unknownPaths(events)).toEqual([]);
+    expect(events.map((event) => event.type).slice(-2)).toEqual(['error', 'response.failed']);
+    const failed = events.at(-1) as Extract<(typeof events)[number], { type: 'response.failed' }>;
+    expect(failed.response).toMatchObject({ status: 'failed', errorType: 'provider_unavailable', error: { code: 'server_error', message: expect.stringContaining('simulator') } });
+  });
+
+  it('a stream committed by a keep-alive reports the provider\'s timeout as a typed error event', async () => {
+    const hello = [{ role: 'user' as const, content: 'Hello' }];
+    const [chunks, events] = await Promise.all([
+      sdk.chat.send({ chatRequest: { model: 'simulator/timeout', stream: true, messages: hello } }).then((reply) => drain(streamOf(reply))),
+      sdk.responses.send({ responsesRequest: { model: 'simulator/timeout', stream: true, input: 'Hello' } }).then((reply) => drain(streamOf(reply))),
+    ]);
+    expect(unknownPaths([chunks, events])).toEqual([]);
+    expect(chunks.at(-1)).toMatchObject({ choices: [{ finishReason: 'error' }], error: { code: 408, message: expect.stringContaining('timed out'), metadata: { errorType: 'timeout' } } });
+    expect(events.map((event) => event.type)).toEqual(['response.created', 'response.in_progress', 'error', 'response.failed']);
+    expect(events.at(-1)).toMatchObject({ response: { status: 'failed', errorType: 'timeout' } });
+  });
+
+  it('callModel: text, and a failed stream surfaces as an error', async () => {
+    expect(await sdk.callModel({ model: 'simulator/echo', input: 'called through callModel' }).getText()).toBe('called through callModel');
+    await expect(sdk.callModel({ model: 'simulator/cut-stream', input: 'this reply will be cut off somewhere in the middle' }).getText()).rejects.toThrow(/Response failed/);
+  });
+
+  it('models.list and models.listForUser', async () => {
+    const models = await sdk.models.list();
+    expect(unknownPaths(models)).toEqual([]);
     const ids = models.result.data.map((model) => model.id);
     expect(ids).toEqual(expect.arrayContaining(['simulator/echo', 'simulator/error-429', 'simulator/error-500', 'simulator/timeout', 'simulator/cut-stream']));
     const echo = models.result.data.find((model) => model.id === 'simulator/echo')!;
     expect(Number(echo.pricing.prompt)).toBeGreaterThan(0);
-    const anonymous = await fetch(`${gateway.baseUrl}/models`);
-    expect(anonymous.status).toBe(200);
-    const mine = await fetch(`${gateway.baseUrl}/models/user`, { headers: { authorization: `Bearer ${userKey}` } });
-    expect(((await mine.json()) as { data: unknown[] }).data.length).toBe(ids.length);
+    const anonymous = await new OpenRouter({ serverURL: gateway.baseUrl, retryConfig: { strategy: 'none' } }).models.list();
+    expect(anonymous.result.data.map((model) => model.id)).toEqual(ids);
+    const mine = await sdk.models.listForUser({ bearer: userKey });
+    expect(unknownPaths(mine)).toEqual([]);
+    expect(mine.result.data.map((model) => model.id).sort()).toEqual([...ids].sort());
+    // The SDK pages by offset and limit, asking for the next page while a page is full.
+    const paged: string[][] = [];
+    for await (const page of await sdk.models.list({ limit: 4 })) paged.push(page.result.data.map((model) => model.id));
+    expect(paged.flat()).toEqual(ids);
+  });
+
+  it('raises its typed errors: 400, 401, 402, 403, 408, 429 and 502', async () => {
+    const broke = new OpenRouter({ apiKey: brokeKey, serverURL: gateway.baseUrl, retryConfig: { strategy: 'none' } });
+    const stranger = new OpenRouter({ apiKey: generateKeyText(), serverURL: gateway.baseUrl, retryConfig: { strategy: 'none' } });
+    const admin = new OpenRouter({ apiKey: ADMIN_KEY, serverURL: gateway.baseUrl, retryConfig: { strategy: 'none' } });
+    const hello = [{ role: 'user' as const, content: 'Hello' }];
+    const cases: Array<[() => Promise<unknown>, new (...args: never[]) => OpenRouterError, number]> = [
+      [() => sdk.chat.send({ chatRequest: { model: 'simulator/echo', messages: [] } }), BadRequestResponseError, 400],
+      [() => sdk.chat.send({ chatRequest: { model: 'no-such/model', messages: hello } }), BadRequestResponseError, 400],
+      [() => sdk.responses.send({ responsesRequest: { model: 'simulator/echo', input: 'x', temperature: 7 } }), BadRequestResponseError, 400],
+      [() => stranger.chat.send({ chatRequest: { model: 'simulator/echo', messages: hello } }), UnauthorizedResponseError, 401],
+      [() => stranger.responses.send({ responsesRequest: { model: 'simulator/echo', input: 'Hello', stream: true } }), UnauthorizedResponseError, 401],
+      [() => broke.chat.send({ chatRequest: { model: 'simulator/echo', maxTokens: 1000, messages: hello } }), PaymentRequiredResponseError, 402],
+      [() => broke.chat.send({ chatRequest: { model: 'simulator/echo', maxTokens: 1000, messages: hello, stream: true } }), PaymentRequiredResponseError, 402],
+      [() => broke.responses.send({ responsesRequest: { model: 'simulator/echo', maxOutputTokens: 1000, input: 'Hello' } }), PaymentRequiredResponseError, 402],
+      [() => admin.chat.send({ chatRequest: { model: 'simulator/echo', messages: hello } }), ForbiddenResponseError, 403],
+      [() => sdk.chat.send({ chatRequest: { model: 'simulator/timeout', messages: hello } }), RequestTimeoutResponseError, 408],
+      [() => sdk.chat.send({ chatRequest: { model: 'simulator/error-429', messages: hello } }), TooManyRequestsResponseError, 429],
+      [() => sdk.responses.send({ responsesRequest: { model: 'simulator/error-429', input: 'Hello' } }), TooManyRequestsResponseError, 429],
+      [() => sdk.chat.send({ chatRequest: { model: 'simulator/error-500', messages: hello, stream: true } }), BadGatewayResponseError, 502],
+      [() => sdk.responses.send({ responsesRequest: { model: 'simulator/error-500', input: 'Hello' } }), BadGatewayResponseError, 502],
+    ];
+    const outcomes = await Promise.all(cases.map(([call]) => failure(call)));
+    expect(outcomes).toEqual(cases.map(([, type, status]) => [type.name, status]));
   });
 });
 

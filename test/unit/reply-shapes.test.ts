@@ -1,0 +1,140 @@
+// Every branch of the reply writers (chat and Responses, JSON and SSE, success and failure) against the
+// models @openrouter/sdk parses replies with. The end-to-end suites drive the same shapes through the SDK,
+// but only for what the simulator can produce; reasoning, signatures, several tool calls and every error
+// status are covered here.
+import { describe, expect, it } from '@jest/globals';
+import {
+  ChatResult$inboundSchema, ChatStreamChunk$inboundSchema, OpenResponsesResult$inboundSchema, StreamEvents$inboundSchema,
+} from '@openrouter/sdk/models';
+import type { z } from 'zod/v4';
+import type { GenerationResult, StreamEvent, Usage } from '../../lambdas/providers/types.js';
+import { ChatStreamWriter, chatCompletion, chatUsage, type ReplyIdentity } from '../../lambdas/inference/to-chat.js';
+import { ResponsesStreamWriter, responseResult, responsesUsage } from '../../lambdas/inference/to-responses.js';
+import { fromResponses } from '../../lambdas/inference/from-responses.js';
+import { responsesRequestSchema } from '../../lambdas/inference/responses-schema.js';
+import type { CostBreakdown } from '../../lambdas/inference/cost.js';
+import { unknownPaths } from '../support/sdk-shapes.js';
+
+const identity: ReplyIdentity = { id: 'gen-1-abc', model: 'simulator/echo', provider: 'simulator', created: 1_700_000_000, serviceTier: null, reasoningFormat: 'anthropic-claude-v1' };
+const usage: Usage = { input_tokens: 12, output_tokens: 30, cached_input_tokens: 4, cache_write_tokens: 2, reasoning_tokens: 10 };
+const cost: CostBreakdown = { prompt: 6000n, completion: 40000n, cache_read: 400n, cache_write: 500n, reasoning: 20000n, request: 0n, total: 66900n };
+const toolCall = { id: 'call_1', name: 'lookup', arguments: '{"q":"cats"}' };
+
+const results: Record<string, GenerationResult> = {
+  text: { text: 'Hello', tool_calls: [], finish_reason: 'stop', usage },
+  'reasoning with a signature': { text: 'Hello', reasoning: 'Because.', reasoning_signature: 'sig==', tool_calls: [], finish_reason: 'stop', usage },
+  'a signature alone': { text: 'Hello', reasoning_signature: 'sig==', tool_calls: [], finish_reason: 'stop', usage },
+  'tool calls without text': { text: '', tool_calls: [toolCall, { id: 'call_2', name: 'other', arguments: '{}' }], finish_reason: 'tool_calls', usage },
+  'cut at the length limit': { text: 'Hel', tool_calls: [], finish_reason: 'length', native_finish_reason: 'max_tokens', usage },
+  'content filter': { text: '', tool_calls: [], finish_reason: 'content_filter', usage },
+};
+
+const events: Record<string, StreamEvent[]> = {
+  text: [{ type: 'text-delta', delta: 'Hel' }, { type: 'text-delta', delta: 'lo' }, { type: 'finish', finish_reason: 'stop', usage }],
+  'reasoning, then text': [
+    { type: 'reasoning-delta', delta: 'Because' }, { type: 'reasoning-signature', signature: 'sig==' },
+    { type: 'text-delta', delta: 'Hello' }, { type: 'finish', finish_reason: 'stop', usage },
+  ],
+  'interleaved tool calls': [
+    { type: 'tool-call-delta', index: 0, id: 'call_1', name: 'lookup', arguments_delta: '' },
+    { type: 'tool-call-delta', index: 0, arguments_delta: '{"q":' },
+    { type: 'tool-call-delta', index: 1, id: 'call_2', name: 'other', arguments_delta: '{}' },
+    { type: 'tool-call-delta', index: 0, arguments_delta: '"cats"}' },
+    { type: 'finish', finish_reason: 'tool_calls', usage },
+  ],
+  'nothing at all': [{ type: 'finish', finish_reason: 'stop', usage }],
+  'cut at the length limit': [{ type: 'text-delta', delta: 'Hel' }, { type: 'finish', finish_reason: 'length', usage }],
+};
+
+/** Statuses a stream can fail with after its first byte (provider errors, timeouts, limits). */
+const FAILURES = [400, 402, 408, 413, 422, 429, 500, 502, 503, 529];
+
+function parse<T>(schema: z.ZodType<T, unknown>, value: unknown): T {
+  const parsed = schema.safeParse(JSON.parse(JSON.stringify(value)));
+  if (!parsed.success) throw new Error(`${JSON.stringify(value).slice(0, 400)}\n${parsed.error.message}`);
+  expect(unknownPaths(parsed.data)).toEqual([]);
+  return parsed.data;
+}
+
+/** The JSON payloads of an SSE text, with their `event:` names. */
+function frames(sse: string): Array<{ event: string | undefined; data: unknown }> {
+  return sse.split('\n\n').filter((frame) => frame.includes('data: ') && !frame.includes('[DONE]')).map((frame) => ({
+    event: /^event: (.+)$/m.exec(frame)?.[1],
+    data: JSON.parse(/^data: (.+)$/m.exec(frame)![1]!) as unknown,
+  }));
+}
+
+const echoOf = (body: Record<string, unknown>) => fromResponses(responsesRequestSchema.parse({ model: 'simulator/echo', input: 'hi', ...body })).echo;
+
+describe('chat replies parse with @openrouter/sdk', () => {
+  it.each(Object.entries(results))('chat completion: %s', (_name, result) => {
+    const reply = parse(ChatResult$inboundSchema, chatCompletion(identity, result, chatUsage(usage, cost, false), { service_metadata: { attempt: 1 } }));
+    expect(reply.usage?.costDetails).toMatchObject({ upstreamInferencePromptCost: expect.any(Number), upstreamInferenceCompletionsCost: expect.any(Number) });
+  });
+
+  it.each(Object.entries(events))('chat stream: %s', (_name, stream) => {
+    const writer = new ChatStreamWriter(identity);
+    const sse = writer.start() + stream.map((event) => writer.event(event)).join('') + writer.usage(chatUsage(usage, cost, true));
+    const chunks = frames(sse).map((frame) => parse(ChatStreamChunk$inboundSchema, frame.data));
+    expect(chunks.at(-1)!.usage?.costDetails?.upstreamInferenceCost).toBeCloseTo(0.0000669, 12);
+  });
+
+  it.each(FAILURES)('chat stream error chunk with status %i carries a typed error', (status) => {
+    const writer = new ChatStreamWriter(identity);
+    const sse = writer.event({ type: 'text-delta', delta: 'Hel' }) + writer.error(status, 'Provider simulator failed', { provider_name: 'simulator', provider_code: 'overloaded', raw: 'x' });
+    const last = frames(sse).map((frame) => parse(ChatStreamChunk$inboundSchema, frame.data)).at(-1)!;
+    expect(last.choices[0]!.finishReason).toBe('error');
+    expect(last.error).toMatchObject({ code: status, message: 'Provider simulator failed', metadata: { errorType: expect.any(String), providerCode: 'overloaded' } });
+  });
+
+  it('keeps an error_type the failure already names', () => {
+    const last = frames(new ChatStreamWriter(identity).error(400, 'too long', { error_type: 'context_length_exceeded' })).at(-1)!;
+    expect(parse(ChatStreamChunk$inboundSchema, last.data).error?.metadata?.errorType).toBe('context_length_exceeded');
+  });
+
+  it('names each failure with an error_type the SDK knows', () => {
+    const typeOf = (status: number) => (frames(new ChatStreamWriter(identity).error(status, 'x')).at(-1)!.data as { error: { metadata: { error_type: string } } }).error.metadata.error_type;
+    expect(Object.fromEntries([400, 401, 402, 403, 404, 408, 413, 422, 429, 500, 502, 503, 529].map((status) => [status, typeOf(status)]))).toEqual({
+      400: 'invalid_request', 401: 'authentication', 402: 'payment_required', 403: 'permission_denied', 404: 'not_found', 408: 'timeout',
+      413: 'payload_too_large', 422: 'unprocessable', 429: 'rate_limit_exceeded', 500: 'server', 502: 'provider_unavailable',
+      503: 'provider_unavailable', 529: 'provider_overloaded',
+    });
+  });
+});
+
+describe('Responses replies parse with @openrouter/sdk', () => {
+  const tools = [
+    { type: 'function', name: 'lookup', parameters: { type: 'object', properties: { q: { type: 'string' } } } },
+    { type: 'function', name: 'bare' },
+  ];
+  const echoes: Record<string, Record<string, unknown>> = {
+    'a plain request': {},
+    'tools, settings and instructions': { tools, tool_choice: { type: 'function', name: 'lookup' }, instructions: 'Be brief.', temperature: 0.5, top_p: 0.9, max_output_tokens: 100, metadata: { a: 'b' }, reasoning: { effort: 'low' } },
+    'a JSON schema format': { text: { format: { type: 'json_schema', name: 'answer', schema: { type: 'object' }, strict: true } } },
+  };
+
+  it.each(Object.entries(echoes))('response of %s', (_name, body) => {
+    for (const result of Object.values(results)) {
+      const reply = parse(OpenResponsesResult$inboundSchema, responseResult(identity, echoOf(body), result, responsesUsage(usage, cost, false), 1_700_000_001, { service_metadata: { attempt: 1 } }));
+      expect(reply.usage!.costDetails).toEqual({ upstreamInferenceCost: null, upstreamInferenceInputCost: 0.0000069, upstreamInferenceOutputCost: 0.00006 });
+    }
+  });
+
+  it.each(Object.entries(events))('Responses stream: %s', (_name, stream) => {
+    const writer = new ResponsesStreamWriter(identity, echoOf({ tools }));
+    const sse = writer.start() + stream.map((event) => writer.event(event)).join('') + writer.finish(stream.at(-1)!.type === 'finish' ? (stream.at(-1) as { finish_reason: 'stop' }).finish_reason : 'stop', responsesUsage(usage, cost, false), 1_700_000_001);
+    for (const frame of frames(sse)) {
+      const event = parse(StreamEvents$inboundSchema, frame.data);
+      expect(event.type).toBe(frame.event);
+    }
+  });
+
+  it.each(FAILURES)('Responses stream failing with status %i: error and response.failed parse', (status) => {
+    const writer = new ResponsesStreamWriter(identity, echoOf({}));
+    const sse = writer.start() + writer.event({ type: 'text-delta', delta: 'Hel' }) + writer.error(status, 'Provider simulator failed');
+    const parsed = frames(sse).map((frame) => parse(StreamEvents$inboundSchema, frame.data));
+    expect(parsed.map((event) => event.type).slice(-2)).toEqual(['error', 'response.failed']);
+    const failed = parsed.at(-1) as Extract<(typeof parsed)[number], { type: 'response.failed' }>;
+    expect(failed.response).toMatchObject({ status: 'failed', error: { code: expect.any(String), message: 'Provider simulator failed' }, errorType: expect.any(String) });
+  });
+});
