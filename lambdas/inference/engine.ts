@@ -155,7 +155,12 @@ export function startTrace(request: InferenceRequest, caller: Caller, deps: Engi
     now,
     random: deps.random,
   });
-  const pipeline: PipelineEntry[] = [];
+  const pipeline: PipelineEntry[] = plan.skipped.map((skip) => ({
+    type: 'routing',
+    name: 'context-length',
+    summary: `${skip.key} skipped: the request needs about ${skip.requested_tokens} tokens and its context length is ${skip.context_length}`,
+    data: { endpoint: skip.key, context_length: skip.context_length, requested_tokens: skip.requested_tokens },
+  }));
   return { generationId: newGenerationId(Date.now()), requested: request.models.join(','), plan, attempts: [], startedAt: now, pipeline, kmsRequests: 0 };
 }
 
