@@ -68,6 +68,33 @@ export function reservationFor(params: Omit<GenerationRequest, 'model'>, endpoin
   return most;
 }
 
+/** The output tokens a reservation for these endpoints allows for: the most any of them may produce. */
+export function reservedOutputTokens(params: Omit<GenerationRequest, 'model'>, endpoints: CatalogEndpoint[]): number {
+  const prompt = promptTokenBound(params);
+  let most = 0;
+  for (const endpoint of endpoints) most = Math.max(most, outputTokenBound(params, endpoint, prompt));
+  return most;
+}
+
+/**
+ * The most output tokens (max_tokens) whose reservation fits in `budget` on every one of these endpoints,
+ * given the prompt's bound: the exact inverse of maxCost for the output part (0 when not even the prompt
+ * fits; Number.MAX_SAFE_INTEGER when output costs nothing).
+ */
+export function affordableOutputTokens(params: Omit<GenerationRequest, 'model'>, endpoints: CatalogEndpoint[], budget: Nanos): number {
+  const prompt = BigInt(promptTokenBound(params));
+  let most = BigInt(Number.MAX_SAFE_INTEGER);
+  for (const { pricing } of endpoints) {
+    const fixed = prompt * dearer(dearer(pricing.prompt, pricing.input_cache_write), pricing.input_cache_read) + pricing.request;
+    if (fixed > budget) return 0;
+    const perToken = dearer(pricing.completion, pricing.internal_reasoning);
+    if (perToken === 0n) continue;
+    const tokens = (budget - fixed) / perToken;
+    if (tokens < most) most = tokens;
+  }
+  return Number(most);
+}
+
 /** Average UTF-8 bytes per token of English text with the common BPE tokenizers (for estimates, not bounds). */
 const BYTES_PER_TOKEN = 4;
 /** What a typical image costs in input tokens, for estimates. */

@@ -10,7 +10,7 @@ import type { GenerationResult, StreamEvent, Usage } from '../providers/types.js
 import { emptyUsage } from '../providers/types.js';
 import { generationToItem, type GenerationRecord, type GenerationRepository } from '../store/generation-repository.js';
 import type { Ledger, Hold } from '../accounting/ledger.js';
-import { reservationFor } from '../accounting/estimate.js';
+import { affordableOutputTokens, reservationFor, reservedOutputTokens } from '../accounting/estimate.js';
 import { rollupDelta } from '../accounting/rollups.js';
 import type { ApiKey } from '../keys/types.js';
 import type { Invocation } from '../accounting/infrastructure.js';
@@ -345,8 +345,13 @@ export async function reserve(request: InferenceRequest, caller: Caller, trace: 
   // Attempts with the customer's own key are billed to them by the provider: only the gateway's own
   // endpoints are held against credits (a request served only by BYOK holds nothing).
   const shared = trace.plan.candidates.filter((candidate) => candidate.byok === undefined);
-  const amount = reservationFor(request.params, shared.map((candidate) => candidate.endpoint));
-  return deps.ledger.reserve(trace.generationId, caller.key, amount);
+  const endpoints = shared.map((candidate) => candidate.endpoint);
+  const amount = reservationFor(request.params, endpoints);
+  // Only a refusal evaluates these: it says how many output tokens the caller can afford.
+  return deps.ledger.reserve(trace.generationId, caller.key, amount, {
+    get requested() { return reservedOutputTokens(request.params, endpoints); },
+    affordable: (remaining) => affordableOutputTokens(request.params, endpoints, remaining),
+  });
 }
 
 /** The request failed before any usage: give the hold back. The reply need not wait for it. */
