@@ -22,7 +22,7 @@ import type { EndpointHealth, StickySessions } from './endpoint-health.js';
 import type { InferenceRequest } from './inference-request.js';
 import { DEFAULT_RETRY_POLICY, retryDelayMs, type RetryPolicy } from './retry-policy.js';
 import { planRoute, requestFor, type Candidate, type RoutingPlan } from './routing.js';
-import type { ShutdownSwitch } from './shutdown.js';
+import { isShuttingDown, shuttingDownError, type ShutdownSwitch } from './shutdown.js';
 
 export interface Caller {
   orgId: string;
@@ -239,7 +239,9 @@ async function withFallbacks<T>(
 /** For callers that never cancel (a buffered reply): no listener is registered on it. */
 export const NEVER_ABORTED: AbortSignal = new AbortController().signal;
 
-function abortedError(signal: AbortSignal): HttpError {
+/** Why a request stopped early: the gateway shutting down (503), or the client gone (499, never written). */
+export function abortedError(signal: AbortSignal): HttpError {
+  if (isShuttingDown(signal.reason)) return shuttingDownError();
   return new HttpError(499, 'Client closed the request', { cause: signal.reason });
 }
 
