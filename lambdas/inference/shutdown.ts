@@ -2,6 +2,7 @@
 // requests stop waiting on their providers, report the shutdown to their clients (an error event on a
 // stream, a 503 otherwise) and settle or release their holds as usual; new requests get a 503 before
 // anything is reserved. Lambda never triggers it.
+import { setMaxListeners } from 'node:events';
 import { HttpError } from '../http/errors.js';
 
 /** The abort reason of the switch: tells a shutdown apart from a client that went away. */
@@ -23,6 +24,11 @@ export function shuttingDownError(): HttpError {
 
 export class ShutdownSwitch {
   private readonly controller = new AbortController();
+
+  constructor() {
+    // Every request in flight listens to it (and stops listening when it ends): no leak warning at 11.
+    setMaxListeners(0, this.controller.signal);
+  }
 
   /** Aborted (with a ShuttingDown reason) once the process is shutting down. */
   get signal(): AbortSignal {
