@@ -15,8 +15,8 @@ export const IMAGE_TOKENS = 8_000;
 /** Chat template tokens around each message (role markers, separators). */
 export const MESSAGE_OVERHEAD_TOKENS = 16;
 
-const encoder = new TextEncoder();
-const bytes = (text: string | undefined) => (text ? encoder.encode(text).length : 0);
+// Buffer.byteLength counts UTF-8 bytes without encoding the text into a new buffer.
+const bytes = (text: string | undefined) => (text ? Buffer.byteLength(text, 'utf8') : 0);
 
 function partTokens(part: ContentPart): number {
   if (part.type === 'text') return bytes(part.text);
@@ -68,18 +68,55 @@ export function reservationFor(params: Omit<GenerationRequest, 'model'>, endpoin
   return most;
 }
 
+/** The output tokens a reservation for these endpoints allows for: the most any of them may produce. */
+export function reservedOutputTokens(params: Omit<GenerationRequest, 'model'>, endpoints: CatalogEndpoint[]): number {
+  const prompt = promptTokenBound(params);
+  let most = 0;
+  for (const endpoint of endpoints) most = Math.max(most, outputTokenBound(params, endpoint, prompt));
+  return most;
+}
+
+/**
+ * The most output tokens (max_tokens) whose reservation fits in `budget` on every one of these endpoints,
+ * given the prompt's bound: the exact inverse of maxCost for the output part (0 when not even the prompt
+ * fits; Number.MAX_SAFE_INTEGER when output costs nothing).
+ */
+export function affordableOutputTokens(params: Omit<GenerationRequest, 'model'>, endpoints: CatalogEndpoint[], budget: Nanos): number {
+  const prompt = BigInt(promptTokenBound(params));
+  let most = BigInt(Number.MAX_SAFE_INTEGER);
+  for (const { pricing } of endpoints) {
+    const fixed = prompt * dearer(dearer(pricing.prompt, pricing.input_cache_write), pricing.input_cache_read) + pricing.request;
+    if (fixed > budget) return 0;
+    const perToken = dearer(pricing.completion, pricing.internal_reasoning);
+    if (perToken === 0n) continue;
+    const tokens = (budget - fixed) / perToken;
+    if (tokens < most) most = tokens;
+  }
+  return Number(most);
+}
+
 /** Average UTF-8 bytes per token of English text with the common BPE tokenizers (for estimates, not bounds). */
 const BYTES_PER_TOKEN = 4;
 /** What a typical image costs in input tokens, for estimates. */
 const IMAGE_TOKENS_TYPICAL = 1_000;
 const MESSAGE_TOKENS_TYPICAL = 4;
 
+/** A realistic estimate of a prompt's tokens (not a bound): text and the chat template, and images. */
+export interface PromptEstimate {
+  /** Text, tool definitions and per-message template tokens. */
+  text: number;
+  /** Images and files, at a typical per-image charge. */
+  images: number;
+}
+
 /**
- * An estimate of the usage of a stream that ended before the provider reported it (the client went away,
- * the connection dropped): the provider bills the prompt it read and the tokens it sent, so the gateway
- * charges an estimate of them rather than nothing. Records carry `usage_estimated` when this is used.
+ * The prompt tokens a request will probably count: about BYTES_PER_TOKEN UTF-8 bytes per token of text
+ * (English prose with the common BPE tokenizers; denser scripts and code count more tokens per byte, so
+ * this errs towards fewer tokens), IMAGE_TOKENS_TYPICAL per image or file, and a few template tokens per
+ * message. Used where a bound would be too pessimistic: the usage of a stream cut before its provider
+ * reported it, and the context-length check in routing, which must not refuse prompts that really fit.
  */
-export function estimateUsage(params: Omit<GenerationRequest, 'model'>, output: string): Usage {
+export function estimatePromptTokens(params: Omit<GenerationRequest, 'model'>): PromptEstimate {
   let promptBytes = 0;
   let images = 0;
   for (const message of params.messages) {
@@ -93,6 +130,16 @@ export function estimateUsage(params: Omit<GenerationRequest, 'model'>, output: 
     }
   }
   if (params.tools?.length) promptBytes += bytes(JSON.stringify(params.tools));
-  const input = Math.ceil(promptBytes / BYTES_PER_TOKEN) + images * IMAGE_TOKENS_TYPICAL + params.messages.length * MESSAGE_TOKENS_TYPICAL;
-  return { input_tokens: input, output_tokens: Math.ceil(bytes(output) / BYTES_PER_TOKEN), cached_input_tokens: 0, cache_write_tokens: 0, reasoning_tokens: 0 };
+  return { text: Math.ceil(promptBytes / BYTES_PER_TOKEN) + params.messages.length * MESSAGE_TOKENS_TYPICAL, images: images * IMAGE_TOKENS_TYPICAL };
+}
+
+/**
+ * An estimate of the usage of a stream that ended before the provider reported it (the client went away,
+ * the connection dropped, the gateway shut down): the provider bills the prompt it read and the tokens it
+ * sent, so the gateway charges an estimate of them rather than nothing. Records carry `usage_estimated`
+ * when this is used.
+ */
+export function estimateUsage(params: Omit<GenerationRequest, 'model'>, output: string): Usage {
+  const prompt = estimatePromptTokens(params);
+  return { input_tokens: prompt.text + prompt.images, output_tokens: Math.ceil(bytes(output) / BYTES_PER_TOKEN), cached_input_tokens: 0, cache_write_tokens: 0, reasoning_tokens: 0 };
 }

@@ -46,6 +46,17 @@ export interface Hold extends HoldRef {
   readUnits: number;
 }
 
+/**
+ * What a reservation's amount allows for in output tokens, so that a refusal can say how many the caller
+ * can afford (computed only when a reservation is refused).
+ */
+export interface OutputTokens {
+  /** The output tokens the amount was reserved for (max_tokens, or the endpoints' maximum). */
+  requested: number;
+  /** The most output tokens `remaining` pays for together with the prompt. */
+  affordable(remaining: Nanos): number;
+}
+
 export interface SettleResult {
   outcome: 'settled' | 'already' | 'failed';
   writeUnits: number;
@@ -115,7 +126,7 @@ export class Ledger {
    * Holds `amount` against the organization's balance, the key's limit and the workspace's budgets, or
    * throws a 402 naming the first that cannot cover it.
    */
-  async reserve(generationId: string, startingKey: ApiKey, amount: Nanos): Promise<Hold> {
+  async reserve(generationId: string, startingKey: ApiKey, amount: Nanos, tokens?: OutputTokens): Promise<Hold> {
     let key = startingKey;
     let readUnits = 0;
     let workspace = await this.workspaceOf(key.org_id, key.workspace_id, (units) => { readUnits += units; });
@@ -143,7 +154,8 @@ export class Ledger {
 
       // Fix whatever was stale and try again; only a limit that still cannot cover the request refuses it.
       let retry = false;
-      let refusal: HttpError | undefined;
+      // Every meter that refused, with its headroom: the tightest one is named (the others afford more).
+      const shortfalls: Shortfall[] = [];
       if (outcome.org) {
         const item = outcome.org.item;
         if (!item) throw new HttpError(403, 'The organization of this API key no longer exists');
@@ -151,7 +163,7 @@ export class Ledger {
           await this.deps.repository.addBalance(key.org_id);
           retry = true;
         } else {
-          refusal = creditsRefusal(nanosFromStore(item.balance), amount);
+          shortfalls.push(creditsShortfall(nanosFromStore(item.balance)));
         }
       }
       if (outcome.key) {
@@ -171,7 +183,7 @@ export class Ledger {
           key = stored;
           retry = true;
         } else {
-          refusal ??= keyRefusal(stored, item, amount, now);
+          shortfalls.push(keyShortfall(stored, item, now));
         }
       }
       if (outcome.workspace) {
@@ -190,11 +202,11 @@ export class Ledger {
           workspace = stored;
           retry = true;
         } else {
-          refusal ??= budgetRefusal(stored, item, amount, now);
+          shortfalls.push(budgetShortfall(stored, item, amount, now));
         }
       }
       if (retry) continue;
-      if (refusal) throw refusal;
+      if (shortfalls.length) throw refusal(shortfalls.reduce((tightest, next) => (next.left < tightest.left ? next : tightest)), amount, tokens);
       throw new Error('reservation refused without a reason');
     }
     throw new HttpError(503, 'Could not reserve credits: too much contention on this account; retry shortly', { headers: { 'retry-after': '1' } });
@@ -317,35 +329,81 @@ export class Ledger {
   }
 }
 
-function creditsRefusal(balance: Nanos, amount: Nanos): HttpError {
-  return new HttpError(402, `Insufficient credits: this request can cost up to ${usd(amount)} and the account has ${usd(balance)} available. Add credits to continue.`, {
-    metadata: { reason: 'insufficient_credits', required: nanosToDecimal(amount), available: nanosToDecimal(balance < 0n ? 0n : balance) },
+/** A limit that cannot cover a reservation: what is left of it, how to say it, and how to lift it. */
+interface Shortfall {
+  left: Nanos;
+  /** One sentence naming the limit and what is left of it. */
+  state: string;
+  remedy: string;
+  metadata: Record<string, unknown>;
+}
+
+/**
+ * The 402, as OpenRouter words it: how many output tokens the request asked for and how many the limit
+ * affords, which limit refused it, and what to do (lower max_tokens, or raise the limit / add credits).
+ */
+function refusal(shortfall: Shortfall, amount: Nanos, tokens: OutputTokens | undefined): HttpError {
+  const remaining = shortfall.left < 0n ? 0n : shortfall.left;
+  const affordable = tokens ? Math.max(0, Math.min(tokens.affordable(remaining), tokens.requested)) : undefined;
+  let message: string;
+  if (tokens && affordable! > 0 && affordable! < tokens.requested) {
+    message = `This request requires more credits, or fewer max_tokens. You requested up to ${tokens.requested} tokens, but can only afford ${affordable}. ${shortfall.state}. Lower max_tokens, or ${shortfall.remedy}.`;
+  } else if (tokens) {
+    // Fewer output tokens would not help: the prompt (with one output token) already costs more than is left.
+    message = `This request requires more credits: it can cost up to ${usd(amount)}, and the ${usd(remaining)} left does not cover its prompt and one output token. ${shortfall.state}. Shorten the prompt, or ${shortfall.remedy}.`;
+  } else {
+    message = `This request requires more credits: it can cost up to ${usd(amount)}. ${shortfall.state}. To continue, ${shortfall.remedy}.`;
+  }
+  return new HttpError(402, message, {
+    metadata: {
+      ...shortfall.metadata,
+      required: nanosToDecimal(amount),
+      remaining: nanosToDecimal(remaining),
+      ...(tokens ? { requested_tokens: tokens.requested, affordable_tokens: affordable } : {}),
+    },
   });
 }
 
-function keyRefusal(key: ApiKey, item: Record<string, unknown>, amount: Nanos, now: Date): HttpError {
+function creditsShortfall(balance: Nanos): Shortfall {
+  return {
+    left: balance,
+    state: `The account has ${usd(balance)} of credits available`,
+    remedy: 'add credits',
+    metadata: { reason: 'insufficient_credits', available: nanosToDecimal(balance < 0n ? 0n : balance) },
+  };
+}
+
+function keyShortfall(key: ApiKey, item: Record<string, unknown>, now: Date): Shortfall {
   const window = key.limit_reset ?? 'total';
   const meter = meterFromItem(item);
   const used = spent(meter, window, key.include_byok_in_limit);
   const left = (key.limit ?? 0n) - used - meter.held;
   const resets = key.limit_reset ? `; it resets at ${windowEnd(key.limit_reset, now)}` : '';
   const held = meter.held > 0n ? ` (${usd(meter.held)} is held by requests in flight)` : '';
-  return new HttpError(402, `API key limit exceeded: this request can cost up to ${usd(amount)} and the key's ${key.limit_reset ?? 'total'} limit of ${usd(key.limit ?? 0n)} has ${usd(left)} left${held}${resets}.`, {
-    metadata: { reason: 'key_limit', limit_reset: key.limit_reset, limit: nanosToDecimal(key.limit ?? 0n), remaining: nanosToDecimal(left < 0n ? 0n : left), required: nanosToDecimal(amount) },
-  });
+  return {
+    left,
+    state: `The key's ${window} limit of ${usd(key.limit ?? 0n)} has ${usd(left)} left${held}${resets}`,
+    remedy: "raise the key's limit",
+    metadata: { reason: 'key_limit', limit_reset: key.limit_reset, limit: nanosToDecimal(key.limit ?? 0n) },
+  };
 }
 
-function budgetRefusal(workspace: Workspace, item: Record<string, unknown>, amount: Nanos, now: Date): HttpError {
+/** The workspace's tightest budget that cannot cover `amount`. */
+function budgetShortfall(workspace: Workspace, item: Record<string, unknown>, amount: Nanos, now: Date): Shortfall {
   const meter = meterFromItem(item);
+  let tightest: Shortfall | undefined;
   for (const interval of BUDGET_INTERVALS) {
     const budget = workspace.budgets[interval];
     if (!budget) continue;
     const left = budget.limit - spent(meter, budgetWindow(interval), workspace.include_byok_in_budgets) - meter.held;
-    if (left >= amount) continue;
+    if (left >= amount || (tightest && tightest.left <= left)) continue;
     const resets = interval === 'lifetime' ? '' : `; it resets at ${windowEnd(interval, now)}`;
-    return new HttpError(402, `Workspace budget exceeded: this request can cost up to ${usd(amount)} and workspace ${workspace.slug}'s ${interval} budget of ${usd(budget.limit)} has ${usd(left)} left${resets}.`, {
-      metadata: { reason: 'workspace_budget', workspace_id: workspace.id, interval, limit: nanosToDecimal(budget.limit), remaining: nanosToDecimal(left < 0n ? 0n : left), required: nanosToDecimal(amount) },
-    });
+    tightest = {
+      left,
+      state: `Workspace ${workspace.slug}'s ${interval} budget of ${usd(budget.limit)} has ${usd(left)} left${resets}`,
+      remedy: "raise the workspace's budget",
+      metadata: { reason: 'workspace_budget', workspace_id: workspace.id, interval, limit: nanosToDecimal(budget.limit) },
+    };
   }
-  return new HttpError(402, `Workspace budget exceeded: this request can cost up to ${usd(amount)}.`, { metadata: { reason: 'workspace_budget', workspace_id: workspace.id } });
+  return tightest ?? { left: 0n, state: `Workspace ${workspace.slug}'s budget cannot cover it`, remedy: "raise the workspace's budget", metadata: { reason: 'workspace_budget', workspace_id: workspace.id } };
 }

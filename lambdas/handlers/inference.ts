@@ -31,9 +31,11 @@ export async function handleInference(
   deps: GatewayDeps,
   defer?: (work: Promise<unknown>) => void,
   invocation?: Invocation,
+  signal?: AbortSignal,
 ): Promise<StreamingReply> {
   const request = fromLambdaEvent(event);
   if (invocation) request.invocation = invocation;
+  if (signal) request.signal = signal;
   const result = await dispatch(request, match, inferenceOperations, deps, defer);
   if (result.kind === 'stream') {
     return { statusCode: result.status ?? 200, headers: { 'x-request-id': request.requestId, ...result.headers }, body: result.body };
@@ -53,18 +55,31 @@ export async function handleInference(
 export const handler = awslambda.streamifyResponse(async (event: APIGatewayProxyEventV2, responseStream, _context: Context) => {
   const invocation = startInvocation();
   const deferred: Promise<unknown>[] = [];
+  // The response stream closing (or failing) before the reply was written means the client went away: the
+  // request is aborted, so its upstream call stops and its hold is released (a stream's body does the same).
+  const client = new AbortController();
+  const gone = () => {
+    if (!responseStream.writableFinished) client.abort(new Error('client disconnected'));
+  };
+  responseStream.once('close', gone);
+  responseStream.on('error', gone);
   let reply: StreamingReply;
   let log: (line: string) => void = (line) => console.error(line);
   try {
     const deps = await defaultDeps();
     log = deps.log;
-    reply = await handleInference(event, deps, (work) => { deferred.push(work); }, invocation);
+    reply = await handleInference(event, deps, (work) => { deferred.push(work); }, invocation, client.signal);
   } catch (err) {
     // Only start-up can fail here (configuration, the provider secret): dispatch itself never throws.
     const error = toErrorReply(err, event.requestContext?.requestId ?? 'unknown', log);
     reply = { statusCode: error.status, headers: { 'content-type': 'application/json' }, body: JSON.stringify(error.body) };
   }
   try {
+    if (client.signal.aborted) {
+      // Nobody is listening any more: nothing to write (a stream's body is destroyed, which ends its producer).
+      if (typeof reply.body !== 'string') reply.body.destroy();
+      return;
+    }
     const stream = awslambda.HttpResponseStream.from(responseStream, { statusCode: reply.statusCode, headers: reply.headers });
     if (typeof reply.body === 'string') {
       const body = reply.body;
@@ -80,6 +95,8 @@ export const handler = awslambda.streamifyResponse(async (event: APIGatewayProxy
     // The response stream failed: usually the client went away mid-stream.
     log(JSON.stringify({ level: 'warn', message: 'response stream ended early', request_id: event.requestContext?.requestId, error: String(err) }));
   } finally {
+    responseStream.off('close', gone);
+    responseStream.off('error', gone);
     await Promise.allSettled(deferred);
   }
 });

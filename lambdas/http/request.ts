@@ -14,6 +14,8 @@ export interface GatewayRequest {
   host: string;
   /** Set by the inference handler: the invocation being accounted for (infrastructure cost). */
   invocation?: Invocation;
+  /** Set by the inference handler: aborted when the client goes away before its reply is written. */
+  signal?: AbortSignal;
 }
 
 export function fromLambdaEvent(event: APIGatewayProxyEventV2): GatewayRequest {

@@ -24,9 +24,13 @@ function positiveInt(env: NodeJS.ProcessEnv, name: string, fallback: number): nu
 }
 
 export function engineConfigFromEnv(env: NodeJS.ProcessEnv = process.env): EngineConfig {
+  const requestTimeoutMs = positiveInt(env, 'GATEWAY_REQUEST_TIMEOUT_MS', DEFAULT_ENGINE_CONFIG.requestTimeoutMs);
   return {
     ...DEFAULT_ENGINE_CONFIG,
-    firstByteTimeoutMs: positiveInt(env, 'GATEWAY_UPSTREAM_TIMEOUT_MS', DEFAULT_ENGINE_CONFIG.firstByteTimeoutMs),
+    requestTimeoutMs,
+    // Per attempt, by default the whole deadline: a slow but healthy generation is not cut and retried
+    // (which the provider would bill twice). Set lower to fail over from a hung endpoint sooner.
+    firstByteTimeoutMs: Math.min(requestTimeoutMs, positiveInt(env, 'GATEWAY_UPSTREAM_TIMEOUT_MS', requestTimeoutMs)),
     streamIdleTimeoutMs: positiveInt(env, 'GATEWAY_STREAM_IDLE_TIMEOUT_MS', DEFAULT_ENGINE_CONFIG.streamIdleTimeoutMs),
     keepAliveMs: positiveInt(env, 'GATEWAY_KEEPALIVE_MS', DEFAULT_ENGINE_CONFIG.keepAliveMs),
     region: env.AWS_REGION || DEFAULT_ENGINE_CONFIG.region,

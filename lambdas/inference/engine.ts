@@ -10,7 +10,7 @@ import type { GenerationResult, StreamEvent, Usage } from '../providers/types.js
 import { emptyUsage } from '../providers/types.js';
 import { generationToItem, type GenerationRecord, type GenerationRepository } from '../store/generation-repository.js';
 import type { Ledger, Hold } from '../accounting/ledger.js';
-import { reservationFor } from '../accounting/estimate.js';
+import { affordableOutputTokens, reservationFor, reservedOutputTokens } from '../accounting/estimate.js';
 import { rollupDelta } from '../accounting/rollups.js';
 import type { ApiKey } from '../keys/types.js';
 import type { Invocation } from '../accounting/infrastructure.js';
@@ -22,7 +22,7 @@ import type { EndpointHealth, StickySessions } from './endpoint-health.js';
 import type { InferenceRequest } from './inference-request.js';
 import { DEFAULT_RETRY_POLICY, retryDelayMs, type RetryPolicy } from './retry-policy.js';
 import { planRoute, requestFor, type Candidate, type RoutingPlan } from './routing.js';
-import type { ShutdownSwitch } from './shutdown.js';
+import { isShuttingDown, shuttingDownError, type ShutdownSwitch } from './shutdown.js';
 
 export interface Caller {
   orgId: string;
@@ -35,8 +35,15 @@ export interface Caller {
 }
 
 export interface EngineConfig {
-  /** Longest wait for a reply (non-streaming) or for the first stream event. */
+  /**
+   * The one deadline of a request, from its start to its reply (non-streaming) or its first stream event:
+   * every attempt, retry and fallback happens within it; past it the reply is a 408.
+   */
+  requestTimeoutMs: number;
+  /** Longest wait of one attempt for its reply or first stream event (never more than what is left of the deadline). */
   firstByteTimeoutMs: number;
+  /** A retry or fallback starts only with at least this much of the deadline left. */
+  minAttemptMs: number;
   /** Longest silence between two stream events once streaming. */
   streamIdleTimeoutMs: number;
   /** SSE keep-alive comment interval; also how long a stream waits for its first event before committing to 200. */
@@ -46,7 +53,9 @@ export interface EngineConfig {
 }
 
 export const DEFAULT_ENGINE_CONFIG: EngineConfig = {
+  requestTimeoutMs: 120_000,
   firstByteTimeoutMs: 120_000,
+  minAttemptMs: 1_000,
   streamIdleTimeoutMs: 120_000,
   keepAliveMs: 10_000,
   retry: DEFAULT_RETRY_POLICY,
@@ -116,8 +125,8 @@ export function hashedUser(orgId: string, value: string | undefined): string | u
   return value === undefined ? undefined : createHash('sha256').update(`${orgId}:${value}`).digest('hex').slice(0, 32);
 }
 
-function timeoutError(): DOMException {
-  return new DOMException('Upstream request timed out', 'TimeoutError');
+function timeoutError(message: string): DOMException {
+  return new DOMException(message, 'TimeoutError');
 }
 
 /** Maps the last provider failure to the reply's status (SPEC "Errors"). */
@@ -131,7 +140,10 @@ export function toHttpError(error: ProviderError, trace: RouteTrace): HttpError 
   const headers: Record<string, string> = {};
   if (error.retryAfterMs !== undefined) headers['retry-after'] = String(Math.ceil(error.retryAfterMs / 1000));
   const reason = error.kind === 'timeout' ? 'timed out' : error.kind === 'network' ? 'connection failed' : `returned ${error.status}`;
-  return new HttpError(status, `Provider ${error.provider} ${reason}: ${error.message}`, {
+  const message = error.kind === 'dropped'
+    ? `Provider ${error.provider} connection dropped before the reply completed`
+    : `Provider ${error.provider} ${reason}: ${error.message}`;
+  return new HttpError(status, message, {
     headers,
     metadata: {
       provider_name: error.provider,
@@ -155,41 +167,56 @@ export function startTrace(request: InferenceRequest, caller: Caller, deps: Engi
     now,
     random: deps.random,
   });
-  const pipeline: PipelineEntry[] = [];
+  const pipeline: PipelineEntry[] = plan.skipped.map((skip) => ({
+    type: 'routing',
+    name: 'context-length',
+    summary: `${skip.key} skipped: the request needs about ${skip.requested_tokens} tokens and its context length is ${skip.context_length}`,
+    data: { endpoint: skip.key, context_length: skip.context_length, requested_tokens: skip.requested_tokens },
+  }));
   return { generationId: newGenerationId(Date.now()), requested: request.models.join(','), plan, attempts: [], startedAt: now, pipeline, kmsRequests: 0 };
 }
 
 /**
  * Tries the candidates in order: each may be tried again after a retryable failure (honouring
- * Retry-After), then the next candidate. Non-retryable failures end the search at once.
+ * Retry-After), then the next candidate. Non-retryable failures end the search at once. All of it happens
+ * within the request's deadline: each attempt waits at most what is left of it, and no retry or fallback
+ * starts with less than `minAttemptMs` left (the last failure is the reply then; a 408 when it timed out).
+ * The returned `detach` unhooks the attempt from `signal`; the caller calls it once the attempt is over.
  */
 async function withFallbacks<T>(
   trace: RouteTrace,
   deps: EngineDeps,
   signal: AbortSignal,
   call: (candidate: Candidate, attempt: AbortController, clearTimer: () => void) => Promise<T>,
-): Promise<{ value: T; candidate: Candidate }> {
-  const policy = deps.config.retry;
+): Promise<{ value: T; candidate: Candidate; detach: () => void }> {
+  const { retry: policy, requestTimeoutMs, firstByteTimeoutMs, minAttemptMs } = deps.config;
+  const deadline = trace.startedAt + requestTimeoutMs;
   let lastError: ProviderError | undefined;
   outer: for (const candidate of trace.plan.candidates) {
     let tries = 0;
     for (;;) {
       if (trace.attempts.length >= policy.maxAttempts) break outer;
       if (signal.aborted) throw abortedError(signal);
+      const left = deadline - deps.now();
+      if (trace.attempts.length > 0 && left < minAttemptMs) break outer;
       tries += 1;
       const controller = new AbortController();
       const onAbort = () => controller.abort(signal.reason);
-      if (signal !== NEVER_ABORTED) signal.addEventListener('abort', onAbort, { once: true });
-      const timer = setTimeout(() => controller.abort(timeoutError()), deps.config.firstByteTimeoutMs);
+      const watched = signal !== NEVER_ABORTED;
+      if (watched) signal.addEventListener('abort', onAbort, { once: true });
+      const detach = () => { if (watched) signal.removeEventListener('abort', onAbort); };
+      const wait = Math.max(1, Math.min(firstByteTimeoutMs, Math.floor(left)));
+      const reason = wait < firstByteTimeoutMs ? `no reply within the request deadline of ${requestTimeoutMs} ms` : `no reply within ${wait} ms`;
+      const timer = setTimeout(() => controller.abort(timeoutError(reason)), wait);
       // Only the first-byte timer is cleared on success: the caller's abort must still reach a running stream.
       const clearTimer = () => clearTimeout(timer);
       try {
         const value = await call(candidate, controller, clearTimer);
         trace.attempts.push({ model: candidate.endpoint.model, provider: candidate.endpoint.provider, status: 'ok' });
-        return { value, candidate };
+        return { value, candidate, detach };
       } catch (err) {
         clearTimer();
-        signal.removeEventListener('abort', onAbort);
+        detach();
         const error = asProviderError(err, candidate.endpoint, controller.signal);
         trace.attempts.push({ model: candidate.endpoint.model, provider: candidate.endpoint.provider, status: error.status, message: error.message });
         if (signal.aborted) throw abortedError(signal);
@@ -200,6 +227,8 @@ async function withFallbacks<T>(
         deps.health.recordFailure(candidate.key, deps.now());
         const delay = retryDelayMs(error, tries, policy, deps.random);
         if (delay === undefined) continue outer;
+        // A backoff that would leave too little of the deadline for the retry: the next candidate instead.
+        if (deadline - deps.now() - delay < minAttemptMs) continue outer;
         await deps.sleep(delay, signal);
       }
     }
@@ -210,20 +239,18 @@ async function withFallbacks<T>(
 /** For callers that never cancel (a buffered reply): no listener is registered on it. */
 export const NEVER_ABORTED: AbortSignal = new AbortController().signal;
 
-function abortedError(signal: AbortSignal): HttpError {
+/** Why a request stopped early: the gateway shutting down (503), or the client gone (499, never written). */
+export function abortedError(signal: AbortSignal): HttpError {
+  if (isShuttingDown(signal.reason)) return shuttingDownError();
   return new HttpError(499, 'Client closed the request', { cause: signal.reason });
 }
 
 function asProviderError(err: unknown, endpoint: CatalogEndpoint, signal: AbortSignal): ProviderError {
-  if (err instanceof ProviderError) {
-    if (err.kind === 'aborted' && signal.reason instanceof DOMException && signal.reason.name === 'TimeoutError') {
-      return new ProviderError({ provider: endpoint.provider, kind: 'timeout', status: 408, message: 'Upstream request timed out', cause: err });
-    }
-    return err;
-  }
+  // The attempt's own timer fired: a timeout, whatever the adapter made of the abort.
   if (signal.aborted && signal.reason instanceof DOMException && signal.reason.name === 'TimeoutError') {
-    return new ProviderError({ provider: endpoint.provider, kind: 'timeout', status: 408, message: 'Upstream request timed out', cause: err });
+    return new ProviderError({ provider: endpoint.provider, kind: 'timeout', status: 408, message: signal.reason.message, cause: err });
   }
+  if (err instanceof ProviderError) return err;
   return new ProviderError({ provider: endpoint.provider, kind: 'network', status: 502, message: (err as Error)?.message ?? String(err), cause: err });
 }
 
@@ -259,7 +286,7 @@ export interface Generated {
 }
 
 export async function generate(request: InferenceRequest, caller: Caller, trace: RouteTrace, deps: EngineDeps, signal: AbortSignal): Promise<Generated> {
-  const { value, candidate } = await withFallbacks(trace, deps, signal, async (candidate, attempt, clearTimer) => {
+  const { value, candidate, detach } = await withFallbacks(trace, deps, signal, async (candidate, attempt, clearTimer) => {
     try {
       const adapter = await adapterFor(candidate, trace, deps);
       return await adapter.generate(withUser(requestFor(candidate, request.params), caller, request), { signal: attempt.signal });
@@ -267,6 +294,7 @@ export async function generate(request: InferenceRequest, caller: Caller, trace:
       clearTimer();
     }
   });
+  detach();
   return { trace, candidate, result: value, firstTokenMs: deps.now() - trace.startedAt };
 }
 
@@ -280,7 +308,7 @@ export interface Streaming {
 
 /** Resolves once an endpoint has produced its first event; failing over is allowed until then, never after. */
 export async function startStream(request: InferenceRequest, caller: Caller, trace: RouteTrace, deps: EngineDeps, signal: AbortSignal): Promise<Streaming> {
-  const { value, candidate } = await withFallbacks(trace, deps, signal, async (candidate, attempt, clearTimer) => {
+  const { value, candidate, detach } = await withFallbacks(trace, deps, signal, async (candidate, attempt, clearTimer) => {
     const adapter = await adapterFor(candidate, trace, deps);
     const iterator = adapter.stream(withUser(requestFor(candidate, request.params), caller, request), { signal: attempt.signal })[Symbol.asyncIterator]();
     try {
@@ -310,6 +338,7 @@ export async function startStream(request: InferenceRequest, caller: Caller, tra
       }
     } finally {
       clearTimeout(idle);
+      detach();
     }
   }
   const generator = events();
@@ -317,6 +346,7 @@ export async function startStream(request: InferenceRequest, caller: Caller, tra
   // Closing the stream early (client gone, mid-stream error) closes the upstream iterator too.
   generator.return = async (result) => {
     clearTimeout(idle);
+    detach();
     await value.iterator.return?.(undefined).catch(() => undefined);
     return originalReturn(result);
   };
@@ -340,8 +370,13 @@ export async function reserve(request: InferenceRequest, caller: Caller, trace: 
   // Attempts with the customer's own key are billed to them by the provider: only the gateway's own
   // endpoints are held against credits (a request served only by BYOK holds nothing).
   const shared = trace.plan.candidates.filter((candidate) => candidate.byok === undefined);
-  const amount = reservationFor(request.params, shared.map((candidate) => candidate.endpoint));
-  return deps.ledger.reserve(trace.generationId, caller.key, amount);
+  const endpoints = shared.map((candidate) => candidate.endpoint);
+  const amount = reservationFor(request.params, endpoints);
+  // Only a refusal evaluates these: it says how many output tokens the caller can afford.
+  return deps.ledger.reserve(trace.generationId, caller.key, amount, {
+    get requested() { return reservedOutputTokens(request.params, endpoints); },
+    affordable: (remaining) => affordableOutputTokens(request.params, endpoints, remaining),
+  });
 }
 
 /** The request failed before any usage: give the hold back. The reply need not wait for it. */

@@ -10,7 +10,8 @@ import type { Principal } from '../http/auth.js';
 import type { GatewayRequest } from '../http/request.js';
 import type { GenerationResult, StreamEvent, ToolCall } from '../providers/types.js';
 import { ProviderError } from '../providers/provider-error.js';
-import { NEVER_ABORTED, applyByok, complete, generate, release, reserve, serviceMetadata, startStream, startTrace, toHttpError, type Caller, type EngineDeps, type RouteTrace, type Streaming } from './engine.js';
+import { abortedError, applyByok, complete, generate, release, reserve, serviceMetadata, startStream, startTrace, toHttpError, type Caller, type EngineDeps, type RouteTrace, type Streaming } from './engine.js';
+import { isShuttingDown, shuttingDownError } from './shutdown.js';
 import type { Hold } from '../accounting/ledger.js';
 import type { Invocation } from '../accounting/infrastructure.js';
 import { estimateUsage } from '../accounting/estimate.js';
@@ -71,6 +72,26 @@ function withSession(request: InferenceRequest, http: GatewayRequest): Inference
 
 type Defer = ((work: Promise<unknown>) => void) | undefined;
 
+/**
+ * The abort signal of one request's upstream work: aborted when its client goes away or the gateway shuts
+ * down (whichever comes first gives the reason). `dispose` unhooks it from both once the work is over, so
+ * the process-wide shutdown signal does not collect a listener per request.
+ */
+function requestAbort(client: AbortSignal | undefined, shutdown: AbortSignal): { controller: AbortController; dispose: () => void } {
+  const controller = new AbortController();
+  const removers: Array<() => void> = [];
+  for (const source of client ? [shutdown, client] : [shutdown]) {
+    if (source.aborted) {
+      controller.abort(source.reason);
+      break;
+    }
+    const listener = () => controller.abort(source.reason);
+    source.addEventListener('abort', listener, { once: true });
+    removers.push(() => source.removeEventListener('abort', listener));
+  }
+  return { controller, dispose: () => { for (const remove of removers) remove(); } };
+}
+
 /** Work that may finish after the reply (settlement, release): handed to the invocation, or awaited here. */
 async function later(work: Promise<unknown>, defer: Defer): Promise<void> {
   if (defer) defer(work);
@@ -79,6 +100,8 @@ async function later(work: Promise<unknown>, defer: Defer): Promise<void> {
 
 async function run(inference: InferenceRequest, principal: Principal | null, http: GatewayRequest, deps: GatewayDeps, defer: Defer): Promise<OperationResult> {
   const engine = deps.engine;
+  // A process shutting down takes no new work: refused before anything is reserved.
+  if (engine.shutdown.triggered) throw shuttingDownError();
   const caller = callerOf(principal);
   const request = withSession(inference, http);
   const withMetadata = metadataEnabled(http.headers);
@@ -87,13 +110,17 @@ async function run(inference: InferenceRequest, principal: Principal | null, htt
   try {
     await applyByok(request, caller, trace, engine);
     const hold = await reserve(request, caller, trace, engine);
-    if (request.stream) return await streamReply(request, caller, trace, engine, withMetadata, generationHeader, defer, hold, http.invocation);
+    if (request.stream) return await streamReply(request, caller, trace, engine, withMetadata, generationHeader, defer, hold, http);
     let generated: Awaited<ReturnType<typeof generate>>;
+    const abort = requestAbort(http.signal, engine.shutdown.signal);
     try {
-      generated = await generate(request, caller, trace, engine, NEVER_ABORTED);
+      generated = await generate(request, caller, trace, engine, abort.controller.signal);
     } catch (err) {
+      // Also when the client went away (its 499 is never written) or the gateway is shutting down (503).
       await later(release(hold, engine), defer);
       throw err;
+    } finally {
+      abort.dispose();
     }
     const accounted = complete(request, caller, trace, generated.candidate, {
       status: generated.result.finish_reason === 'length' ? 'incomplete' : 'completed',
@@ -151,9 +178,10 @@ async function streamReply(
   generationHeader: Record<string, string>,
   defer: Defer,
   hold: Hold,
-  invocation: Invocation | undefined,
+  http: GatewayRequest,
 ): Promise<OperationResult> {
-  const controller = new AbortController();
+  const invocation = http.invocation;
+  const { controller, dispose } = requestAbort(http.signal, engine.shutdown.signal);
   const body = new Readable({
     read() { /* frames are pushed as they are produced */ },
     destroy(error, callback) {
@@ -171,11 +199,13 @@ async function streamReply(
   ]);
   clearTimeout(waitTimer);
   if (first.kind === 'failed') {
+    dispose();
     await later(release(hold, engine), defer);
     throw first.error;
   }
 
   const produced = produce(body, started, request, caller, trace, engine, withMetadata, controller.signal, first.kind === 'waiting', defer, hold, invocation)
+    .finally(dispose)
     .catch((err: unknown) => {
       // A bug past the first byte must not take the process down: log it and cut the stream, which the
       // client sees as an incomplete reply rather than a clean end.
@@ -263,10 +293,11 @@ async function produce(
   } catch (err) {
     const error = err instanceof ProviderError ? err
       : new ProviderError({ provider: streaming.candidate.endpoint.provider, kind: 'network', status: 502, message: (err as Error)?.message ?? String(err), cause: err });
-    failure = signal.aborted ? new HttpError(499, 'Client closed the request') : toHttpError(error, trace);
+    // Aborted by the shutdown: a 503 error event; by the client: nothing more to write.
+    failure = signal.aborted ? abortedError(signal) : toHttpError(error, trace);
   }
 
-  const cancelled = signal.aborted || body.destroyed;
+  const cancelled = (signal.aborted && !isShuttingDown(signal.reason)) || body.destroyed;
   const result = resultFromState(state, request);
   const accounted = complete(request, caller, trace, streaming.candidate, {
     status: cancelled ? 'cancelled' : failure ? 'error' : result.finish_reason === 'length' ? 'incomplete' : 'completed',

@@ -6,6 +6,7 @@ import { usdToNanos } from '../shared/money.js';
 import { endpointKey, type Catalog, type CatalogEndpoint } from '../catalog/types.js';
 import type { ByokCredential } from '../byok/types.js';
 import type { GenerationRequest } from '../providers/types.js';
+import { estimatePromptTokens } from '../accounting/estimate.js';
 import { requestedParameters, type InferenceRequest } from './inference-request.js';
 import type { EndpointHealth } from './endpoint-health.js';
 
@@ -20,10 +21,21 @@ export interface Candidate {
   byok?: ByokCredential;
 }
 
+/** An endpoint left out because the request cannot fit it (reported in service_metadata). */
+export interface SkippedEndpoint {
+  key: string;
+  reason: 'context length';
+  context_length: number;
+  /** Estimated prompt tokens plus max_tokens. */
+  requested_tokens: number;
+}
+
 export interface RoutingPlan {
   candidates: Candidate[];
   /** Every endpoint of the requested models, for service_metadata. */
   considered: CatalogEndpoint[];
+  /** Endpoints of the requested models the request cannot fit. */
+  skipped: SkippedEndpoint[];
   strategy: 'direct' | 'fallback' | 'sorted' | 'ordered';
   notes: string[];
 }
@@ -87,6 +99,12 @@ export function planRoute(input: RoutingInput): RoutingPlan {
   const allowFallbacks = prefs.allow_fallbacks !== false;
   const tierPreference = request.serviceTier ? TIER_PREFERENCE[request.serviceTier] : undefined;
   const needsImages = hasImages(request.params);
+  // A realistic estimate, not the reservation's bound (one token per UTF-8 byte): a prompt that really
+  // fits must not be refused. Without max_tokens only the prompt counts (the output then gets what is left).
+  const prompt = estimatePromptTokens(request.params);
+  const outputTokens = request.params.max_output_tokens ?? 0;
+  const requestedTokens = prompt.text + prompt.images + outputTokens;
+  const skipped: SkippedEndpoint[] = [];
   const notes: string[] = [];
   const considered: CatalogEndpoint[] = [];
   const removed = new Map<string, number>();
@@ -108,6 +126,11 @@ export function planRoute(input: RoutingInput): RoutingPlan {
       if (maxCompletion !== undefined && endpoint.pricing.completion * 1_000_000n > maxCompletion) { remove('provider.max_price'); continue; }
       if (maxRequest !== undefined && endpoint.pricing.request > maxRequest) { remove('provider.max_price'); continue; }
       if (needsImages && !endpoint.input_modalities.includes('image')) { remove('image input'); continue; }
+      if (requestedTokens > endpoint.context_length) {
+        remove('context length');
+        skipped.push({ key: endpointKey(endpoint), reason: 'context length', context_length: endpoint.context_length, requested_tokens: requestedTokens });
+        continue;
+      }
       const unsupported = [...requested.keys()].filter((name) => !endpoint.supported_parameters.includes(name));
       if (unsupported.length && prefs.require_parameters) { remove('provider.require_parameters'); continue; }
       const serviceTier = tierPreference?.find((tier) => endpoint.service_tiers.includes(tier));
@@ -129,12 +152,21 @@ export function planRoute(input: RoutingInput): RoutingPlan {
     if (index > 0) candidates.unshift(...candidates.splice(index, 1));
     if (index >= 0) notes.push('sticky session endpoint first');
   }
+  if (!candidates.length && skipped.length) {
+    // The request itself is too long for every endpoint that is left: a 400 the caller can act on.
+    const longest = Math.max(...skipped.map((entry) => entry.context_length));
+    const parts = [`${prompt.text} of text input`, ...(prompt.images ? [`${prompt.images} of image input`] : []), `${outputTokens} in the output`];
+    throw new BadRequestError(
+      `This endpoint's maximum context length is ${longest} tokens. However, you requested about ${requestedTokens} tokens (${parts.join(', ')}). Please reduce the length of either one.`,
+      { metadata: { context_length: longest, requested_tokens: requestedTokens, prompt_tokens: prompt.text + prompt.images, max_tokens: outputTokens } },
+    );
+  }
   if (!candidates.length) {
     const reasons = [...removed.keys()].join(', ');
     throw new NotFoundError(`No endpoints found for ${request.models.join(', ')} that satisfy ${reasons || 'the request'}`, { metadata: { excluded_by: Object.fromEntries(removed) } });
   }
   const strategy = sortBy ? 'sorted' : order.length ? 'ordered' : request.models.length > 1 ? 'fallback' : 'direct';
-  return { candidates, considered, strategy, notes };
+  return { candidates, considered, skipped, strategy, notes };
 }
 
 function sortCandidates(list: Candidate[], sortBy: string): Candidate[] {

@@ -1,10 +1,36 @@
 // Graceful shutdown of a long-lived process (the local runtime): once triggered, in-flight inference
 // requests stop waiting on their providers, report the shutdown to their clients (an error event on a
-// stream, a 503 otherwise) and settle or release their holds as usual. Lambda never triggers it.
+// stream, a 503 otherwise) and settle or release their holds as usual; new requests get a 503 before
+// anything is reserved. Lambda never triggers it.
+import { setMaxListeners } from 'node:events';
+import { HttpError } from '../http/errors.js';
+
+/** The abort reason of the switch: tells a shutdown apart from a client that went away. */
+export class ShuttingDown extends Error {
+  constructor() {
+    super('The gateway is shutting down');
+    this.name = 'ShuttingDown';
+  }
+}
+
+export function isShuttingDown(reason: unknown): boolean {
+  return reason instanceof ShuttingDown;
+}
+
+/** The reply (or stream error event) of a request the shutdown ended or refused. */
+export function shuttingDownError(): HttpError {
+  return new HttpError(503, 'The gateway is shutting down; retry the request');
+}
+
 export class ShutdownSwitch {
   private readonly controller = new AbortController();
 
-  /** Aborted once the process is shutting down. */
+  constructor() {
+    // Every request in flight listens to it (and stops listening when it ends): no leak warning at 11.
+    setMaxListeners(0, this.controller.signal);
+  }
+
+  /** Aborted (with a ShuttingDown reason) once the process is shutting down. */
   get signal(): AbortSignal {
     return this.controller.signal;
   }
@@ -14,6 +40,6 @@ export class ShutdownSwitch {
   }
 
   trigger(): void {
-    if (!this.controller.signal.aborted) this.controller.abort(new Error('The gateway is shutting down'));
+    if (!this.controller.signal.aborted) this.controller.abort(new ShuttingDown());
   }
 }

@@ -66,11 +66,18 @@ export function transportError(provider: string, err: unknown, signal?: AbortSig
 }
 
 export async function readJson<S extends z.ZodType>(provider: string, response: UpstreamResponse, schema: S, signal?: AbortSignal): Promise<z.output<S>> {
-  let body: unknown;
+  let text: string;
   try {
-    body = await response.json();
+    text = await response.text();
   } catch (err) {
     if (signal?.aborted) throw transportError(provider, err, signal);
+    // The status line and headers came, the body did not finish: the connection dropped mid-reply.
+    throw new ProviderError({ provider, kind: 'dropped', status: 502, message: `Upstream connection dropped before the reply completed: ${(err as Error)?.message ?? String(err)}`, cause: err });
+  }
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch (err) {
     throw new ProviderError({ provider, kind: 'invalid-response', status: 502, message: 'Upstream returned a body that is not JSON', cause: err });
   }
   return parseUpstream(provider, schema, body);

@@ -11,10 +11,15 @@ import { createTestStore, type TestStore } from '../support/store.js';
 import { createTenant } from '../support/tenants.js';
 import { startSimulator, type Simulator } from '../../bin/simulator/server.js';
 import { usdToNanos } from '../../lambdas/shared/money.js';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { createDocumentClient } from '../../lambdas/store/client.js';
+import { itemKeys } from '../../lambdas/store/item-keys.js';
 
 let upstream: Server;
 let upstreamClosedAt: number | undefined;
 let upstreamOpenedAt: number | undefined;
+let hangOpenedAt: number | undefined;
+let hangClosedAt: number | undefined;
 let gateway: LocalServer;
 let store: TestStore;
 let key: string;
@@ -27,6 +32,12 @@ beforeAll(async () => {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
+      if ((JSON.parse(Buffer.concat(chunks).toString()) as { model: string }).model === 'hang') {
+        // Never answer; note when the gateway closes the connection.
+        hangOpenedAt = Date.now();
+        res.on('close', () => { hangClosedAt = Date.now(); });
+        return;
+      }
       res.writeHead(200, { 'content-type': 'text/event-stream' });
       if ((JSON.parse(Buffer.concat(chunks).toString()) as { model: string }).model === 'stall') {
         // One chunk, then silence with the connection held open.
@@ -49,6 +60,7 @@ beforeAll(async () => {
   writeFileSync(catalogFile, JSON.stringify({
     models: [
       { id: 'test/slow', endpoints: [{ provider: 'slow', adapter: 'openai-chat', base_url: `http://127.0.0.1:${port}/v1`, upstream_model: 'slow', pricing: { prompt: '0.000001', completion: '0.000001' }, context_length: 1000 }] },
+      { id: 'test/hang', endpoints: [{ provider: 'hang', adapter: 'openai-chat', base_url: `http://127.0.0.1:${port}/v1`, upstream_model: 'hang', pricing: { prompt: '0.000001', completion: '0.000001' }, context_length: 1000 }] },
       { id: 'test/stall', endpoints: [{ provider: 'stall', adapter: 'openai-chat', base_url: `http://127.0.0.1:${port}/v1`, upstream_model: 'stall', pricing: { prompt: '0.000001', completion: '0.000001' }, context_length: 1000 }] },
     ],
   }));
@@ -141,6 +153,44 @@ describe('client disconnect', () => {
     expect(upstreamClosedAt! - disconnectedAt).toBeLessThan(1000);
     // The cancelled generation is still recorded, with what was produced before the client left.
     expect(await waitForRecord(generationId)).toMatchObject({ id: generationId, status: 'cancelled', streamed: true });
+  });
+});
+
+describe('client disconnect from a non-streaming request', () => {
+  async function rawItem(itemKey: { pk: string; sk: string }): Promise<Record<string, unknown>> {
+    const db = createDocumentClient({ endpoint: store.endpoint });
+    try {
+      return (await db.send(new GetCommand({ TableName: store.tableName, Key: itemKey, ConsistentRead: true }))).Item!;
+    } finally {
+      db.destroy();
+    }
+  }
+
+  it('aborts the upstream request within 1 s and releases the hold', async () => {
+    const tenant = await createTenant(store.deps);
+    const own = await tenant.addKey('standard');
+    const req = request(`${gateway.url}/api/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${own.text}`, 'content-type': 'application/json' },
+    });
+    req.on('error', () => undefined);
+    req.end(JSON.stringify({ model: 'test/hang', messages: [{ role: 'user', content: 'go' }] }));
+    const opened = Date.now() + 5000;
+    while (hangOpenedAt === undefined && Date.now() < opened) await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(hangOpenedAt).toBeDefined();
+    // The request is held and waiting on the provider; the client goes away.
+    expect(Number((await rawItem(itemKeys.organization(tenant.orgId))).held)).toBeGreaterThan(0);
+    const disconnectedAt = Date.now();
+    req.destroy();
+    const deadline = Date.now() + 5000;
+    while (hangClosedAt === undefined && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(hangClosedAt).toBeDefined();
+    expect(hangClosedAt! - disconnectedAt).toBeLessThan(1000);
+    // Nothing stays held and nothing was charged (no record was written: usage is the sum of none).
+    let org = await rawItem(itemKeys.organization(tenant.orgId));
+    while (Number(org.held) !== 0 && Date.now() < deadline) org = await rawItem(itemKeys.organization(tenant.orgId));
+    expect({ held: Number(org.held), usage: Number(org.total_usage ?? 0) }).toEqual({ held: 0, usage: 0 });
+    expect(Number((await rawItem(itemKeys.apiKey(own.key.hash))).held)).toBe(0);
   });
 });
 

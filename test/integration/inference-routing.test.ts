@@ -9,6 +9,9 @@ import { installAwsLambdaShim } from '../../bin/local/awslambda-shim.js';
 import { startSimulator, type Simulator } from '../../bin/simulator/server.js';
 import type { CatalogFile } from '../../lambdas/catalog/catalog-config.js';
 import { usdToNanos } from '../../lambdas/shared/money.js';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { createDocumentClient } from '../../lambdas/store/client.js';
+import { itemKeys } from '../../lambdas/store/item-keys.js';
 import { createTestStore, type TestStore } from '../support/store.js';
 import { createTenant } from '../support/tenants.js';
 import { httpEvent } from '../support/events.js';
@@ -44,6 +47,17 @@ beforeAll(async () => {
         upstream_model: 'echo',
         pricing: { prompt: '0.000001', completion: '0.000002' },
         context_length: 8192,
+      })),
+    }, {
+      // The cheaper endpoint has the shorter context: long prompts must go to the other one.
+      id: 'context/echo',
+      endpoints: [['sim-short', 1000, '0.0000001'], ['sim-long', 8192, '0.000001']].map(([provider, context, price]) => ({
+        provider: provider as string,
+        adapter: 'openai-chat' as const,
+        base_url: `${sim.url}/v1`,
+        upstream_model: 'echo',
+        pricing: { prompt: price as string, completion: price as string },
+        context_length: context as number,
       })),
     }],
   };
@@ -140,6 +154,50 @@ describe('fallbacks and retries', () => {
     // Two tries of 1 s each plus one backoff of at most 200 ms.
     expect(elapsed).toBeGreaterThanOrEqual(2 * TIMEOUT_MS - 50);
     expect(elapsed).toBeLessThan(5_000);
+  });
+});
+
+describe('context length', () => {
+  async function organization(orgId: string): Promise<Json> {
+    const db = createDocumentClient({ endpoint: store.endpoint });
+    try {
+      return (await db.send(new GetCommand({ TableName: store.tableName, Key: itemKeys.organization(orgId), ConsistentRead: true }))).Item as Json;
+    } finally {
+      db.destroy();
+    }
+  }
+
+  it('answers 400 naming the limit to a prompt no endpoint can hold, before reserving anything', async () => {
+    const tenant = await createTenant(store.deps);
+    const own = (await tenant.addKey('standard')).text;
+    const before = await organization(tenant.orgId);
+    // 1 MB of text: about 250,000 tokens, for a model with a 131,072-token context.
+    const body = chat('simulator/echo', { messages: [{ role: 'user', content: 'word '.repeat(200_000) }], max_tokens: 1000 });
+    const reply = await handleInference(httpEvent({ method: 'POST', path: CHAT, key: own, body }), store.deps);
+    const json = JSON.parse(reply.body as string) as Json;
+    expect(reply.statusCode).toBe(400);
+    expect(json.error.message).toBe(
+      "This endpoint's maximum context length is 131072 tokens. However, you requested about 251004 tokens (250004 of text input, 1000 in the output). Please reduce the length of either one.",
+    );
+    expect(json.error.metadata).toEqual({ context_length: 131072, requested_tokens: 251004, prompt_tokens: 250004, max_tokens: 1000 });
+    // Nothing was held or charged, and no generation was recorded.
+    const after = await organization(tenant.orgId);
+    expect({ balance: after.balance, held: after.held ?? 0, usage: after.total_usage ?? 0 }).toEqual({ balance: before.balance, held: before.held ?? 0, usage: before.total_usage ?? 0 });
+    expect(await store.deps.engine.generations.get(reply.headers['x-generation-id']!)).toBeUndefined();
+  });
+
+  it('skips an endpoint whose context is too short and says so in service_metadata', async () => {
+    // About 2,000 tokens: more than sim-short's 1,000, within sim-long's 8,192.
+    const reply = await sendJson(CHAT, chat('context/echo', { messages: [{ role: 'user', content: 'word '.repeat(1600) }] }), METADATA);
+    expect(reply.status).toBe(200);
+    expect(reply.json.provider).toBe('sim-long');
+    expect(reply.json.service_metadata.endpoints.available).toEqual([{ model: 'context/echo', provider: 'sim-long', selected: true }]);
+    expect(reply.json.service_metadata.pipeline).toContainEqual({
+      type: 'routing',
+      name: 'context-length',
+      summary: 'context/echo@sim-short skipped: the request needs about 2004 tokens and its context length is 1000',
+      data: { endpoint: 'context/echo@sim-short', context_length: 1000, requested_tokens: 2004 },
+    });
   });
 });
 

@@ -183,7 +183,8 @@ describe('key limits under concurrency', () => {
     expect(BigInt(ok.length)).toBeLessThanOrEqual(K);
     for (const reply of refused) {
       expect(reply.json.error.code).toBe(402);
-      expect(reply.json.error.message).toMatch(/^API key limit exceeded/);
+      expect(reply.json.error.message).toMatch(/^This request requires more credits, or fewer max_tokens\. .* The key's total limit of /);
+      expect(reply.json.error.metadata.reason).toBe('key_limit');
     }
     const record = await manage(owner.admin, 'GET', `/keys/${key.hash}`);
     const usage = nanos(record.json.data.usage);
@@ -206,8 +207,8 @@ describe('credits', () => {
     const key = await newKey(broke, {});
     const refused = await chat(key.text);
     expect(refused.status).toBe(402);
-    expect(refused.json.error.message).toMatch(/^Insufficient credits: this request can cost up to \$[0-9.]+ and the account has \$0 available/);
-    expect(refused.json.error.metadata.reason).toBe('insufficient_credits');
+    expect(refused.json.error.message).toMatch(/^This request requires more credits: it can cost up to \$[0-9.]+, and the \$0 left does not cover its prompt and one output token\. The account has \$0 of credits available\. Shorten the prompt, or add credits\.$/);
+    expect(refused.json.error.metadata).toMatchObject({ reason: 'insufficient_credits', available: '0', remaining: '0', affordable_tokens: 0, requested_tokens: 20 });
 
     const notOperator = await manage(broke.admin, 'POST', '/credits', { amount: 5 });
     expect(notOperator.status).toBe(403);
@@ -222,6 +223,24 @@ describe('credits', () => {
     expect(passed.status).toBe(200);
     const credits = await manage(broke.admin, 'GET', '/credits');
     expect(credits.json.data).toEqual({ total_credits: 5.25, total_usage: passed.json.usage.cost });
+  });
+
+  it('a 402 says how many output tokens the credits afford, and that many pass', async () => {
+    // $0.0001 of credits; "Hello" without max_tokens holds for 16,384 output tokens at $2 per million.
+    const poor = await account(nanos(0.0001));
+    const key = await newKey(poor, {});
+    const refused = await chat(key.text, 'Hello', { max_tokens: undefined });
+    expect(refused.status).toBe(402);
+    const { metadata } = refused.json.error;
+    expect(metadata).toMatchObject({ reason: 'insufficient_credits', requested_tokens: 16384, remaining: '0.0001', available: '0.0001' });
+    const affordable = metadata.affordable_tokens as number;
+    expect(affordable).toBeGreaterThan(0);
+    expect(affordable).toBeLessThan(50);
+    expect(refused.json.error.message).toBe(
+      `This request requires more credits, or fewer max_tokens. You requested up to 16384 tokens, but can only afford ${affordable}. The account has $0.0001 of credits available. Lower max_tokens, or add credits.`,
+    );
+    expect((await chat(key.text, 'Hello', { max_tokens: affordable + 1 })).json.error.metadata).toMatchObject({ requested_tokens: affordable + 1, affordable_tokens: affordable });
+    expect((await chat(key.text, 'Hello', { max_tokens: affordable })).status).toBe(200);
   });
 
   it('regular keys cannot read or add credits', async () => {
@@ -409,6 +428,30 @@ describe('reset windows', () => {
   });
 });
 
+describe('a 402 that says how to fix it', () => {
+  it('a key with a $0.01 limit sending "Hello" without max_tokens learns how many tokens it can afford, and that many pass', async () => {
+    const owner = await account();
+    const key = await newKey(owner, { limit: 0.01 });
+    const refused = await chat(key.text, 'Hello', { max_tokens: undefined });
+    expect(refused.status).toBe(402);
+    const { message, metadata } = refused.json.error;
+    // The hold: the prompt's bound at $1 per million, plus 16,384 output tokens at $2 per million ($0.032768).
+    expect(metadata).toMatchObject({ reason: 'key_limit', limit: '0.01', remaining: '0.01', requested_tokens: 16384 });
+    const affordable = metadata.affordable_tokens as number;
+    expect(nanos(0.01) - nanos(metadata.required) + 16384n * 2000n).toBeGreaterThanOrEqual(BigInt(affordable) * 2000n);
+    expect(affordable).toBeGreaterThan(4900);
+    expect(affordable).toBeLessThan(5000);
+    expect(message).toBe(
+      `This request requires more credits, or fewer max_tokens. You requested up to 16384 tokens, but can only afford ${affordable}. The key's total limit of $0.01 has $0.01 left. Lower max_tokens, or raise the key's limit.`,
+    );
+    // Exactly that many: one more is refused, naming the same number.
+    const oneMore = await chat(key.text, 'Hello', { max_tokens: affordable + 1 });
+    expect(oneMore.status).toBe(402);
+    expect(oneMore.json.error.metadata).toMatchObject({ requested_tokens: affordable + 1, affordable_tokens: affordable });
+    expect((await chat(key.text, 'Hello', { max_tokens: affordable })).status).toBe(200);
+  });
+});
+
 describe('workspace budgets', () => {
   it('a budget refuses requests it cannot cover with a 402 naming it, and deleting it lifts that', async () => {
     const owner = await account();
@@ -424,7 +467,7 @@ describe('workspace budgets', () => {
     expect(put.json.data.usage_usd).toBeGreaterThan(0);
     const refused = await chat(key.text);
     expect(refused.status).toBe(402);
-    expect(refused.json.error.message).toMatch(/^Workspace budget exceeded: .* workspace research's weekly budget of \$0.00001 has \$[0-9.]+ left; it resets at /);
+    expect(refused.json.error.message).toMatch(/^This request requires more credits.* Workspace research's weekly budget of \$0.00001 has \$[0-9.]+ left; it resets at .*, or raise the workspace's budget\.$/);
     expect(refused.json.error.metadata).toMatchObject({ reason: 'workspace_budget', interval: 'weekly', workspace_id: workspaceId });
 
     const lifetime = await manage(owner.admin, 'PUT', `/workspaces/${workspaceId}/budgets/lifetime`, { limit_usd: 100, include_byok_in_budgets: true });

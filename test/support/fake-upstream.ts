@@ -14,6 +14,10 @@ export interface FakeReply {
   chunks?: string[];
   /** Destroy the socket after writing the chunks, without ending the response. */
   cut?: boolean;
+  /** Never answer (after writing `chunks`, if any): the connection stays open until the client closes it. */
+  hang?: boolean;
+  /** With `hang`: write this chunk every `everyMs` while the connection is open (a stream that never ends). */
+  repeat?: { chunk: string; everyMs: number };
 }
 
 export interface ReceivedRequest {
@@ -26,6 +30,8 @@ export interface ReceivedRequest {
 export interface FakeUpstream {
   url: string;
   received: ReceivedRequest[];
+  /** Connections closed by the client while a hanging reply was open, in order (Date.now() at close). */
+  closedAt: number[];
   reply(next: FakeReply | ((request: ReceivedRequest) => FakeReply)): void;
   close(): Promise<void>;
 }
@@ -33,6 +39,7 @@ export interface FakeUpstream {
 export async function startFakeUpstream(): Promise<FakeUpstream> {
   let next: FakeReply | ((request: ReceivedRequest) => FakeReply) = { status: 500, json: { error: { message: 'no reply configured' } } };
   const received: ReceivedRequest[] = [];
+  const closedAt: number[] = [];
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -48,6 +55,18 @@ export async function startFakeUpstream(): Promise<FakeUpstream> {
       received.push(request);
       const reply = typeof next === 'function' ? next(request) : next;
       const headers: Record<string, string> = { ...reply.headers };
+      if (reply.hang) {
+        if (reply.chunks || reply.repeat) {
+          res.writeHead(reply.status ?? 200, { 'content-type': 'text/event-stream', ...headers });
+          for (const chunk of reply.chunks ?? []) res.write(chunk);
+        }
+        const timer = reply.repeat ? setInterval(() => res.write(reply.repeat!.chunk), reply.repeat.everyMs) : undefined;
+        res.once('close', () => {
+          clearInterval(timer);
+          closedAt.push(Date.now());
+        });
+        return;
+      }
       if (reply.chunks) {
         headers['content-type'] ??= 'text/event-stream';
         res.writeHead(reply.status ?? 200, headers);
@@ -71,6 +90,7 @@ export async function startFakeUpstream(): Promise<FakeUpstream> {
   return {
     url: `http://127.0.0.1:${port}`,
     received,
+    closedAt,
     reply: (value) => { next = value; },
     close: () => new Promise((resolve) => {
       server.closeAllConnections();

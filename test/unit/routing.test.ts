@@ -61,6 +61,13 @@ const catalog = buildCatalog(catalogFileSchema.parse({
       id: 'acme/single',
       endpoints: [endpoint('solo', '0.000001', '0.000001')],
     },
+    {
+      id: 'acme/context',
+      endpoints: [
+        endpoint('short', '0.000001', '0.000001', { context_length: 1_000, input_modalities: ['text', 'image'] }),
+        endpoint('long', '0.000002', '0.000002', { context_length: 100_000, input_modalities: ['text', 'image'] }),
+      ],
+    },
   ],
 }));
 
@@ -358,6 +365,49 @@ describe('service tiers', () => {
       expect(result.candidates.every((candidate) => candidate.serviceTier === undefined)).toBe(true);
       expect('service_tier' in requestFor(result.candidates[0]!, { messages: [text('x')] })).toBe(false);
     }
+  });
+});
+
+describe('context length', () => {
+  // About 4 UTF-8 bytes per token of text, plus a few tokens per message: 'word ' × n is about 1.25 n tokens.
+  const words = (count: number) => 'word '.repeat(count);
+
+  it('skips endpoints whose context cannot hold the prompt and max_tokens, and says which and why', () => {
+    const result = plan({ models: ['acme/context'], params: { messages: [text(words(1_600))] } });
+    expect(providers(result)).toEqual(['long']);
+    expect(result.skipped).toEqual([{ key: 'acme/context@short', reason: 'context length', context_length: 1_000, requested_tokens: 2_004 }]);
+    // max_tokens counts too: a prompt of about 129 tokens fits 1,000 with 700 output tokens, not with 900.
+    const small = plan({ models: ['acme/context'], params: { messages: [text(words(100))], max_output_tokens: 900 } });
+    expect(providers(small).sort()).toEqual(['long']);
+    expect(providers(plan({ models: ['acme/context'], params: { messages: [text(words(100))], max_output_tokens: 700 } })).sort()).toEqual(['long', 'short']);
+  });
+
+  it('answers 400 naming the largest context length when no endpoint can hold the request', () => {
+    const error = routeError(() => plan({ models: ['acme/context'], params: { messages: [text(words(120_000))], max_output_tokens: 1_000 } }));
+    expect(error.status).toBe(400);
+    expect(error.message).toBe(
+      "This endpoint's maximum context length is 100000 tokens. However, you requested about 151004 tokens (150004 of text input, 1000 in the output). Please reduce the length of either one.",
+    );
+    expect(error.metadata).toEqual({ context_length: 100_000, requested_tokens: 151_004, prompt_tokens: 150_004, max_tokens: 1_000 });
+  });
+
+  it('counts the prompt alone when max_tokens is absent', () => {
+    expect(providers(plan({ models: ['acme/context'], params: { messages: [text(words(79_000))] } }))).toEqual(['long']);
+    const error = routeError(() => plan({ models: ['acme/context'], params: { messages: [text(words(80_000))] } }));
+    expect(error.message).toContain('you requested about 100004 tokens (100004 of text input, 0 in the output)');
+  });
+
+  it('does not reject a prompt that fits by a realistic estimate although its UTF-8 bytes exceed the context', () => {
+    // 300,000 bytes: about 75,000 tokens, within 100,000; the reservation's bound (one token per byte) would not fit.
+    const result = plan({ models: ['acme/context'], params: { messages: [text(words(60_000))], max_output_tokens: 20_000 } });
+    expect(providers(result)).toEqual(['long']);
+  });
+
+  it('counts images by the typical allowance, and names them', () => {
+    const image: Message = { role: 'user', content: [{ type: 'image', url: 'https://example.com/a.png' }, { type: 'text', text: 'what is it?' }] };
+    const error = routeError(() => plan({ models: ['acme/context'], params: { messages: Array.from({ length: 101 }, () => image) } }));
+    expect(error.status).toBe(400);
+    expect(error.message).toMatch(/^This endpoint's maximum context length is 100000 tokens\. However, you requested about \d+ tokens \(\d+ of text input, 101000 of image input, 0 in the output\)/);
   });
 });
 
