@@ -175,13 +175,16 @@ function readBody(req: IncomingMessage, maxBytes: number): Promise<Buffer> {
 function toEvent(req: IncomingMessage, url: URL, body: Buffer, requestId: string): APIGatewayProxyEventV2 {
   const headers: Record<string, string> = {};
   const cookies: string[] = [];
-  for (const [name, value] of Object.entries(req.headers)) {
-    if (value === undefined) continue;
+  // Every value of every header, as API Gateway (payload 2.0) passes them: duplicates joined with commas.
+  // Node's req.headers keeps only the first value of some (authorization among them), which would let the
+  // first of two credentials win locally while AWS sees both.
+  for (const [name, values] of Object.entries(req.headersDistinct)) {
+    if (values === undefined) continue;
     if (name === 'cookie') {
-      cookies.push(...String(value).split(/;\s*/).filter(Boolean));
+      cookies.push(...values.flatMap((value) => value.split(/;\s*/)).filter(Boolean));
       continue;
     }
-    headers[name] = Array.isArray(value) ? value.join(',') : value;
+    headers[name] = values.join(',');
   }
   const query: Record<string, string> = {};
   for (const [name, value] of url.searchParams) query[name] = name in query ? `${query[name]},${value}` : value;
