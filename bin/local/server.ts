@@ -68,6 +68,7 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
     // CORS as the Function URL and the HTTP API answer it on AWS: any origin, bearer keys, no cookies.
     res.setHeader('access-control-allow-origin', '*');
     res.setHeader('access-control-expose-headers', 'x-generation-id, x-request-id, retry-after');
+    res.setHeader('x-content-type-options', 'nosniff');
     if (req.method === 'OPTIONS' && req.headers['access-control-request-method']) {
       req.resume();
       res.writeHead(204, {
@@ -99,7 +100,7 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
   server.on('clientError', (err, socket) => {
     if (!socket.writable) return socket.destroy();
     const body = JSON.stringify({ error: { code: 400, message: `Bad HTTP request: ${(err as Error).message}` } });
-    socket.end(`HTTP/1.1 400 Bad Request\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
+    socket.end(`HTTP/1.1 400 Bad Request\r\ncontent-type: application/json\r\nx-content-type-options: nosniff\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
   });
 
   await new Promise<void>((resolve, reject) => {

@@ -3,7 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import type { z } from 'zod';
 import type { ManagementOperations } from '../http/route-table.js';
-import { BadRequestError, ForbiddenError, NotFoundError } from '../http/errors.js';
+import { BadRequestError, echo, ForbiddenError, NotFoundError } from '../http/errors.js';
 import { principalOf, type Principal } from '../http/auth.js';
 import type { GatewayDeps } from '../http/deps.js';
 import { nanosToUsd, usdToNanos } from '../shared/money.js';
@@ -154,7 +154,7 @@ async function visibleGeneration(deps: GatewayDeps, id: string, caller: Principa
   const visible = record !== undefined && record.org_id === caller.key.org_id
     && (caller.isManagement || record.workspace_id === caller.key.workspace_id)
     && (caller.key.intern_id === null || record.key_hash === caller.key.hash);
-  if (!visible) throw new NotFoundError(`Generation not found: ${id}`);
+  if (!visible) throw new NotFoundError(`Generation not found: ${echo(id)}`);
   return record;
 }
 
@@ -240,7 +240,7 @@ export const accountingOperations: AccountingOperations = {
     const stored = await deps.engine.generations.addFeedback(body.generation_id, caller.org_id, {
       category: body.category, comment: body.comment ?? null, key_hash: caller.hash, created_at: deps.clock().toISOString(),
     });
-    if (!stored) throw new NotFoundError(`Generation not found: ${body.generation_id}`);
+    if (!stored) throw new NotFoundError(`Generation not found: ${echo(body.generation_id)}`);
     return { body: { data: { success: true as const } } };
   },
 

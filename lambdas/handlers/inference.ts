@@ -65,7 +65,7 @@ export const handler = awslambda.streamifyResponse(async (event: APIGatewayProxy
     reply = { statusCode: error.status, headers: { 'content-type': 'application/json' }, body: JSON.stringify(error.body) };
   }
   try {
-    const stream = awslambda.HttpResponseStream.from(responseStream, { statusCode: reply.statusCode, headers: reply.headers });
+    const stream = awslambda.HttpResponseStream.from(responseStream, { statusCode: reply.statusCode, headers: { ...reply.headers, 'x-content-type-options': 'nosniff' } });
     if (typeof reply.body === 'string') {
       const body = reply.body;
       invocation.responseBytes += Buffer.byteLength(body);
