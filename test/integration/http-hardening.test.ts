@@ -100,3 +100,82 @@ describe('duplicate credentials', () => {
     expect((await rawRequest(['GET /api/v1/key HTTP/1.1', `Authorization: Bearer ${management}`])).status).toBe(200);
   });
 });
+
+describe('path parameters', () => {
+  it('refuses a parameter that does not match its pattern with 400 naming it, without echoing it, before authentication', async () => {
+    for (const [path, name] of [
+      ['/api/v1/keys/%3Cscript%3E', 'hash'],
+      [`/api/v1/keys/${'A'.repeat(64)}`, 'hash'],
+      ['/api/v1/workspaces/%3Cscript%3E', 'id'],
+      ['/api/v1/workspaces/Default/budgets', 'workspace_ref'],
+      ['/api/v1/workspaces/default/budgets/%3Cscript%3E', 'interval'],
+      ['/api/v1/byok/%3Cscript%3E', 'id'],
+      ['/api/v1/interns/%3Cscript%3E', 'internId'],
+      ['/api/v1/vault/secrets/%3Cscript%3E', 'name'],
+      ['/api/v1/models/%3Cscript%3E/echo', 'author'],
+      ['/api/v1/models/simulator/%3Cscript%3E/endpoints', 'slug'],
+    ] as const) {
+      // No key at all: the pattern is checked first, so nothing is looked up for a malformed identifier.
+      const reply = await rawRequest([`GET ${path} HTTP/1.1`]);
+      expect([path, reply.status]).toEqual([path, 400]);
+      const body = JSON.parse(reply.body) as { error: { code: number; message: string; metadata: { parameter: string } } };
+      expect(body.error.message).toMatch(new RegExp(`^Invalid path parameter ${name}: expected `));
+      expect(body.error.metadata).toEqual({ parameter: name });
+      expect(reply.body).not.toContain('script');
+      expect(reply.body).not.toContain('AAAA');
+    }
+  });
+
+  it('keeps valid identifiers working and over-long ones answering 404', async () => {
+    const hash = 'a'.repeat(64);
+    expect((await rawRequest([`GET /api/v1/keys/${hash} HTTP/1.1`, `Authorization: Bearer ${management}`])).status).toBe(404);
+    expect((await rawRequest(['GET /api/v1/workspaces/default/budgets HTTP/1.1', `Authorization: Bearer ${management}`])).status).toBe(200);
+    expect((await rawRequest([`GET /api/v1/keys/${'a'.repeat(600)} HTTP/1.1`, `Authorization: Bearer ${management}`])).status).toBe(404);
+  });
+});
+
+describe('input echoed in errors', () => {
+  it('keeps the 400 for a 10,000-character unknown field small', async () => {
+    const field = 'x'.repeat(10_000);
+    const reply = await rawRequest(['POST /api/v1/keys HTTP/1.1', `Authorization: Bearer ${management}`, 'Content-Type: application/json'], JSON.stringify({ name: 'k', [field]: 1 }));
+    expect(reply.status).toBe(400);
+    expect(Buffer.byteLength(reply.body)).toBeLessThan(1024);
+    expect(JSON.parse(reply.body).error.message).toMatch(/^Invalid body: unknown field\(s\) "x{64}…"$/);
+  });
+
+  it('keeps the 400 for ten thousand unknown fields and the 404 for a long unknown path small', async () => {
+    const fields = Object.fromEntries(Array.from({ length: 10_000 }, (_, i) => [`field_${'y'.repeat(50)}_${i}`, i]));
+    const many = await rawRequest(['POST /api/v1/keys HTTP/1.1', `Authorization: Bearer ${management}`, 'Content-Type: application/json'], JSON.stringify({ name: 'k', ...fields }));
+    expect(many.status).toBe(400);
+    expect(Buffer.byteLength(many.body)).toBeLessThan(2048);
+    expect(JSON.parse(many.body).error.message).toContain('and 9995 more');
+    const lost = await rawRequest([`GET /api/v1/${'z'.repeat(8000)} HTTP/1.1`]);
+    expect(lost.status).toBe(404);
+    expect(Buffer.byteLength(lost.body)).toBeLessThan(512);
+  });
+});
+
+describe('X-Content-Type-Options: nosniff', () => {
+  it('is on every reply: JSON, error envelopes, inference JSON and streams, and the local server\'s own replies', async () => {
+    const chat = (stream: boolean) => rawRequest(['POST /api/v1/chat/completions HTTP/1.1', `Authorization: Bearer ${regular}`, 'Content-Type: application/json'],
+      JSON.stringify({ model: 'simulator/echo', stream, messages: [{ role: 'user', content: 'hi' }] }));
+    const replies: Array<[string, RawReply]> = [
+      ['management JSON', await rawRequest(['GET /api/v1/models HTTP/1.1'])],
+      ['management error', await rawRequest(['GET /api/v1/keys HTTP/1.1'])],
+      ['unknown route', await rawRequest(['GET /api/v1/nowhere HTTP/1.1'])],
+      ['inference JSON', await chat(false)],
+      ['inference stream', await chat(true)],
+      ['inference error', await rawRequest(['POST /api/v1/chat/completions HTTP/1.1', 'Content-Type: application/json'], '{}')],
+      ['preflight', await rawRequest(['OPTIONS /api/v1/chat/completions HTTP/1.1', 'Origin: https://app.example', 'Access-Control-Request-Method: POST'])],
+      ['413', await rawRequest(['POST /api/v1/keys HTTP/1.1', `Authorization: Bearer ${management}`, 'Content-Type: application/json'], JSON.stringify({ name: 'x'.repeat(2 * 1024 * 1024) }))],
+      ['400 bad HTTP', await rawRequest(['GET /api/v1/models HTTP/1.1', 'Bad Header Without Colon'])],
+    ];
+    for (const [what, reply] of replies) {
+      expect([what, reply.status > 0, reply.headers['x-content-type-options']]).toEqual([what, true, 'nosniff']);
+    }
+    expect(replies.map(([what, reply]) => [what, reply.status])).toEqual([
+      ['management JSON', 200], ['management error', 401], ['unknown route', 404], ['inference JSON', 200], ['inference stream', 200],
+      ['inference error', 401], ['preflight', 204], ['413', 413], ['400 bad HTTP', 400],
+    ]);
+  });
+});
