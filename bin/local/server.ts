@@ -68,6 +68,7 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
     // CORS as the Function URL and the HTTP API answer it on AWS: any origin, bearer keys, no cookies.
     res.setHeader('access-control-allow-origin', '*');
     res.setHeader('access-control-expose-headers', 'x-generation-id, x-request-id, retry-after');
+    res.setHeader('x-content-type-options', 'nosniff');
     if (req.method === 'OPTIONS' && req.headers['access-control-request-method']) {
       req.resume();
       res.writeHead(204, {
@@ -99,7 +100,7 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
   server.on('clientError', (err, socket) => {
     if (!socket.writable) return socket.destroy();
     const body = JSON.stringify({ error: { code: 400, message: `Bad HTTP request: ${(err as Error).message}` } });
-    socket.end(`HTTP/1.1 400 Bad Request\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
+    socket.end(`HTTP/1.1 400 Bad Request\r\ncontent-type: application/json\r\nx-content-type-options: nosniff\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
   });
 
   await new Promise<void>((resolve, reject) => {
@@ -175,13 +176,16 @@ function readBody(req: IncomingMessage, maxBytes: number): Promise<Buffer> {
 function toEvent(req: IncomingMessage, url: URL, body: Buffer, requestId: string): APIGatewayProxyEventV2 {
   const headers: Record<string, string> = {};
   const cookies: string[] = [];
-  for (const [name, value] of Object.entries(req.headers)) {
-    if (value === undefined) continue;
+  // Every value of every header, as API Gateway (payload 2.0) passes them: duplicates joined with commas.
+  // Node's req.headers keeps only the first value of some (authorization among them), which would let the
+  // first of two credentials win locally while AWS sees both.
+  for (const [name, values] of Object.entries(req.headersDistinct)) {
+    if (values === undefined) continue;
     if (name === 'cookie') {
-      cookies.push(...String(value).split(/;\s*/).filter(Boolean));
+      cookies.push(...values.flatMap((value) => value.split(/;\s*/)).filter(Boolean));
       continue;
     }
-    headers[name] = Array.isArray(value) ? value.join(',') : value;
+    headers[name] = values.join(',');
   }
   const query: Record<string, string> = {};
   for (const [name, value] of url.searchParams) query[name] = name in query ? `${query[name]},${value}` : value;

@@ -3,8 +3,8 @@
 import { randomUUID } from 'node:crypto';
 import type { z } from 'zod';
 import type { ManagementOperations } from '../http/route-table.js';
-import { BadRequestError, ForbiddenError, NotFoundError } from '../http/errors.js';
-import { principalOf } from '../http/auth.js';
+import { BadRequestError, echo, ForbiddenError, NotFoundError } from '../http/errors.js';
+import { principalOf, type Principal } from '../http/auth.js';
 import type { GatewayDeps } from '../http/deps.js';
 import { nanosToUsd, usdToNanos } from '../shared/money.js';
 import type { GenerationRecord } from '../store/generation-repository.js';
@@ -118,12 +118,13 @@ async function keysOfUser(deps: GatewayDeps, orgId: string, userId: string): Pro
   return new Set(keys.filter((key) => key.creator_user_id === userId).map((key) => key.hash));
 }
 
-/** How long GET /generation waits for a generation that was replied to but is still settling. */
+/** How long a route that reads a generation waits for one that was replied to but is still settling. */
 export const SETTLING_WAIT_MS = 5_000;
 
 /**
  * The record of a generation. A reply goes out before its settlement is written, so a client asking at once
  * may be early: while the generation still holds credits (settlement pending) this waits for the record.
+ * Every route that reads a generation goes through `visibleGeneration`, which goes through here.
  */
 async function settledGeneration(deps: GatewayDeps, id: string): Promise<GenerationRecord | undefined> {
   const deadline = Date.now() + SETTLING_WAIT_MS;
@@ -141,6 +142,20 @@ async function settledGeneration(deps: GatewayDeps, id: string): Promise<Generat
     if (Date.now() >= deadline) return undefined;
     await new Promise((resolve) => setTimeout(resolve, pause));
   }
+}
+
+/**
+ * The one rule for routes that read a generation (GET /generation, POST /generation/feedback): wait for a
+ * settlement in flight, then show it only to whom it belongs. Management keys see the organization's
+ * generations, regular keys their workspace's, an intern's key its own; anyone else gets the same 404.
+ */
+async function visibleGeneration(deps: GatewayDeps, id: string, caller: Principal): Promise<GenerationRecord> {
+  const record = await settledGeneration(deps, id);
+  const visible = record !== undefined && record.org_id === caller.key.org_id
+    && (caller.isManagement || record.workspace_id === caller.key.workspace_id)
+    && (caller.key.intern_id === null || record.key_hash === caller.key.hash);
+  if (!visible) throw new NotFoundError(`Generation not found: ${echo(id)}`);
+  return record;
 }
 
 type ActivityItem = z.infer<typeof activityReply>['data'][number];
@@ -215,22 +230,17 @@ export const accountingOperations: AccountingOperations = {
   },
 
   async getGeneration({ principal, query, deps }) {
-    const record = await settledGeneration(deps, query.id);
-    const caller = principalOf(principal);
-    // Management keys see the organization's generations, regular keys their workspace's, an intern's key its own.
-    const visible = record !== undefined && record.org_id === caller.key.org_id
-      && (caller.isManagement || record.workspace_id === caller.key.workspace_id)
-      && (caller.key.intern_id === null || record.key_hash === caller.key.hash);
-    if (!visible) throw new NotFoundError(`Generation not found: ${query.id}`);
+    const record = await visibleGeneration(deps, query.id, principalOf(principal));
     return { body: { data: generationView(record, providerNamesOf(deps)) } };
   },
 
   async submitGenerationFeedback({ principal, body, deps }) {
     const caller = principalOf(principal).key;
+    await visibleGeneration(deps, body.generation_id, principalOf(principal));
     const stored = await deps.engine.generations.addFeedback(body.generation_id, caller.org_id, {
       category: body.category, comment: body.comment ?? null, key_hash: caller.hash, created_at: deps.clock().toISOString(),
     });
-    if (!stored) throw new NotFoundError(`Generation not found: ${body.generation_id}`);
+    if (!stored) throw new NotFoundError(`Generation not found: ${echo(body.generation_id)}`);
     return { body: { data: { success: true as const } } };
   },
 

@@ -1,11 +1,17 @@
-// GET /models (public; filtered for organization keys when the organization asks for it) and GET /models/user.
+// GET /models (public; filtered for organization keys when the organization asks for it), GET /models/user,
+// one model, the model count, the providers, and one model's endpoints with their live status.
 import type { z } from 'zod';
 import type { ManagementOperations } from '../http/route-table.js';
 import type { Principal } from '../http/auth.js';
 import type { GatewayDeps } from '../http/deps.js';
 import { nanosToDecimal } from '../shared/money.js';
+import { echo, NotFoundError } from '../http/errors.js';
+import {
+  hourOf, LATENCY_BUCKETS_MS, LATENCY_COUNTERS, THROUGHPUT_BUCKETS_TPS, THROUGHPUT_COUNTERS, type HealthCounter,
+} from '../accounting/rollups.js';
+import type { EndpointRollupRow } from '../store/rollup-repository.js';
 import type { Catalog, CatalogEndpoint, CatalogModel } from './types.js';
-import type { listModelsQuery, modelSchema } from './schemas.js';
+import type { endpointSchema, listModelsQuery, modelSchema } from './schemas.js';
 
 function cheapest(endpoints: CatalogEndpoint[]): CatalogEndpoint {
   return endpoints.reduce((best, endpoint) => (endpoint.pricing.prompt + endpoint.pricing.completion < best.pricing.prompt + best.pricing.completion ? endpoint : best));
@@ -70,13 +76,152 @@ async function filteredForOrganization(principal: Principal | null, deps: Gatewa
   return org?.settings.is_filtered_model_catalog_enabled === true;
 }
 
-export const catalogOperations: Pick<ManagementOperations, 'listModels' | 'listModelsForUser'> = {
+/** The models GET /models lists for this caller: the catalog, or the key's models where the organization filters. */
+async function listedModels(principal: Principal | null, deps: GatewayDeps): Promise<CatalogModel[]> {
+  const catalog = deps.engine.catalog;
+  return principal && (await filteredForOrganization(principal, deps)) ? modelsForKey(catalog, principal) : catalog.models;
+}
+
+/** One model by its path parameters, if GET /models lists it for this caller; 404 otherwise. */
+async function listedModel(params: Record<string, string>, principal: Principal | null, deps: GatewayDeps): Promise<CatalogModel> {
+  const id = `${params.author ?? ''}/${params.slug ?? ''}`;
+  const model = deps.engine.catalog.byId.get(id);
+  if (!model || !(await listedModels(principal, deps)).includes(model)) throw new NotFoundError(`Model not found: ${echo(id, 128)}`);
+  return model;
+}
+
+const HOUR_MS = 3_600_000;
+
+/** Percent of settled generations that did not fail over the rows given (2 decimals); null without traffic. */
+function uptime(rows: EndpointRollupRow[]): number | null {
+  const requests = rows.reduce((sum, row) => sum + row.requests, 0n);
+  if (requests === 0n) return null;
+  const failed = rows.reduce((sum, row) => sum + row.errors, 0n);
+  return Number(((requests - failed) * 10_000n) / requests) / 100;
+}
+
+/**
+ * p50/p75/p90/p99 from histogram buckets: each percentile is reported as a bound of the bucket it falls in,
+ * the pessimistic one (latency: the upper bound, or the last bound for the open bucket; throughput: the
+ * lower bound). Null without samples.
+ */
+function percentiles(rows: EndpointRollupRow[], counters: readonly HealthCounter[], bounds: readonly number[], side: 'upper' | 'lower') {
+  const counts = counters.map((name) => rows.reduce((sum, row) => sum + row.histogram[name], 0n));
+  const total = counts.reduce((sum, count) => sum + count, 0n);
+  if (total === 0n) return null;
+  const at = (percent: bigint): number => {
+    const rank = (total * percent + 99n) / 100n;
+    let seen = 0n;
+    let index = counts.length - 1;
+    for (let i = 0; i < counts.length; i += 1) {
+      seen += counts[i]!;
+      if (seen >= rank) { index = i; break; }
+    }
+    if (side === 'upper') return bounds[Math.min(index, bounds.length - 1)]!;
+    return index === 0 ? 0 : bounds[index - 1]!;
+  };
+  return { p50: at(50n), p75: at(75n), p90: at(90n), p99: at(99n) };
+}
+
+/**
+ * Live status of an endpoint from the hourly rollup rows of every organization (GSI1), which both the
+ * inference and the management function see; nothing is added to the inference hot path. Windows are the
+ * UTC hours overlapping the last 5 minutes, 30 minutes and day.
+ */
+async function endpointStatus(endpoint: CatalogEndpoint, deps: GatewayDeps) {
+  const now = deps.clock().getTime();
+  const hourAgo = (ms: number) => hourOf(new Date(now - ms).toISOString());
+  const rows = await deps.rollups.endpointRange(endpoint.model, endpoint.provider, hourAgo(24 * HOUR_MS), hourAgo(0));
+  const within = (ms: number) => rows.filter((row) => row.hour >= hourAgo(ms));
+  const recent = within(30 * 60_000);
+  return {
+    uptime_last_5m: uptime(within(5 * 60_000)),
+    uptime_last_30m: uptime(recent),
+    uptime_last_1d: uptime(rows),
+    latency_last_30m: percentiles(recent, LATENCY_COUNTERS, LATENCY_BUCKETS_MS, 'upper'),
+    throughput_last_30m: percentiles(recent, THROUGHPUT_COUNTERS, THROUGHPUT_BUCKETS_TPS, 'lower'),
+  };
+}
+
+async function endpointView(model: CatalogModel, endpoint: CatalogEndpoint, deps: GatewayDeps): Promise<z.infer<typeof endpointSchema>> {
+  const tools = endpoint.supported_parameters.includes('tools');
+  return {
+    name: `${endpoint.provider_name} | ${model.id}`,
+    model_id: model.id,
+    model_name: model.name,
+    context_length: endpoint.context_length,
+    pricing: {
+      prompt: nanosToDecimal(endpoint.pricing.prompt),
+      completion: nanosToDecimal(endpoint.pricing.completion),
+      request: nanosToDecimal(endpoint.pricing.request),
+      image: '0',
+      web_search: '0',
+      internal_reasoning: nanosToDecimal(endpoint.pricing.internal_reasoning),
+      input_cache_read: nanosToDecimal(endpoint.pricing.input_cache_read),
+      input_cache_write: nanosToDecimal(endpoint.pricing.input_cache_write),
+      discount: 0,
+    },
+    provider_name: endpoint.provider_name,
+    tag: endpoint.provider,
+    quantization: null,
+    max_completion_tokens: endpoint.max_completion_tokens,
+    max_prompt_tokens: null,
+    supported_parameters: [...endpoint.supported_parameters].sort(),
+    supports_implicit_caching: false,
+    supports_tool_choice: { auto: tools, function: tools, none: tools, required: tools },
+    supports_voice_cloning: false,
+    status: 0,
+    ...(await endpointStatus(endpoint, deps)),
+  };
+}
+
+function outputModalityFilter(value: string | undefined): (model: CatalogModel) => boolean {
+  const wanted = (value ?? '').split(',').map((name) => name.trim()).filter(Boolean);
+  if (wanted.length === 0 || wanted.includes('all')) return () => true;
+  return (model) => wanted.every((modality) => model.endpoints.some((endpoint) => endpoint.output_modalities.includes(modality)));
+}
+
+type CatalogOperations = Pick<ManagementOperations,
+  'listModels' | 'listModelsForUser' | 'getModel' | 'getModelData' | 'countModels' | 'listProviders' | 'listModelEndpoints'>;
+
+export const catalogOperations: CatalogOperations = {
   async listModels({ principal, query, deps }) {
-    const catalog = deps.engine.catalog;
-    const models = principal && (await filteredForOrganization(principal, deps)) ? modelsForKey(catalog, principal) : catalog.models;
-    return { body: page(models, query) };
+    return { body: page(await listedModels(principal, deps), query) };
   },
   async listModelsForUser({ principal, query, deps }) {
     return { body: page(modelsForKey(deps.engine.catalog, principal!), query) };
+  },
+  async getModel({ principal, params, deps }) {
+    return { body: modelView(await listedModel(params, principal, deps)) };
+  },
+  async getModelData({ principal, params, deps }) {
+    return { body: { data: modelView(await listedModel(params, principal, deps)) } };
+  },
+  async countModels({ principal, query, deps }) {
+    return { body: { data: { count: (await listedModels(principal, deps)).filter(outputModalityFilter(query.output_modalities)).length } } };
+  },
+  async listProviders({ deps }) {
+    const providers = new Map<string, string>();
+    for (const model of deps.engine.catalog.models) for (const endpoint of model.endpoints) providers.set(endpoint.provider, endpoint.provider_name);
+    const data = [...providers].sort(([a], [b]) => a.localeCompare(b)).map(([slug, name]) => ({
+      name, slug, privacy_policy_url: null, terms_of_service_url: null, status_page_url: null,
+    }));
+    return { body: { data } };
+  },
+  async listModelEndpoints({ principal, params, deps }) {
+    const model = await listedModel(params, principal, deps);
+    const view = modelView(model);
+    return {
+      body: {
+        data: {
+          id: model.id,
+          name: model.name,
+          created: model.created,
+          description: model.description,
+          architecture: view.architecture,
+          endpoints: await Promise.all(model.endpoints.map((endpoint) => endpointView(model, endpoint, deps))),
+        },
+      },
+    };
   },
 };

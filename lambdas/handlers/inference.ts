@@ -80,7 +80,7 @@ export const handler = awslambda.streamifyResponse(async (event: APIGatewayProxy
       if (typeof reply.body !== 'string') reply.body.destroy();
       return;
     }
-    const stream = awslambda.HttpResponseStream.from(responseStream, { statusCode: reply.statusCode, headers: reply.headers });
+    const stream = awslambda.HttpResponseStream.from(responseStream, { statusCode: reply.statusCode, headers: { ...reply.headers, 'x-content-type-options': 'nosniff' } });
     if (typeof reply.body === 'string') {
       const body = reply.body;
       invocation.responseBytes += Buffer.byteLength(body);

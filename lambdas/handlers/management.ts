@@ -7,7 +7,7 @@ import { routesOf, type ManagementOperations } from '../http/route-table.js';
 import { dispatch } from '../http/dispatch.js';
 import { fromLambdaEvent } from '../http/request.js';
 import { defaultDeps, type GatewayDeps } from '../http/deps.js';
-import { toErrorReply } from '../http/errors.js';
+import { NO_SNIFF, toErrorReply } from '../http/errors.js';
 import { keyOperations } from '../keys/operations.js';
 import { settingsOperations } from '../tenancy/operations.js';
 import { workspaceOperations } from '../workspaces/operations.js';
@@ -33,7 +33,7 @@ const match = createRouter(routesOf('management'));
 export async function handleManagement(event: APIGatewayProxyEventV2, deps: GatewayDeps): Promise<APIGatewayProxyStructuredResultV2> {
   const request = fromLambdaEvent(event);
   const result = await dispatch(request, match, managementOperations, deps);
-  const headers = { 'content-type': 'application/json', 'x-request-id': request.requestId, ...result.headers };
+  const headers = { 'content-type': 'application/json', 'x-request-id': request.requestId, ...result.headers, ...NO_SNIFF };
   if (result.kind === 'stream') {
     // Management routes answer JSON; a streamed body here is a programming error, reported as a 500 envelope.
     const reply = toErrorReply(new Error('stream result on a buffered route'), request.requestId, deps.log);
@@ -54,7 +54,7 @@ export const handler = middy<APIGatewayProxyEventV2, APIGatewayProxyStructuredRe
     } catch (err) {
       // Start-up failed (configuration, the provider secret): the envelope, with the cause in the logs only.
       const error = toErrorReply(err, event.requestContext?.requestId ?? 'unknown');
-      return { statusCode: error.status, headers: { 'content-type': 'application/json' }, body: JSON.stringify(error.body) };
+      return { statusCode: error.status, headers: { 'content-type': 'application/json', ...NO_SNIFF }, body: JSON.stringify(error.body) };
     }
     return handleManagement(event, deps);
   });

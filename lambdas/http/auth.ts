@@ -30,6 +30,7 @@ export function principalOf(principal: Principal | null): Principal {
 
 export const MANAGEMENT_ONLY_MESSAGE = 'Only management keys can perform this operation';
 export const NO_INFERENCE_FOR_MANAGEMENT_MESSAGE = 'Management keys cannot call inference endpoints; use a regular API key';
+export const MULTIPLE_CREDENTIALS_MESSAGE = 'More than one credential: send exactly one Authorization header with one "Bearer <API key>"';
 export const REGULAR_KEYS_ONLY_MESSAGE = 'Management keys cannot use this route; use a regular API key';
 
 export async function authenticate(
@@ -42,8 +43,11 @@ export async function authenticate(
   const header = headers.authorization;
   if ((header === undefined || header.trim() === '') && requirement === 'optional') return null;
   if (header === undefined || header.trim() === '') throw new UnauthorizedError('Missing Authentication header');
+  // Duplicate Authorization headers arrive joined with commas (API Gateway payload 2.0, and the local server
+  // builds its events the same way): more than one credential is refused, never resolved to one of them.
+  if (header.includes(',')) throw new UnauthorizedError(MULTIPLE_CREDENTIALS_MESSAGE);
   const match = /^Bearer[ \t]+(\S+)\s*$/i.exec(header);
-  if (!match) throw new UnauthorizedError('Invalid Authentication header: expected "Bearer <API key>"');
+  if (!match) throw new UnauthorizedError('Invalid Authentication header: expected exactly one "Bearer <API key>"');
   const text = match[1]!;
   if (!isWellFormedKey(text) && !isOperatorKey(text, deps.operatorKeyText)) {
     throw new UnauthorizedError('Malformed API key');

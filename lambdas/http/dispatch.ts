@@ -3,7 +3,7 @@
 import type { GatewayRequest } from './request.js';
 import { DEFAULT_MAX_BODY_BYTES, type OperationResult, type RouteDef } from './route.js';
 import type { RouteMatch } from './router.js';
-import { MethodNotAllowedError, NotFoundError, PayloadTooLargeError, toErrorReply, withLifecycleMetadata } from './errors.js';
+import { BadRequestError, echo, MethodNotAllowedError, NotFoundError, PayloadTooLargeError, toErrorReply, withLifecycleMetadata } from './errors.js';
 import { authenticate } from './auth.js';
 import { parseJsonBody, validate } from './validation.js';
 import type { GatewayDeps } from './deps.js';
@@ -24,7 +24,7 @@ export async function dispatch(
   let lifecycleErrors = false;
   try {
     const found = match(request.method, request.path);
-    if (found.kind === 'not-found') throw new NotFoundError(`No route for ${request.method} ${request.path}`);
+    if (found.kind === 'not-found') throw new NotFoundError(`No route for ${echo(request.method, 16)} ${echo(request.path, 128)}`);
     if (found.kind === 'method-not-allowed') throw new MethodNotAllowedError(request.method, found.allowed);
     const { route, params } = found;
     lifecycleErrors = route.tag === 'Interns';
@@ -32,6 +32,7 @@ export async function dispatch(
     for (const [name, value] of Object.entries(params)) {
       if (Buffer.byteLength(value) > MAX_PATH_PARAM_BYTES) throw new NotFoundError(`Not found: path parameter ${name} is longer than ${MAX_PATH_PARAM_BYTES} bytes`);
     }
+    checkPathParams(route, params);
     const maxBytes = route.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
     if (request.body && request.body.length > maxBytes) throw new PayloadTooLargeError(maxBytes);
     const principal = await authenticate(request.headers, route, deps);
@@ -47,5 +48,17 @@ export async function dispatch(
   } catch (err) {
     const reply = toErrorReply(err, request.requestId, deps.log);
     return { status: reply.status, headers: reply.headers, body: lifecycleErrors ? withLifecycleMetadata(reply.body) : reply.body };
+  }
+}
+
+/**
+ * Every path parameter against the pattern its route declares, before authentication and any store access.
+ * The 400 names the parameter and the expected form but never echoes the value.
+ */
+function checkPathParams(route: RouteDef, params: Record<string, string>): void {
+  for (const [name, value] of Object.entries(params)) {
+    const rule = route.params?.[name];
+    if (!rule) throw new Error(`route ${route.operationId} declares no pattern for path parameter ${name}`);
+    if (!rule.pattern.test(value)) throw new BadRequestError(`Invalid path parameter ${name}: expected ${rule.expected}`, { metadata: { parameter: name } });
   }
 }

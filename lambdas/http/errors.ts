@@ -35,7 +35,7 @@ export class NotFoundError extends HttpError {
 }
 export class MethodNotAllowedError extends HttpError {
   constructor(method: string, allowed: string[]) {
-    super(405, `Method ${method} is not allowed on this route; allowed: ${allowed.join(', ')}`, {
+    super(405, `Method ${echo(method)} is not allowed on this route; allowed: ${allowed.join(', ')}`, {
       headers: { allow: allowed.join(', ') },
     });
   }
@@ -53,6 +53,33 @@ export class UnsupportedMediaTypeError extends HttpError {
 }
 export class ServiceUnavailableError extends HttpError {
   constructor(message: string, options?: Options) { super(503, message, options); }
+}
+
+/** On every reply: browsers must not guess a content type (a JSON error that echoes input is never HTML). */
+export const NO_SNIFF = { 'x-content-type-options': 'nosniff' } as const;
+
+/** Longest piece of input (a field name, a value, a path segment) an error message repeats. */
+export const MAX_ECHO_CHARS = 64;
+/** Caps on what any error envelope carries, whatever built it: the body stays small however large the input. */
+export const MAX_ERROR_MESSAGE_CHARS = 512;
+const MAX_METADATA_STRING_CHARS = 1024;
+const MAX_METADATA_ITEMS = 20;
+
+/** A piece of input as an error message may repeat it: at most `max` characters, then an ellipsis. */
+export function echo(value: unknown, max = MAX_ECHO_CHARS): string {
+  const text = String(value);
+  if (text.length <= max) return text;
+  // Never split a surrogate pair.
+  const end = /[\uD800-\uDBFF]/.test(text[max - 1]!) ? max - 1 : max;
+  return `${text.slice(0, end)}…`;
+}
+
+/** Strings and lists in error metadata, bounded (the safety net under every message that echoes input). */
+function bounded(value: unknown, depth = 0): unknown {
+  if (typeof value === 'string') return echo(value, MAX_METADATA_STRING_CHARS);
+  if (depth > 4 || value === null || typeof value !== 'object') return value;
+  if (Array.isArray(value)) return value.slice(0, MAX_METADATA_ITEMS).map((item) => bounded(item, depth + 1));
+  return Object.fromEntries(Object.entries(value).slice(0, MAX_METADATA_ITEMS * 2).map(([name, item]) => [echo(name), bounded(item, depth + 1)]));
 }
 
 export interface ErrorEnvelope {
@@ -73,13 +100,13 @@ export interface ErrorReply {
  */
 export function toErrorReply(err: unknown, requestId: string, log: (line: string) => void = defaultLog): ErrorReply {
   if (err instanceof HttpError && err.status < 500) {
-    const error: ErrorEnvelope['error'] = { code: err.status, message: err.message };
-    if (err.metadata) error.metadata = err.metadata;
+    const error: ErrorEnvelope['error'] = { code: err.status, message: echo(err.message, MAX_ERROR_MESSAGE_CHARS) };
+    if (err.metadata) error.metadata = bounded(err.metadata) as Record<string, unknown>;
     return { status: err.status, headers: { ...err.headers }, body: { error, ...err.envelope } };
   }
   const status = err instanceof HttpError ? err.status : 500;
   const deliberate = err instanceof HttpError && err.status !== 500;
-  const message = deliberate ? err.message : 'Internal server error';
+  const message = deliberate ? echo(err.message, MAX_ERROR_MESSAGE_CHARS) : 'Internal server error';
   log(JSON.stringify({
     level: 'error',
     request_id: requestId,
@@ -89,7 +116,7 @@ export function toErrorReply(err: unknown, requestId: string, log: (line: string
   return {
     status,
     headers: err instanceof HttpError ? { ...err.headers } : {},
-    body: { error: { code: status, message, metadata: { ...(deliberate ? err.metadata : {}), request_id: requestId } }, ...(deliberate ? err.envelope : {}) },
+    body: { error: { code: status, message, metadata: { ...(deliberate ? bounded(err.metadata ?? {}) as Record<string, unknown> : {}), request_id: requestId } }, ...(deliberate ? err.envelope : {}) },
   };
 }
 

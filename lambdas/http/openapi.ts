@@ -11,7 +11,7 @@ const errorEnvelope = z.object({
 });
 
 const ERROR_STATUSES: Record<string, string> = {
-  '400': 'Malformed JSON or a parameter that breaks the schema',
+  '400': 'Malformed JSON, or a body, query or path parameter that breaks its schema or pattern',
   '401': 'Missing, malformed, unknown, disabled or expired key',
   '403': 'Key kind not allowed on this route',
   '404': 'No such route or resource',
@@ -37,8 +37,15 @@ function queryParameters(schema: z.ZodType | undefined): JsonSchema[] {
   }));
 }
 
-function pathParameters(path: string): JsonSchema[] {
-  return [...path.matchAll(/\{([^}]+)\}/g)].map((match) => ({ name: match[1], in: 'path', required: true, schema: { type: 'string' } }));
+function pathParameters(route: RouteDef): JsonSchema[] {
+  return [...route.path.matchAll(/\{([^}]+)\}/g)].map((match) => {
+    const rule = route.params?.[match[1]!];
+    return {
+      name: match[1], in: 'path', required: true,
+      schema: { type: 'string', ...(rule ? { pattern: rule.pattern.source } : {}) },
+      ...(rule ? { description: `Expected: ${rule.expected}` } : {}),
+    };
+  });
 }
 
 export function buildOpenApiDocument(routes: readonly RouteDef[], serverUrl = '/'): JsonSchema {
@@ -61,7 +68,7 @@ export function buildOpenApiDocument(routes: readonly RouteDef[], serverUrl = '/
       summary: route.summary,
       tags: [route.tag],
       security: route.auth === 'none' ? [] : route.auth === 'optional' ? [{}, { bearerAuth: [] }] : [{ bearerAuth: [] }],
-      parameters: [...pathParameters(route.path), ...queryParameters(route.query)],
+      parameters: [...pathParameters(route), ...queryParameters(route.query)],
       ...(route.body ? { requestBody: { required: true, content: { 'application/json': { schema: toSchema(route.body, 'input') } } } } : {}),
       responses,
     };

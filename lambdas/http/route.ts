@@ -15,11 +15,21 @@ export type LambdaFunction = 'inference' | 'management';
  */
 export type AuthRequirement = 'none' | 'optional' | 'any' | 'management' | 'inference' | 'regular';
 
+/** What a path parameter may look like: checked before authentication and any store access (400 otherwise). */
+export interface PathParam {
+  /** Anchored pattern the decoded value must match. */
+  pattern: RegExp;
+  /** The expected form in words, for the 400 message and the OpenAPI document. */
+  expected: string;
+}
+
 export interface RouteDef {
   operationId: string;
   method: HttpMethod;
   /** Relative to /api/v1 unless `unversioned`; `{name}` marks a path parameter. */
   path: string;
+  /** The pattern of every `{name}` in `path` (a unit test checks that none is missing). */
+  params?: Record<string, PathParam>;
   unversioned?: boolean;
   fn: LambdaFunction;
   auth: AuthRequirement;

@@ -20,8 +20,7 @@ export function fullPath(route: RouteDef): string {
 
 export function createRouter<R extends RouteDef>(routes: readonly R[]): (method: string, path: string) => RouteMatch<R> {
   const compiled: Compiled<R>[] = routes.map((route) => ({ route, segments: split(fullPath(route)) }));
-  return (method, path) => {
-    const segments = split(path);
+  const matchSegmentsOf = (method: string, segments: string[]): RouteMatch<R> => {
     const allowed: string[] = [];
     for (const entry of compiled) {
       const params = matchSegments(entry.segments, segments);
@@ -31,6 +30,10 @@ export function createRouter<R extends RouteDef>(routes: readonly R[]): (method:
     }
     return allowed.length ? { kind: 'method-not-allowed', allowed } : { kind: 'not-found' };
   };
+  // An encoded slash is a separator, as a literal one is: no path parameter holds a slash, and the openai
+  // client's models.retrieve('simulator/echo') asks for /models/simulator%2Fecho, which is the model
+  // /models/{author}/{slug}. Static routes are matched the same way, so they keep winning.
+  return (method, path) => matchSegmentsOf(method, split(path.replace(/%2f/gi, '/')));
 }
 
 function split(path: string): string[] {

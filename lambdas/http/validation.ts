@@ -1,6 +1,6 @@
 // Untrusted input becomes typed data only here: JSON parsing and zod validation, with 400s that name the field.
 import type { z } from 'zod';
-import { BadRequestError, PayloadTooLargeError } from './errors.js';
+import { BadRequestError, echo, PayloadTooLargeError } from './errors.js';
 
 export function parseJsonBody(body: Buffer | undefined, maxBytes: number): unknown {
   if (body === undefined || body.length === 0) return undefined;
@@ -8,7 +8,7 @@ export function parseJsonBody(body: Buffer | undefined, maxBytes: number): unkno
   try {
     return JSON.parse(body.toString('utf8'));
   } catch (err) {
-    throw new BadRequestError(`Malformed JSON body: ${(err as Error).message}`);
+    throw new BadRequestError(`Malformed JSON body: ${echo((err as Error).message, 200)}`);
   }
 }
 
@@ -16,18 +16,27 @@ export function validate<S extends z.ZodType>(schema: S, value: unknown, where: 
   if (where === 'body' && value === undefined) throw new BadRequestError('Request body is required and must be a JSON object');
   const result = schema.safeParse(value);
   if (result.success) return result.data;
-  const issues = result.error.issues.map((issue) => ({
-    path: [where, ...issue.path.map(String)].join('.'),
+  // Paths hold field names and record keys of the input: each segment is echoed shortened, and at most
+  // MAX_ISSUES issues are listed, so the 400 stays small however large the input.
+  const all = result.error.issues;
+  const issues = all.slice(0, MAX_ISSUES).map((issue) => ({
+    path: [where, ...issue.path.map((segment) => echo(String(segment)))].join('.'),
     message: describeIssue(issue),
   }));
   const first = issues[0]!;
-  const more = issues.length > 1 ? ` (and ${issues.length - 1} more)` : '';
-  throw new BadRequestError(`Invalid ${first.path}: ${first.message}${more}`, { metadata: { issues } });
+  const more = all.length > 1 ? ` (and ${all.length - 1} more)` : '';
+  throw new BadRequestError(`Invalid ${first.path}: ${first.message}${more}`, { metadata: { issues, ...(all.length > MAX_ISSUES ? { issue_count: all.length } : {}) } });
 }
+
+const MAX_ISSUES = 10;
+const MAX_KEYS_NAMED = 5;
 
 /** The most specific message: nested record-key and union issues say more than their generic wrappers. */
 function describeIssue(issue: z.core.$ZodIssue): string {
-  if (issue.code === 'unrecognized_keys') return `unknown field(s) ${issue.keys.map((key) => `"${key}"`).join(', ')}`;
+  if (issue.code === 'unrecognized_keys') {
+    const named = issue.keys.slice(0, MAX_KEYS_NAMED).map((key) => `"${echo(key)}"`).join(', ');
+    return `unknown field(s) ${named}${issue.keys.length > MAX_KEYS_NAMED ? ` and ${issue.keys.length - MAX_KEYS_NAMED} more` : ''}`;
+  }
   if (issue.code === 'invalid_key' && issue.issues.length) return `invalid key: ${describeIssue(issue.issues[0]!)}`;
   if (issue.code === 'invalid_union' && issue.errors.length) {
     // The branch that got furthest is the one whose failure is not a plain type mismatch.

@@ -10,7 +10,7 @@
 //   credit grant    ORG#<org>          CREDIT#<at>#<id>
 //   hold            HOLD#<generation>  HOLD               HOLDS#<shard 0-15>     <expires_at>#<generation>
 //   feedback        GEN#<id>           FEEDBACK#<at>#<n>
-//   rollup          ORG#<org>#RU       <hour>#<ws>#<key hash>#<model>#<provider>
+//   rollup          ORG#<org>#RU       <hour>#<ws>#<key hash>#<model>#<provider>  RU#EP#<model>@<provider>  <hour>#<org>#<ws>#<key hash>   (by endpoint: accounting/rollups.ts)
 //   intern          ORG#<org>          INTERN#<intern>
 //   vault data key  VAULT#<vault>      DATAKEY                                                         (encrypted only)
 //   vault secret    VAULT#<vault>      SECRET#<name>

@@ -1,7 +1,7 @@
 // Reads the hourly rollup rows of an organization (written by settlements, see accounting/rollups.ts).
 import { QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { itemKeys } from './item-keys.js';
-import { ROLLUP_COUNTERS, type RollupCounter } from '../accounting/rollups.js';
+import { endpointRollupsOf, HEALTH_COUNTERS, ROLLUP_COUNTERS, type HealthCounter, type RollupCounter } from '../accounting/rollups.js';
 import { nanosFromStore } from '../shared/money.js';
 
 export interface RollupRow {
@@ -11,6 +11,14 @@ export interface RollupRow {
   model: string;
   provider: string;
   counters: Record<RollupCounter, bigint> & { infra_atto: bigint };
+}
+
+/** What endpoint health reads of a rollup row (any organization's). */
+export interface EndpointRollupRow {
+  hour: string;
+  requests: bigint;
+  errors: bigint;
+  histogram: Record<HealthCounter, bigint>;
 }
 
 export class RollupRepository {
@@ -42,5 +50,36 @@ export class RollupRepository {
       startKey = page.LastEvaluatedKey;
     } while (startKey);
     return { rows, truncated: false };
+  }
+
+  /**
+   * Rows of one endpoint (model@provider) of every organization, hours `fromHour` to `toHour` inclusive,
+   * through GSI1 (eventually consistent: a settlement shows up within about a second). At most `limit` rows.
+   */
+  async endpointRange(model: string, provider: string, fromHour: string, toHour: string, limit = 10_000): Promise<EndpointRollupRow[]> {
+    const rows: EndpointRollupRow[] = [];
+    let startKey: Record<string, unknown> | undefined;
+    do {
+      const page = await this.db.send(new QueryCommand({
+        TableName: this.tableName,
+        IndexName: 'gsi1',
+        KeyConditionExpression: 'gsi1pk = :pk AND gsi1sk BETWEEN :from AND :to',
+        ExpressionAttributeValues: { ':pk': endpointRollupsOf(model, provider).gsi1pk, ':from': fromHour, ':to': `${toHour}~` },
+        ProjectionExpression: ['#hour', 'requests', 'errors', ...HEALTH_COUNTERS].join(', '),
+        ExpressionAttributeNames: { '#hour': 'hour' },
+        ExclusiveStartKey: startKey,
+      }));
+      for (const item of page.Items ?? []) {
+        if (rows.length >= limit) return rows;
+        rows.push({
+          hour: item.hour as string,
+          requests: nanosFromStore(item.requests),
+          errors: nanosFromStore(item.errors),
+          histogram: Object.fromEntries(HEALTH_COUNTERS.map((name) => [name, nanosFromStore(item[name])])) as Record<HealthCounter, bigint>,
+        });
+      }
+      startKey = page.LastEvaluatedKey;
+    } while (startKey);
+    return rows;
   }
 }

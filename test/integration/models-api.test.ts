@@ -1,11 +1,20 @@
-// GET /models (public, and per key for organizations that filter their catalog) and GET /models/user.
+// GET /models (public, and per key for organizations that filter their catalog), GET /models/user, one
+// model, the count, the providers and a model's endpoints with their live status, over DynamoDB Local.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { handleManagement } from '../../lambdas/handlers/management.js';
+import { ListEndpointsResponse$inboundSchema, ListProvidersResponse$inboundSchema } from '@openrouter/sdk/models/operations';
+import { ModelResponse$inboundSchema, ModelsCountResponse$inboundSchema } from '@openrouter/sdk/models';
+import { installAwsLambdaShim } from '../../bin/local/awslambda-shim.js';
+import { startSimulator, type Simulator } from '../../bin/simulator/server.js';
 import { createTestStore, type TestStore } from '../support/store.js';
 import { createTenant } from '../support/tenants.js';
 import { httpEvent, type EventInput } from '../support/events.js';
 
+installAwsLambdaShim();
+const { handleInference } = await import('../../lambdas/handlers/inference.js');
+const { handleManagement } = await import('../../lambdas/handlers/management.js');
+
 let store: TestStore;
+let sim: Simulator;
 
 async function call(input: EventInput) {
   const result = await handleManagement(httpEvent(input), store.deps);
@@ -13,9 +22,13 @@ async function call(input: EventInput) {
 }
 
 beforeAll(async () => {
-  store = await createTestStore({ SIMULATOR_URL: 'http://127.0.0.1:1' });
+  sim = await startSimulator({ port: 0 });
+  store = await createTestStore({ SIMULATOR_URL: sim.url });
 });
-afterAll(() => store.drop());
+afterAll(async () => {
+  await store.drop();
+  await sim.close();
+});
 
 describe('models', () => {
   it('serves the public catalog without a key, in the OpenRouter model shape with decimal prices', async () => {
@@ -54,5 +67,90 @@ describe('models', () => {
     expect(filtered.json).toEqual(mine.json);
     expect((await call({ method: 'GET', path: '/api/v1/models/user' })).status).toBe(401);
     expect((await call({ method: 'GET', path: '/api/v1/models', key: 'sk-gw-v1-broken' })).status).toBe(401);
+  });
+});
+
+describe('one model, the count, the providers and the endpoints', () => {
+  it('serves one model as an item of GET /models, by author/slug and by the encoded id the openai client sends', async () => {
+    const listed = (await call({ method: 'GET', path: '/api/v1/models' })).json.data.find((model: { id: string }) => model.id === 'simulator/echo');
+    for (const path of ['/api/v1/models/simulator/echo', '/api/v1/models/simulator%2Fecho', '/api/v1/models/simulator%2fecho']) {
+      expect(await call({ method: 'GET', path })).toEqual({ status: 200, json: listed });
+    }
+    const wrapped = await call({ method: 'GET', path: '/api/v1/model/simulator/echo' });
+    expect(wrapped).toEqual({ status: 200, json: { data: listed } });
+    expect(ModelResponse$inboundSchema.safeParse(wrapped.json).success).toBe(true);
+    for (const path of ['/api/v1/models/simulator/nope', '/api/v1/models/nobody%2Fecho', '/api/v1/models/simulator/nope/endpoints']) {
+      const missing = await call({ method: 'GET', path });
+      expect(missing).toMatchObject({ status: 404, json: { error: { code: 404, message: expect.stringContaining('Model not found') } } });
+    }
+    // The static routes beside it keep winning.
+    expect((await call({ method: 'GET', path: '/api/v1/models/user' })).status).toBe(401);
+    expect((await call({ method: 'GET', path: '/api/v1/models/count' })).status).toBe(200);
+  });
+
+  it('counts what GET /models lists for the caller, in the @openrouter/sdk shape', async () => {
+    const all = (await call({ method: 'GET', path: '/api/v1/models' })).json;
+    const count = await call({ method: 'GET', path: '/api/v1/models/count' });
+    expect(count).toEqual({ status: 200, json: { data: { count: all.total_count } } });
+    expect(ModelsCountResponse$inboundSchema.safeParse(count.json).success).toBe(true);
+    expect((await call({ method: 'GET', path: '/api/v1/models/count', query: { output_modalities: 'text' } })).json.data.count).toBe(all.total_count);
+    expect((await call({ method: 'GET', path: '/api/v1/models/count', query: { output_modalities: 'audio' } })).json.data.count).toBe(0);
+    const org = await createTenant(store.deps);
+    const admin = (await org.addKey('management')).text;
+    const user = (await org.addKey('standard')).text;
+    await call({ method: 'PATCH', path: '/api/v1/organization/settings', key: admin, body: { is_filtered_model_catalog_enabled: true } });
+    const mine = (await call({ method: 'GET', path: '/api/v1/models/user', key: user })).json;
+    expect((await call({ method: 'GET', path: '/api/v1/models/count', key: user })).json.data.count).toBe(mine.total_count);
+    expect((await call({ method: 'GET', path: '/api/v1/models/count', key: 'sk-gw-v1-broken' })).status).toBe(401);
+  });
+
+  it('lists the providers of the catalog in the @openrouter/sdk shape', async () => {
+    const reply = await call({ method: 'GET', path: '/api/v1/providers' });
+    expect(reply.status).toBe(200);
+    expect(reply.json.data).toContainEqual({ name: 'Simulator', slug: 'simulator', privacy_policy_url: null, terms_of_service_url: null, status_page_url: null });
+    expect(new Set(reply.json.data.map((provider: { slug: string }) => provider.slug)).size).toBe(reply.json.data.length);
+    expect(ListProvidersResponse$inboundSchema.safeParse(reply.json).success).toBe(true);
+  });
+
+  it('lists a model\'s endpoints with pricing, limits and parameters, and null status before any traffic', async () => {
+    const reply = await call({ method: 'GET', path: '/api/v1/models/simulator/echo-anthropic/endpoints' });
+    expect(reply.status).toBe(200);
+    expect(reply.json.data).toMatchObject({ id: 'simulator/echo-anthropic', name: 'Simulator: echo-anthropic', architecture: { input_modalities: ['text', 'image'] } });
+    expect(reply.json.data.endpoints).toEqual([expect.objectContaining({
+      name: 'Simulator (anthropic) | simulator/echo-anthropic', model_id: 'simulator/echo-anthropic', provider_name: 'Simulator (anthropic)', tag: 'simulator-anthropic',
+      context_length: 131072, max_completion_tokens: 16384, pricing: expect.objectContaining({ prompt: '0.000001', completion: '0.000002' }),
+      supported_parameters: expect.arrayContaining(['max_tokens', 'tools']),
+      uptime_last_5m: null, uptime_last_30m: null, uptime_last_1d: null, latency_last_30m: null, throughput_last_30m: null,
+    })]);
+    const parsed = ListEndpointsResponse$inboundSchema.safeParse(reply.json);
+    expect(parsed.error).toBeUndefined();
+    expect((await call({ method: 'GET', path: '/api/v1/models/simulator%2Fecho-anthropic/endpoints' })).json).toEqual(reply.json);
+  });
+
+  it('derives uptime, latency and throughput from the settled generations of every organization', async () => {
+    const first = await (await createTenant(store.deps)).addKey('standard');
+    const second = await (await createTenant(store.deps)).addKey('standard');
+    const chat = async (key: string, model: string, stream: boolean) => {
+      const reply = await handleInference(httpEvent({ method: 'POST', path: '/api/v1/chat/completions', key, body: { model, stream, messages: [{ role: 'user', content: 'how fast are you' }] } }), store.deps);
+      if (typeof reply.body !== 'string') for await (const _chunk of reply.body) { /* drain */ }
+      return reply.statusCode;
+    };
+    // Two organizations, JSON and streamed; the endpoint's record is settled before each reply returns here.
+    expect(await chat(first.text, 'simulator/echo', false)).toBe(200);
+    expect(await chat(first.text, 'simulator/echo', true)).toBe(200);
+    expect(await chat(second.text, 'simulator/echo', true)).toBe(200);
+    // A stream cut mid-reply is a failed generation of its endpoint.
+    expect(await chat(first.text, 'simulator/cut-stream', true)).toBe(200);
+
+    const echo = (await call({ method: 'GET', path: '/api/v1/models/simulator/echo/endpoints' })).json.data.endpoints[0];
+    expect(echo).toMatchObject({ uptime_last_5m: 100, uptime_last_30m: 100, uptime_last_1d: 100 });
+    expect(echo.latency_last_30m).toEqual({ p50: expect.any(Number), p75: expect.any(Number), p90: expect.any(Number), p99: expect.any(Number) });
+    expect(echo.latency_last_30m.p50).toBeGreaterThan(0);
+    expect(echo.latency_last_30m.p99).toBeGreaterThanOrEqual(echo.latency_last_30m.p50);
+    expect(echo.throughput_last_30m).toEqual({ p50: expect.any(Number), p75: expect.any(Number), p90: expect.any(Number), p99: expect.any(Number) });
+    const cut = (await call({ method: 'GET', path: '/api/v1/models/simulator/cut-stream/endpoints' })).json.data.endpoints[0];
+    expect(cut).toMatchObject({ uptime_last_30m: 0, latency_last_30m: null });
+    // Untouched endpoints stay without data.
+    expect((await call({ method: 'GET', path: '/api/v1/models/simulator/tool-call/endpoints' })).json.data.endpoints[0].uptime_last_30m).toBeNull();
   });
 });

@@ -143,28 +143,43 @@ describe('reports agree with replies', () => {
   });
 });
 
-describe('GET /generation right after the reply', () => {
-  it('waits for a settlement still in flight instead of answering 404', async () => {
+describe('routes that read a generation, right after the reply', () => {
+  /** A reply whose settlement is still in flight (as on Lambda: the reply first, the settlement 300 ms later). */
+  async function withSettlementInFlight(run: (owner: Account, id: string) => Promise<void>): Promise<void> {
     const owner = await account();
     const key = await newKey(owner, {});
     const deferred: Array<Promise<unknown>> = [];
     const ledger = store.deps.engine.ledger;
     const settle = ledger.settle.bind(ledger);
-    // As on Lambda: the reply is returned first and the settlement finishes afterwards, here 300 ms later.
     ledger.settle = async (...args) => {
       await new Promise((resolve) => setTimeout(resolve, 300));
       return settle(...args);
     };
     try {
       const reply = await handleInference(httpEvent({ method: 'POST', path: CHAT, key: key.text, body: chatBody('early bird') }), store.deps, (work) => { deferred.push(work); });
-      const id = (JSON.parse(reply.body as string) as Json).id as string;
-      const generation = await manage(owner.admin, 'GET', '/generation', undefined, { id });
-      expect(generation.status).toBe(200);
-      expect(generation.json.data.id).toBe(id);
+      await run(owner, (JSON.parse(reply.body as string) as Json).id as string);
     } finally {
       ledger.settle = settle;
       await Promise.all(deferred);
     }
+  }
+
+  it('GET /generation waits for a settlement still in flight instead of answering 404', async () => {
+    await withSettlementInFlight(async (owner, id) => {
+      const generation = await manage(owner.admin, 'GET', '/generation', undefined, { id });
+      expect(generation.status).toBe(200);
+      expect(generation.json.data.id).toBe(id);
+    });
+  });
+
+  it('POST /generation/feedback waits for it too, and the feedback is stored', async () => {
+    await withSettlementInFlight(async (owner, id) => {
+      const feedback = await manage(owner.admin, 'POST', '/generation/feedback', { generation_id: id, category: 'latency' });
+      expect(feedback).toEqual({ status: 200, json: { data: { success: true } } });
+      // Still the organization's own only: another organization's key gets the same 404 as an unknown id.
+      const other = await account();
+      expect((await manage(other.admin, 'POST', '/generation/feedback', { generation_id: id, category: 'other' })).status).toBe(404);
+    });
   });
 });
 

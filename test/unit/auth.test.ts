@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { authenticate, MANAGEMENT_ONLY_MESSAGE, NO_INFERENCE_FOR_MANAGEMENT_MESSAGE, type AuthDeps } from '../../lambdas/http/auth.js';
+import { authenticate, MANAGEMENT_ONLY_MESSAGE, MULTIPLE_CREDENTIALS_MESSAGE, NO_INFERENCE_FOR_MANAGEMENT_MESSAGE, type AuthDeps } from '../../lambdas/http/auth.js';
 import { HttpError } from '../../lambdas/http/errors.js';
 import { KeyCache } from '../../lambdas/keys/key-cache.js';
 import { newApiKey } from '../../lambdas/keys/new-key.js';
@@ -67,6 +67,24 @@ describe('authenticate', () => {
     expect(await failure(authenticate({ authorization: '  ' }, { auth: 'any' }, deps))).toEqual({ status: 401, message: 'Missing Authentication header' });
     expect((await failure(authenticate({ authorization: 'Token abc' }, { auth: 'any' }, deps))).status).toBe(401);
     expect(await failure(authenticate(bearer('sk-gw-v1-deadbeef'), { auth: 'any' }, deps))).toEqual({ status: 401, message: 'Malformed API key' });
+    expect(lookups).toEqual([]);
+  });
+
+  it('refuses more than one credential (duplicate headers joined with commas, as API Gateway passes them) with 401', async () => {
+    const standard = makeKey('standard');
+    const management = makeKey('management');
+    const { deps, lookups } = fixture([standard.key, management.key]);
+    const refused = { status: 401, message: MULTIPLE_CREDENTIALS_MESSAGE };
+    for (const header of [
+      `Bearer ${standard.text},Bearer ${management.text}`,
+      `Bearer ${management.text},Bearer ${standard.text}`,
+      `Bearer ${management.text}, Bearer ${management.text}`,
+      `Bearer ${standard.text},`,
+    ]) {
+      for (const auth of ['any', 'management', 'optional'] as const) {
+        expect(await failure(authenticate({ authorization: header }, { auth }, deps))).toEqual(refused);
+      }
+    }
     expect(lookups).toEqual([]);
   });
 

@@ -26,4 +26,13 @@ describe('error envelope', () => {
     expect(reply.body.error).toMatchObject({ code: 503, message: 'Vault writes are disabled' });
     expect(toErrorReply(new HttpError(500, 'db password wrong'), 'r', () => undefined).body.error.message).toBe('Internal server error');
   });
+
+  it('caps what any envelope repeats, whatever built it', () => {
+    const reply = toErrorReply(new BadRequestError(`Invalid thing: ${'v'.repeat(10_000)}`, { metadata: { raw: 'w'.repeat(10_000), list: Array.from({ length: 1000 }, (_, i) => i) } }), 'r', () => undefined);
+    expect(reply.body.error.message.length).toBeLessThanOrEqual(513);
+    expect(reply.body.error.message.endsWith('…')).toBe(true);
+    expect((reply.body.error.metadata!.raw as string).length).toBeLessThanOrEqual(1025);
+    expect(reply.body.error.metadata!.list).toHaveLength(20);
+    expect(JSON.stringify(reply.body).length).toBeLessThan(2048);
+  });
 });

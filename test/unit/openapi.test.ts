@@ -25,7 +25,9 @@ describe('OpenAPI document', () => {
       expect.arrayContaining(['name', 'limit', 'limit_reset', 'include_byok_in_limit', 'expires_at']),
     );
     expect(create.responses['201']).toBeDefined();
-    expect(doc.paths['/api/v1/keys/{hash}']!.get!.parameters).toEqual([{ name: 'hash', in: 'path', required: true, schema: { type: 'string' } }]);
+    expect(doc.paths['/api/v1/keys/{hash}']!.get!.parameters).toEqual([
+      { name: 'hash', in: 'path', required: true, schema: { type: 'string', pattern: '^[0-9a-f]{64}$' }, description: expect.stringContaining('64 lowercase hexadecimal') },
+    ]);
     expect(doc.paths['/api/v1/keys']!.get!.parameters.map((p) => p.name)).toEqual(['offset', 'include_disabled', 'workspace_id']);
     expect(doc.paths['/api/v1/keys']!.get!.responses['403']).toEqual({
       description: expect.any(String), content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorEnvelope' } } },

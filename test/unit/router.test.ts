@@ -1,6 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { createRouter } from '../../lambdas/http/router.js';
 import type { RouteDef } from '../../lambdas/http/route.js';
+import { routes } from '../../lambdas/http/route-table.js';
 
 const route = (operationId: string, method: RouteDef['method'], path: string, extra: Partial<RouteDef> = {}): RouteDef =>
   ({ operationId, method, path, fn: 'management', auth: 'none', tag: 't', summary: 's', ...extra });
@@ -11,6 +12,9 @@ const match = createRouter([
   route('get', 'GET', '/keys/{hash}'),
   route('settings', 'GET', '/organization/settings'),
   route('health', 'GET', '/health', { unversioned: true }),
+  route('count', 'GET', '/models/count'),
+  route('model', 'GET', '/models/{author}/{slug}'),
+  route('endpoints', 'GET', '/models/{author}/{slug}/endpoints'),
 ]);
 
 describe('router', () => {
@@ -30,5 +34,26 @@ describe('router', () => {
 
   it('treats undecodable parameters as no match instead of throwing', () => {
     expect(match('GET', '/api/v1/keys/%E0%A4%A')).toEqual({ kind: 'not-found' });
+  });
+
+  it('reads an encoded slash as a separator, so that a model id in one segment reaches /models/{author}/{slug}', () => {
+    expect(match('GET', '/api/v1/models/simulator%2Fecho')).toMatchObject({ kind: 'found', route: { operationId: 'model' }, params: { author: 'simulator', slug: 'echo' } });
+    expect(match('GET', '/api/v1/models/simulator%2fecho/endpoints')).toMatchObject({ kind: 'found', route: { operationId: 'endpoints' }, params: { author: 'simulator', slug: 'echo' } });
+    expect(match('GET', '/api/v1/models/simulator/echo')).toMatchObject({ kind: 'found', route: { operationId: 'model' }, params: { author: 'simulator', slug: 'echo' } });
+    // Static routes keep winning; no other parameter ever holds a slash.
+    expect(match('GET', '/api/v1/models/count')).toMatchObject({ kind: 'found', route: { operationId: 'count' } });
+    expect(match('GET', '/api/v1/keys/a%2Fb')).toEqual({ kind: 'not-found' });
+  });
+});
+
+describe('route table', () => {
+  it('declares a pattern for every path parameter and none for parameters it does not have', () => {
+    for (const entry of routes as readonly RouteDef[]) {
+      const names = [...entry.path.matchAll(/\{([^}]+)\}/g)].map((found) => found[1]).sort();
+      expect([entry.operationId, Object.keys(entry.params ?? {}).sort()]).toEqual([entry.operationId, names]);
+      for (const rule of Object.values(entry.params ?? {})) {
+        expect([entry.operationId, rule.pattern.source.startsWith('^'), rule.pattern.source.endsWith('$')]).toEqual([entry.operationId, true, true]);
+      }
+    }
   });
 });

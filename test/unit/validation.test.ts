@@ -41,6 +41,24 @@ describe('validation', () => {
     expect(() => validate(nested, { metadata: {}, stop: ['a', 'b', 'c'] }, 'body')).toThrow('Invalid body.stop: at most 2 stop sequences');
   });
 
+  it('echoes at most a short piece of each field name, names at most five unknown fields and lists at most ten issues', () => {
+    const long = 'k'.repeat(10_000);
+    expect(() => validate(schema, { name: 'x', [long]: 1 }, 'body')).toThrow(`unknown field(s) "${'k'.repeat(64)}…"`);
+    const many = Object.fromEntries(Array.from({ length: 50 }, (_, i) => [`extra_${i}`, i]));
+    expect(() => validate(schema, { name: 'x', ...many }, 'body')).toThrow(/"extra_4" and 45 more$/);
+    const records = z.record(z.string(), z.number());
+    try {
+      validate(records, Object.fromEntries(Array.from({ length: 100 }, (_, i) => [`${'r'.repeat(500)}${i}`, 'not a number'])), 'body');
+      throw new Error('expected a failure');
+    } catch (err) {
+      const metadata = (err as BadRequestError).metadata as { issues: Array<{ path: string }>; issue_count: number };
+      expect(metadata.issues).toHaveLength(10);
+      expect(metadata.issue_count).toBe(100);
+      expect(metadata.issues[0]!.path).toBe(`body.${'r'.repeat(64)}…`);
+      expect((err as Error).message.length).toBeLessThan(200);
+    }
+  });
+
   it('returns typed data', () => {
     expect(validate(schema, { name: 'ok' }, 'body')).toEqual({ name: 'ok' });
   });
