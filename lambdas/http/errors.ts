@@ -72,6 +72,8 @@ export interface ErrorReply {
  * everything else is logged with the request id and answered without internals.
  */
 export function toErrorReply(err: unknown, requestId: string, log: (line: string) => void = defaultLog): ErrorReply {
+  const unreachable = err instanceof HttpError ? undefined : storeUnreachable(err);
+  if (unreachable) return toErrorReply(unreachable, requestId, log);
   if (err instanceof HttpError && err.status < 500) {
     const error: ErrorEnvelope['error'] = { code: err.status, message: err.message };
     if (err.metadata) error.metadata = err.metadata;
@@ -91,6 +93,24 @@ export function toErrorReply(err: unknown, requestId: string, log: (line: string
     headers: err instanceof HttpError ? { ...err.headers } : {},
     body: { error: { code: status, message, metadata: { ...(deliberate ? err.metadata : {}), request_id: requestId } }, ...(deliberate ? err.envelope : {}) },
   };
+}
+
+/** Network failures of a client (the SDK's, after its retries): the store or a service cannot be reached. */
+const CONNECTION_ERRORS = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN']);
+
+/**
+ * A request that failed because a backing service (DynamoDB, KMS) could not be reached is a 503 (try again
+ * later), not a 500: locally when DynamoDB Local has died, on AWS during a network fault. The client gets only this message.
+ */
+export function storeUnreachable(err: unknown): ServiceUnavailableError | undefined {
+  for (let cause = err, depth = 0; cause instanceof Error && depth < 4; cause = cause.cause, depth++) {
+    const code = (cause as NodeJS.ErrnoException).code;
+    const nested = cause instanceof AggregateError ? cause.errors.some((inner) => CONNECTION_ERRORS.has((inner as NodeJS.ErrnoException)?.code ?? '')) : false;
+    if ((code && CONNECTION_ERRORS.has(code)) || nested) {
+      return new ServiceUnavailableError('The gateway cannot reach its data store; try again shortly', { headers: { 'retry-after': '5' }, cause: err });
+    }
+  }
+  return undefined;
 }
 
 function defaultLog(line: string): void {
