@@ -105,7 +105,7 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
 
   const limits = { ...DEFAULT_SERVER_LIMITS, ...options.limits };
   // Each request's handler, until it has finished (for an inference request: until its generation is settled).
-  const inFlight = new Set<Promise<void>>();
+  const inFlight = new Map<Promise<void>, ServerResponse>();
   let draining = false;
 
   const server = createServer({
@@ -122,6 +122,8 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
       // A keep-alive connection's next request after shutdown began: refuse it, and close the connection.
       req.resume();
       res.shouldKeepAlive = false;
+      const refused = new Promise<void>((resolve) => res.once('close', () => resolve())).finally(() => inFlight.delete(refused));
+      inFlight.set(refused, res);
       writeEnvelope(res, new ServiceUnavailableError('The gateway is shutting down'), requestId, log);
       return;
     }
@@ -134,10 +136,9 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
       }
     }).finally(() => {
       inFlight.delete(handled);
-      if (draining) server.closeIdleConnections();
       options.onRequestDone?.({ method: req.method ?? 'GET', path: (req.url ?? '/').split('?')[0]!, status: res.statusCode, ms: performance.now() - started, requestId });
     });
-    inFlight.add(handled);
+    inFlight.set(handled, res);
   });
   server.maxConnections = limits.maxConnections;
   server.maxHeadersCount = limits.maxHeadersCount;
@@ -204,6 +205,8 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
       draining = true;
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
+      // Replies not yet started say `connection: close`, and their connections close after them.
+      for (const res of inFlight.values()) if (!res.headersSent) res.shouldKeepAlive = false;
       if (inFlight.size > 0 && (close.graceMs ?? 0) > 0) await settledWithin(inFlight, close.graceMs ?? 0);
       if (inFlight.size > 0) {
         close.onGraceExpired?.();
@@ -216,10 +219,10 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
 }
 
 /** Resolves once every promise in `pending` (as it is then) has settled, or after `ms`. */
-async function settledWithin(pending: Set<Promise<void>>, ms: number): Promise<void> {
+async function settledWithin(pending: Map<Promise<void>, unknown>, ms: number): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
   await Promise.race([
-    Promise.allSettled([...pending]),
+    Promise.allSettled([...pending.keys()]),
     new Promise<void>((resolve) => { timer = setTimeout(resolve, ms); }),
   ]);
   clearTimeout(timer);
