@@ -14,7 +14,7 @@ export interface LocalLogger {
   /** A line from the handlers or the engine (JSON or EMF). */
   line(text: string): void;
   /** A request whose handler has finished. */
-  request(done: RequestDone & { generationId?: string | undefined }): void;
+  request(done: RequestDone): void;
 }
 
 export interface LoggerOptions {
@@ -81,7 +81,7 @@ export function createLocalLogger(options: LoggerOptions): LocalLogger {
         if (options.format === 'json') out(`${json}\n`);
       }
       if (options.format === 'text') {
-        const parts = [done.method, done.path, String(done.status)];
+        const parts = [new Date().toTimeString().slice(0, 8), done.method, done.path, String(done.status)];
         if (generation) parts.push(generation.model);
         parts.push(`${ms} ms`);
         if (generation) parts.push(`$${generation.costUsd.toFixed(6)}`);

@@ -47,6 +47,8 @@ export interface LocalConfig {
   /** GATEWAY_LOG_FORMAT (text or json, default text) and GATEWAY_LOG_FILE. */
   logFormat?: LogFormat;
   logFile?: string | undefined;
+  /** How often DynamoDB Local is restarted when it dies (within a minute) before the runtime gives up (default 3). */
+  storeRestarts?: number;
   /** Connection limits and timeouts of the HTTP server (GATEWAY_HEADERS_TIMEOUT_MS, GATEWAY_REQUEST_TIMEOUT_MS, GATEWAY_MAX_CONNECTIONS). */
   serverLimits?: Partial<ServerLimits>;
 }
@@ -173,7 +175,7 @@ export async function startLocalRuntime(config: LocalConfig, output: RuntimeOutp
     deaths.push(now);
     while (deaths.length > 0 && deaths[0]! < now - RESTART_WINDOW_MS) deaths.shift();
     err(`DynamoDB Local exited unexpectedly (${exit.signal ?? `code ${exit.code}`}); its last output:\n${indent(exit.output)}\n`);
-    if (deaths.length > MAX_RESTARTS) {
+    if (deaths.length > (config.storeRestarts ?? MAX_RESTARTS)) {
       storeState = 'down';
       output.onFatal?.(`DynamoDB Local died ${deaths.length} times in ${RESTART_WINDOW_MS / 1000} s; not restarting it. Its data is in ${dynamodbDir}.`);
       return;
@@ -225,11 +227,10 @@ export async function startLocalRuntime(config: LocalConfig, output: RuntimeOutp
 
     // The handlers build their AWS clients (and middy its streaming wrapper) at import: set up the environment first.
     installAwsLambdaShim();
-    const [{ handler: inference }, { handler: management }, { defaultDeps }] = await Promise.all([
-      import('../../lambdas/handlers/inference.js'),
-      import('../../lambdas/handlers/management.js'),
-      import('../../lambdas/http/deps.js'),
-    ]);
+    // One after another: Jest's ESM loader (the runtime tests) fails on concurrent imports of shared modules.
+    const { handler: inference } = await import('../../lambdas/handlers/inference.js');
+    const { handler: management } = await import('../../lambdas/handlers/management.js');
+    const { defaultDeps } = await import('../../lambdas/http/deps.js');
     const deps = await defaultDeps();
     // The handlers log through deps (to stdout, for CloudWatch on Lambda); here through the local sink,
     // which keeps the per-generation metrics lines off the console.

@@ -33,6 +33,8 @@ export interface RequestDone {
   status: number;
   ms: number;
   requestId: string;
+  /** The inference reply's x-generation-id. */
+  generationId?: string;
 }
 
 export interface ServerLimits {
@@ -136,7 +138,12 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
       }
     }).finally(() => {
       inFlight.delete(handled);
-      options.onRequestDone?.({ method: req.method ?? 'GET', path: (req.url ?? '/').split('?')[0]!, status: res.statusCode, ms: performance.now() - started, requestId });
+      if (!options.onRequestDone) return;
+      const generationId = res.getHeader('x-generation-id');
+      options.onRequestDone({
+        method: req.method ?? 'GET', path: (req.url ?? '/').split('?')[0]!, status: res.statusCode, ms: performance.now() - started, requestId,
+        ...(typeof generationId === 'string' ? { generationId } : {}),
+      });
     });
     inFlight.set(handled, res);
   });
