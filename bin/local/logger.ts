@@ -4,7 +4,7 @@
 //                   handlers' JSON lines (warnings, errors) on stderr as they are; no metrics lines.
 //   json            every line as on Lambda (metrics included) plus a JSON line per request, on stdout.
 // GATEWAY_LOG_FILE, in either format, also appends every machine line (JSON, EMF, per-request JSON) to a file.
-import { appendFileSync } from 'node:fs';
+import { createWriteStream } from 'node:fs';
 import { isEmfLine } from '../../lambdas/accounting/metrics.js';
 import type { RequestDone } from './server.js';
 
@@ -15,6 +15,8 @@ export interface LocalLogger {
   line(text: string): void;
   /** A request whose handler has finished. */
   request(done: RequestDone): void;
+  /** Flushes and closes the log file, if any. */
+  close(): Promise<void>;
 }
 
 export interface LoggerOptions {
@@ -43,29 +45,30 @@ export function logFormatFromEnv(env: NodeJS.ProcessEnv = process.env): LogForma
 export function createLocalLogger(options: LoggerOptions): LocalLogger {
   const out = options.out ?? ((text: string) => { process.stdout.write(text); });
   const err = options.err ?? ((text: string) => { process.stderr.write(text); });
-  const toFile = options.file ? (text: string) => appendFileSync(options.file!, `${text}\n`) : undefined;
+  // Buffered and asynchronous: the request path never waits for the disk.
+  const file = options.file ? createWriteStream(options.file, { flags: 'a' }) : undefined;
+  file?.on('error', (error) => err(`cannot write the log file ${options.file}: ${error.message}\n`));
+  const toFile = file ? (text: string) => { file.write(`${text}\n`); } : undefined;
   const generations = new Map<string, Generation>();
+  // What the request line needs from a generation's metrics line (written after the reply, before the request is done).
+  const remember = (text: string) => {
+    try {
+      const metrics = JSON.parse(text) as { generation_id?: unknown; Model?: unknown; UpstreamCostUSD?: unknown };
+      if (typeof metrics.generation_id !== 'string') return;
+      if (generations.size >= MAX_PENDING) generations.clear();
+      generations.set(metrics.generation_id, { model: String(metrics.Model), costUsd: Number(metrics.UpstreamCostUSD) });
+    } catch {
+      // a malformed line: no model or cost on the request line
+    }
+  };
 
   return {
     line(text) {
       toFile?.(text);
-      if (options.format === 'json') {
-        out(`${text}\n`);
-        return;
-      }
-      if (!isEmfLine(text)) {
-        err(`${text}\n`);
-        return;
-      }
-      // Text mode: what the request line needs from the metrics line, nothing printed.
-      try {
-        const metrics = JSON.parse(text) as { generation_id?: unknown; Model?: unknown; UpstreamCostUSD?: unknown };
-        if (typeof metrics.generation_id !== 'string') return;
-        if (generations.size >= MAX_PENDING) generations.clear();
-        generations.set(metrics.generation_id, { model: String(metrics.Model), costUsd: Number(metrics.UpstreamCostUSD) });
-      } catch {
-        // not for the console either way
-      }
+      const metrics = isEmfLine(text);
+      if (metrics) remember(text);
+      if (options.format === 'json') out(`${text}\n`);
+      else if (!metrics) err(`${text}\n`);
     },
     request(done) {
       const generation = done.generationId ? generations.get(done.generationId) : undefined;
@@ -80,7 +83,8 @@ export function createLocalLogger(options: LoggerOptions): LocalLogger {
         toFile?.(json);
         if (options.format === 'json') out(`${json}\n`);
       }
-      if (options.format === 'text') {
+      // A supervisor's health probes every few seconds would drown the console again: only failed ones show.
+      if (options.format === 'text' && !(done.path === '/health' && done.status === 200)) {
         const parts = [new Date().toTimeString().slice(0, 8), done.method, done.path, String(done.status)];
         if (generation) parts.push(generation.model);
         parts.push(`${ms} ms`);
@@ -88,5 +92,6 @@ export function createLocalLogger(options: LoggerOptions): LocalLogger {
         out(`${parts.join(' ')}\n`);
       }
     },
+    close: () => new Promise((resolve) => { if (file) file.end(() => resolve()); else resolve(); }),
   };
 }

@@ -289,6 +289,7 @@ export async function startLocalRuntime(config: LocalConfig, output: RuntimeOutp
           probe.destroy();
           await Promise.all([dynamodb.stop(), simulator.close(), kms.close()]);
           rmSync(runtimeFile, { force: true });
+          await logger.close();
         })();
         return stopped;
       },
@@ -296,7 +297,7 @@ export async function startLocalRuntime(config: LocalConfig, output: RuntimeOutp
   } catch (error) {
     stopping = true;
     probe.destroy();
-    await Promise.all([dynamodb.stop(), simulator.close(), kms.close()]);
+    await Promise.all([dynamodb.stop(), simulator.close(), kms.close(), logger.close()]);
     throw error;
   }
 }
