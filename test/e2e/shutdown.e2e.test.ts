@@ -62,6 +62,17 @@ describe('npm start stopped by a supervisor', () => {
     expect(await portOpen(port)).toBe(false);
   }, 120_000);
 
+  it('npm killed outright (SIGKILL): the gateway notices its parent is gone and stops everything', async () => {
+    gateway = await startGatewayProcess({}, { viaNpm: true });
+    started = processTree(gateway.child.pid!);
+    const port = Number(new URL(gateway.url).port);
+
+    process.kill(gateway.child.pid!, 'SIGKILL');
+
+    expect(commands(await survivors(started, 15_000))).toEqual([]);
+    expect(await portOpen(port)).toBe(false);
+  }, 120_000);
+
   it('the gateway process killed outright (SIGKILL) takes DynamoDB Local with it', async () => {
     gateway = await startGatewayProcess();
     started = processTree(gateway.child.pid!);
