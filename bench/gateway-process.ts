@@ -88,9 +88,8 @@ async function main(): Promise<void> {
     simulatorUrl: required('BENCH_SIMULATOR_URL'),
     internProgramme: true,
   });
-  // Never leave Java behind, however this process ends.
-  const java = runtime.dynamodb.process;
-  process.on('exit', () => { if (java.exitCode === null) java.kill('SIGKILL'); });
+  // DynamoDB Local stops with this process however it ends (its watchdog sees the lifeline close).
+  const dynamodb = runtime.dynamodb;
 
   const response = await fetch(`${runtime.url}/api/v1/keys`, {
     method: 'POST',
@@ -101,7 +100,7 @@ async function main(): Promise<void> {
   if (response.status !== 201) throw new Error(`creating the bench API key failed: ${response.status} ${text}`);
   const { key } = JSON.parse(text) as { key?: unknown };
   if (typeof key !== 'string') throw new Error(`creating the bench API key returned no key: ${text}`);
-  send({ type: 'ready', url: runtime.url, key, dynamodbPid: java.pid });
+  send({ type: 'ready', url: runtime.url, key, dynamodbPid: dynamodb.javaPid() });
 }
 
 process.on('message', (message: ToGateway) => {

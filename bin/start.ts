@@ -1,8 +1,17 @@
-// `npm start`: the gateway on this machine, no AWS account needed. Ctrl-C or SIGTERM stops every child process.
+// `npm start`: the gateway on this machine, no AWS account needed.
+//
+// Stopping: SIGTERM or SIGINT (Ctrl-C) drains in-flight requests (GATEWAY_SHUTDOWN_GRACE_MS), then stops
+// DynamoDB Local, the simulator and KMS and exits; a second signal exits at once. `npm start` execs this
+// process, so a signal to npm reaches it; if npm itself dies without passing a signal on, this process
+// notices its parent is gone and stops the same way. DynamoDB Local stops with this process however it
+// ends (see bin/local/dynamodb-local.ts).
 import { configFromEnv, startLocalRuntime } from './local/runtime.js';
 
 // Local development may run on Node 20; the SDK's notice that future releases need Node 22 is noise here.
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+
+/** How often the process checks that npm, which started it, is still there. */
+const PARENT_CHECK_MS = 1000;
 
 // A stray rejected promise is a bug to log, not a reason to take every client's connection down with the process.
 process.on('unhandledRejection', (reason) => {
@@ -10,9 +19,40 @@ process.on('unhandledRejection', (reason) => {
 });
 
 const started = Date.now();
-const config = configFromEnv();
+let config: ReturnType<typeof configFromEnv>;
+try {
+  config = configFromEnv();
+} catch (err) {
+  console.error(`Gateway failed to start: ${err instanceof Error ? err.message : String(err)}`);
+  process.exit(1);
+}
 
-startLocalRuntime(config).then((runtime) => {
+// During start-up nothing is in flight: a signal exits at once (DynamoDB Local goes with the process).
+let stop: (reason: string) => void = (reason) => {
+  console.error(`${reason} during start-up: exiting`);
+  process.exit(1);
+};
+process.on('SIGINT', () => stop('SIGINT'));
+process.on('SIGTERM', () => stop('SIGTERM'));
+process.on('SIGHUP', () => stop('SIGHUP'));
+if (process.env.npm_lifecycle_event) {
+  const parent = process.ppid;
+  const timer = setInterval(() => {
+    try {
+      process.kill(parent, 0);
+    } catch {
+      stop('npm, which started the gateway, has exited');
+    }
+  }, PARENT_CHECK_MS);
+  timer.unref();
+}
+
+startLocalRuntime(config, {
+  onFatal: (message) => {
+    console.error(`\nThe gateway cannot serve without its store: ${message}\nExiting.`);
+    process.exit(1);
+  },
+}).then((runtime) => {
   const { bootstrap } = runtime;
   const lines = [
     `Model Gateway listening on ${runtime.url}/api/v1 (health: ${runtime.url}/health)`,
@@ -22,29 +62,43 @@ startLocalRuntime(config).then((runtime) => {
     `  organization ${bootstrap.orgId}, workspace ${bootstrap.workspaceId}`,
   ];
   if (bootstrap.generatedKeyText) {
-    lines.push('', `  Management key (shown once, store it now): ${bootstrap.generatedKeyText}`, '');
+    const rule = '='.repeat(78);
+    lines.push(
+      '',
+      rule,
+      '  Management key (shown once, store it now):',
+      '',
+      `    ${bootstrap.generatedKeyText}`,
+      '',
+      `  Also saved, readable only by you, in ${runtime.managementKeyFile}`,
+      '  (delete that file once the key is stored elsewhere).',
+      rule,
+      '',
+    );
   } else if (config.adminKey) {
     lines.push(`  Management key: the value of GATEWAY_ADMIN_KEY${bootstrap.adminKeyCreated ? ' (registered now)' : ''}`);
   } else {
-    lines.push('  Management key: printed at first start; create another with `npm run admin -- create-management-key --name ops`');
+    lines.push('  Management key: printed at first start (and saved in management-key.txt in the data directory); create another with `npm run admin -- create-management-key --name ops`');
   }
-  lines.push(`  ready in ${Date.now() - started} ms`);
+  lines.push(
+    `  logs: ${config.logFormat === 'json' ? 'JSON and metrics lines' : 'one line per request'}${config.logFile ? `, all JSON and metrics lines in ${config.logFile}` : ' (GATEWAY_LOG_FORMAT=json for JSON and metrics lines, GATEWAY_LOG_FILE=path for a file)'}`,
+    `  ready in ${Date.now() - started} ms`,
+  );
   console.log(lines.join('\n'));
 
   let stopping = false;
-  const stop = (signal: string) => {
-    if (stopping) return;
+  stop = (reason: string) => {
+    if (stopping) {
+      console.error(`${reason} again: exiting now`);
+      process.exit(1);
+    }
     stopping = true;
-    console.log(`\n${signal}: stopping the gateway and DynamoDB Local`);
+    console.error(`\n${reason}: stopping the gateway (in-flight requests get up to ${config.shutdownGraceMs} ms), then DynamoDB Local`);
     runtime.stop().then(() => process.exit(0), (err: unknown) => {
       console.error(err);
       process.exit(1);
     });
   };
-  process.on('SIGINT', () => stop('SIGINT'));
-  process.on('SIGTERM', () => stop('SIGTERM'));
-  // If this process dies any other way, do not leave Java behind.
-  process.on('exit', () => runtime.dynamodb.process.kill('SIGKILL'));
 }, (err: unknown) => {
   console.error(`Gateway failed to start: ${err instanceof Error ? err.message : String(err)}`);
   process.exit(1);

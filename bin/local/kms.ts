@@ -34,6 +34,8 @@ export interface LocalKms {
   keyArn: string;
   /** Requests served, by operation (tests and the bench count KMS calls with it). */
   calls: Map<string, number>;
+  /** Whether it still accepts requests (for /health). */
+  readonly listening: boolean;
   close(): Promise<void>;
 }
 
@@ -193,6 +195,9 @@ export async function startLocalKms(options: { port?: number; host?: string; dat
     url: `http://${options.host ?? '127.0.0.1'}:${port}`,
     keyArn: arnOf(keyId),
     calls,
+    get listening() {
+      return server.listening;
+    },
     close: () => new Promise<void>((done) => {
       server.closeAllConnections();
       server.close(() => done());

@@ -2,10 +2,12 @@
 // in front of the same Lambda handlers that run on AWS. Used by `npm start`, the end-to-end tests and the bench.
 import { join, resolve } from 'node:path';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { installAwsLambdaShim } from './awslambda-shim.js';
-import { startDynamoDbLocal, type DynamoDbLocal } from './dynamodb-local.js';
-import { startLocalServer, type BufferedHandler, type LocalServer, type StreamingHandler } from './server.js';
+import { startDynamoDbLocal, type DynamoDbExit, type DynamoDbLocal } from './dynamodb-local.js';
+import { startLocalServer, type BufferedHandler, type LocalServer, type ServerLimits, type StreamingHandler } from './server.js';
+import { createLocalLogger, logFormatFromEnv, type LogFormat } from './logger.js';
+import { registerHealthCheck, type PartHealth } from '../../lambdas/http/system-operations.js';
 import { bootstrapLocal, type BootstrapResult } from './bootstrap.js';
 import { ensureTable } from '../../lambdas/store/create-table.js';
 import { usdToNanos, MoneyFormatError } from '../../lambdas/shared/money.js';
@@ -14,6 +16,15 @@ import { startLocalKms } from './kms.js';
 
 /** How often npm start releases expired credit holds (the maintenance function's schedule on AWS is 5 minutes). */
 const HOLD_SWEEP_INTERVAL_MS = 60_000;
+/** How long in-flight requests may take to finish on their own at shutdown (GATEWAY_SHUTDOWN_GRACE_MS). */
+export const DEFAULT_SHUTDOWN_GRACE_MS = 5000;
+/** After the grace period, how long requests told to end get to settle their credit before their connections are cut. */
+const SHUTDOWN_SETTLE_MS = 3000;
+/** DynamoDB Local is restarted when it dies, unless it died this many times in RESTART_WINDOW_MS. */
+const MAX_RESTARTS = 3;
+const RESTART_WINDOW_MS = 60_000;
+/** /health's probe of DynamoDB Local. */
+const STORE_PROBE_TIMEOUT_MS = 1000;
 
 export interface LocalConfig {
   port: number;
@@ -28,6 +39,18 @@ export interface LocalConfig {
   simulatorUrl?: string | undefined;
   /** The default organization is in the intern programme unless GATEWAY_INTERN_PROGRAMME=off. */
   internProgramme: boolean;
+  /** Delay between the simulator's streamed chunks and before its first byte (SIMULATOR_CHUNK_DELAY_MS, SIMULATOR_FIRST_BYTE_DELAY_MS). */
+  simulatorChunkDelayMs?: number;
+  simulatorFirstByteDelayMs?: number;
+  /** GATEWAY_SHUTDOWN_GRACE_MS, default 5000. */
+  shutdownGraceMs?: number;
+  /** GATEWAY_LOG_FORMAT (text or json, default text) and GATEWAY_LOG_FILE. */
+  logFormat?: LogFormat;
+  logFile?: string | undefined;
+  /** How often DynamoDB Local is restarted when it dies (within a minute) before the runtime gives up (default 3). */
+  storeRestarts?: number;
+  /** Connection limits and timeouts of the HTTP server (GATEWAY_HEADERS_TIMEOUT_MS, GATEWAY_BODY_TIMEOUT_MS, GATEWAY_MAX_CONNECTIONS). */
+  serverLimits?: Partial<ServerLimits>;
 }
 
 export function configFromEnv(env: NodeJS.ProcessEnv = process.env): LocalConfig {
@@ -42,7 +65,26 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): LocalConfig
     initialCredits: env.GATEWAY_INITIAL_CREDITS ?? '100',
     simulatorPort: simulatorPortFrom(env, port),
     internProgramme: internProgrammeFrom(env),
+    simulatorChunkDelayMs: msFrom(env, 'SIMULATOR_CHUNK_DELAY_MS', 0),
+    simulatorFirstByteDelayMs: msFrom(env, 'SIMULATOR_FIRST_BYTE_DELAY_MS', 0),
+    shutdownGraceMs: msFrom(env, 'GATEWAY_SHUTDOWN_GRACE_MS', DEFAULT_SHUTDOWN_GRACE_MS),
+    logFormat: logFormatFromEnv(env),
+    logFile: env.GATEWAY_LOG_FILE ? resolve(env.GATEWAY_LOG_FILE) : undefined,
+    serverLimits: {
+      ...(env.GATEWAY_HEADERS_TIMEOUT_MS ? { headersTimeoutMs: msFrom(env, 'GATEWAY_HEADERS_TIMEOUT_MS', 0, 1) } : {}),
+      ...(env.GATEWAY_BODY_TIMEOUT_MS ? { requestTimeoutMs: msFrom(env, 'GATEWAY_BODY_TIMEOUT_MS', 0, 1) } : {}),
+      ...(env.GATEWAY_MAX_CONNECTIONS ? { maxConnections: msFrom(env, 'GATEWAY_MAX_CONNECTIONS', 0, 1) } : {}),
+    },
   };
+}
+
+/** A non-negative integer setting (`min` 1 for those where 0 makes no sense). */
+function msFrom(env: NodeJS.ProcessEnv, name: string, fallback: number, min = 0): number {
+  const raw = env[name];
+  if (raw === undefined || raw.trim() === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < min) throw new Error(`${name} must be an integer of at least ${min}, got "${raw}"`);
+  return value;
 }
 
 function internProgrammeFrom(env: NodeJS.ProcessEnv): boolean {
@@ -62,14 +104,29 @@ function simulatorPortFrom(env: NodeJS.ProcessEnv, port: number): number {
 export interface LocalRuntime {
   url: string;
   config: LocalConfig;
-  dynamodb: DynamoDbLocal;
+  /** The DynamoDB Local now running (a new one after a restart). */
+  readonly dynamodb: DynamoDbLocal;
   simulator: Simulator;
   bootstrap: BootstrapResult;
   server: LocalServer;
+  /** Where a generated management key was also written (0600), if one was generated now. */
+  managementKeyFile?: string;
+  /**
+   * Stops accepting, lets in-flight requests finish within the grace period, then tells the rest to end
+   * (the engine's shutdown switch) and waits for them to settle, then stops the simulator, KMS and DynamoDB Local.
+   */
   stop(): Promise<void>;
 }
 
-export async function startLocalRuntime(config: LocalConfig, log: (line: string) => void = (line) => console.error(line)): Promise<LocalRuntime> {
+export interface RuntimeOutput {
+  /** Console output (default process.stdout / process.stderr); tests capture it. */
+  out?: (text: string) => void;
+  err?: (text: string) => void;
+  /** DynamoDB Local died and could not be restarted: the gateway cannot serve (npm start exits). */
+  onFatal?: (message: string) => void;
+}
+
+export async function startLocalRuntime(config: LocalConfig, output: RuntimeOutput = {}): Promise<LocalRuntime> {
   let initialCredits: bigint;
   try {
     initialCredits = usdToNanos(config.initialCredits);
@@ -78,13 +135,82 @@ export async function startLocalRuntime(config: LocalConfig, log: (line: string)
     throw err;
   }
   if (initialCredits < 0n) throw new Error('GATEWAY_INITIAL_CREDITS must not be negative');
+  const err = output.err ?? ((text: string) => { process.stderr.write(text); });
+  const logger = createLocalLogger({ format: config.logFormat ?? 'text', file: config.logFile, out: output.out, err });
+  const log = (line: string) => logger.line(line);
 
   mkdirSync(config.dataDir, { recursive: true });
-  const [dynamodb, simulator, kms] = await Promise.all([
-    startDynamoDbLocal({ dataDir: join(config.dataDir, 'dynamodb') }),
-    config.simulatorUrl ? externalSimulator(config.simulatorUrl) : startSimulator({ port: config.simulatorPort, host: config.host }),
+  const dynamodbDir = join(config.dataDir, 'dynamodb');
+  const [dynamodbStart, simulatorStart, kmsStart] = await Promise.allSettled([
+    startDynamoDbLocal({ dataDir: dynamodbDir }),
+    config.simulatorUrl
+      ? Promise.resolve(externalSimulator(config.simulatorUrl))
+      : startSimulator({ port: config.simulatorPort, host: config.host, chunkDelayMs: config.simulatorChunkDelayMs ?? 0, firstByteDelayMs: config.simulatorFirstByteDelayMs ?? 0 }),
     startLocalKms({ dataDir: join(config.dataDir, 'kms') }),
   ]);
+  if (dynamodbStart.status === 'rejected' || simulatorStart.status === 'rejected' || kmsStart.status === 'rejected') {
+    // Stop what did start before reporting why the rest did not.
+    await Promise.allSettled([
+      dynamodbStart.status === 'fulfilled' ? dynamodbStart.value.stop() : undefined,
+      simulatorStart.status === 'fulfilled' ? simulatorStart.value.close() : undefined,
+      kmsStart.status === 'fulfilled' ? kmsStart.value.close() : undefined,
+    ]);
+    const failed = [dynamodbStart, simulatorStart, kmsStart].find((result) => result.status === 'rejected') as PromiseRejectedResult;
+    throw failed.reason;
+  }
+  let dynamodb = dynamodbStart.value;
+  const simulator = simulatorStart.value;
+  const kms = kmsStart.value;
+  let stopping = false;
+  let storeState: PartHealth['status'] = 'ok';
+  const deaths: number[] = [];
+
+  // DynamoDB Local died: say so with its last output, and start it again on its data directory and port,
+  // unless it keeps dying. Meanwhile /health reports the store down and requests answer 503.
+  const watch = (db: DynamoDbLocal) => db.onUnexpectedExit((exit) => { void restart(exit); });
+  const restart = async (exit: DynamoDbExit) => {
+    if (stopping) return;
+    storeState = 'restarting';
+    const now = Date.now();
+    deaths.push(now);
+    while (deaths.length > 0 && deaths[0]! < now - RESTART_WINDOW_MS) deaths.shift();
+    err(`DynamoDB Local exited unexpectedly (${exit.signal ?? `code ${exit.code}`}); its last output:\n${indent(exit.output)}\n`);
+    if (deaths.length > (config.storeRestarts ?? MAX_RESTARTS)) {
+      storeState = 'down';
+      output.onFatal?.(`DynamoDB Local died ${deaths.length} times in ${RESTART_WINDOW_MS / 1000} s; not restarting it. Its data is in ${dynamodbDir}.`);
+      return;
+    }
+    try {
+      const next = await startDynamoDbLocal({ dataDir: dynamodbDir, port: dynamodb.port });
+      if (stopping) {
+        await next.stop();
+        return;
+      }
+      dynamodb = next;
+      watch(next);
+      storeState = 'ok';
+      err(`DynamoDB Local restarted on ${next.endpoint}\n`);
+    } catch (cause) {
+      storeState = 'down';
+      output.onFatal?.(`DynamoDB Local could not be restarted: ${cause instanceof Error ? cause.message : String(cause)}`);
+    }
+  };
+  watch(dynamodb);
+
+  const probe = new DynamoDBClient({
+    endpoint: dynamodb.endpoint, region: 'local', credentials: { accessKeyId: 'local', secretAccessKey: 'local' }, maxAttempts: 1,
+    requestHandler: { connectionTimeout: STORE_PROBE_TIMEOUT_MS, requestTimeout: STORE_PROBE_TIMEOUT_MS },
+  });
+  const storeHealth = async (): Promise<PartHealth> => {
+    if (storeState !== 'ok' || !dynamodb.running) return { status: storeState === 'ok' ? 'down' : storeState, required: true, message: 'DynamoDB Local is not running' };
+    try {
+      await probe.send(new ListTablesCommand({ Limit: 1 }));
+      return { status: 'ok', required: true };
+    } catch {
+      return { status: 'down', required: true, message: 'DynamoDB Local does not answer' };
+    }
+  };
+
   try {
     process.env.SIMULATOR_URL = simulator.url;
     // The vault's envelope encryption talks to the local KMS exactly as it talks to AWS KMS on Lambda.
@@ -101,24 +227,40 @@ export async function startLocalRuntime(config: LocalConfig, log: (line: string)
 
     // The handlers build their AWS clients (and middy its streaming wrapper) at import: set up the environment first.
     installAwsLambdaShim();
-    const [{ handler: inference }, { handler: management }, { defaultDeps }] = await Promise.all([
-      import('../../lambdas/handlers/inference.js'),
-      import('../../lambdas/handlers/management.js'),
-      import('../../lambdas/http/deps.js'),
-    ]);
+    // One after another: Jest's ESM loader (the runtime tests) fails on concurrent imports of shared modules.
+    const { handler: inference } = await import('../../lambdas/handlers/inference.js');
+    const { handler: management } = await import('../../lambdas/handlers/management.js');
+    const { defaultDeps } = await import('../../lambdas/http/deps.js');
     const deps = await defaultDeps();
+    // The handlers log through deps (to stdout, for CloudWatch on Lambda); here through the local sink,
+    // which keeps the per-generation metrics lines off the console.
+    deps.log = log;
+    deps.engine.log = log;
     const bootstrap = await bootstrapLocal({
       organizations: deps.organizations, keys: deps.keys, adminKeyText: config.adminKey, initialCredits, internProgramme: config.internProgramme, now: new Date(),
     });
+    let managementKeyFile: string | undefined;
+    if (bootstrap.generatedKeyText) {
+      // Printed once, and kept where only this user can read it, so it does not scroll away.
+      managementKeyFile = join(config.dataDir, 'management-key.txt');
+      writeFileSync(managementKeyFile, `${bootstrap.generatedKeyText}\n`, { mode: 0o600 });
+    }
     const server = await startLocalServer({
       port: config.port,
       host: config.host,
       handlers: { inference: inference as unknown as StreamingHandler, management: management as unknown as BufferedHandler },
       log,
+      limits: config.serverLimits,
+      onRequestDone: (done) => logger.request(done),
     });
+    registerHealthCheck(async () => ({
+      store: await storeHealth(),
+      kms: { status: kms.listening ? 'ok' : 'down', required: true },
+      ...(config.simulatorUrl ? {} : { simulator: { status: 'ok' as const, required: false } }),
+    }));
     // What the scheduled maintenance function does on AWS: release holds of requests that never settled.
     const sweeper = setInterval(() => {
-      deps.engine.ledger.releaseExpired().catch((err: unknown) => log(`releasing expired holds failed: ${String(err)}`));
+      deps.engine.ledger.releaseExpired().catch((error: unknown) => log(`releasing expired holds failed: ${String(error)}`));
     }, HOLD_SWEEP_INTERVAL_MS);
     sweeper.unref();
     const runtimeFile = join(config.dataDir, 'runtime.json');
@@ -127,24 +269,42 @@ export async function startLocalRuntime(config: LocalConfig, log: (line: string)
     return {
       url: server.url,
       config,
-      dynamodb,
+      get dynamodb() {
+        return dynamodb;
+      },
       simulator,
       bootstrap,
       server,
+      ...(managementKeyFile ? { managementKeyFile } : {}),
       stop: () => {
         stopped ??= (async () => {
           clearInterval(sweeper);
-          await server.close();
+          await server.close({
+            graceMs: config.shutdownGraceMs ?? DEFAULT_SHUTDOWN_GRACE_MS,
+            settleMs: SHUTDOWN_SETTLE_MS,
+            onGraceExpired: () => deps.engine.shutdown.trigger(),
+          });
+          stopping = true;
+          registerHealthCheck(undefined);
+          probe.destroy();
           await Promise.all([dynamodb.stop(), simulator.close(), kms.close()]);
           rmSync(runtimeFile, { force: true });
+          await logger.close();
         })();
         return stopped;
       },
     };
-  } catch (err) {
-    await Promise.all([dynamodb.stop(), simulator.close(), kms.close()]);
-    throw err;
+  } catch (error) {
+    stopping = true;
+    probe.destroy();
+    await Promise.all([dynamodb.stop(), simulator.close(), kms.close(), logger.close()]);
+    throw error;
   }
+}
+
+function indent(text: string): string {
+  const lines = text.trimEnd().split('\n');
+  return lines.length === 1 && lines[0] === '' ? '  (no output)' : lines.map((line) => `  ${line}`).join('\n');
 }
 
 function externalSimulator(url: string): Simulator {

@@ -7,7 +7,8 @@ import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context
 import { createRouter } from '../../lambdas/http/router.js';
 import { routes } from '../../lambdas/http/route-table.js';
 import { DEFAULT_MAX_BODY_BYTES, type LambdaFunction, type RouteDef } from '../../lambdas/http/route.js';
-import { PayloadTooLargeError, toErrorReply, BadRequestError } from '../../lambdas/http/errors.js';
+import { PayloadTooLargeError, toErrorReply, BadRequestError, ServiceUnavailableError } from '../../lambdas/http/errors.js';
+import { performance } from 'node:perf_hooks';
 
 export type BufferedHandler = (event: APIGatewayProxyEventV2, context: Context) => Promise<APIGatewayProxyStructuredResultV2>;
 export type StreamingHandler = (event: APIGatewayProxyEventV2, responseStream: ServerResponse, context: Context) => Promise<void>;
@@ -20,12 +21,64 @@ export interface LocalServerOptions {
   maxBodyBytes?: number;
   timeoutMs?: number;
   log?: (line: string) => void;
+  /** Told about each request once its handler has finished (the local access log). */
+  onRequestDone?: (done: RequestDone) => void;
+  /** Connection limits and timeouts against slow or abusive clients; defaults in DEFAULT_SERVER_LIMITS. */
+  limits?: Partial<ServerLimits>;
+}
+
+export interface RequestDone {
+  method: string;
+  path: string;
+  status: number;
+  ms: number;
+  requestId: string;
+  /** The inference reply's x-generation-id. */
+  generationId?: string;
+}
+
+export interface ServerLimits {
+  /** Time a client has to send the complete request headers (then 408 and the connection is closed). */
+  headersTimeoutMs: number;
+  /** Time a client has to send the complete request, body included. */
+  requestTimeoutMs: number;
+  /** How long an idle keep-alive connection stays open. */
+  keepAliveTimeoutMs: number;
+  /** Open connections at most; more are closed as they arrive. */
+  maxConnections: number;
+  /** Request headers at most (more are ignored), and their total size (more: 431). */
+  maxHeadersCount: number;
+  maxHeaderBytes: number;
+}
+
+export const DEFAULT_SERVER_LIMITS: ServerLimits = {
+  headersTimeoutMs: 10_000,
+  requestTimeoutMs: 60_000,
+  keepAliveTimeoutMs: 5_000,
+  maxConnections: 512,
+  maxHeadersCount: 100,
+  maxHeaderBytes: 16 * 1024,
+};
+
+export interface CloseOptions {
+  /** How long in-flight requests may take to finish on their own (default 0: no wait). */
+  graceMs?: number;
+  /** Called when the grace period ends with requests still in flight: tell them to end now. */
+  onGraceExpired?: () => void;
+  /** How long those requests then get to settle before their connections are cut (default 3 s). */
+  settleMs?: number;
 }
 
 export interface LocalServer {
   server: Server;
   url: string;
-  close(): Promise<void>;
+  /** Requests whose handler has not finished yet. */
+  readonly inFlight: number;
+  /**
+   * Stops accepting connections (idle keep-alive ones close now), lets in-flight requests finish within
+   * the grace period, then asks them to end (onGraceExpired) and waits up to settleMs, then cuts what is left.
+   */
+  close(options?: CloseOptions): Promise<void>;
 }
 
 const LAMBDA_PAYLOAD_LIMIT = 6 * 1024 * 1024;
@@ -52,17 +105,50 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
     return 'management';
   }
 
-  const server = createServer((req, res) => {
+  const limits = { ...DEFAULT_SERVER_LIMITS, ...options.limits };
+  // Each request's handler, until it has finished (for an inference request: until its generation is settled).
+  const inFlight = new Map<Promise<void>, ServerResponse>();
+  let draining = false;
+
+  const server = createServer({
+    headersTimeout: limits.headersTimeoutMs,
+    requestTimeout: limits.requestTimeoutMs,
+    keepAliveTimeout: limits.keepAliveTimeoutMs,
+    maxHeaderSize: limits.maxHeaderBytes,
+    // How often the header and request timeouts are checked (Node's default, 30 s, lets a slow client linger).
+    connectionsCheckingInterval: Math.min(1000, limits.headersTimeoutMs),
+  }, (req, res) => {
     const requestId = randomUUID();
-    serve(req, res, requestId).catch((err: unknown) => {
+    const started = performance.now();
+    if (draining) {
+      // A keep-alive connection's next request after shutdown began: refuse it, and close the connection.
+      req.resume();
+      res.shouldKeepAlive = false;
+      const refused = new Promise<void>((resolve) => res.once('close', () => resolve())).finally(() => inFlight.delete(refused));
+      inFlight.set(refused, res);
+      writeEnvelope(res, new ServiceUnavailableError('The gateway is shutting down'), requestId, log);
+      return;
+    }
+    const handled = serve(req, res, requestId).catch((err: unknown) => {
       if (!res.headersSent) {
         writeEnvelope(res, err, requestId, log);
       } else {
         log(JSON.stringify({ level: 'error', request_id: requestId, message: 'handler failed after the first byte', error: String(err) }));
         res.destroy();
       }
+    }).finally(() => {
+      inFlight.delete(handled);
+      if (!options.onRequestDone) return;
+      const generationId = res.getHeader('x-generation-id');
+      options.onRequestDone({
+        method: req.method ?? 'GET', path: (req.url ?? '/').split('?')[0]!, status: res.statusCode, ms: performance.now() - started, requestId,
+        ...(typeof generationId === 'string' ? { generationId } : {}),
+      });
     });
+    inFlight.set(handled, res);
   });
+  server.maxConnections = limits.maxConnections;
+  server.maxHeadersCount = limits.maxHeadersCount;
 
   async function serve(req: IncomingMessage, res: ServerResponse, requestId: string): Promise<void> {
     // CORS as the Function URL and the HTTP API answer it on AWS: any origin, bearer keys, no cookies.
@@ -97,10 +183,15 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
     res.end(result.body === undefined ? undefined : Buffer.from(result.body, result.isBase64Encoded ? 'base64' : 'utf8'));
   }
 
-  server.on('clientError', (err, socket) => {
+  server.on('clientError', (err: NodeJS.ErrnoException, socket) => {
     if (!socket.writable) return socket.destroy();
-    const body = JSON.stringify({ error: { code: 400, message: `Bad HTTP request: ${(err as Error).message}` } });
-    socket.end(`HTTP/1.1 400 Bad Request\r\ncontent-type: application/json\r\nx-content-type-options: nosniff\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
+    const [status, reason, message] = err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+      ? [408, 'Request Timeout', 'The request was not received in time']
+      : err.code === 'HPE_HEADER_OVERFLOW'
+        ? [431, 'Request Header Fields Too Large', `Request headers are larger than ${limits.maxHeaderBytes} bytes`]
+        : [400, 'Bad Request', `Bad HTTP request: ${err.message}`];
+    const body = JSON.stringify({ error: { code: status, message } });
+    socket.end(`HTTP/1.1 ${status} ${reason}\r\ncontent-type: application/json\r\nx-content-type-options: nosniff\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
   });
 
   await new Promise<void>((resolve, reject) => {
@@ -115,11 +206,34 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
   return {
     server,
     url: `http://${options.host && options.host !== '0.0.0.0' ? options.host : '127.0.0.1'}:${port}`,
-    close: () => new Promise((resolve) => {
-      server.close(() => resolve());
+    get inFlight() {
+      return inFlight.size;
+    },
+    close: async (close = {}) => {
+      draining = true;
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeIdleConnections();
+      // Replies not yet started say `connection: close`, and their connections close after them.
+      for (const res of inFlight.values()) if (!res.headersSent) res.shouldKeepAlive = false;
+      if (inFlight.size > 0 && (close.graceMs ?? 0) > 0) await settledWithin(inFlight, close.graceMs ?? 0);
+      if (inFlight.size > 0) {
+        close.onGraceExpired?.();
+        await settledWithin(inFlight, close.settleMs ?? 3000);
+      }
       server.closeAllConnections();
-    }),
+      await closed;
+    },
   };
+}
+
+/** Resolves once every promise in `pending` (as it is then) has settled, or after `ms`. */
+async function settledWithin(pending: Map<Promise<void>, unknown>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([
+    Promise.allSettled([...pending.keys()]),
+    new Promise<void>((resolve) => { timer = setTimeout(resolve, ms); }),
+  ]);
+  clearTimeout(timer);
 }
 
 function writeEnvelope(res: ServerResponse, err: unknown, requestId: string, log: (line: string) => void): void {

@@ -24,6 +24,17 @@ const METRICS = [
   { Name: 'Errors', Unit: 'Count' },
 ] as const;
 
+/** Every EMF line starts so (JSON.stringify keeps the key order of emfLine's object). */
+const EMF_PREFIX = '{"_aws":';
+
+/**
+ * Whether a log line is a metrics line. On Lambda every line goes to CloudWatch Logs as it is; the local
+ * runtime's log sink uses this to keep them off the console (they belong in a file there, if anywhere).
+ */
+export function isEmfLine(line: string): boolean {
+  return line.startsWith(EMF_PREFIX);
+}
+
 export function emfLine(record: GenerationRecord, infra: InfrastructureCost | undefined, timestamp: number): string {
   return JSON.stringify({
     _aws: {

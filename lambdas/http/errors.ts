@@ -99,6 +99,8 @@ export interface ErrorReply {
  * everything else is logged with the request id and answered without internals.
  */
 export function toErrorReply(err: unknown, requestId: string, log: (line: string) => void = defaultLog): ErrorReply {
+  const unreachable = err instanceof HttpError ? undefined : storeUnreachable(err);
+  if (unreachable) return toErrorReply(unreachable, requestId, log);
   if (err instanceof HttpError && err.status < 500) {
     const error: ErrorEnvelope['error'] = { code: err.status, message: echo(err.message, MAX_ERROR_MESSAGE_CHARS) };
     if (err.metadata) error.metadata = bounded(err.metadata) as Record<string, unknown>;
@@ -142,6 +144,28 @@ export function withLifecycleMetadata(body: ErrorEnvelope): ErrorEnvelope {
       },
     },
   };
+}
+
+/** Network failures of a client (the SDK's, after its retries): the store or a service cannot be reached. */
+const CONNECTION_ERRORS = /\b(ECONNREFUSED|ECONNRESET|EPIPE|ETIMEDOUT|EHOSTUNREACH|ENETUNREACH|EAI_AGAIN)\b/;
+
+/**
+ * A request that failed because a backing service (DynamoDB, KMS) could not be reached is a 503 (try again
+ * later), not a 500: locally when DynamoDB Local has died, on AWS during a network fault. The client gets
+ * only this message. The SDK may wrap the socket error (then only its message names the code), and the
+ * error may come from another realm (Jest), so neither `instanceof` nor the wrapper's shape is relied on.
+ */
+export function storeUnreachable(err: unknown): ServiceUnavailableError | undefined {
+  let cause = err;
+  for (let depth = 0; typeof cause === 'object' && cause !== null && depth < 4; depth++) {
+    const { code, message, errors } = cause as { code?: unknown; message?: unknown; errors?: unknown };
+    const nested = Array.isArray(errors) && errors.some((inner) => CONNECTION_ERRORS.test(String((inner as { code?: unknown })?.code)));
+    if ((typeof code === 'string' && CONNECTION_ERRORS.test(code)) || nested || (typeof message === 'string' && /^AWS SDK error wrapper for /.test(message) && CONNECTION_ERRORS.test(message))) {
+      return new ServiceUnavailableError('The gateway cannot reach its data store; try again shortly', { headers: { 'retry-after': '5' }, cause: err });
+    }
+    cause = (cause as { cause?: unknown }).cause;
+  }
+  return undefined;
 }
 
 function defaultLog(line: string): void {

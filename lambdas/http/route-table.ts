@@ -50,7 +50,11 @@ const INFERENCE_MAX_BODY_BYTES = 6 * 1024 * 1024;
 export const routes = [
   {
     operationId: 'health', method: 'GET', path: '/health', unversioned: true, fn: 'management', auth: 'none',
-    tag: 'System', summary: 'Liveness: 200 once the gateway can serve', response: z.object({ status: z.literal('ok') }),
+    tag: 'System', summary: 'Liveness: 200 once the gateway can serve; locally also each part (store, KMS, simulator), 503 while a required one is down',
+    response: z.object({
+      status: z.enum(['ok', 'degraded']),
+      parts: z.record(z.string(), z.object({ status: z.enum(['ok', 'down', 'restarting']), message: z.string().optional() })).optional(),
+    }),
   },
   {
     operationId: 'getOpenApiDocument', method: 'GET', path: '/openapi.json', fn: 'management', auth: 'none',

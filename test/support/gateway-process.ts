@@ -14,12 +14,26 @@ export interface GatewayProcess {
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
-export async function startGatewayProcess(env: Record<string, string> = {}, timeoutMs = 60_000): Promise<GatewayProcess> {
+export interface GatewayProcessOptions {
+  /** Run `npm start` itself, as a service manager would, instead of node on the entry point. */
+  viaNpm?: boolean;
+  /** Its own process group, as a terminal's foreground job: signal it all with process.kill(-pid, …) (Ctrl-C). */
+  ownProcessGroup?: boolean;
+  timeoutMs?: number;
+}
+
+export async function startGatewayProcess(env: Record<string, string> = {}, timeoutOrOptions: number | GatewayProcessOptions = {}): Promise<GatewayProcess> {
+  const options = typeof timeoutOrOptions === 'number' ? { timeoutMs: timeoutOrOptions } : timeoutOrOptions;
+  const timeoutMs = options.timeoutMs ?? 60_000;
   const dataDir = env.GATEWAY_DATA_DIR ?? mkdtempSync(join(tmpdir(), 'gateway-e2e-'));
-  const child = spawn(process.execPath, ['--import', 'tsx', 'bin/start.ts'], {
+  const [command, args] = options.viaNpm
+    ? ['npm', ['start', '--silent']]
+    : [process.execPath, ['--import', 'tsx', 'bin/start.ts']];
+  const child = spawn(command, args, {
     cwd: process.cwd(),
-    env: { ...process.env, PORT: '0', GATEWAY_DATA_DIR: dataDir, ...env },
+    env: { ...process.env, PORT: '0', GATEWAY_DATA_DIR: dataDir, npm_config_update_notifier: 'false', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
+    detached: options.ownProcessGroup === true,
   });
   let output = '';
   child.stdout!.on('data', (chunk: Buffer) => { output += chunk.toString(); });

@@ -13,6 +13,7 @@ import { ByokRepository } from '../../lambdas/store/byok-repository.js';
 import { ByokSource } from '../../lambdas/byok/byok-source.js';
 import { startLocalKms, type LocalKms } from '../../bin/local/kms.js';
 import { createEngineDeps } from '../../lambdas/inference/engine-deps.js';
+import { deadStoreMessage, failClearlyWhenDead } from './dead-store.js';
 
 export interface TestStore {
   tableName: string;
@@ -30,10 +31,14 @@ export interface TestStore {
 export async function createTestStore(env: NodeJS.ProcessEnv = {}): Promise<TestStore> {
   const endpoint = process.env.TEST_DYNAMODB_ENDPOINT;
   if (!endpoint) throw new Error('TEST_DYNAMODB_ENDPOINT is not set: run the tests through jest (global setup starts DynamoDB Local)');
+  const dead = deadStoreMessage();
+  if (dead) throw new Error(dead);
   const tableName = `test-${randomUUID()}`;
   const admin = new DynamoDBClient({ endpoint, region: 'local', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+  failClearlyWhenDead(admin);
   await ensureTable(admin, tableName);
   const db = createDocumentClient({ endpoint });
+  failClearlyWhenDead(db);
   const logs: string[] = [];
   let now: Date | undefined;
   const kms = await startLocalKms();

@@ -1,0 +1,97 @@
+// The local runtime's log sink. On Lambda every log line (JSON, and one EMF metrics line of ~1.5 KB per
+// generation) goes to CloudWatch Logs; on a developer's console that drowns everything else. Locally:
+//   text (default)  one short line per request on stdout: method, path, status, model, ms, cost; the
+//                   handlers' JSON lines (warnings, errors) on stderr as they are; no metrics lines.
+//   json            every line as on Lambda (metrics included) plus a JSON line per request, on stdout.
+// GATEWAY_LOG_FILE, in either format, also appends every machine line (JSON, EMF, per-request JSON) to a file.
+import { createWriteStream } from 'node:fs';
+import { isEmfLine } from '../../lambdas/accounting/metrics.js';
+import type { RequestDone } from './server.js';
+
+export type LogFormat = 'text' | 'json';
+
+export interface LocalLogger {
+  /** A line from the handlers or the engine (JSON or EMF). */
+  line(text: string): void;
+  /** A request whose handler has finished. */
+  request(done: RequestDone): void;
+  /** Flushes and closes the log file, if any. */
+  close(): Promise<void>;
+}
+
+export interface LoggerOptions {
+  format: LogFormat;
+  file?: string | undefined;
+  /** Where console output goes (tests capture it). */
+  out?: (text: string) => void;
+  err?: (text: string) => void;
+}
+
+interface Generation {
+  model: string;
+  costUsd: number;
+}
+
+/** Generations whose metrics line came before their request finished, by id (bounded, in case one never does). */
+const MAX_PENDING = 1000;
+
+export function logFormatFromEnv(env: NodeJS.ProcessEnv = process.env): LogFormat {
+  const value = (env.GATEWAY_LOG_FORMAT ?? '').trim().toLowerCase();
+  if (value === '' || value === 'text') return 'text';
+  if (value === 'json' || value === 'emf') return 'json';
+  throw new Error(`GATEWAY_LOG_FORMAT must be text or json, got "${env.GATEWAY_LOG_FORMAT}"`);
+}
+
+export function createLocalLogger(options: LoggerOptions): LocalLogger {
+  const out = options.out ?? ((text: string) => { process.stdout.write(text); });
+  const err = options.err ?? ((text: string) => { process.stderr.write(text); });
+  // Buffered and asynchronous: the request path never waits for the disk.
+  const file = options.file ? createWriteStream(options.file, { flags: 'a' }) : undefined;
+  file?.on('error', (error) => err(`cannot write the log file ${options.file}: ${error.message}\n`));
+  const toFile = file ? (text: string) => { file.write(`${text}\n`); } : undefined;
+  const generations = new Map<string, Generation>();
+  // What the request line needs from a generation's metrics line (written after the reply, before the request is done).
+  const remember = (text: string) => {
+    try {
+      const metrics = JSON.parse(text) as { generation_id?: unknown; Model?: unknown; UpstreamCostUSD?: unknown };
+      if (typeof metrics.generation_id !== 'string') return;
+      if (generations.size >= MAX_PENDING) generations.clear();
+      generations.set(metrics.generation_id, { model: String(metrics.Model), costUsd: Number(metrics.UpstreamCostUSD) });
+    } catch {
+      // a malformed line: no model or cost on the request line
+    }
+  };
+
+  return {
+    line(text) {
+      toFile?.(text);
+      const metrics = isEmfLine(text);
+      if (metrics) remember(text);
+      if (options.format === 'json') out(`${text}\n`);
+      else if (!metrics) err(`${text}\n`);
+    },
+    request(done) {
+      const generation = done.generationId ? generations.get(done.generationId) : undefined;
+      if (done.generationId) generations.delete(done.generationId);
+      const ms = Math.round(done.ms);
+      if (options.format === 'json' || toFile) {
+        const json = JSON.stringify({
+          level: 'info', message: 'request', request_id: done.requestId, method: done.method, path: done.path, status: done.status, ms,
+          ...(done.generationId ? { generation_id: done.generationId } : {}),
+          ...(generation ? { model: generation.model, cost_usd: generation.costUsd } : {}),
+        });
+        toFile?.(json);
+        if (options.format === 'json') out(`${json}\n`);
+      }
+      // A supervisor's health probes every few seconds would drown the console again: only failed ones show.
+      if (options.format === 'text' && !(done.path === '/health' && done.status === 200)) {
+        const parts = [new Date().toTimeString().slice(0, 8), done.method, done.path, String(done.status)];
+        if (generation) parts.push(generation.model);
+        parts.push(`${ms} ms`);
+        if (generation) parts.push(`$${generation.costUsd.toFixed(6)}`);
+        out(`${parts.join(' ')}\n`);
+      }
+    },
+    close: () => new Promise((resolve) => { if (file) file.end(() => resolve()); else resolve(); }),
+  };
+}

@@ -1,0 +1,122 @@
+// The local runtime as npm start runs it, in this process: its console output, its management key,
+// and what /health and requests say when DynamoDB Local dies (restarted once, then given up on).
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { mkdtempSync, readFileSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import OpenAI from 'openai';
+import { startLocalRuntime, type LocalRuntime } from '../../bin/local/runtime.js';
+
+let runtime: LocalRuntime;
+let out = '';
+let err = '';
+const fatal: string[] = [];
+let adminKey: string;
+let userKey: string;
+
+beforeAll(async () => {
+  runtime = await startLocalRuntime({
+    port: 0, host: '127.0.0.1', dataDir: mkdtempSync(join(tmpdir(), 'gateway-runtime-')), tableName: 'gateway',
+    initialCredits: '10', simulatorPort: 0, internProgramme: false, storeRestarts: 1,
+  }, {
+    out: (text) => { out += text; },
+    err: (text) => { err += text; },
+    onFatal: (message) => { fatal.push(message); },
+  });
+  adminKey = runtime.bootstrap.generatedKeyText!;
+  const created = await fetch(`${runtime.url}/api/v1/keys`, { method: 'POST', headers: { authorization: `Bearer ${adminKey}`, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'runtime test' }) });
+  userKey = ((await created.json()) as { key: string }).key;
+}, 120_000);
+
+afterAll(async () => {
+  await runtime?.stop();
+});
+
+async function until<T>(probe: () => Promise<T>, ok: (value: T) => boolean, timeoutMs: number): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (ok(value) || Date.now() > deadline) return value;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+const health = async () => {
+  const reply = await fetch(`${runtime.url}/health`);
+  return { status: reply.status, body: (await reply.json()) as { status: string; parts: Record<string, { status: string; message?: string }> } };
+};
+
+describe('npm start console', () => {
+  it('saves the generated management key in the data directory, readable only by its owner', () => {
+    expect(adminKey).toMatch(/^sk-gw-v1-/);
+    const file = runtime.managementKeyFile!;
+    expect(file).toBe(join(runtime.config.dataDir, 'management-key.txt'));
+    expect(readFileSync(file, 'utf8').trim()).toBe(adminKey);
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+  });
+
+  it('prints one short line per request, without JSON or metrics lines', async () => {
+    const openai = new OpenAI({ apiKey: userKey, baseURL: `${runtime.url}/api/v1`, maxRetries: 0 });
+    out = '';
+    err = '';
+    await openai.chat.completions.create({ model: 'simulator/echo', messages: [{ role: 'user', content: 'Hello' }] });
+    const stream = await openai.chat.completions.create({ model: 'simulator/echo', stream: true, messages: [{ role: 'user', content: 'Hello' }] });
+    for await (const _chunk of stream) { /* drain */ }
+    await fetch(`${runtime.url}/api/v1/key`, { headers: { authorization: `Bearer ${userKey}` } });
+
+    // A request's line comes once it is done, settlement included (a moment after a stream's last byte).
+    await until(async () => out.trimEnd().split('\n').length, (count) => count >= 3, 5000);
+    const lines = out.trimEnd().split('\n');
+    expect(lines).toHaveLength(3);
+    // In the order the requests finished: the stream's line may come after the next request's.
+    expect(lines.filter((line) => /^\d\d:\d\d:\d\d POST \/api\/v1\/chat\/completions 200 simulator\/echo \d+ ms \$0\.\d{6}$/.test(line))).toHaveLength(2);
+    expect(lines.filter((line) => /^\d\d:\d\d:\d\d GET \/api\/v1\/key 200 \d+ ms$/.test(line))).toHaveLength(1);
+    expect(lines.every((line) => line.length < 120)).toBe(true);
+    expect(err).toBe('');
+  });
+});
+
+describe('DynamoDB Local dying under a running gateway', () => {
+  it('reports each part on /health', async () => {
+    expect(await health()).toEqual({ status: 200, body: { status: 'ok', parts: { store: { status: 'ok' }, kms: { status: 'ok' }, simulator: { status: 'ok' } } } });
+  });
+
+  it('is restarted on its data directory, with its output printed, and the gateway recovers', async () => {
+    runtime.dynamodb.kill();
+    const down = await until(health, (reply) => reply.status === 503, 10_000);
+    expect(down.status).toBe(503);
+    expect(down.body.status).toBe('degraded');
+    expect(down.body.parts.store!.status).not.toBe('ok');
+
+    const back = await until(health, (reply) => reply.status === 200, 60_000);
+    expect(back.body.status).toBe('ok');
+    expect(err).toMatch(/DynamoDB Local exited unexpectedly \(SIGKILL\); its last output:\n/);
+    expect(err).toContain('DynamoDB Local restarted on');
+    // The data survived: the key created before still works.
+    const reply = await fetch(`${runtime.url}/api/v1/key`, { headers: { authorization: `Bearer ${userKey}` } });
+    expect(reply.status).toBe(200);
+    expect(fatal).toEqual([]);
+  }, 90_000);
+
+  it('when it keeps dying: /health 503 naming the store, requests 503 (not 500), and a clear fatal message', async () => {
+    runtime.dynamodb.kill();
+    await until(async () => fatal.length, (count) => count > 0, 10_000);
+    const down = await health();
+    expect(down).toEqual({ status: 503, body: { status: 'degraded', parts: { store: { status: 'down', message: 'DynamoDB Local is not running' }, kms: { status: 'ok' }, simulator: { status: 'ok' } } } });
+    expect(fatal).toEqual([expect.stringMatching(/^DynamoDB Local died 2 times in 60 s; not restarting it\. Its data is in .*dynamodb\.$/)]);
+
+    // Past the key cache, so authentication itself has to reach the store.
+    await new Promise((resolve) => setTimeout(resolve, 2100));
+    const keys = await fetch(`${runtime.url}/api/v1/keys`, { headers: { authorization: `Bearer ${adminKey}` } });
+    expect(keys.status).toBe(503);
+    expect(keys.headers.get('retry-after')).toBe('5');
+    expect(await keys.json()).toEqual({ error: { code: 503, message: 'The gateway cannot reach its data store; try again shortly', metadata: { request_id: expect.any(String) } } });
+
+    const chat = await fetch(`${runtime.url}/api/v1/chat/completions`, {
+      method: 'POST', headers: { authorization: `Bearer ${userKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'simulator/echo', messages: [{ role: 'user', content: 'Hello' }] }),
+    });
+    expect(chat.status).toBe(503);
+    expect(((await chat.json()) as { error: { code: number } }).error.code).toBe(503);
+  }, 60_000);
+});

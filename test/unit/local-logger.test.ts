@@ -1,0 +1,69 @@
+// The local runtime's log sink: what reaches the console and the log file in each format.
+import { describe, expect, it } from '@jest/globals';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createLocalLogger, logFormatFromEnv } from '../../bin/local/logger.js';
+import { isEmfLine } from '../../lambdas/accounting/metrics.js';
+
+const EMF = JSON.stringify({ _aws: { Timestamp: 1, CloudWatchMetrics: [] }, Model: 'simulator/echo', UpstreamCostUSD: 0.000123, generation_id: 'gen-1' });
+const WARNING = JSON.stringify({ level: 'warn', message: 'settlement attempt failed' });
+const DONE = { method: 'POST', path: '/api/v1/chat/completions', status: 200, ms: 41.6, requestId: 'req-1', generationId: 'gen-1' };
+
+function capture(format: 'text' | 'json', file?: string) {
+  const out: string[] = [];
+  const err: string[] = [];
+  const logger = createLocalLogger({ format, file, out: (text) => out.push(text), err: (text) => err.push(text) });
+  return { logger, out, err };
+}
+
+describe('local logger', () => {
+  it('recognizes metrics lines', () => {
+    expect(isEmfLine(EMF)).toBe(true);
+    expect(isEmfLine(WARNING)).toBe(false);
+  });
+
+  it('text (default): one short line per request with the model and cost of its generation; warnings on stderr; no metrics', () => {
+    const { logger, out, err } = capture('text');
+    logger.line(EMF);
+    logger.line(WARNING);
+    logger.request(DONE);
+    expect(out).toEqual([expect.stringMatching(/^\d\d:\d\d:\d\d POST \/api\/v1\/chat\/completions 200 simulator\/echo 42 ms \$0\.000123\n$/)]);
+    expect(err).toEqual([`${WARNING}\n`]);
+  });
+
+  it('text: leaves out successful health probes', () => {
+    const { logger, out } = capture('text');
+    logger.request({ method: 'GET', path: '/health', status: 200, ms: 1, requestId: 'a' });
+    logger.request({ method: 'GET', path: '/health', status: 503, ms: 1, requestId: 'b' });
+    expect(out).toEqual([expect.stringMatching(/GET \/health 503 1 ms\n$/)]);
+  });
+
+  it('json: every line as on Lambda, metrics included, and a JSON line per request', () => {
+    const { logger, out, err } = capture('json');
+    logger.line(EMF);
+    logger.request(DONE);
+    expect(out[0]).toBe(`${EMF}\n`);
+    expect(JSON.parse(out[1]!)).toEqual({ level: 'info', message: 'request', request_id: 'req-1', method: 'POST', path: '/api/v1/chat/completions', status: 200, ms: 42, generation_id: 'gen-1', model: 'simulator/echo', cost_usd: 0.000123 });
+    expect(err).toEqual([]);
+  });
+
+  it('a log file gets every machine line while the console stays short', async () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'gateway-log-')), 'gateway.log');
+    const { logger, out } = capture('text', file);
+    logger.line(EMF);
+    logger.request(DONE);
+    await logger.close();
+    const lines = readFileSync(file, 'utf8').trimEnd().split('\n');
+    expect(lines[0]).toBe(EMF);
+    expect(JSON.parse(lines[1]!)).toMatchObject({ message: 'request', model: 'simulator/echo', cost_usd: 0.000123 });
+    expect(out).toHaveLength(1);
+  });
+
+  it('reads GATEWAY_LOG_FORMAT', () => {
+    expect(logFormatFromEnv({})).toBe('text');
+    expect(logFormatFromEnv({ GATEWAY_LOG_FORMAT: 'JSON' })).toBe('json');
+    expect(logFormatFromEnv({ GATEWAY_LOG_FORMAT: 'emf' })).toBe('json');
+    expect(() => logFormatFromEnv({ GATEWAY_LOG_FORMAT: 'xml' })).toThrow('GATEWAY_LOG_FORMAT must be text or json, got "xml"');
+  });
+});
