@@ -124,11 +124,36 @@ function percentiles(rows: EndpointRollupRow[], counters: readonly HealthCounter
 }
 
 /**
+ * How long a function instance reuses an endpoint's status. The route is public and one status reads up to a
+ * day of rollup rows across organizations: with the cache each instance reads an endpoint at most once per
+ * period however often the route is called (concurrent callers share the read in flight).
+ */
+export const ENDPOINT_STATUS_TTL_MS = 60_000;
+
+type EndpointStatus = Awaited<ReturnType<typeof readEndpointStatus>>;
+const statusCaches = new WeakMap<object, Map<string, { at: number; status: Promise<EndpointStatus> }>>();
+
+/** The endpoint's status, cached per store (per rollup repository) and endpoint for ENDPOINT_STATUS_TTL_MS. */
+function endpointStatus(endpoint: CatalogEndpoint, deps: GatewayDeps): Promise<EndpointStatus> {
+  let cache = statusCaches.get(deps.rollups);
+  if (!cache) statusCaches.set(deps.rollups, cache = new Map());
+  const key = `${endpoint.model}@${endpoint.provider}`;
+  const now = deps.clock().getTime();
+  const cached = cache.get(key);
+  if (cached && now - cached.at < ENDPOINT_STATUS_TTL_MS) return cached.status;
+  const status = readEndpointStatus(endpoint, deps);
+  cache.set(key, { at: now, status });
+  // A failed read is not kept: the next caller tries again.
+  status.catch(() => { if (cache.get(key)?.status === status) cache.delete(key); });
+  return status;
+}
+
+/**
  * Live status of an endpoint from the hourly rollup rows of every organization (GSI1), which both the
  * inference and the management function see; nothing is added to the inference hot path. Windows are the
  * UTC hours overlapping the last 5 minutes, 30 minutes and day.
  */
-async function endpointStatus(endpoint: CatalogEndpoint, deps: GatewayDeps) {
+async function readEndpointStatus(endpoint: CatalogEndpoint, deps: GatewayDeps) {
   const now = deps.clock().getTime();
   const hourAgo = (ms: number) => hourOf(new Date(now - ms).toISOString());
   const rows = await deps.rollups.endpointRange(endpoint.model, endpoint.provider, hourAgo(24 * HOUR_MS), hourAgo(0));

@@ -1,6 +1,6 @@
 // GET /models (public, and per key for organizations that filter their catalog), GET /models/user, one
 // model, the count, the providers and a model's endpoints with their live status, over DynamoDB Local.
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { ListEndpointsResponse$inboundSchema, ListProvidersResponse$inboundSchema } from '@openrouter/sdk/models/operations';
 import { ModelResponse$inboundSchema, ModelsCountResponse$inboundSchema } from '@openrouter/sdk/models';
 import { installAwsLambdaShim } from '../../bin/local/awslambda-shim.js';
@@ -12,6 +12,7 @@ import { httpEvent, type EventInput } from '../support/events.js';
 installAwsLambdaShim();
 const { handleInference } = await import('../../lambdas/handlers/inference.js');
 const { handleManagement } = await import('../../lambdas/handlers/management.js');
+const { ENDPOINT_STATUS_TTL_MS } = await import('../../lambdas/catalog/operations.js');
 
 let store: TestStore;
 let sim: Simulator;
@@ -125,6 +126,23 @@ describe('one model, the count, the providers and the endpoints', () => {
     const parsed = ListEndpointsResponse$inboundSchema.safeParse(reply.json);
     expect(parsed.error).toBeUndefined();
     expect((await call({ method: 'GET', path: '/api/v1/models/simulator%2Fecho-anthropic/endpoints' })).json).toEqual(reply.json);
+  });
+
+  it('reads an endpoint\'s rollups at most once per minute per instance, however often the public route is called', async () => {
+    const reads = jest.spyOn(store.deps.rollups, 'endpointRange');
+    try {
+      const path = '/api/v1/models/simulator/echo-gemini/endpoints';
+      const replies = await Promise.all([call({ method: 'GET', path }), call({ method: 'GET', path }), call({ method: 'GET', path })]);
+      expect(replies.map((reply) => reply.status)).toEqual([200, 200, 200]);
+      expect((await call({ method: 'GET', path })).status).toBe(200);
+      expect(reads).toHaveBeenCalledTimes(1);
+      store.setNow(new Date(Date.now() + ENDPOINT_STATUS_TTL_MS + 1000));
+      expect((await call({ method: 'GET', path })).status).toBe(200);
+      expect(reads).toHaveBeenCalledTimes(2);
+    } finally {
+      store.setNow(undefined);
+      reads.mockRestore();
+    }
   });
 
   it('derives uptime, latency and throughput from the settled generations of every organization', async () => {

@@ -23,7 +23,7 @@ export interface TestStore {
   /** The local KMS the vault uses (its `calls` count KMS requests). */
   kms: LocalKms;
   /** Moves the deps' clock. */
-  setNow(date: Date): void;
+  setNow(date: Date | undefined): void;
   drop(): Promise<void>;
 }
 
