@@ -44,8 +44,14 @@ export function promptTokenBound(params: Omit<GenerationRequest, 'model'>): numb
   return total;
 }
 
-export function outputTokenBound(params: Omit<GenerationRequest, 'model'>, endpoint: CatalogEndpoint, promptTokens: number): number {
-  const ceiling = endpoint.max_completion_tokens ?? Math.max(1, endpoint.context_length - Math.min(promptTokens, endpoint.context_length));
+/**
+ * An upper bound on the output tokens: max_tokens, capped by the endpoint's maximum completion, else by its
+ * context length. The context is not reduced by the prompt: the prompt's bound is an over-estimate (a byte a
+ * token), and subtracting it would under-estimate what the output may use (ctx − real prompt), letting a
+ * request whose prompt nearly fills the context cost far more than it held.
+ */
+export function outputTokenBound(params: Omit<GenerationRequest, 'model'>, endpoint: CatalogEndpoint): number {
+  const ceiling = endpoint.max_completion_tokens ?? endpoint.context_length;
   return params.max_output_tokens === undefined ? ceiling : Math.min(params.max_output_tokens, ceiling);
 }
 
@@ -54,7 +60,7 @@ const dearer = (a: Nanos, b: Nanos) => (a > b ? a : b);
 /** The most this request can cost on this endpoint. */
 export function maxCost(params: Omit<GenerationRequest, 'model'>, endpoint: CatalogEndpoint): Nanos {
   const prompt = promptTokenBound(params);
-  const output = outputTokenBound(params, endpoint, prompt);
+  const output = outputTokenBound(params, endpoint);
   const { pricing } = endpoint;
   return BigInt(prompt) * dearer(dearer(pricing.prompt, pricing.input_cache_write), pricing.input_cache_read)
     + BigInt(output) * dearer(pricing.completion, pricing.internal_reasoning)
@@ -70,9 +76,8 @@ export function reservationFor(params: Omit<GenerationRequest, 'model'>, endpoin
 
 /** The output tokens a reservation for these endpoints allows for: the most any of them may produce. */
 export function reservedOutputTokens(params: Omit<GenerationRequest, 'model'>, endpoints: CatalogEndpoint[]): number {
-  const prompt = promptTokenBound(params);
   let most = 0;
-  for (const endpoint of endpoints) most = Math.max(most, outputTokenBound(params, endpoint, prompt));
+  for (const endpoint of endpoints) most = Math.max(most, outputTokenBound(params, endpoint));
   return most;
 }
 

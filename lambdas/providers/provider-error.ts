@@ -1,5 +1,6 @@
 // What went wrong upstream, normalized: the status to report, whether a retry may help, and how long to wait.
-// `dropped`: the connection closed after the reply had started and before it was complete.
+// `dropped`: the connection closed after the reply had started and before it was complete. Not retried: the
+// provider has done (and billed) that generation, and a retry would pay for it twice.
 export type ProviderErrorKind = 'http' | 'timeout' | 'network' | 'dropped' | 'invalid-response' | 'aborted';
 
 const RETRYABLE_STATUSES = new Set([408, 429, 500, 502, 503, 504, 520, 522, 524, 529]);
@@ -35,7 +36,7 @@ export class ProviderError extends Error {
     this.status = init.status;
     this.retryAfterMs = init.retryAfterMs;
     this.providerCode = init.providerCode;
-    this.retryable = init.kind === 'timeout' || init.kind === 'network' || init.kind === 'dropped' || (init.kind === 'http' && isRetryableStatus(init.status));
+    this.retryable = init.kind === 'timeout' || init.kind === 'network' || (init.kind === 'http' && isRetryableStatus(init.status));
   }
 }
 

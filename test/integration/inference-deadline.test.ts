@@ -118,12 +118,13 @@ describe('one overall deadline', () => {
 });
 
 describe('a non-streaming reply whose connection drops', () => {
-  it('says the connection dropped, not that the provider returned 502', async () => {
+  it('says the connection dropped, not that the provider returned 502, and does not try again', async () => {
     configure(10_000, 10_000, 100);
     const reply = await send(ping('simulator/cut-stream'));
     expect(reply.status).toBe(502);
     expect(reply.json.error.message).toBe('Provider simulator connection dropped before the reply completed');
-    expect(reply.json.error.metadata).toMatchObject({ provider_name: 'simulator' });
+    // The reply had started: the provider has done (and billed) the generation, so a retry would pay twice.
+    expect(reply.json.error.metadata).toMatchObject({ provider_name: 'simulator', attempts: 1 });
   });
 });
 

@@ -65,16 +65,26 @@ describe('maximum cost of a request', () => {
     expect(promptTokenBound(params)).toBe(8 + 6 + IMAGE_TOKENS + 2 * MESSAGE_OVERHEAD_TOKENS);
   });
 
-  it('caps the output by the endpoint\'s maximum (or what is left of the context) and prices it at the dearer rate', () => {
+  it('caps the output by the endpoint\'s maximum (or its context length) and prices it at the dearer rate', () => {
     const params = { messages: [{ role: 'user' as const, content: [{ type: 'text' as const, text: 'abcd' }] }] };
-    expect(outputTokenBound(params, endpoint(), 20)).toBe(500);
-    expect(outputTokenBound({ ...params, max_output_tokens: 50 }, endpoint(), 20)).toBe(50);
-    expect(outputTokenBound({ ...params, max_output_tokens: 5000 }, endpoint(), 20)).toBe(500);
-    expect(outputTokenBound(params, endpoint({ max_completion_tokens: null }), 2_000)).toBe(8_000);
+    expect(outputTokenBound(params, endpoint())).toBe(500);
+    expect(outputTokenBound({ ...params, max_output_tokens: 50 }, endpoint())).toBe(50);
+    expect(outputTokenBound({ ...params, max_output_tokens: 5000 }, endpoint())).toBe(500);
+    expect(outputTokenBound(params, endpoint({ max_completion_tokens: null }))).toBe(endpoint().context_length);
     const prompt = 4 + MESSAGE_OVERHEAD_TOKENS;
     // prompt at the dearest input rate (cache write 1250), output at completion 3000, plus the request fee
     expect(maxCost({ ...params, max_output_tokens: 10 }, endpoint())).toBe(BigInt(prompt) * 1250n + 10n * 3000n + 7n);
     expect(maxCost({ ...params, max_output_tokens: 10 }, endpoint({ pricing: { ...endpoint().pricing, internal_reasoning: 9000n } }))).toBe(BigInt(prompt) * 1250n + 10n * 9000n + 7n);
+  });
+
+  it('holds max_tokens of output even when the prompt\'s byte bound exceeds the context (the real prompt may be far shorter)', () => {
+    // 9 KB of text: a bound of ~9,000 tokens, about 2,250 real ones, in an 8,192-token context without a
+    // completion maximum: the output may really use ~5,900 tokens, so max_tokens 5,000 must be held in full.
+    const long = { messages: [{ role: 'user' as const, content: [{ type: 'text' as const, text: 'abcd '.repeat(1800) }] }], max_output_tokens: 5_000 };
+    const small = endpoint({ max_completion_tokens: null, context_length: 8_192 });
+    expect(promptTokenBound(long)).toBeGreaterThan(8_192);
+    expect(outputTokenBound(long, small)).toBe(5_000);
+    expect(maxCost(long, small)).toBeGreaterThanOrEqual(5_000n * 3000n);
   });
 
   it('reserves for the dearest of the candidate endpoints', () => {
