@@ -7,7 +7,7 @@ import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context
 import { createRouter } from '../../lambdas/http/router.js';
 import { routes } from '../../lambdas/http/route-table.js';
 import { DEFAULT_MAX_BODY_BYTES, type LambdaFunction, type RouteDef } from '../../lambdas/http/route.js';
-import { PayloadTooLargeError, toErrorReply, BadRequestError, ServiceUnavailableError } from '../../lambdas/http/errors.js';
+import { HttpError, PayloadTooLargeError, toErrorReply, BadRequestError, ServiceUnavailableError } from '../../lambdas/http/errors.js';
 import { performance } from 'node:perf_hooks';
 
 export type BufferedHandler = (event: APIGatewayProxyEventV2, context: Context) => Promise<APIGatewayProxyStructuredResultV2>;
@@ -148,13 +148,20 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
     inFlight.set(handled, res);
   });
   server.maxConnections = limits.maxConnections;
-  server.maxHeadersCount = limits.maxHeadersCount;
+  // Node would silently drop the headers past its count (a second Authorization header among them, which
+  // must be refused as on AWS): it keeps them all (maxHeaderSize still bounds their bytes) and serve()
+  // answers 431 above the cap instead.
+  server.maxHeadersCount = 0;
 
   async function serve(req: IncomingMessage, res: ServerResponse, requestId: string): Promise<void> {
     // CORS as the Function URL and the HTTP API answer it on AWS: any origin, bearer keys, no cookies.
     res.setHeader('access-control-allow-origin', '*');
     res.setHeader('access-control-expose-headers', 'x-generation-id, x-request-id, retry-after');
     res.setHeader('x-content-type-options', 'nosniff');
+    if (req.rawHeaders.length / 2 > limits.maxHeadersCount) {
+      req.resume();
+      throw new HttpError(431, `More than ${limits.maxHeadersCount} request headers`);
+    }
     if (req.method === 'OPTIONS' && req.headers['access-control-request-method']) {
       req.resume();
       res.writeHead(204, {
