@@ -5,7 +5,7 @@ import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { installAwsLambdaShim } from './awslambda-shim.js';
 import { startDynamoDbLocal, type DynamoDbExit, type DynamoDbLocal } from './dynamodb-local.js';
-import { startLocalServer, type BufferedHandler, type LocalServer, type ServerLimits, type StreamingHandler } from './server.js';
+import { DEFAULT_SERVER_LIMITS, startLocalServer, type BufferedHandler, type LocalServer, type ServerLimits, type StreamingHandler } from './server.js';
 import { createLocalLogger, logFormatFromEnv, type LogFormat } from './logger.js';
 import { registerHealthCheck, type PartHealth } from '../../lambdas/http/system-operations.js';
 import { bootstrapLocal, type BootstrapResult } from './bootstrap.js';
@@ -53,6 +53,14 @@ export interface LocalConfig {
   serverLimits?: Partial<ServerLimits>;
 }
 
+/** The server's header deadline must not exceed its whole-request deadline (Node refuses to start otherwise). */
+function checkServerTimeouts(limits: Partial<ServerLimits>): Partial<ServerLimits> {
+  const headers = limits.headersTimeoutMs ?? DEFAULT_SERVER_LIMITS.headersTimeoutMs;
+  const body = limits.requestTimeoutMs ?? DEFAULT_SERVER_LIMITS.requestTimeoutMs;
+  if (headers > body) throw new Error(`GATEWAY_HEADERS_TIMEOUT_MS (${headers}) must not exceed GATEWAY_BODY_TIMEOUT_MS (${body})`);
+  return limits;
+}
+
 export function configFromEnv(env: NodeJS.ProcessEnv = process.env): LocalConfig {
   const port = env.PORT === undefined || env.PORT === '' ? 8080 : Number(env.PORT);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`PORT must be an integer from 0 to 65535, got "${env.PORT}"`);
@@ -70,11 +78,11 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): LocalConfig
     shutdownGraceMs: msFrom(env, 'GATEWAY_SHUTDOWN_GRACE_MS', DEFAULT_SHUTDOWN_GRACE_MS),
     logFormat: logFormatFromEnv(env),
     logFile: env.GATEWAY_LOG_FILE ? resolve(env.GATEWAY_LOG_FILE) : undefined,
-    serverLimits: {
+    serverLimits: checkServerTimeouts({
       ...(env.GATEWAY_HEADERS_TIMEOUT_MS ? { headersTimeoutMs: msFrom(env, 'GATEWAY_HEADERS_TIMEOUT_MS', 0, 1) } : {}),
       ...(env.GATEWAY_BODY_TIMEOUT_MS ? { requestTimeoutMs: msFrom(env, 'GATEWAY_BODY_TIMEOUT_MS', 0, 1) } : {}),
       ...(env.GATEWAY_MAX_CONNECTIONS ? { maxConnections: msFrom(env, 'GATEWAY_MAX_CONNECTIONS', 0, 1) } : {}),
-    },
+    }),
   };
 }
 

@@ -114,6 +114,8 @@ export function toErrorReply(err: unknown, requestId: string, log: (line: string
     request_id: requestId,
     status,
     error: err instanceof Error ? { name: err.name, message: err.message, stack: err.stack } : String(err),
+    // What was behind a deliberate 5xx (e.g. which host could not be reached), for the operator only.
+    ...(err instanceof Error && err.cause !== undefined ? { cause: err.cause instanceof Error ? { name: err.cause.name, message: err.cause.message } : String(err.cause) } : {}),
   }));
   return {
     status,
@@ -161,7 +163,7 @@ export function storeUnreachable(err: unknown): ServiceUnavailableError | undefi
     const { code, message, errors } = cause as { code?: unknown; message?: unknown; errors?: unknown };
     const nested = Array.isArray(errors) && errors.some((inner) => CONNECTION_ERRORS.test(String((inner as { code?: unknown })?.code)));
     if ((typeof code === 'string' && CONNECTION_ERRORS.test(code)) || nested || (typeof message === 'string' && /^AWS SDK error wrapper for /.test(message) && CONNECTION_ERRORS.test(message))) {
-      return new ServiceUnavailableError('The gateway cannot reach its data store; try again shortly', { headers: { 'retry-after': '5' }, cause: err });
+      return new ServiceUnavailableError('The gateway cannot reach its database or key service; try again shortly', { headers: { 'retry-after': '5' }, cause: err });
     }
     cause = (cause as { cause?: unknown }).cause;
   }

@@ -110,7 +110,7 @@ describe('DynamoDB Local dying under a running gateway', () => {
     const keys = await fetch(`${runtime.url}/api/v1/keys`, { headers: { authorization: `Bearer ${adminKey}` } });
     expect(keys.status).toBe(503);
     expect(keys.headers.get('retry-after')).toBe('5');
-    expect(await keys.json()).toEqual({ error: { code: 503, message: 'The gateway cannot reach its data store; try again shortly', metadata: { request_id: expect.any(String) } } });
+    expect(await keys.json()).toEqual({ error: { code: 503, message: 'The gateway cannot reach its database or key service; try again shortly', metadata: { request_id: expect.any(String) } } });
 
     const chat = await fetch(`${runtime.url}/api/v1/chat/completions`, {
       method: 'POST', headers: { authorization: `Bearer ${userKey}`, 'content-type': 'application/json' },
