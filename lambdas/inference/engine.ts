@@ -391,6 +391,7 @@ export function release(hold: Hold, deps: EngineDeps): Promise<unknown> {
 }
 
 const tracesOfHolds = new WeakMap<Hold, RouteTrace>();
+const shuttingDownMessage = shuttingDownError().message;
 /** Requests whose failed attempts are recorded already (whichever of complete() and release() ends it first). */
 const failuresRecorded = new WeakSet<RouteTrace>();
 
@@ -402,10 +403,9 @@ const failuresRecorded = new WeakSet<RouteTrace>();
  */
 export function countsAgainstEndpoint(attempt: AttemptRecord): boolean {
   if (attempt.status === 'ok') return false;
-  if (attempt.status === 503 && attempt.message === SHUTTING_DOWN_MESSAGE) return false;
+  if (attempt.status === 503 && attempt.message === shuttingDownMessage) return false;
   return attempt.status === 408 || attempt.status === 429 || attempt.status >= 500;
 }
-const SHUTTING_DOWN_MESSAGE = shuttingDownError().message;
 
 /**
  * Adds a finished request's failed attempts to their endpoints' failure counts (hour of the request's

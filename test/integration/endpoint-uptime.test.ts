@@ -35,6 +35,8 @@ let store: TestStore;
 let catalogDir: string;
 let key: string;
 let flips = 0;
+/** The x-generation-id of the last reply of chat(). */
+let lastGenerationId: string | undefined;
 
 beforeAll(async () => {
   upstream = await startFakeUpstream();
@@ -74,6 +76,7 @@ async function chat(body: Json, options: { signal?: AbortSignal; onText?: (text:
     httpEvent({ method: 'POST', path: '/api/v1/chat/completions', key, body: { messages: [{ role: 'user', content: 'hi' }], ...body } }),
     store.deps, (work) => { deferred.push(work); }, undefined, options.signal,
   );
+  lastGenerationId = reply.headers['x-generation-id'];
   if (typeof reply.body !== 'string') {
     let text = '';
     for await (const chunk of reply.body as Readable) {
@@ -149,6 +152,22 @@ describe('uptime counts what failed before a first byte', () => {
     expect(await status('test/hang')).toMatchObject({ uptime_last_5m: null, uptime_last_30m: null, uptime_last_1d: null });
     expect(await status('test/stuck')).toMatchObject({ uptime_last_5m: null, uptime_last_30m: null, uptime_last_1d: null });
     expect(await status('test/slow')).toMatchObject({ uptime_last_5m: 100, uptime_last_30m: 100, uptime_last_1d: 100 });
+  });
+
+  it('records failures best effort: a store error is logged and the request still settles', async () => {
+    const failing = jest.spyOn(store.deps.engine.endpointFailures, 'add').mockRejectedValue(new Error('store unavailable'));
+    try {
+      const before = store.logs.length;
+      // test/flaky fails (its count cannot be written), test/ok serves and settles.
+      expect(await chat({ model: 'test/flaky', models: ['test/flaky', 'test/ok'] })).toBe(200);
+      expect(failing).toHaveBeenCalledWith('test/flaky', 'p-flaky', expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d$/), 2, expect.any(Number));
+      const logged = store.logs.slice(before).filter((line) => line.includes('endpoint failures not recorded'));
+      expect(logged).toHaveLength(1);
+      expect(JSON.parse(logged[0]!)).toMatchObject({ level: 'warn', endpoint: 'test/flaky@p-flaky', failures: 2 });
+      expect(await store.deps.engine.generations.get(lastGenerationId!)).toMatchObject({ model: 'test/ok', status: 'completed', attempts: 3 });
+    } finally {
+      failing.mockRestore();
+    }
   });
 });
 
