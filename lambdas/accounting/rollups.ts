@@ -5,6 +5,7 @@ import type { GenerationRecord } from '../store/generation-repository.js';
 import type { RollupDelta } from '../store/ledger-repository.js';
 import { itemKeys } from '../store/item-keys.js';
 import { nanosToStore } from '../shared/money.js';
+import { shuttingDownError } from '../inference/shutdown.js';
 
 /** Rows are kept for 400 days (DynamoDB TTL), beyond which reports have nothing to read. */
 export const ROLLUP_RETENTION_S = 400 * 86_400;
@@ -13,15 +14,29 @@ export const ROLLUP_RETENTION_S = 400 * 86_400;
  * Histogram buckets of time to first token (ms) and of output tokens per second after it: bucket i counts
  * the hour's generations up to bound i (the last bucket everything above), so that an endpoint's latency
  * and throughput percentiles can be read from rollups, which every function sees (the router's in-memory
- * EndpointHealth lives in one inference instance only).
+ * EndpointHealth lives in one inference instance only). The latency bounds reach past the default request
+ * deadline (120 s, within which every first token arrives), so that only a deadline configured above
+ * 128 s can leave generations in the open bucket.
  */
-export const LATENCY_BUCKETS_MS = [100, 250, 500, 1000, 2000, 4000, 8000, 16000] as const;
+export const LATENCY_BUCKETS_MS = [100, 250, 500, 1000, 2000, 4000, 8000, 16000, 32000, 64000, 128000] as const;
 export const THROUGHPUT_BUCKETS_TPS = [10, 25, 50, 100, 200, 400] as const;
-export const LATENCY_COUNTERS = ['lat0', 'lat1', 'lat2', 'lat3', 'lat4', 'lat5', 'lat6', 'lat7', 'lat8'] as const;
+export const LATENCY_COUNTERS = ['lat0', 'lat1', 'lat2', 'lat3', 'lat4', 'lat5', 'lat6', 'lat7', 'lat8', 'lat9', 'lat10', 'lat11'] as const;
 export const THROUGHPUT_COUNTERS = ['tps0', 'tps1', 'tps2', 'tps3', 'tps4', 'tps5', 'tps6'] as const;
 /** Counters beside ROLLUP_COUNTERS that only endpoint health reads (reports do not). */
 export const HEALTH_COUNTERS = [...LATENCY_COUNTERS, ...THROUGHPUT_COUNTERS] as const;
 export type HealthCounter = (typeof HEALTH_COUNTERS)[number];
+/**
+ * Of `errors`, the generations the gateway itself cut short by shutting down (a stream ended with its 503
+ * error event): errors of the generation, which reports count, but not of its endpoint, which uptime
+ * leaves out. Only endpoint health reads it.
+ */
+export const SHUTDOWN_ERRORS = 'shutdown_errors';
+const SHUTTING_DOWN_MESSAGE = shuttingDownError().message;
+
+/** The rule: a generation in error whose error is the gateway's own shutdown reply (503, its message). */
+export function endedByShutdown(record: Pick<GenerationRecord, 'status' | 'error'>): boolean {
+  return record.status === 'error' && record.error?.status === 503 && record.error.message === SHUTTING_DOWN_MESSAGE;
+}
 
 /** The counters of a rollup row; every one is a sum over the hour's generations. */
 export const ROLLUP_COUNTERS = [
@@ -62,7 +77,7 @@ function histogram(record: GenerationRecord): Partial<Record<HealthCounter, numb
 
 export function rollupDelta(record: GenerationRecord): RollupDelta {
   const hour = hourOf(record.created_at);
-  const counters: Record<RollupCounter | HealthCounter, number | bigint> = {
+  const counters: Record<RollupCounter | HealthCounter | typeof SHUTDOWN_ERRORS, number | bigint> = {
     requests: 1,
     cost: record.is_byok ? 0 : nanosToStore(record.cost.total),
     byok_cost: record.is_byok ? nanosToStore(record.cost.total) : 0,
@@ -76,6 +91,7 @@ export function rollupDelta(record: GenerationRecord): RollupDelta {
     errors: record.status === 'error' ? 1 : 0,
     cancelled: record.status === 'cancelled' ? 1 : 0,
     streamed: record.streamed ? 1 : 0,
+    [SHUTDOWN_ERRORS]: endedByShutdown(record) ? 1 : 0,
     ...Object.fromEntries(HEALTH_COUNTERS.map((name) => [name, 0])) as Record<HealthCounter, number>,
     ...histogram(record),
   };

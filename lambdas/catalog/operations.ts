@@ -92,18 +92,24 @@ async function listedModel(params: Record<string, string>, principal: Principal 
 
 const HOUR_MS = 3_600_000;
 
-/** Percent of settled generations that did not fail over the rows given (2 decimals); null without traffic. */
-function uptime(rows: EndpointRollupRow[]): number | null {
+/**
+ * Percent of the endpoint's tries that it served (2 decimals): settled generations that did not fail at the
+ * endpoint, over settled generations plus attempts that failed before a first byte (which settle nothing).
+ * Null without traffic.
+ */
+function uptime(rows: EndpointRollupRow[], failedAttempts: bigint): number | null {
   const requests = rows.reduce((sum, row) => sum + row.requests, 0n);
-  if (requests === 0n) return null;
+  const tries = requests + failedAttempts;
+  if (tries === 0n) return null;
   const failed = rows.reduce((sum, row) => sum + row.errors, 0n);
-  return Number(((requests - failed) * 10_000n) / requests) / 100;
+  return Number(((requests - failed) * 10_000n) / tries) / 100;
 }
 
 /**
  * p50/p75/p90/p99 from histogram buckets: each percentile is reported as a bound of the bucket it falls in,
- * the pessimistic one (latency: the upper bound, or the last bound for the open bucket; throughput: the
- * lower bound). Null without samples.
+ * the pessimistic one (latency: the upper bound; throughput: the lower bound). The one exception is a
+ * latency in the open bucket past the last bound (128 s, beyond the default request deadline): reported as
+ * that bound, which it is at least. Null without samples.
  */
 function percentiles(rows: EndpointRollupRow[], counters: readonly HealthCounter[], bounds: readonly number[], side: 'upper' | 'lower') {
   const counts = counters.map((name) => rows.reduce((sum, row) => sum + row.histogram[name], 0n));
@@ -149,20 +155,34 @@ function endpointStatus(endpoint: CatalogEndpoint, deps: GatewayDeps): Promise<E
 }
 
 /**
- * Live status of an endpoint from the hourly rollup rows of every organization (GSI1), which both the
- * inference and the management function see; nothing is added to the inference hot path. Windows are the
- * UTC hours overlapping the last 5 minutes, 30 minutes and day.
+ * Live status of an endpoint from the hourly rollup rows of every organization (GSI1) and its counts of
+ * failed attempts (one query), which both the inference and the management function see; nothing is added
+ * to the inference hot path. Windows are the UTC hours overlapping the last 5 minutes, 30 minutes and day.
  */
 async function readEndpointStatus(endpoint: CatalogEndpoint, deps: GatewayDeps) {
   const now = deps.clock().getTime();
   const hourAgo = (ms: number) => hourOf(new Date(now - ms).toISOString());
-  const rows = await deps.rollups.endpointRange(endpoint.model, endpoint.provider, hourAgo(24 * HOUR_MS), hourAgo(0));
-  const within = (ms: number) => rows.filter((row) => row.hour >= hourAgo(ms));
+  const [{ rows, truncated }, failures] = await Promise.all([
+    deps.rollups.endpointRange(endpoint.model, endpoint.provider, hourAgo(24 * HOUR_MS), hourAgo(0)),
+    deps.engine.endpointFailures.range(endpoint.model, endpoint.provider, hourAgo(24 * HOUR_MS), hourAgo(0)),
+  ]);
+  // A truncated read (newest hour first) is complete for every hour newer than the oldest one it reached:
+  // the windows keep to those (to that partial hour too only when nothing newer was read, as a sample).
+  let firstHour = hourAgo(24 * HOUR_MS);
+  if (truncated) {
+    const oldest = rows[rows.length - 1]!.hour;
+    firstHour = rows.some((row) => row.hour > oldest) ? hourOf(new Date(Date.parse(`${oldest}:00:00Z`) + HOUR_MS).toISOString()) : oldest;
+    deps.log(JSON.stringify({ level: 'warn', message: 'endpoint rollups truncated', endpoint: `${endpoint.model}@${endpoint.provider}`, rows: rows.length, complete_from_hour: firstHour }));
+  }
+  const fromHour = (ms: number) => (hourAgo(ms) > firstHour ? hourAgo(ms) : firstHour);
+  const within = (ms: number) => rows.filter((row) => row.hour >= fromHour(ms));
+  const failedWithin = (ms: number) => [...failures].reduce((sum, [hour, count]) => (hour >= fromHour(ms) ? sum + count : sum), 0n);
+  const uptimeWithin = (ms: number) => uptime(within(ms), failedWithin(ms));
   const recent = within(30 * 60_000);
   return {
-    uptime_last_5m: uptime(within(5 * 60_000)),
-    uptime_last_30m: uptime(recent),
-    uptime_last_1d: uptime(rows),
+    uptime_last_5m: uptimeWithin(5 * 60_000),
+    uptime_last_30m: uptimeWithin(30 * 60_000),
+    uptime_last_1d: uptimeWithin(24 * HOUR_MS),
     latency_last_30m: percentiles(recent, LATENCY_COUNTERS, LATENCY_BUCKETS_MS, 'upper'),
     throughput_last_30m: percentiles(recent, THROUGHPUT_COUNTERS, THROUGHPUT_BUCKETS_TPS, 'lower'),
   };

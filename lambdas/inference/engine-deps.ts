@@ -6,6 +6,7 @@ import { loadCatalog } from '../catalog/catalog-config.js';
 import { AdapterRegistry, envCredentials } from '../providers/registry.js';
 import { GenerationRepository } from '../store/generation-repository.js';
 import { LedgerRepository } from '../store/ledger-repository.js';
+import { EndpointFailureRepository } from '../store/endpoint-failure-repository.js';
 import { OrganizationRepository } from '../store/organization-repository.js';
 import { Ledger } from '../accounting/ledger.js';
 import { RecordCache } from '../shared/record-cache.js';
@@ -71,6 +72,7 @@ export function createEngineDeps(db: DynamoDBDocumentClient, tableName: string, 
     sessions: new StickySessions(),
     generations,
     ledger,
+    endpointFailures: new EndpointFailureRepository(db, tableName),
     clock,
     config: engineConfigFromEnv(env),
     now: () => performance.now(),

@@ -11,7 +11,8 @@ import { emptyUsage } from '../providers/types.js';
 import { generationToItem, type GenerationRecord, type GenerationRepository } from '../store/generation-repository.js';
 import type { Ledger, Hold } from '../accounting/ledger.js';
 import { affordableOutputTokens, reservationFor, reservedOutputTokens } from '../accounting/estimate.js';
-import { rollupDelta } from '../accounting/rollups.js';
+import { hourOf, rollupDelta } from '../accounting/rollups.js';
+import { FAILURE_SHARDS, type EndpointFailureRepository } from '../store/endpoint-failure-repository.js';
 import type { ApiKey } from '../keys/types.js';
 import type { Invocation } from '../accounting/infrastructure.js';
 import type { ByokSource } from '../byok/byok-source.js';
@@ -70,6 +71,8 @@ export interface EngineDeps {
   generations: GenerationRepository;
   /** Reserves before the provider call; settles after it, writing the generation record and its rollup. */
   ledger: Ledger;
+  /** Per-endpoint counts of attempts that failed before a first byte (uptime; written after the reply). */
+  endpointFailures: EndpointFailureRepository;
   /** Customers' own provider credentials; absent where no KMS key is configured. */
   byok?: ByokSource;
   config: EngineConfig;
@@ -373,15 +376,63 @@ export async function reserve(request: InferenceRequest, caller: Caller, trace: 
   const endpoints = shared.map((candidate) => candidate.endpoint);
   const amount = reservationFor(request.params, endpoints);
   // Only a refusal evaluates these: it says how many output tokens the caller can afford.
-  return deps.ledger.reserve(trace.generationId, caller.key, amount, {
+  const hold = await deps.ledger.reserve(trace.generationId, caller.key, amount, {
     get requested() { return reservedOutputTokens(request.params, endpoints); },
     affordable: (remaining) => affordableOutputTokens(request.params, endpoints, remaining),
   });
+  // release() is given the hold only: its request's attempts are found through it.
+  tracesOfHolds.set(hold, trace);
+  return hold;
 }
 
 /** The request failed before any usage: give the hold back. The reply need not wait for it. */
 export function release(hold: Hold, deps: EngineDeps): Promise<unknown> {
-  return deps.ledger.release(hold);
+  return Promise.all([deps.ledger.release(hold), recordFailedAttempts(tracesOfHolds.get(hold), deps)]);
+}
+
+const tracesOfHolds = new WeakMap<Hold, RouteTrace>();
+const shuttingDownMessage = shuttingDownError().message;
+/** Requests whose failed attempts are recorded already (whichever of complete() and release() ends it first). */
+const failuresRecorded = new WeakSet<RouteTrace>();
+
+/**
+ * Whether a failed attempt counts against its endpoint's uptime: timeouts (408), rate limits (429) and
+ * 5xx, which includes refused and dropped connections (502). Not a client that went away (499: the
+ * adapters report an aborted attempt so, whether the client or the gateway's shutdown aborted it), not the
+ * gateway's own shutdown (its 503), and not the request's own fault (400, 413, 422 …).
+ */
+export function countsAgainstEndpoint(attempt: AttemptRecord): boolean {
+  if (attempt.status === 'ok') return false;
+  if (attempt.status === 503 && attempt.message === shuttingDownMessage) return false;
+  return attempt.status === 408 || attempt.status === 429 || attempt.status >= 500;
+}
+
+/**
+ * Adds a finished request's failed attempts to their endpoints' failure counts (hour of the request's
+ * start, a random shard): one UpdateItem per failing endpoint, all at once. Best effort and after the
+ * reply (complete() and release() hand it to the work the caller defers): a write that fails is logged,
+ * never thrown, and never holds up the settlement. Once per request.
+ */
+function recordFailedAttempts(trace: RouteTrace | undefined, deps: EngineDeps): Promise<void> {
+  if (!trace || failuresRecorded.has(trace)) return Promise.resolve();
+  failuresRecorded.add(trace);
+  const failed = new Map<string, { model: string; provider: string; count: number }>();
+  for (const attempt of trace.attempts) {
+    if (!countsAgainstEndpoint(attempt)) continue;
+    const key = `${attempt.model}@${attempt.provider}`;
+    const entry = failed.get(key) ?? { model: attempt.model, provider: attempt.provider, count: 0 };
+    entry.count += 1;
+    failed.set(key, entry);
+  }
+  if (failed.size === 0) return Promise.resolve();
+  const hour = hourOf(new Date(deps.clock().getTime() - Math.round(deps.now() - trace.startedAt)).toISOString());
+  return Promise.all([...failed.values()].map(async ({ model, provider, count }) => {
+    try {
+      await deps.endpointFailures.add(model, provider, hour, count, Math.floor(deps.random() * FAILURE_SHARDS));
+    } catch (err) {
+      deps.log(JSON.stringify({ level: 'warn', message: 'endpoint failures not recorded', endpoint: `${model}@${provider}`, failures: count, generation_id: trace.generationId, error: String(err) }));
+    }
+  })).then(() => undefined);
 }
 
 export interface Completion {
@@ -449,7 +500,7 @@ export function complete(
   };
   const item = generationToItem(record);
   const rollup = rollupDelta(record);
-  const persisted = (async () => {
+  const settlement = (async () => {
     const settled = await deps.ledger.settle(hold, isByok ? { credits: 0n, byok: cost.total } : { credits: cost.total, byok: 0n }, item, rollup);
     if (settled.outcome !== 'settled') return;
     // The last writes of the invocation: what serving it cost on AWS (with the capacity of the writes
@@ -459,6 +510,7 @@ export function complete(
       : undefined;
     deps.log(emfLine(record, infra, deps.clock().getTime()));
   })();
+  const persisted = Promise.all([settlement, recordFailedAttempts(trace, deps)]);
   return { usage, cost, isByok, persisted };
 }
 

@@ -11,6 +11,7 @@
 //   hold            HOLD#<generation>  HOLD               HOLDS#<shard 0-15>     <expires_at>#<generation>
 //   feedback        GEN#<id>           FEEDBACK#<at>#<n>
 //   rollup          ORG#<org>#RU       <hour>#<ws>#<key hash>#<model>#<provider>  RU#EP#<model>@<provider>  <hour>#<org>#<ws>#<key hash>   (by endpoint: accounting/rollups.ts)
+//   endpoint fails  EPF#<model>@<provider>  <hour>#<shard 0-7>                                     (failed attempts: store/endpoint-failure-repository.ts)
 //   intern          ORG#<org>          INTERN#<intern>
 //   vault data key  VAULT#<vault>      DATAKEY                                                         (encrypted only)
 //   vault secret    VAULT#<vault>      SECRET#<name>
@@ -37,6 +38,8 @@ export const itemKeys = {
     pk: `ORG#${orgId}#RU`, sk: `${hour}#${workspaceId}#${keyHash}#${model}#${provider}`,
   }),
   rollupsOf: (orgId: string) => ({ pk: `ORG#${orgId}#RU` }),
+  endpointFailures: (model: string, provider: string, hour: string, shard: number) => ({ pk: `EPF#${model}@${provider}`, sk: `${hour}#${shard}` }),
+  endpointFailuresOf: (model: string, provider: string) => ({ pk: `EPF#${model}@${provider}` }),
   intern: (orgId: string, internId: string) => ({ pk: `ORG#${orgId}`, sk: `INTERN#${internId}` }),
   internsOf: (orgId: string) => ({ pk: `ORG#${orgId}`, skPrefix: 'INTERN#' }),
   vaultDataKey: (vaultId: string) => ({ pk: `VAULT#${vaultId}`, sk: 'DATAKEY' }),

@@ -1,7 +1,7 @@
 // Reads the hourly rollup rows of an organization (written by settlements, see accounting/rollups.ts).
 import { QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { itemKeys } from './item-keys.js';
-import { endpointRollupsOf, HEALTH_COUNTERS, ROLLUP_COUNTERS, type HealthCounter, type RollupCounter } from '../accounting/rollups.js';
+import { endpointRollupsOf, HEALTH_COUNTERS, ROLLUP_COUNTERS, SHUTDOWN_ERRORS, type HealthCounter, type RollupCounter } from '../accounting/rollups.js';
 import { nanosFromStore } from '../shared/money.js';
 
 export interface RollupRow {
@@ -17,6 +17,7 @@ export interface RollupRow {
 export interface EndpointRollupRow {
   hour: string;
   requests: bigint;
+  /** Generations that failed at the endpoint (the row's errors less those the gateway's shutdown caused). */
   errors: bigint;
   histogram: Record<HealthCounter, bigint>;
 }
@@ -54,9 +55,11 @@ export class RollupRepository {
 
   /**
    * Rows of one endpoint (model@provider) of every organization, hours `fromHour` to `toHour` inclusive,
-   * through GSI1 (eventually consistent: a settlement shows up within about a second). At most `limit` rows.
+   * through GSI1 (eventually consistent: a settlement shows up within about a second). At most `limit`
+   * rows, newest hour first: when there are more (`truncated`), what is missing is of the oldest hour read
+   * and before, never of the recent windows.
    */
-  async endpointRange(model: string, provider: string, fromHour: string, toHour: string, limit = 10_000): Promise<EndpointRollupRow[]> {
+  async endpointRange(model: string, provider: string, fromHour: string, toHour: string, limit = 10_000): Promise<{ rows: EndpointRollupRow[]; truncated: boolean }> {
     const rows: EndpointRollupRow[] = [];
     let startKey: Record<string, unknown> | undefined;
     do {
@@ -65,21 +68,24 @@ export class RollupRepository {
         IndexName: 'gsi1',
         KeyConditionExpression: 'gsi1pk = :pk AND gsi1sk BETWEEN :from AND :to',
         ExpressionAttributeValues: { ':pk': endpointRollupsOf(model, provider).gsi1pk, ':from': fromHour, ':to': `${toHour}~` },
-        ProjectionExpression: ['#hour', 'requests', 'errors', ...HEALTH_COUNTERS].join(', '),
+        ProjectionExpression: ['#hour', 'requests', 'errors', SHUTDOWN_ERRORS, ...HEALTH_COUNTERS].join(', '),
         ExpressionAttributeNames: { '#hour': 'hour' },
+        ScanIndexForward: false,
+        // One row more than the limit tells a truncated read from one that just fits.
+        Limit: limit + 1 - rows.length,
         ExclusiveStartKey: startKey,
       }));
       for (const item of page.Items ?? []) {
-        if (rows.length >= limit) return rows;
+        if (rows.length >= limit) return { rows, truncated: true };
         rows.push({
           hour: item.hour as string,
           requests: nanosFromStore(item.requests),
-          errors: nanosFromStore(item.errors),
+          errors: nanosFromStore(item.errors) - nanosFromStore(item[SHUTDOWN_ERRORS]),
           histogram: Object.fromEntries(HEALTH_COUNTERS.map((name) => [name, nanosFromStore(item[name])])) as Record<HealthCounter, bigint>,
         });
       }
       startKey = page.LastEvaluatedKey;
     } while (startKey);
-    return rows;
+    return { rows, truncated: false };
   }
 }
