@@ -56,7 +56,8 @@ export function modelView(model: CatalogModel): z.infer<typeof modelSchema> {
 /**
  * The models a key may use: those with at least one endpoint the key can call, decided as routing decides
  * it (byok/routing.ts endpointCredentials). Today only BYOK narrows it: a credential with `is_byok_only`
- * (or `is_required`) takes the gateway's own key away from endpoints it does not itself apply to. The
+ * takes the gateway's own key away from every endpoint of its provider, including those of models its
+ * `allowed_models` leaves out, which then have no key to be called with. The
  * request's end user is not known here: credentials limited to end users (`allowed_user_ids`) are left out,
  * as for a request without `user`.
  */
