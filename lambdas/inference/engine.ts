@@ -155,13 +155,12 @@ export function toHttpError(error: ProviderError, trace: RouteTrace): HttpError 
   });
 }
 
-export function startTrace(request: InferenceRequest, caller: Caller, deps: EngineDeps, allowedModels?: Set<string> | null): RouteTrace {
+export function startTrace(request: InferenceRequest, caller: Caller, deps: EngineDeps): RouteTrace {
   const now = deps.now();
   const sessionKey = request.sessionId ? `${caller.orgId}:${request.sessionId}` : undefined;
   const plan = planRoute({
     request,
     catalog: deps.catalog,
-    allowedModels: allowedModels ?? null,
     health: deps.health,
     stickyEndpoint: sessionKey ? deps.sessions.get(sessionKey, now) : undefined,
     now,
