@@ -37,7 +37,7 @@ export class FrontDoor extends Construct {
     } satisfies Partial<BehaviorOptions>;
     // Streams stay open between SSE keep-alive comments (10 s by default), well inside the read timeout.
     // The origins see their own regional hostnames; this header, carrying a per-deployment secret, tells
-    // them a request came through the global front door (the vault refuses regional hostnames, SPEC "Vault" rule 9).
+    // them a request came through the global front door (the vault refuses regional hostnames).
     const customHeaders = { [FRONT_DOOR_HEADER]: props.originToken };
     const inference = new FunctionUrlOrigin(props.inferenceUrl, { readTimeout: Duration.seconds(60), keepaliveTimeout: Duration.seconds(60), customHeaders });
     const management = new HttpOrigin(`${props.managementApi.apiId}.execute-api.${props.managementApi.stack.region}.amazonaws.com`, {

@@ -74,7 +74,7 @@ export class ManagementApi extends Construct {
     });
 
     this.httpApi = new HttpApi(this, 'HttpApi', {
-      description: 'Model gateway management API (keys, organization, presets, batches …)',
+      description: 'Model gateway management API (keys, organization, workspaces, models, credits, generations, analytics, vault, BYOK)',
       defaultIntegration: fallbackIntegration,
       createDefaultStage: false,
       // Browser clients (dashboards, playgrounds) call the API from other origins with bearer keys, no cookies.

@@ -1,5 +1,6 @@
-// Wire shapes of the credits, generation, activity and analytics routes (public OpenRouter API where SPEC
-// is silent: GetCreditsResponse, GenerationResponse, ActivityResponse, analytics meta and query).
+// Wire shapes of the credits, generation, activity and analytics routes (docs/API.md "Credits",
+// "Generations", "Analytics"; shaped as the public OpenRouter API's GetCreditsResponse, GenerationResponse,
+// ActivityResponse, analytics meta and query).
 import * as z from 'zod';
 import { creditAmountSchema } from '../keys/schemas.js';
 

@@ -4,6 +4,7 @@
 // is_byok_only drops it for every model of that provider. A credential applies when it is enabled, global
 // or for the caller's workspace, and its model, key and user allowlists (when set) include the request's.
 import type { Candidate } from '../inference/routing.js';
+import type { CatalogEndpoint } from '../catalog/types.js';
 import type { ByokCredential } from './types.js';
 
 export interface ByokContext {
@@ -24,24 +25,44 @@ const byokCandidate = (candidate: Candidate, credential: ByokCredential): Candid
   byok: credential,
 });
 
+/** How one endpoint may be called for this caller: with which credentials first and last, and whether with the gateway's own. */
+export interface EndpointCredentials {
+  first: ByokCredential[];
+  shared: boolean;
+  last: ByokCredential[];
+}
+
+/**
+ * The one decision of BYOK for an endpoint, used by routing (withByokCandidates) and by the models a key
+ * may use (catalog modelsForKey): an endpoint with no credential and without the gateway's own is one
+ * the caller cannot call.
+ */
+export function endpointCredentials(endpoint: Pick<CatalogEndpoint, 'adapter' | 'provider' | 'model'>, credentials: ByokCredential[], context: ByokContext): EndpointCredentials {
+  // Bedrock endpoints run on the function's own AWS role: there is no key of the customer's to put in.
+  if (credentials.length === 0 || endpoint.adapter === 'bedrock') return { first: [], shared: true, last: [] };
+  const scoped = credentials.filter((credential) => credential.provider === endpoint.provider && inScope(credential, context));
+  const applying = scoped.filter((credential) => credential.allowed_models === null || credential.allowed_models.includes(endpoint.model));
+  const bySort = (a: ByokCredential, b: ByokCredential) => a.sort_order - b.sort_order || a.created_at.localeCompare(b.created_at);
+  return {
+    first: applying.filter((credential) => !credential.is_fallback).sort(bySort),
+    shared: !applying.some((credential) => credential.is_required) && !scoped.some((credential) => credential.is_byok_only),
+    last: applying.filter((credential) => credential.is_fallback).sort(bySort),
+  };
+}
+
+/** Whether the caller can call the endpoint at all: with one of its credentials or with the gateway's own. */
+export function isUsableEndpoint(endpoint: Pick<CatalogEndpoint, 'adapter' | 'provider' | 'model'>, credentials: ByokCredential[], context: ByokContext): boolean {
+  const { first, shared, last } = endpointCredentials(endpoint, credentials, context);
+  return shared || first.length > 0 || last.length > 0;
+}
+
 export function withByokCandidates(candidates: Candidate[], credentials: ByokCredential[], context: ByokContext): Candidate[] {
   if (credentials.length === 0) return candidates;
   const out: Candidate[] = [];
   for (const candidate of candidates) {
-    // Bedrock endpoints run on the function's own AWS role: there is no key of the customer's to put in.
-    if (candidate.endpoint.adapter === 'bedrock') {
-      out.push(candidate);
-      continue;
-    }
-    const provider = candidate.endpoint.provider;
-    const scoped = credentials.filter((credential) => credential.provider === provider && inScope(credential, context));
-    const applying = scoped.filter((credential) => credential.allowed_models === null || credential.allowed_models.includes(candidate.endpoint.model));
-    const bySort = (a: ByokCredential, b: ByokCredential) => a.sort_order - b.sort_order || a.created_at.localeCompare(b.created_at);
-    const first = applying.filter((credential) => !credential.is_fallback).sort(bySort);
-    const last = applying.filter((credential) => credential.is_fallback).sort(bySort);
-    const sharedAllowed = !applying.some((credential) => credential.is_required) && !scoped.some((credential) => credential.is_byok_only);
+    const { first, shared, last } = endpointCredentials(candidate.endpoint, credentials, context);
     out.push(...first.map((credential) => byokCandidate(candidate, credential)));
-    if (sharedAllowed) out.push(candidate);
+    if (shared) out.push(candidate);
     out.push(...last.map((credential) => byokCandidate(candidate, credential)));
   }
   return out;

@@ -11,6 +11,9 @@ import {
 } from '../accounting/rollups.js';
 import type { EndpointRollupRow } from '../store/rollup-repository.js';
 import type { Catalog, CatalogEndpoint, CatalogModel } from './types.js';
+import type { ByokCredential } from '../byok/types.js';
+import { isUsableEndpoint } from '../byok/routing.js';
+import type { ApiKey } from '../keys/types.js';
 import type { endpointSchema, listModelsQuery, modelSchema } from './schemas.js';
 
 function cheapest(endpoints: CatalogEndpoint[]): CatalogEndpoint {
@@ -51,11 +54,23 @@ export function modelView(model: CatalogModel): z.infer<typeof modelSchema> {
 }
 
 /**
- * The models a key may use. Guardrails and workspace provider preferences narrow this later; today every
- * catalog model is usable by every key.
+ * The models a key may use: those with at least one endpoint the key can call, decided as routing decides
+ * it (byok/routing.ts endpointCredentials). Today only BYOK narrows it: a credential with `is_byok_only`
+ * takes the gateway's own key away from every endpoint of its provider, including those of models its
+ * `allowed_models` leaves out, which then have no key to be called with. The
+ * request's end user is not known here: credentials limited to end users (`allowed_user_ids`) are left out,
+ * as for a request without `user`.
  */
-export function modelsForKey(catalog: Catalog, _principal: Principal): CatalogModel[] {
-  return catalog.models;
+export function modelsForKey(catalog: Catalog, credentials: ByokCredential[], key: Pick<ApiKey, 'workspace_id' | 'hash'>): CatalogModel[] {
+  if (credentials.length === 0) return catalog.models;
+  const context = { workspaceId: key.workspace_id, keyHash: key.hash, user: undefined };
+  return catalog.models.filter((model) => model.endpoints.some((endpoint) => isUsableEndpoint(endpoint, credentials, context)));
+}
+
+/** The models the principal's key may use, with the BYOK credentials inference uses (none where BYOK is off). */
+async function usableModels(principal: Principal, deps: GatewayDeps): Promise<CatalogModel[]> {
+  const credentials = deps.engine.byok ? await deps.engine.byok.credentialsFor(principal.key.org_id) : [];
+  return modelsForKey(deps.engine.catalog, credentials, principal.key);
 }
 
 function page(models: CatalogModel[], query: z.infer<typeof listModelsQuery> | undefined) {
@@ -78,8 +93,7 @@ async function filteredForOrganization(principal: Principal | null, deps: Gatewa
 
 /** The models GET /models lists for this caller: the catalog, or the key's models where the organization filters. */
 async function listedModels(principal: Principal | null, deps: GatewayDeps): Promise<CatalogModel[]> {
-  const catalog = deps.engine.catalog;
-  return principal && (await filteredForOrganization(principal, deps)) ? modelsForKey(catalog, principal) : catalog.models;
+  return principal && (await filteredForOrganization(principal, deps)) ? usableModels(principal, deps) : deps.engine.catalog.models;
 }
 
 /** One model by its path parameters, if GET /models lists it for this caller; 404 otherwise. */
@@ -234,7 +248,7 @@ export const catalogOperations: CatalogOperations = {
     return { body: page(await listedModels(principal, deps), query) };
   },
   async listModelsForUser({ principal, query, deps }) {
-    return { body: page(modelsForKey(deps.engine.catalog, principal!), query) };
+    return { body: page(await usableModels(principal!, deps), query) };
   },
   async getModel({ principal, params, deps }) {
     return { body: modelView(await listedModel(params, principal, deps)) };

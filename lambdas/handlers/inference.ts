@@ -1,5 +1,5 @@
 // Inference Lambda behind a Function URL in RESPONSE_STREAM mode: bytes reach the client as they are
-// written. Serves the route table's inference routes (/responses, /chat/completions, /audio/speech).
+// written. Serves the route table's inference routes (POST /chat/completions and POST /responses).
 import { pipeline } from 'node:stream/promises';
 import type { Readable } from 'node:stream';
 import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';

@@ -1,4 +1,4 @@
-// POST /chat/completions request body (SPEC "Chat completion request"), OpenAI-compatible.
+// POST /chat/completions request body (docs/API.md `POST /api/v1/chat/completions`), OpenAI-compatible.
 import * as z from 'zod';
 import {
   cacheControlSchema, debugSchema, imageConfigSchema, jsonSchemaObject, metadataSchema, modelIdSchema, modelsSchema, penaltySchema,

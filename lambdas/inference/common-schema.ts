@@ -1,4 +1,4 @@
-// Request fields shared by /chat/completions and /responses, with SPEC's limits.
+// Request fields shared by /chat/completions and /responses, with their limits (docs/API.md "Inference" lists them).
 import * as z from 'zod';
 
 export const SERVICE_TIERS = ['auto', 'default', 'fast', 'flex', 'priority', 'scale', 'ultrafast'] as const;

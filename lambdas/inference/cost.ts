@@ -27,7 +27,7 @@ export function computeCost(usage: Usage, pricing: EndpointPricing): CostBreakdo
   return { prompt, completion, cache_read, cache_write, reasoning, request, total: prompt + completion + cache_read + cache_write + reasoning + request };
 }
 
-/** The `usage` cost fields of a reply (SPEC "Chat completion response"). */
+/** The `usage` cost fields of a reply (`usage` of POST /chat/completions and /responses replies). */
 export function costFields(cost: CostBreakdown, isByok: boolean) {
   return {
     cost: nanosToUsd(cost.total),

@@ -1,6 +1,6 @@
-// The inference core, callable without HTTP: route the request, call providers with retries and
-// fallbacks, then account for the result (cost, generation record, health, stickiness). HTTP handlers,
-// batch workers and the server-tool loop all use it.
+// The inference core: route the request, call providers with retries and fallbacks, then account for the
+// result (cost, generation record, health, stickiness). The inference operations (inference/operations.ts,
+// POST /chat/completions and POST /responses) sequence it: reserve, generate or stream, complete or release.
 import { createHash, randomBytes } from 'node:crypto';
 import { HttpError } from '../http/errors.js';
 import type { Catalog, CatalogEndpoint } from '../catalog/types.js';
@@ -132,7 +132,10 @@ function timeoutError(message: string): DOMException {
   return new DOMException(message, 'TimeoutError');
 }
 
-/** Maps the last provider failure to the reply's status (SPEC "Errors"). */
+/**
+ * Maps the last provider failure to the reply: 408 for a timeout, 499 when the client went away, the
+ * provider's own 408, 429, 529, 400, 413 and 422, and 502 for anything else; Retry-After is passed on.
+ */
 export function toHttpError(error: ProviderError, trace: RouteTrace): HttpError {
   let status: number;
   if (error.kind === 'timeout') status = 408;
@@ -158,13 +161,12 @@ export function toHttpError(error: ProviderError, trace: RouteTrace): HttpError 
   });
 }
 
-export function startTrace(request: InferenceRequest, caller: Caller, deps: EngineDeps, allowedModels?: Set<string> | null): RouteTrace {
+export function startTrace(request: InferenceRequest, caller: Caller, deps: EngineDeps): RouteTrace {
   const now = deps.now();
   const sessionKey = request.sessionId ? `${caller.orgId}:${request.sessionId}` : undefined;
   const plan = planRoute({
     request,
     catalog: deps.catalog,
-    allowedModels: allowedModels ?? null,
     health: deps.health,
     stickyEndpoint: sessionKey ? deps.sessions.get(sessionKey, now) : undefined,
     now,
@@ -519,7 +521,7 @@ function itemBytes(item: Record<string, unknown>): number {
   return JSON.stringify(item, (_key, value: unknown) => (typeof value === 'bigint' ? String(value) : value)).length;
 }
 
-/** The routing metadata object (SPEC "Routing metadata object"). */
+/** The routing metadata object (`service_metadata` of a reply or error envelope, with `X-Service-Metadata: enabled`). */
 export function serviceMetadata(trace: RouteTrace, candidate: Candidate | undefined, deps: EngineDeps, isByok = candidate?.byok !== undefined) {
   const attempt = trace.attempts.length;
   return {

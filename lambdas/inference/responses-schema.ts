@@ -1,4 +1,4 @@
-// POST /responses request body (SPEC "Responses request"): stateless, the whole history in `input`.
+// POST /responses request body (docs/API.md `POST /api/v1/responses`): stateless, the whole history in `input`.
 import * as z from 'zod';
 import {
   cacheControlSchema, debugSchema, imageConfigSchema, jsonSchemaObject, metadataSchema, modelIdSchema, modelsSchema, penaltySchema,

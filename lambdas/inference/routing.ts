@@ -43,8 +43,6 @@ export interface RoutingPlan {
 export interface RoutingInput {
   request: InferenceRequest;
   catalog: Catalog;
-  /** Models the caller may use (null: all). */
-  allowedModels?: Set<string> | null;
   health: EndpointHealth;
   stickyEndpoint: string | undefined;
   now: number;
@@ -82,10 +80,6 @@ export function planRoute(input: RoutingInput): RoutingPlan {
   const prefs = request.provider ?? {};
   const unknown = request.models.filter((id) => !catalog.byId.has(id));
   if (unknown.length) throw new BadRequestError(`${unknown.map((id) => `"${id}"`).join(', ')} ${unknown.length === 1 ? 'is not a valid model ID' : 'are not valid model IDs'}`, { metadata: { models: unknown } });
-  const notAllowed = input.allowedModels ? request.models.filter((id) => !input.allowedModels!.has(id)) : [];
-  if (notAllowed.length === request.models.length) {
-    throw new NotFoundError(`No allowed model: ${notAllowed.join(', ')} ${notAllowed.length === 1 ? 'is' : 'are'} not available to this key`);
-  }
 
   const requested = requestedParameters(request.params);
   const only = prefs.only ? new Set(prefs.only.map((slug) => slug.toLowerCase())) : undefined;
@@ -112,7 +106,6 @@ export function planRoute(input: RoutingInput): RoutingPlan {
 
   const perModel: Candidate[][] = [];
   for (const modelId of request.models) {
-    if (input.allowedModels && !input.allowedModels.has(modelId)) continue;
     const model = catalog.byId.get(modelId)!;
     const eligible: Candidate[] = [];
     for (const endpoint of model.endpoints) {

@@ -1,4 +1,4 @@
-// The API key record as the API shows it (SPEC "API key record", plus the public OpenRouter fields).
+// The API key record as the API shows it (docs/API.md "API Keys": the public OpenRouter fields).
 import type { z } from 'zod';
 import type { ApiKey } from './types.js';
 import { nanosToUsd, type Nanos } from '../shared/money.js';

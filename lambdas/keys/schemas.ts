@@ -1,4 +1,4 @@
-// Wire shapes of the key management routes (request bodies, query and replies), per SPEC "API key record".
+// Wire shapes of the key management routes (request bodies, query and replies), as docs/API.md "API Keys" shows them.
 import * as z from 'zod';
 import { MoneyFormatError, usdToNanos } from '../shared/money.js';
 

@@ -1,4 +1,4 @@
-// Wire shapes of the organization settings routes (SPEC "Organization settings").
+// Wire shapes of the organization settings routes (docs/API.md "Organization").
 import * as z from 'zod';
 
 export const organizationSettingsSchema = z.object({

@@ -1,4 +1,4 @@
-// Host binding of vault secrets (SPEC "Vault" rules 2 and 3): every host is lowercased and loses a trailing
+// Host binding of vault secrets (PUT /vault/secrets/{name} in docs/API.md "Vault"): every host is lowercased and loses a trailing
 // dot; schemes, ports, paths, wildcards and empty values are refused; duplicates after normalization
 // collapse. Release matching is exact: never a parent domain, a subdomain or any other hostname.
 

@@ -1,5 +1,5 @@
 // Vault routes (workspace and intern secrets, copy, effective secrets) and the intern routes that give the
-// vault's scopes something to refer to. Scope rules (SPEC "Vault"): the key selects the scope, with no
+// vault's scopes something to refer to. Scope rules: the key selects the scope, with no
 // default workspace and no fallback; everything answers 404 outside the intern programme; an intern's own key
 // is confined to that intern; writes answer 503 while vault writes are disabled; regional hostnames are refused.
 import { randomUUID } from 'node:crypto';

@@ -1,5 +1,5 @@
-// Wire shapes of the vault and intern routes (SPEC "Secret metadata (vault)", "Vault"; the public
-// OpenRouter API where SPEC is silent: VaultSecret*, Intern*).
+// Wire shapes of the vault and intern routes (docs/API.md "Vault" and "Interns" are generated from them;
+// names as in the public OpenRouter API: VaultSecret*, Intern*).
 import * as z from 'zod';
 import { MAX_HOSTS, MAX_HOST_LENGTH } from './hosts.js';
 

@@ -1,4 +1,4 @@
-// SPEC "Limits", "Responses request", "Chat completion request" and "Errors", through the real inference
+// The request limits of POST /chat/completions and POST /responses (docs/API.md "Inference"), through the real inference
 // handler with real deps over DynamoDB Local and the upstream simulator: every limit is rejected with a
 // 400 envelope naming the field, and the boundary value next to it is accepted.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';

@@ -22,6 +22,30 @@ async function call(input: EventInput) {
   return { status: result.statusCode, json: JSON.parse(String(result.body)) };
 }
 
+async function chat(key: string, model: string) {
+  const reply = await handleInference(httpEvent({ method: 'POST', path: '/api/v1/chat/completions', key, body: { model, messages: [{ role: 'user', content: 'hi' }] } }), store.deps);
+  return { status: reply.statusCode, json: JSON.parse(String(reply.body)) };
+}
+
+/** The only model served by the simulator-anthropic provider. */
+const HIDDEN = 'simulator/echo-anthropic';
+
+/**
+ * An organization (filtering its catalog unless told otherwise) whose BYOK credential for the provider of
+ * HIDDEN is `is_byok_only` yet applies only to another model: no endpoint of HIDDEN is left to its keys.
+ */
+async function restrictedOrganization(options: { filtered?: boolean } = {}) {
+  const org = await createTenant(store.deps);
+  const admin = (await org.addKey('management')).text;
+  const user = (await org.addKey('standard')).text;
+  if (options.filtered !== false) {
+    expect((await call({ method: 'PATCH', path: '/api/v1/organization/settings', key: admin, body: { is_filtered_model_catalog_enabled: true } })).status).toBe(200);
+  }
+  const credential = await call({ method: 'POST', path: '/api/v1/byok', key: admin, body: { provider: 'simulator-anthropic', key: 'sk-customer-0000', is_byok_only: true, allowed_models: ['simulator/echo'] } });
+  expect(credential.status).toBe(201);
+  return { admin, user };
+}
+
 beforeAll(async () => {
   sim = await startSimulator({ port: 0 });
   store = await createTestStore({ SIMULATOR_URL: sim.url });
@@ -57,15 +81,27 @@ describe('models', () => {
     expect((await call({ method: 'GET', path: '/api/v1/models', query: { limit: '0' } })).status).toBe(400);
   });
 
-  it('gives an organization key that filters its catalog the same list as /models/user; others the public one', async () => {
-    const org = await createTenant(store.deps);
-    const admin = (await org.addKey('management')).text;
-    const user = (await org.addKey('standard')).text;
-    await call({ method: 'PATCH', path: '/api/v1/organization/settings', key: admin, body: { is_filtered_model_catalog_enabled: true } });
+  it('gives an organization key that filters its catalog the same list as /models/user: the models it can route to; others the public one', async () => {
+    const { user } = await restrictedOrganization();
+    const everything = await call({ method: 'GET', path: '/api/v1/models' });
     const filtered = await call({ method: 'GET', path: '/api/v1/models', key: user });
     const mine = await call({ method: 'GET', path: '/api/v1/models/user', key: user });
     expect(filtered.status).toBe(200);
     expect(filtered.json).toEqual(mine.json);
+    // A strict subset of the catalog: every model but the one no endpoint of which the key can use.
+    const ids = (reply: typeof filtered) => reply.json.data.map((model: { id: string }) => model.id);
+    expect(ids(mine)).toEqual(ids(everything).filter((id: string) => id !== HIDDEN));
+    expect(mine.json.total_count).toBe(everything.json.total_count - 1);
+    // Routing agrees: the model left out cannot be served to this key; the others can.
+    expect((await chat(user, HIDDEN)).status).toBe(502);
+    expect((await chat(user, 'simulator/echo')).status).toBe(200);
+    // The model's own routes follow the filtered list.
+    expect((await call({ method: 'GET', path: `/api/v1/models/${HIDDEN}`, key: user })).status).toBe(404);
+    expect((await call({ method: 'GET', path: `/api/v1/models/${HIDDEN}` })).status).toBe(200);
+    // Without the setting, /models stays the public catalog for the same organization's keys.
+    const other = await restrictedOrganization({ filtered: false });
+    expect((await call({ method: 'GET', path: '/api/v1/models', key: other.user })).json).toEqual(everything.json);
+    expect(ids(await call({ method: 'GET', path: '/api/v1/models/user', key: other.user }))).not.toContain(HIDDEN);
     expect((await call({ method: 'GET', path: '/api/v1/models/user' })).status).toBe(401);
     expect((await call({ method: 'GET', path: '/api/v1/models', key: 'sk-gw-v1-broken' })).status).toBe(401);
   });
@@ -96,11 +132,9 @@ describe('one model, the count, the providers and the endpoints', () => {
     expect(ModelsCountResponse$inboundSchema.safeParse(count.json).success).toBe(true);
     expect((await call({ method: 'GET', path: '/api/v1/models/count', query: { output_modalities: 'text' } })).json.data.count).toBe(all.total_count);
     expect((await call({ method: 'GET', path: '/api/v1/models/count', query: { output_modalities: 'audio' } })).json.data.count).toBe(0);
-    const org = await createTenant(store.deps);
-    const admin = (await org.addKey('management')).text;
-    const user = (await org.addKey('standard')).text;
-    await call({ method: 'PATCH', path: '/api/v1/organization/settings', key: admin, body: { is_filtered_model_catalog_enabled: true } });
+    const { user } = await restrictedOrganization();
     const mine = (await call({ method: 'GET', path: '/api/v1/models/user', key: user })).json;
+    expect(mine.total_count).toBe(all.total_count - 1);
     expect((await call({ method: 'GET', path: '/api/v1/models/count', key: user })).json.data.count).toBe(mine.total_count);
     expect((await call({ method: 'GET', path: '/api/v1/models/count', key: 'sk-gw-v1-broken' })).status).toBe(401);
   });

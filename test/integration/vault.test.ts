@@ -67,7 +67,7 @@ async function scanAll(): Promise<string> {
   return JSON.stringify(items, (_key, value: unknown) => (typeof value === 'bigint' ? String(value) : value));
 }
 
-describe('host normalization and rejection (SPEC "Vault" rule 2)', () => {
+describe('host normalization and rejection (lowercased, no trailing dot, exact hostnames only)', () => {
   it.each([
     ['API.Example.com', 'api.example.com'],
     ['api.example.com.', 'api.example.com'],

@@ -2,6 +2,7 @@ import { describe, expect, it } from '@jest/globals';
 import { buildOpenApiDocument } from '../../lambdas/http/openapi.js';
 import { routes } from '../../lambdas/http/route-table.js';
 import { fullPath } from '../../lambdas/http/router.js';
+import type { AuthRequirement } from '../../lambdas/http/route.js';
 
 type Operation = { operationId: string; security: unknown[]; parameters: Array<{ name: string; in: string }>; requestBody?: { content: Record<string, { schema: { properties?: Record<string, unknown> } }> }; responses: Record<string, unknown> };
 
@@ -13,10 +14,39 @@ describe('OpenAPI document', () => {
     for (const route of routes) {
       const operation = doc.paths[fullPath(route)]?.[route.method.toLowerCase()];
       expect(operation?.operationId).toBe(route.operationId);
-      expect(operation?.security).toEqual(route.auth === 'none' ? [] : route.auth === 'optional' ? [{}, { bearerAuth: [] }] : [{ bearerAuth: [] }]);
     }
     const count = Object.values(doc.paths).reduce((sum, methods) => sum + Object.keys(methods).length, 0);
     expect(count).toBe(routes.length);
+  });
+
+  // What each kind of authentication looks like in the document: no key; a key or none ({} is "no
+  // requirement"); a bearer key for every kind that needs one (which kind of key is the route's business).
+  const SECURITY: Record<AuthRequirement, unknown[]> = {
+    none: [],
+    optional: [{}, { bearerAuth: [] }],
+    any: [{ bearerAuth: [] }],
+    management: [{ bearerAuth: [] }],
+    inference: [{ bearerAuth: [] }],
+    regular: [{ bearerAuth: [] }],
+  };
+
+  it.each([
+    ['GET', '/health', 'none'],
+    ['GET', '/api/v1/openapi.json', 'none'],
+    ['GET', '/api/v1/models', 'optional'],
+    ['GET', '/api/v1/models/user', 'any'],
+    ['GET', '/api/v1/key', 'any'],
+    ['POST', '/api/v1/keys', 'management'],
+    ['POST', '/api/v1/chat/completions', 'inference'],
+    ['POST', '/api/v1/responses', 'inference'],
+    ['GET', '/api/v1/vault/secrets', 'regular'],
+  ] as const)('declares %s %s as %s', (method, path, kind) => {
+    expect(routes.find((route) => route.method === method && fullPath(route) === path)?.auth).toBe(kind);
+    expect(doc.paths[path]?.[method.toLowerCase()]?.security).toEqual(SECURITY[kind]);
+  });
+
+  it('gives every route the security of its kind of authentication', () => {
+    for (const route of routes) expect([route.operationId, doc.paths[fullPath(route)]![route.method.toLowerCase()]!.security]).toEqual([route.operationId, SECURITY[route.auth]]);
   });
 
   it('describes bodies, path and query parameters, and replies from the zod schemas', () => {
