@@ -23,6 +23,7 @@ import { ProviderError } from '../../lambdas/providers/provider-error.js';
 import type { AdapterRegistry } from '../../lambdas/providers/registry.js';
 import type { GenerationRepository } from '../../lambdas/store/generation-repository.js';
 import type { GenerationRequest, GenerationResult, ProviderAdapter, StreamEvent } from '../../lambdas/providers/types.js';
+import type { EndpointFailureRepository } from '../../lambdas/store/endpoint-failure-repository.js';
 
 // One endpoint per model, so that `models` fixes the order of the candidates (no weighted choice).
 const catalog = buildCatalog(catalogFileSchema.parse({
@@ -167,6 +168,8 @@ function setup(config: Partial<EngineConfig> = {}, byok?: ReturnType<typeof fake
     sleep: async (ms) => { sleeps.push(ms); clock.advance(ms); },
     log: (line) => { logs.push(line); },
     shutdown: new ShutdownSwitch(),
+    // Endpoint failure counters are written after the reply; test/integration/endpoint-uptime.test.ts covers them.
+    endpointFailures: { add: async () => undefined } as unknown as EndpointFailureRepository,
   };
   return { deps, adapters, ledger, sleeps, logs };
 }
