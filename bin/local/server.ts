@@ -238,7 +238,8 @@ async function settledWithin(pending: Map<Promise<void>, unknown>, ms: number): 
 
 function writeEnvelope(res: ServerResponse, err: unknown, requestId: string, log: (line: string) => void): void {
   const reply = toErrorReply(err, requestId, log);
-  const headers: Record<string, string> = { 'content-type': 'application/json', 'x-request-id': requestId, ...reply.headers };
+  // Also for replies written without serve() (the 503 of a request arriving while draining): every reply says nosniff.
+  const headers: Record<string, string> = { 'content-type': 'application/json', 'x-content-type-options': 'nosniff', 'x-request-id': requestId, ...reply.headers };
   if (reply.status === 413 && !res.req.complete) headers.connection = 'close';
   res.writeHead(reply.status, headers);
   res.end(JSON.stringify(reply.body));

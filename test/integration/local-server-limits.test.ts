@@ -121,12 +121,21 @@ describe('local server shutdown', () => {
     const client = await open(url);
     client.socket.write('GET /slow HTTP/1.1\r\nHost: localhost\r\n\r\n');
     expect(await until(() => release !== undefined && server!.inFlight === 1, 5000)).toBe(true);
+    // A connection in the middle of sending its request when the shutdown begins (so not idle).
+    const late = await open(url);
+    late.socket.write('GET /health HTTP/1.1\r\nHost: localhost\r\n');
 
     let expired = false;
     const closed = server!.close({ graceMs: 10_000, onGraceExpired: () => { expired = true; } });
     // Idle keep-alive connections close at once, and new connections are refused.
     expect(await idle.closed).toMatch(/^HTTP\/1\.1 200 /);
     await expect(open(url)).rejects.toThrow(/ECONNREFUSED/);
+    // The request completed after the shutdown began is refused with a 503 envelope (nosniff, as every reply).
+    late.socket.write('\r\n');
+    const refused = await late.closed;
+    expect(refused).toMatch(/^HTTP\/1\.1 503 /);
+    expect(refused.toLowerCase()).toContain('x-content-type-options: nosniff');
+    expect(refused).toContain('"code":503');
     release!();
     await closed;
     const text = await client.closed;
