@@ -20,6 +20,12 @@ const HOLD_SWEEP_INTERVAL_MS = 60_000;
 export const DEFAULT_SHUTDOWN_GRACE_MS = 5000;
 /** After the grace period, how long requests told to end get to settle their credit before their connections are cut. */
 const SHUTDOWN_SETTLE_MS = 3000;
+/**
+ * Then, with the connections cut, how long their handlers get to finish settling (a settlement retrying
+ * against a slow store) before DynamoDB Local is stopped anyway: a stop takes at most the grace period
+ * plus SHUTDOWN_SETTLE_MS plus this (18 s with the default grace), and usually far less.
+ */
+const SHUTDOWN_FINISH_MS = 10_000;
 /** DynamoDB Local is restarted when it dies, unless it died this many times in RESTART_WINDOW_MS. */
 const MAX_RESTARTS = 3;
 const RESTART_WINDOW_MS = 60_000;
@@ -121,7 +127,7 @@ export interface LocalRuntime {
   managementKeyFile?: string;
   /**
    * Stops accepting, lets in-flight requests finish within the grace period, then tells the rest to end
-   * (the engine's shutdown switch) and waits for them to settle, then stops the simulator, KMS and DynamoDB Local.
+   * (the engine's shutdown switch) and waits for them to settle (bounded), then stops the simulator, KMS and DynamoDB Local.
    */
   stop(): Promise<void>;
 }
@@ -290,6 +296,7 @@ export async function startLocalRuntime(config: LocalConfig, output: RuntimeOutp
           await server.close({
             graceMs: config.shutdownGraceMs ?? DEFAULT_SHUTDOWN_GRACE_MS,
             settleMs: SHUTDOWN_SETTLE_MS,
+            finishMs: SHUTDOWN_FINISH_MS,
             onGraceExpired: () => deps.engine.shutdown.trigger(),
           });
           stopping = true;

@@ -56,7 +56,8 @@ export const handler = awslambda.streamifyResponse(async (event: APIGatewayProxy
   const invocation = startInvocation();
   const deferred: Promise<unknown>[] = [];
   // The response stream closing (or failing) before the reply was written means the client went away: the
-  // request is aborted, so its upstream call stops and its hold is released (a stream's body does the same).
+  // request is aborted, so its upstream call stops and its hold is settled (at the estimated prompt, once
+  // something was sent upstream) or released (a stream's body does the same).
   const client = new AbortController();
   const gone = () => {
     if (!responseStream.writableFinished) client.abort(new Error('client disconnected'));

@@ -111,6 +111,11 @@ export interface RouteTrace {
   pipeline: PipelineEntry[];
   /** KMS requests made for this request (opening BYOK credentials), for the cost ledger. */
   kmsRequests: number;
+  /**
+   * The candidate of the last attempt started (its request sent upstream): what an abandoned request is
+   * charged against. Undefined while nothing has been sent.
+   */
+  lastCandidate?: Candidate;
 }
 
 export interface Accounted {
@@ -205,6 +210,7 @@ async function withFallbacks<T>(
       const left = deadline - deps.now();
       if (trace.attempts.length > 0 && left < minAttemptMs) break outer;
       tries += 1;
+      trace.lastCandidate = candidate;
       const controller = new AbortController();
       const onAbort = () => controller.abort(signal.reason);
       const watched = signal !== NEVER_ABORTED;
@@ -467,9 +473,10 @@ export function complete(
   const cost = computeCost(usage, candidate.endpoint.pricing);
   // With the customer's own key the provider bills them: counted as BYOK usage, not taken from credits.
   const isByok = candidate.byok !== undefined;
+  // A cancelled generation (client gone, shutdown) says nothing about the endpoint: neither health nor stickiness.
   if (completion.status === 'error') deps.health.recordFailure(candidate.key, now);
-  else deps.health.recordSuccess(candidate.key);
-  if (request.sessionId && completion.status !== 'error') deps.sessions.set(`${caller.orgId}:${request.sessionId}`, candidate.key, now);
+  else if (completion.status !== 'cancelled') deps.health.recordSuccess(candidate.key);
+  if (request.sessionId && completion.status !== 'error' && completion.status !== 'cancelled') deps.sessions.set(`${caller.orgId}:${request.sessionId}`, candidate.key, now);
   const record: GenerationRecord = {
     id: trace.generationId,
     org_id: caller.orgId,

@@ -98,6 +98,28 @@ async function later(work: Promise<unknown>, defer: Defer): Promise<void> {
   else await work;
 }
 
+/**
+ * Ends the accounting of a request that failed before any of its reply: the hold is given back, unless
+ * the request was abandoned (its client went away or the gateway shut down: `signal` is aborted) after an
+ * attempt was sent upstream. The provider has read, and billed, the prompt by then and may still finish
+ * the generation, so the hold is settled at an estimate of the prompt with no output, as a stream cut
+ * mid-way is (on the attempted candidate: BYOK usage when that was the customer's key); releasing it
+ * would let a caller disconnect just before every reply and pay nothing. A provider error (no abort) or
+ * an abort before anything was sent still releases.
+ */
+function releaseOrCharge(request: InferenceRequest, caller: Caller, trace: RouteTrace, engine: EngineDeps, hold: Hold, signal: AbortSignal, invocation: Invocation | undefined): Promise<unknown> {
+  const attempted = trace.lastCandidate;
+  if (!signal.aborted || attempted === undefined) return release(hold, engine);
+  return complete(request, caller, trace, attempted, {
+    status: 'cancelled',
+    // As a stream cut before its first event reads: no finish of its own.
+    result: { finish_reason: 'error', usage: estimateUsage(request.params, '') },
+    firstTokenMs: null,
+    streamed: request.stream,
+    usageEstimated: true,
+  }, engine, hold, invocation).persisted;
+}
+
 async function run(inference: InferenceRequest, principal: Principal | null, http: GatewayRequest, deps: GatewayDeps, defer: Defer): Promise<OperationResult> {
   const engine = deps.engine;
   // A process shutting down takes no new work: refused before anything is reserved.
@@ -117,7 +139,7 @@ async function run(inference: InferenceRequest, principal: Principal | null, htt
       generated = await generate(request, caller, trace, engine, abort.controller.signal);
     } catch (err) {
       // Also when the client went away (its 499 is never written) or the gateway is shutting down (503).
-      await later(release(hold, engine), defer);
+      await later(releaseOrCharge(request, caller, trace, engine, hold, abort.controller.signal, http.invocation), defer);
       throw err;
     } finally {
       abort.dispose();
@@ -200,7 +222,7 @@ async function streamReply(
   clearTimeout(waitTimer);
   if (first.kind === 'failed') {
     dispose();
-    await later(release(hold, engine), defer);
+    await later(releaseOrCharge(request, caller, trace, engine, hold, controller.signal, invocation), defer);
     throw first.error;
   }
 
@@ -261,7 +283,7 @@ async function produce(
       push(writer.start() + writer.error(error.status, error.message, metadata));
     }
     clearTimeout(keepAlive);
-    await later(release(hold, engine), defer);
+    await later(releaseOrCharge(request, caller, trace, engine, hold, signal, invocation), defer);
     if (!body.destroyed) body.push(null);
     return;
   }

@@ -9,6 +9,7 @@ import { installAwsLambdaShim } from '../../bin/local/awslambda-shim.js';
 import { createDocumentClient } from '../../lambdas/store/client.js';
 import type { CatalogFile } from '../../lambdas/catalog/catalog-config.js';
 import { usdToNanos } from '../../lambdas/shared/money.js';
+import { ShutdownSwitch } from '../../lambdas/inference/shutdown.js';
 import { createTestStore, type TestStore } from '../support/store.js';
 import { createTenant, type Tenant } from '../support/tenants.js';
 import { httpEvent } from '../support/events.js';
@@ -36,9 +37,11 @@ function completion(text: string) {
 
 beforeAll(async () => {
   upstream = await startFakeUpstream();
-  // The fake provider answers with the key it was called with; a key named "broken" fails with 401.
+  // The fake provider answers with the key it was called with; a key named "broken" fails with 401, one
+  // named "hang" never answers.
   upstream.reply((request) => {
     const auth = String(request.headers.authorization ?? '');
+    if (auth.includes('hang')) return { hang: true };
     if (auth.includes('broken')) return { status: 401, json: { error: { message: 'invalid api key' } } };
     return { json: completion(auth.replace('Bearer ', '')) };
   });
@@ -133,6 +136,33 @@ describe('BYOK in routing and accounting', () => {
     expect((await manage(owner.admin, 'GET', '/credits')).json.data.total_usage).toBe(0);
     const record = await store.deps.engine.generations.get(reply.json.id as string);
     expect(record).toMatchObject({ is_byok: true, provider: 'acme' });
+  });
+
+  it('charges a request abandoned while the customer\'s key was in use to BYOK usage, not credits', async () => {
+    const owner = await account();
+    await manage(owner.admin, 'POST', '/byok', { provider: 'acme', key: 'hang-key-cccc' });
+    upstream.received.length = 0;
+    const shutdown = new ShutdownSwitch();
+    store.deps.engine.shutdown = shutdown;
+    try {
+      const pending = handleInference(httpEvent({ method: 'POST', path: '/api/v1/chat/completions', key: owner.key, body: { model: 'acme/one', messages: [{ role: 'user', content: 'hi' }], max_tokens: 10 } }), store.deps);
+      const deadline = Date.now() + 5000;
+      while (upstream.received.length === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
+      expect(upstream.received.map((request) => request.headers.authorization)).toEqual(['Bearer hang-key-cccc']);
+      shutdown.trigger();
+      const reply = await pending;
+      expect(reply.statusCode).toBe(503);
+      // The customer's provider read the prompt: an estimate of it is their BYOK usage, credits untouched.
+      const record = await store.deps.engine.generations.get(reply.headers['x-generation-id']!);
+      expect(record).toMatchObject({ status: 'cancelled', is_byok: true, usage_estimated: true, usage: { output_tokens: 0 } });
+      expect(record!.cost.total).toBeGreaterThan(0n);
+      const key = await manage(owner.admin, 'GET', `/keys/${owner.keyHash}`);
+      expect(usdToNanos(key.json.data.byok_usage)).toBe(record!.cost.total);
+      expect(key.json.data.usage).toBe(0);
+      expect((await manage(owner.admin, 'GET', '/credits')).json.data.total_usage).toBe(0);
+    } finally {
+      store.deps.engine.shutdown = new ShutdownSwitch();
+    }
   });
 
   it('tries non-fallback credentials in sort order, then the gateway\'s key, then fallback credentials', async () => {

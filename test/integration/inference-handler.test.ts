@@ -11,7 +11,7 @@ import { createTestStore, type TestStore } from '../support/store.js';
 import { createTenant } from '../support/tenants.js';
 import { startSimulator, type Simulator } from '../../bin/simulator/server.js';
 import { usdToNanos } from '../../lambdas/shared/money.js';
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { createDocumentClient } from '../../lambdas/store/client.js';
 import { itemKeys } from '../../lambdas/store/item-keys.js';
 
@@ -166,7 +166,18 @@ describe('client disconnect from a non-streaming request', () => {
     }
   }
 
-  it('aborts the upstream request within 1 s and releases the hold', async () => {
+  async function generationsOf(orgId: string): Promise<Array<Record<string, unknown>>> {
+    const db = createDocumentClient({ endpoint: store.endpoint });
+    try {
+      return (await db.send(new QueryCommand({
+        TableName: store.tableName, IndexName: 'gsi1', KeyConditionExpression: 'gsi1pk = :pk', ExpressionAttributeValues: { ':pk': `ORG#${orgId}#GENS` },
+      }))).Items ?? [];
+    } finally {
+      db.destroy();
+    }
+  }
+
+  it('aborts the upstream request within 1 s and settles the hold at the estimated prompt cost', async () => {
     const tenant = await createTenant(store.deps);
     const own = await tenant.addKey('standard');
     const req = request(`${gateway.url}/api/v1/chat/completions`, {
@@ -186,11 +197,18 @@ describe('client disconnect from a non-streaming request', () => {
     while (hangClosedAt === undefined && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
     expect(hangClosedAt).toBeDefined();
     expect(hangClosedAt! - disconnectedAt).toBeLessThan(1000);
-    // Nothing stays held and nothing was charged (no record was written: usage is the sum of none).
+    // The provider read the prompt (and may finish the generation): the hold is settled, not given back,
+    // at an estimate of the prompt with no output, and the record says so.
     let org = await rawItem(itemKeys.organization(tenant.orgId));
     while (Number(org.held) !== 0 && Date.now() < deadline) org = await rawItem(itemKeys.organization(tenant.orgId));
-    expect({ held: Number(org.held), usage: Number(org.total_usage ?? 0) }).toEqual({ held: 0, usage: 0 });
-    expect(Number((await rawItem(itemKeys.apiKey(own.key.hash))).held)).toBe(0);
+    const records = await generationsOf(tenant.orgId);
+    expect(records).toHaveLength(1);
+    expect(records[0]).toMatchObject({ status: 'cancelled', streamed: false, usage_estimated: true, usage: { output_tokens: 0 } });
+    const cost = Number((records[0]!.cost as Record<string, unknown>).total);
+    expect(cost).toBeGreaterThan(0);
+    const apiKey = await rawItem(itemKeys.apiKey(own.key.hash));
+    expect({ held: Number(org.held), usage: Number(org.total_usage ?? 0), keyHeld: Number(apiKey.held), keyUsage: Number(apiKey.usage_total ?? 0) })
+      .toEqual({ held: 0, usage: cost, keyHeld: 0, keyUsage: cost });
   });
 });
 

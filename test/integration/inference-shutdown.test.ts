@@ -1,7 +1,8 @@
 // Graceful shutdown, engine side: once the ShutdownSwitch is triggered (the local runtime does it on SIGTERM
 // after its grace period), every in-flight inference request stops waiting on its provider. A started stream
 // ends with a 503 error event and settles what it used; a stream not yet committed and a non-streaming
-// request get a 503 envelope and their holds back; new requests get 503 before anything is reserved.
+// request get a 503 envelope and are charged an estimate of the prompt their provider already read; new
+// requests get 503 before anything is reserved.
 // Through the real inference handler with real deps over DynamoDB Local and a fake provider over HTTP.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -107,7 +108,19 @@ describe('shutdown while requests are in flight', () => {
     expect({ held: BigInt(org.held), usage: BigInt(org.total_usage) }).toEqual({ held: 0n, usage: record!.cost.total });
   });
 
-  it('answers 503 to a non-streaming request waiting on its provider and releases its hold', async () => {
+  /**
+   * A request the shutdown abandoned after its prompt went upstream: the provider has read (and billed) it,
+   * so the hold is settled at an estimate of the prompt with no output, never given back for free.
+   */
+  async function expectAbandonedCharge(generationId: string, streamed: boolean): Promise<void> {
+    const record = await store.deps.engine.generations.get(generationId);
+    expect(record).toMatchObject({ status: 'cancelled', streamed, usage_estimated: true, usage: { output_tokens: 0 } });
+    expect(record!.cost.total).toBeGreaterThan(0n);
+    const org = await organization();
+    expect({ held: BigInt(org.held), usage: BigInt(org.total_usage ?? 0) }).toEqual({ held: 0n, usage: record!.cost.total });
+  }
+
+  it('answers 503 to a non-streaming request waiting on its provider and charges the estimated prompt', async () => {
     const deferred: Promise<unknown>[] = [];
     const pending = send(ask('test/hang', false), deferred);
     await until(() => upstream.received.length === 1);
@@ -117,11 +130,10 @@ describe('shutdown while requests are in flight', () => {
     expect(JSON.parse(reply.body as string)).toMatchObject({ error: { code: 503, message: expect.stringMatching(/shutting down/) } });
     await until(() => upstream.closedAt.length > 0);
     await Promise.all(deferred);
-    const org = await organization();
-    expect({ held: BigInt(org.held), usage: BigInt(org.total_usage ?? 0) }).toEqual({ held: 0n, usage: 0n });
+    await expectAbandonedCharge(reply.headers['x-generation-id']!, false);
   });
 
-  it('answers 503 to a stream that has not committed to 200 yet and releases its hold', async () => {
+  it('answers 503 to a stream that has not committed to 200 yet and charges the estimated prompt', async () => {
     const deferred: Promise<unknown>[] = [];
     const pending = send(ask('test/hang', true), deferred);
     await until(() => upstream.received.length === 1);
@@ -130,8 +142,74 @@ describe('shutdown while requests are in flight', () => {
     expect(reply.statusCode).toBe(503);
     expect(JSON.parse(reply.body as string)).toMatchObject({ error: { code: 503 } });
     await Promise.all(deferred);
-    const org = await organization();
-    expect({ held: BigInt(org.held), usage: BigInt(org.total_usage ?? 0) }).toEqual({ held: 0n, usage: 0n });
+    await expectAbandonedCharge(reply.headers['x-generation-id']!, true);
+  });
+
+  it('ends a stream committed by a keep-alive before its first event with a 503 error event and charges the estimated prompt', async () => {
+    const saved = store.deps.engine.config.keepAliveMs;
+    store.deps.engine.config.keepAliveMs = 50;
+    try {
+      const deferred: Promise<unknown>[] = [];
+      const reply = await send(ask('test/hang', true), deferred);
+      expect(reply.statusCode).toBe(200);
+      await until(() => upstream.received.length === 1);
+      store.deps.engine.shutdown.trigger();
+      let text = '';
+      for await (const chunk of reply.body as Readable) text += String(chunk);
+      const frames = text.split('\n\n').filter((frame) => frame.startsWith('data: {')).map((frame) => JSON.parse(frame.slice(6)) as Json);
+      expect(frames.at(-1)!.error).toMatchObject({ code: 503 });
+      await Promise.all(deferred);
+      await expectAbandonedCharge(reply.headers['x-generation-id']!, true);
+    } finally {
+      store.deps.engine.config.keepAliveMs = saved;
+    }
+  });
+
+  it('gives the hold back when the shutdown comes before anything was sent upstream', async () => {
+    const ledger = store.deps.engine.ledger;
+    const reserve = ledger.reserve.bind(ledger);
+    // The shutdown arrives while the hold is being taken: past the refusal of new work, before any attempt.
+    ledger.reserve = async (...args) => {
+      const hold = await reserve(...args);
+      store.deps.engine.shutdown.trigger();
+      return hold;
+    };
+    try {
+      const deferred: Promise<unknown>[] = [];
+      const reply = await send(ask('test/hang', false), deferred);
+      expect(reply.statusCode).toBe(503);
+      await Promise.all(deferred);
+      expect(upstream.received).toHaveLength(0);
+      expect(await store.deps.engine.generations.get(reply.headers['x-generation-id']!)).toBeUndefined();
+      const org = await organization();
+      expect({ held: BigInt(org.held), usage: BigInt(org.total_usage ?? 0) }).toEqual({ held: 0n, usage: 0n });
+    } finally {
+      ledger.reserve = reserve;
+    }
+  });
+
+  it('records an abandoned request as neither a success nor a failure of its endpoint, nor as its session\'s endpoint', async () => {
+    const { health, sessions } = store.deps.engine;
+    const seen: string[] = [];
+    const recordSuccess = health.recordSuccess.bind(health);
+    const recordFailure = health.recordFailure.bind(health);
+    health.recordSuccess = (endpoint) => { seen.push(`success ${endpoint}`); recordSuccess(endpoint); };
+    health.recordFailure = (endpoint, now) => { seen.push(`failure ${endpoint}`); recordFailure(endpoint, now); };
+    try {
+      const deferred: Promise<unknown>[] = [];
+      const pending = send({ ...ask('test/hang', false), session_id: 'abandoned-session' }, deferred);
+      await until(() => upstream.received.length === 1);
+      store.deps.engine.shutdown.trigger();
+      const reply = await pending;
+      expect(reply.statusCode).toBe(503);
+      await Promise.all(deferred);
+      expect(await store.deps.engine.generations.get(reply.headers['x-generation-id']!)).toMatchObject({ status: 'cancelled', session_id: 'abandoned-session' });
+      expect(seen).toEqual([]);
+      expect(sessions.get(`${tenant.orgId}:abandoned-session`, store.deps.engine.now())).toBeUndefined();
+    } finally {
+      health.recordSuccess = recordSuccess;
+      health.recordFailure = recordFailure;
+    }
   });
 
   it('answers 503 to new requests before reserving anything or calling a provider', async () => {

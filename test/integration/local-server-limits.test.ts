@@ -14,14 +14,20 @@ afterEach(async () => {
 });
 
 let release: (() => void) | undefined;
+/** Ends the work a /settling request goes on with once its connection is cut (as an inference request settles). */
+let settle: (() => void) | undefined;
 const management: BufferedHandler = async (event) => {
   if (event.rawPath === '/slow') await new Promise<void>((resolve) => { release = resolve; });
+  if (event.rawPath === '/settling') await new Promise<void>((resolve) => { settle = resolve; });
   return { statusCode: 200, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ ok: true }) };
 };
 const inference: StreamingHandler = async (_event, res) => { res.end(); };
 
+let logged: string[] = [];
+
 async function start(limits: Partial<ServerLimits> = {}): Promise<LocalServer> {
-  server = await startLocalServer({ port: 0, handlers: { inference, management }, log: () => undefined, limits });
+  logged = [];
+  server = await startLocalServer({ port: 0, handlers: { inference, management }, log: (line) => { logged.push(line); }, limits });
   return server;
 }
 
@@ -137,12 +143,21 @@ describe('local server shutdown', () => {
     const client = await open(url);
     client.socket.write('GET /slow HTTP/1.1\r\nHost: localhost\r\n\r\n');
     expect(await until(() => release !== undefined && server!.inFlight === 1, 5000)).toBe(true);
+    // A connection in the middle of sending its request when the shutdown begins (so not idle).
+    const late = await open(url);
+    late.socket.write('GET /health HTTP/1.1\r\nHost: localhost\r\n');
 
     let expired = false;
     const closed = server!.close({ graceMs: 10_000, onGraceExpired: () => { expired = true; } });
     // Idle keep-alive connections close at once, and new connections are refused.
     expect(await idle.closed).toMatch(/^HTTP\/1\.1 200 /);
     await expect(open(url)).rejects.toThrow(/ECONNREFUSED/);
+    // The request completed after the shutdown began is refused with a 503 envelope (nosniff, as every reply).
+    late.socket.write('\r\n');
+    const refused = await late.closed;
+    expect(refused).toMatch(/^HTTP\/1\.1 503 /);
+    expect(refused.toLowerCase()).toContain('x-content-type-options: nosniff');
+    expect(refused).toContain('"code":503');
     release!();
     await closed;
     const text = await client.closed;
@@ -162,6 +177,38 @@ describe('local server shutdown', () => {
     // The "end now" signal is what lets the handler finish (as the engine's shutdown switch does).
     await server!.close({ graceMs: 200, onGraceExpired: () => release!(), settleMs: 10_000 });
     expect(await client.closed).toMatch(/^HTTP\/1\.1 200 /);
+    server = undefined;
+  });
+
+  it('after cutting the connections, waits for handlers still finishing their work before it resolves', async () => {
+    const { url } = await start();
+    settle = undefined;
+    const client = await open(url);
+    client.socket.write('GET /settling HTTP/1.1\r\nHost: localhost\r\n\r\n');
+    expect(await until(() => settle !== undefined, 5000)).toBe(true);
+    let closed = false;
+    const closing = server!.close({ graceMs: 50, settleMs: 50, finishMs: 10_000 }).then(() => { closed = true; });
+    // The connection is cut, but the handler's work (an inference request's settlement) goes on: close waits for it.
+    await client.closed;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(closed).toBe(false);
+    settle!();
+    await closing;
+    expect(server!.inFlight).toBe(0);
+    expect(logged.filter((line) => line.includes('unsettled'))).toEqual([]);
+    server = undefined;
+  });
+
+  it('gives up on handlers that do not finish within the bound, and says so', async () => {
+    const { url } = await start();
+    settle = undefined;
+    const client = await open(url);
+    client.socket.write('GET /settling HTTP/1.1\r\nHost: localhost\r\n\r\n');
+    expect(await until(() => settle !== undefined, 5000)).toBe(true);
+    await server!.close({ graceMs: 50, settleMs: 50, finishMs: 100 });
+    expect(server!.inFlight).toBe(1);
+    expect(logged.filter((line) => line.includes('unsettled'))).toHaveLength(1);
+    settle!();
     server = undefined;
   });
 });
