@@ -11,7 +11,7 @@ import { emptyUsage } from '../providers/types.js';
 import { generationToItem, type GenerationRecord, type GenerationRepository } from '../store/generation-repository.js';
 import type { Ledger, Hold } from '../accounting/ledger.js';
 import { affordableOutputTokens, reservationFor, reservedOutputTokens } from '../accounting/estimate.js';
-import { hourOf, rollupDelta } from '../accounting/rollups.js';
+import { endedByShutdown, hourOf, rollupDelta } from '../accounting/rollups.js';
 import { FAILURE_SHARDS, type EndpointFailureRepository } from '../store/endpoint-failure-repository.js';
 import type { ApiKey } from '../keys/types.js';
 import type { Invocation } from '../accounting/infrastructure.js';
@@ -231,6 +231,9 @@ async function withFallbacks<T>(
         const error = asProviderError(err, candidate.endpoint, controller.signal);
         trace.attempts.push({ model: candidate.endpoint.model, provider: candidate.endpoint.provider, status: error.status, message: error.message });
         if (signal.aborted) throw abortedError(signal);
+        // This attempt failed at the provider (which bills nothing for it): an abort during the backoff that
+        // follows has nothing in flight to pay for.
+        trace.lastCandidate = undefined;
         lastError = error;
         // A customer's own key that fails (revoked, out of quota …) falls through to the next credential or endpoint.
         if (!error.retryable && candidate.byok) continue outer;
@@ -474,7 +477,8 @@ export function complete(
   // With the customer's own key the provider bills them: counted as BYOK usage, not taken from credits.
   const isByok = candidate.byok !== undefined;
   // A cancelled generation (client gone, shutdown) says nothing about the endpoint: neither health nor stickiness.
-  if (completion.status === 'error') deps.health.recordFailure(candidate.key, now);
+  // Nor does a stream the gateway's own shutdown ended (the same rule as the rollup's uptime).
+  if (completion.status === 'error' && !endedByShutdown({ status: completion.status, error: completion.error ?? null })) deps.health.recordFailure(candidate.key, now);
   else if (completion.status !== 'cancelled') deps.health.recordSuccess(candidate.key);
   if (request.sessionId && completion.status !== 'error' && completion.status !== 'cancelled') deps.sessions.set(`${caller.orgId}:${request.sessionId}`, candidate.key, now);
   const record: GenerationRecord = {

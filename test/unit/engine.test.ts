@@ -24,6 +24,7 @@ import type { AdapterRegistry } from '../../lambdas/providers/registry.js';
 import type { GenerationRepository } from '../../lambdas/store/generation-repository.js';
 import type { GenerationRequest, GenerationResult, ProviderAdapter, StreamEvent } from '../../lambdas/providers/types.js';
 import type { EndpointFailureRepository } from '../../lambdas/store/endpoint-failure-repository.js';
+import { shuttingDownError } from '../../lambdas/inference/shutdown.js';
 
 // One endpoint per model, so that `models` fixes the order of the candidates (no weighted choice).
 const catalog = buildCatalog(catalogFileSchema.parse({
@@ -355,6 +356,27 @@ describe('the request deadline', () => {
     down.deps.shutdown.trigger();
     expect((await stopping).error.status).toBe(503);
   });
+
+  it('names the attempt in flight when the caller goes away, and none when it goes away during a backoff after a failure', async () => {
+    const s = setup();
+    s.adapters.script('alpha', hang());
+    const client = new AbortController();
+    const pending = failure(s, inference(), client.signal);
+    await new Promise((resolve) => setImmediate(resolve));
+    client.abort(new Error('socket closed'));
+    // In flight: the provider may bill it, so the caller charges an estimate against this candidate.
+    expect((await pending).trace.lastCandidate?.endpoint.provider).toBe('alpha');
+
+    const backoff = setup();
+    backoff.adapters.script('alpha', fail(503), ok('never'));
+    const gone = new AbortController();
+    backoff.deps.sleep = async () => { gone.abort(new Error('socket closed')); };
+    const { error, trace } = await failure(backoff, inference(), gone.signal);
+    expect(error.status).toBe(499);
+    expect(attempts(trace)).toEqual(['alpha 503']);
+    // The only attempt failed at the provider: nothing in flight to pay for.
+    expect(trace.lastCandidate).toBeUndefined();
+  });
 });
 
 describe('streams', () => {
@@ -437,6 +459,20 @@ describe('complete', () => {
     await complete(request, caller, trace, generated.candidate, completion, s.deps, hold).persisted;
     expect(s.deps.health.isCoolingDown('m/alpha@alpha', clock.time)).toBe(false);
     expect(s.deps.sessions.get('org-1:session-1', clock.time)).toBe('m/alpha@alpha');
+  });
+
+  it('does not cool the endpoint down for a stream the gateway\'s own shutdown ended', async () => {
+    const s = setup();
+    s.adapters.script('alpha', ok('cut by shutdown'));
+    const request = inference();
+    const { trace, generated } = await served(s, request);
+    const shutdown = shuttingDownError();
+    await complete(request, caller, trace, generated.candidate, {
+      status: 'error', result: { ...generated.result, finish_reason: 'error' }, firstTokenMs: 25, streamed: true, usageEstimated: true,
+      error: { status: shutdown.status, message: shutdown.message },
+    }, s.deps, hold).persisted;
+    expect(s.deps.health.isCoolingDown('m/alpha@alpha', clock.time)).toBe(false);
+    expect(s.ledger.settled[0]!.record).toMatchObject({ status: 'error', error: { status: 503 } });
   });
 
   it('on a failed generation cools the endpoint down, keeps the session unstuck, and records the error', async () => {
