@@ -12,7 +12,7 @@ import {
 } from '../../lambdas/inference/engine.js';
 import { EndpointHealth, StickySessions } from '../../lambdas/inference/endpoint-health.js';
 import type { InferenceRequest } from '../../lambdas/inference/inference-request.js';
-import { ShutdownSwitch } from '../../lambdas/inference/shutdown.js';
+import { ShutdownSwitch, shuttingDownError } from '../../lambdas/inference/shutdown.js';
 import type { Hold } from '../../lambdas/accounting/ledger.js';
 import type { Invocation } from '../../lambdas/accounting/infrastructure.js';
 import type { ByokCredential } from '../../lambdas/byok/types.js';
@@ -24,7 +24,6 @@ import type { AdapterRegistry } from '../../lambdas/providers/registry.js';
 import type { GenerationRepository } from '../../lambdas/store/generation-repository.js';
 import type { GenerationRequest, GenerationResult, ProviderAdapter, StreamEvent } from '../../lambdas/providers/types.js';
 import type { EndpointFailureRepository } from '../../lambdas/store/endpoint-failure-repository.js';
-import { shuttingDownError } from '../../lambdas/inference/shutdown.js';
 
 // One endpoint per model, so that `models` fixes the order of the candidates (no weighted choice).
 const catalog = buildCatalog(catalogFileSchema.parse({
