@@ -109,6 +109,7 @@ const HOUR_MS = 3_600_000;
 /**
  * Percent of the endpoint's tries that it served (2 decimals): settled generations that did not fail at the
  * endpoint, over settled generations plus attempts that failed before a first byte (which settle nothing).
+ * Cancelled generations (the client went away, or the request was abandoned) count on neither side.
  * Null without traffic.
  */
 function uptime(rows: EndpointRollupRow[], failedAttempts: bigint): number | null {

@@ -16,6 +16,8 @@ export interface RollupRow {
 /** What endpoint health reads of a rollup row (any organization's). */
 export interface EndpointRollupRow {
   hour: string;
+  /** Generations that say something about the endpoint: the row's requests less the cancelled ones (a client
+   * that went away, or an abandoned request charged an estimate), which are neither served nor failed. */
   requests: bigint;
   /** Generations that failed at the endpoint (the row's errors less those the gateway's shutdown caused). */
   errors: bigint;
@@ -68,7 +70,7 @@ export class RollupRepository {
         IndexName: 'gsi1',
         KeyConditionExpression: 'gsi1pk = :pk AND gsi1sk BETWEEN :from AND :to',
         ExpressionAttributeValues: { ':pk': endpointRollupsOf(model, provider).gsi1pk, ':from': fromHour, ':to': `${toHour}~` },
-        ProjectionExpression: ['#hour', 'requests', 'errors', SHUTDOWN_ERRORS, ...HEALTH_COUNTERS].join(', '),
+        ProjectionExpression: ['#hour', 'requests', 'cancelled', 'errors', SHUTDOWN_ERRORS, ...HEALTH_COUNTERS].join(', '),
         ExpressionAttributeNames: { '#hour': 'hour' },
         ScanIndexForward: false,
         // One row more than the limit tells a truncated read from one that just fits.
@@ -79,7 +81,7 @@ export class RollupRepository {
         if (rows.length >= limit) return { rows, truncated: true };
         rows.push({
           hour: item.hour as string,
-          requests: nanosFromStore(item.requests),
+          requests: nanosFromStore(item.requests) - nanosFromStore(item.cancelled),
           errors: nanosFromStore(item.errors) - nanosFromStore(item[SHUTDOWN_ERRORS]),
           histogram: Object.fromEntries(HEALTH_COUNTERS.map((name) => [name, nanosFromStore(item[name])])) as Record<HealthCounter, bigint>,
         });
