@@ -94,6 +94,17 @@ describe('SIGTERM with a request in flight', () => {
     return new OpenAI({ apiKey: key, baseURL: target.baseUrl, maxRetries: 0 });
   }
 
+  /** Restarts on the same data directory: the generation is recorded and charged, and nothing is held. */
+  async function expectSettledAfterRestart(id: string): Promise<void> {
+    gateway = await startGatewayProcess({ GATEWAY_DATA_DIR: gateway!.dataDir, GATEWAY_ADMIN_KEY: ADMIN_KEY });
+    started = processTree(gateway.child.pid!);
+    expect(await heldItems(gateway)).toEqual([]);
+    const record = await fetch(`${gateway.baseUrl}/generation?id=${id}`, { headers: { authorization: `Bearer ${ADMIN_KEY}` } });
+    expect(record.status).toBe(200);
+    expect(((await record.json()) as { data: { total_cost: number } }).data.total_cost).toBeGreaterThan(0);
+    expect(await gateway.stop('SIGTERM')).toBe(0);
+  }
+
   async function heldItems(target: GatewayProcess): Promise<unknown[]> {
     const { dynamodb_endpoint: endpoint } = JSON.parse(readFileSync(join(target.dataDir, 'runtime.json'), 'utf8')) as { dynamodb_endpoint: string };
     const client = new DynamoDBClient({ endpoint, region: 'local', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
@@ -126,13 +137,7 @@ describe('SIGTERM with a request in flight', () => {
     expect(await exit).toBe(0);
 
     // Settled before the store stopped: its record is there and nothing is held.
-    gateway = await startGatewayProcess({ GATEWAY_DATA_DIR: gateway.dataDir, GATEWAY_ADMIN_KEY: ADMIN_KEY });
-    started = processTree(gateway.child.pid!);
-    expect(await heldItems(gateway)).toEqual([]);
-    const record = await fetch(`${gateway.baseUrl}/generation?id=${id}`, { headers: { authorization: `Bearer ${ADMIN_KEY}` } });
-    expect(record.status).toBe(200);
-    expect(((await record.json()) as { data: { total_cost: number } }).data.total_cost).toBeGreaterThan(0);
-    expect(await gateway.stop('SIGTERM')).toBe(0);
+    await expectSettledAfterRestart(id);
   }, 180_000);
 
   it('does not wait past the grace period: a stream still going ends with a 503 error event, settled, then the process exits', async () => {
@@ -157,17 +162,11 @@ describe('SIGTERM with a request in flight', () => {
     expect(await exit).toBe(0);
     expect(finished).toBe(false);
     expect(failure?.message).toMatch(/shutting down/);
-    // 300 ms of grace, at most 3 s to settle, then DynamoDB Local's stop: far less than the reply's ~45 s.
+    // 300 ms of grace, then settling (3 s, at most 10 s more), then DynamoDB Local's stop: far less than the reply's ~45 s.
     expect(Date.now() - stoppedAt).toBeLessThan(20_000);
     expect(commands(await survivors(started, 10_000))).toEqual([]);
 
     // The partial stream was settled before the store stopped: recorded as an error, charged, nothing held.
-    gateway = await startGatewayProcess({ GATEWAY_DATA_DIR: gateway.dataDir, GATEWAY_ADMIN_KEY: ADMIN_KEY });
-    started = processTree(gateway.child.pid!);
-    expect(await heldItems(gateway)).toEqual([]);
-    const record = await fetch(`${gateway.baseUrl}/generation?id=${id}`, { headers: { authorization: `Bearer ${ADMIN_KEY}` } });
-    expect(record.status).toBe(200);
-    expect(((await record.json()) as { data: { total_cost: number } }).data.total_cost).toBeGreaterThan(0);
-    expect(await gateway.stop('SIGTERM')).toBe(0);
+    await expectSettledAfterRestart(id);
   }, 180_000);
 });
