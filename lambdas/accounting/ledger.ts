@@ -3,7 +3,7 @@
 // workspace that has changed (take the stored one and retry), a reset window that has not been started yet
 // (roll it and retry), a conflict with a concurrent transaction (back off and retry), or a limit that
 // cannot cover the request (402 naming which one).
-import { HttpError } from '../http/errors.js';
+import { HttpError, PaymentRequiredError } from '../http/errors.js';
 import type { ApiKey } from '../keys/types.js';
 import { keyFromItem } from '../store/api-key-repository.js';
 import { workspaceFromItem } from '../store/organization-repository.js';
@@ -342,7 +342,7 @@ interface Shortfall {
  * The 402, as OpenRouter words it: how many output tokens the request asked for and how many the limit
  * affords, which limit refused it, and what to do (lower max_tokens, or raise the limit / add credits).
  */
-function refusal(shortfall: Shortfall, amount: Nanos, tokens: OutputTokens | undefined): HttpError {
+function refusal(shortfall: Shortfall, amount: Nanos, tokens: OutputTokens | undefined): PaymentRequiredError {
   const remaining = shortfall.left < 0n ? 0n : shortfall.left;
   const affordable = tokens ? Math.max(0, Math.min(tokens.affordable(remaining), tokens.requested)) : undefined;
   let message: string;
@@ -354,7 +354,7 @@ function refusal(shortfall: Shortfall, amount: Nanos, tokens: OutputTokens | und
   } else {
     message = `This request requires more credits: it can cost up to ${usd(amount)}. ${shortfall.state}. To continue, ${shortfall.remedy}.`;
   }
-  return new HttpError(402, message, {
+  return new PaymentRequiredError(message, {
     metadata: {
       ...shortfall.metadata,
       required: nanosToDecimal(amount),
