@@ -6,6 +6,7 @@
 // GATEWAY_LOG_FILE, in either format, also appends every machine line (JSON, EMF, per-request JSON) to a file.
 import { createWriteStream } from 'node:fs';
 import { isEmfLine } from '../../lambdas/accounting/metrics.js';
+import { logLine } from '../../lambdas/shared/log-line.js';
 import type { RequestDone } from './server.js';
 
 export type LogFormat = 'text' | 'json';
@@ -75,8 +76,8 @@ export function createLocalLogger(options: LoggerOptions): LocalLogger {
       if (done.generationId) generations.delete(done.generationId);
       const ms = Math.round(done.ms);
       if (options.format === 'json' || toFile) {
-        const json = JSON.stringify({
-          level: 'info', message: 'request', request_id: done.requestId, method: done.method, path: done.path, status: done.status, ms,
+        const json = logLine('info', 'request', {
+          request_id: done.requestId, method: done.method, path: done.path, status: done.status, ms,
           ...(done.generationId ? { generation_id: done.generationId } : {}),
           ...(generation ? { model: generation.model, cost_usd: generation.costUsd } : {}),
         });

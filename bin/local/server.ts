@@ -8,6 +8,7 @@ import { createRouter } from '../../lambdas/http/router.js';
 import { routes } from '../../lambdas/http/route-table.js';
 import { DEFAULT_MAX_BODY_BYTES, type LambdaFunction, type RouteDef } from '../../lambdas/http/route.js';
 import { HttpError, PayloadTooLargeError, toErrorReply, BadRequestError, ServiceUnavailableError } from '../../lambdas/http/errors.js';
+import { logLine } from '../../lambdas/shared/log-line.js';
 import { performance } from 'node:perf_hooks';
 
 export type BufferedHandler = (event: APIGatewayProxyEventV2, context: Context) => Promise<APIGatewayProxyStructuredResultV2>;
@@ -237,7 +238,7 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
       server.closeAllConnections();
       if (inFlight.size > 0 && (close.finishMs ?? 0) > 0) await settledWithin(inFlight, close.finishMs ?? 0);
       if (inFlight.size > 0) {
-        log(JSON.stringify({ level: 'warn', message: `${inFlight.size} request(s) still unsettled at shutdown: their credit holds are left to the expired-hold sweep` }));
+        log(logLine('warn', `${inFlight.size} request(s) still unsettled at shutdown: their credit holds are left to the expired-hold sweep`));
       }
       await closed;
     },

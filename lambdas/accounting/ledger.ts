@@ -3,7 +3,7 @@
 // workspace that has changed (take the stored one and retry), a reset window that has not been started yet
 // (roll it and retry), a conflict with a concurrent transaction (back off and retry), or a limit that
 // cannot cover the request (402 naming which one).
-import { HttpError } from '../http/errors.js';
+import { HttpError, PaymentRequiredError } from '../http/errors.js';
 import type { ApiKey } from '../keys/types.js';
 import { keyFromItem } from '../store/api-key-repository.js';
 import { workspaceFromItem } from '../store/organization-repository.js';
@@ -12,6 +12,7 @@ import type { Charge, Failed, HoldRef, KeyTerms, LedgerRepository, RollupDelta, 
 import { itemKeys } from '../store/item-keys.js';
 import type { RecordCache } from '../shared/record-cache.js';
 import { nanosFromStore, nanosToDecimal, type Nanos } from '../shared/money.js';
+import { logLine } from '../shared/log-line.js';
 import type { Workspace } from '../tenancy/types.js';
 import { BUDGET_INTERVALS } from '../tenancy/types.js';
 import { budgetWindow, meterAttr, meterFromItem, spent } from './meter.js';
@@ -241,7 +242,7 @@ export class Ledger {
         if (outcome.kind === 'already') return { outcome: 'already', writeUnits, attempts: attempt };
         if (outcome.kind === 'hold-missing') {
           // Swept after its expiry: charge without it; the record's own condition keeps this exactly-once.
-          this.deps.log(JSON.stringify({ level: 'warn', message: 'hold expired before settlement; charging without it', generation_id: hold.generationId }));
+          this.deps.log(logLine('warn', 'hold expired before settlement; charging without it', { generation_id: hold.generationId }));
           late = true;
         } else if (outcome.kind === 'conflict') {
           await this.backoff(attempt);
@@ -263,13 +264,11 @@ export class Ledger {
         }
       } catch (err) {
         if (attempt === SETTLE_ATTEMPTS) break;
-        this.deps.log(JSON.stringify({ level: 'warn', message: 'settlement attempt failed', generation_id: hold.generationId, attempt, error: String(err) }));
+        this.deps.log(logLine('warn', 'settlement attempt failed', { generation_id: hold.generationId, attempt, error: String(err) }));
         await this.backoff(attempt);
       }
     }
-    this.deps.log(JSON.stringify({
-      level: 'error',
-      message: 'settlement failed; reconcile by hand',
+    this.deps.log(logLine('error', 'settlement failed; reconcile by hand', {
       generation_id: hold.generationId,
       org_id: hold.orgId,
       key_hash: hold.keyHash,
@@ -296,7 +295,7 @@ export class Ledger {
         if (outcome !== 'conflict') return cost;
         await this.backoff(attempt);
       } catch (err) {
-        this.deps.log(JSON.stringify({ level: 'warn', message: 'infrastructure cost not recorded', generation_id: generationId, attempt, error: String(err) }));
+        this.deps.log(logLine('warn', 'infrastructure cost not recorded', { generation_id: generationId, attempt, error: String(err) }));
         if (attempt >= 3) return undefined;
         await this.backoff(attempt);
       }
@@ -322,7 +321,7 @@ export class Ledger {
       const result = await this.release(hold);
       if (result.outcome === 'settled') {
         released += 1;
-        this.deps.log(JSON.stringify({ level: 'warn', message: 'released an expired hold', generation_id: hold.generationId, org_id: hold.orgId, amount: nanosToDecimal(hold.amount) }));
+        this.deps.log(logLine('warn', 'released an expired hold', { generation_id: hold.generationId, org_id: hold.orgId, amount: nanosToDecimal(hold.amount) }));
       }
     }
     return released;
@@ -342,7 +341,7 @@ interface Shortfall {
  * The 402, as OpenRouter words it: how many output tokens the request asked for and how many the limit
  * affords, which limit refused it, and what to do (lower max_tokens, or raise the limit / add credits).
  */
-function refusal(shortfall: Shortfall, amount: Nanos, tokens: OutputTokens | undefined): HttpError {
+function refusal(shortfall: Shortfall, amount: Nanos, tokens: OutputTokens | undefined): PaymentRequiredError {
   const remaining = shortfall.left < 0n ? 0n : shortfall.left;
   const affordable = tokens ? Math.max(0, Math.min(tokens.affordable(remaining), tokens.requested)) : undefined;
   let message: string;
@@ -354,7 +353,7 @@ function refusal(shortfall: Shortfall, amount: Nanos, tokens: OutputTokens | und
   } else {
     message = `This request requires more credits: it can cost up to ${usd(amount)}. ${shortfall.state}. To continue, ${shortfall.remedy}.`;
   }
-  return new HttpError(402, message, {
+  return new PaymentRequiredError(message, {
     metadata: {
       ...shortfall.metadata,
       required: nanosToDecimal(amount),

@@ -15,6 +15,7 @@ import type { ByokCredential } from '../byok/types.js';
 import { isUsableEndpoint } from '../byok/routing.js';
 import type { ApiKey } from '../keys/types.js';
 import type { endpointSchema, listModelsQuery, modelSchema } from './schemas.js';
+import { logLine } from '../shared/log-line.js';
 
 function cheapest(endpoints: CatalogEndpoint[]): CatalogEndpoint {
   return endpoints.reduce((best, endpoint) => (endpoint.pricing.prompt + endpoint.pricing.completion < best.pricing.prompt + best.pricing.completion ? endpoint : best));
@@ -187,7 +188,7 @@ async function readEndpointStatus(endpoint: CatalogEndpoint, deps: GatewayDeps) 
   if (truncated) {
     const oldest = rows[rows.length - 1]!.hour;
     firstHour = rows.some((row) => row.hour > oldest) ? hourOf(new Date(Date.parse(`${oldest}:00:00Z`) + HOUR_MS).toISOString()) : oldest;
-    deps.log(JSON.stringify({ level: 'warn', message: 'endpoint rollups truncated', endpoint: `${endpoint.model}@${endpoint.provider}`, rows: rows.length, complete_from_hour: firstHour }));
+    deps.log(logLine('warn', 'endpoint rollups truncated', { endpoint: `${endpoint.model}@${endpoint.provider}`, rows: rows.length, complete_from_hour: firstHour }));
   }
   const fromHour = (ms: number) => (hourAgo(ms) > firstHour ? hourAgo(ms) : firstHour);
   const within = (ms: number) => rows.filter((row) => row.hour >= fromHour(ms));

@@ -11,6 +11,7 @@ import { defaultDeps, type GatewayDeps } from '../http/deps.js';
 import { inferenceOperations } from '../inference/operations.js';
 import { toErrorReply } from '../http/errors.js';
 import { startInvocation, type Invocation } from '../accounting/infrastructure.js';
+import { logLine } from '../shared/log-line.js';
 
 export { inferenceOperations };
 
@@ -94,7 +95,7 @@ export const handler = awslambda.streamifyResponse(async (event: APIGatewayProxy
     }
   } catch (err) {
     // The response stream failed: usually the client went away mid-stream.
-    log(JSON.stringify({ level: 'warn', message: 'response stream ended early', request_id: event.requestContext?.requestId, error: String(err) }));
+    log(logLine('warn', 'response stream ended early', { request_id: event.requestContext?.requestId, error: String(err) }));
   } finally {
     responseStream.off('close', gone);
     responseStream.off('error', gone);

@@ -4,12 +4,13 @@
 import { createDocumentClient, storeConfigFromEnv } from '../store/client.js';
 import { createLedger } from '../inference/engine-deps.js';
 import type { Ledger } from '../accounting/ledger.js';
+import { logLine } from '../shared/log-line.js';
 
 let ledger: Ledger | undefined;
 
 export async function releaseExpiredHolds(target: Ledger, log: (line: string) => void): Promise<{ released: number }> {
   const released = await target.releaseExpired();
-  log(JSON.stringify({ level: 'info', message: 'expired holds released', released }));
+  log(logLine('info', 'expired holds released', { released }));
   return { released };
 }
 

@@ -18,6 +18,7 @@ import type { Invocation } from '../accounting/infrastructure.js';
 import type { ByokSource } from '../byok/byok-source.js';
 import { withByokCandidates } from '../byok/routing.js';
 import { emfLine } from '../accounting/metrics.js';
+import { logLine } from '../shared/log-line.js';
 import { computeCost, type CostBreakdown } from './cost.js';
 import type { EndpointHealth, StickySessions } from './endpoint-health.js';
 import type { InferenceRequest } from './inference-request.js';
@@ -441,7 +442,7 @@ function recordFailedAttempts(trace: RouteTrace | undefined, deps: EngineDeps): 
     try {
       await deps.endpointFailures.add(model, provider, hour, count, Math.floor(deps.random() * FAILURE_SHARDS));
     } catch (err) {
-      deps.log(JSON.stringify({ level: 'warn', message: 'endpoint failures not recorded', endpoint: `${model}@${provider}`, failures: count, generation_id: trace.generationId, error: String(err) }));
+      deps.log(logLine('warn', 'endpoint failures not recorded', { endpoint: `${model}@${provider}`, failures: count, generation_id: trace.generationId, error: String(err) }));
     }
   })).then(() => undefined);
 }

@@ -22,6 +22,7 @@ import { chatCompletion, chatUsage, ChatStreamWriter, type ReplyIdentity } from 
 import { responseResult, responsesUsage, ResponsesStreamWriter } from './to-responses.js';
 import { SSE_DONE, SSE_KEEPALIVE } from './sse.js';
 import type { Candidate } from './routing.js';
+import { logLine } from '../shared/log-line.js';
 
 const nextTick = () => new Promise<void>((resolve) => process.nextTick(resolve));
 
@@ -231,7 +232,7 @@ async function streamReply(
     .catch((err: unknown) => {
       // A bug past the first byte must not take the process down: log it and cut the stream, which the
       // client sees as an incomplete reply rather than a clean end.
-      engine.log(JSON.stringify({ level: 'error', message: 'stream producer failed', generation_id: trace.generationId, error: String(err) }));
+      engine.log(logLine('error', 'stream producer failed', { generation_id: trace.generationId, error: String(err) }));
       if (!body.destroyed) body.destroy(err instanceof Error ? err : new Error(String(err)));
     });
   defer?.(produced);

@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import type { z } from 'zod';
 import type { ManagementOperations } from '../http/route-table.js';
-import { BadRequestError, ConflictError, ForbiddenError, HttpError, NotFoundError, ServiceUnavailableError } from '../http/errors.js';
+import { BadRequestError, ConflictError, ForbiddenError, NotFoundError, ServiceUnavailableError } from '../http/errors.js';
 import { principalOf, type Principal } from '../http/auth.js';
 import type { GatewayDeps } from '../http/deps.js';
 import type { GatewayRequest } from '../http/request.js';
@@ -329,7 +329,7 @@ async function transition<T>(principal: Principal | null, request: GatewayReques
   const caller = await callerOf(principal, request, deps);
   notForInternKeys(caller);
   const intern = await internOf(caller, deps, internId);
-  if (intern.status === 'destroying') throw new HttpError(409, 'The intern is being deleted');
+  if (intern.status === 'destroying') throw new ConflictError('The intern is being deleted');
   if (!(await deps.interns.putIntern({ ...intern, status, updated_at: deps.clock().toISOString() }, true))) throw new NotFoundError(NOT_FOUND);
   return { status: code, body: reply };
 }
