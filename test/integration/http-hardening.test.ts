@@ -3,8 +3,8 @@
 // headers every reply carries.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { connect } from 'node:net';
-import { installAwsLambdaShim } from '../../bin/local/awslambda-shim.js';
-import { startLocalServer, type BufferedHandler, type LocalServer, type StreamingHandler } from '../../bin/local/server.js';
+import type { LocalServer } from '../../bin/local/server.js';
+import { startHandlerServer } from '../support/handler-server.js';
 import { startSimulator, type Simulator } from '../../bin/simulator/server.js';
 import { createTestStore, type TestStore } from '../support/store.js';
 import { createTenant } from '../support/tenants.js';
@@ -25,15 +25,7 @@ beforeAll(async () => {
   process.env.TABLE_NAME = store.tableName;
   process.env.DYNAMODB_ENDPOINT = store.endpoint;
   process.env.SIMULATOR_URL = simulator.url;
-  installAwsLambdaShim();
-  // One after the other: Jest's ESM loader fails on concurrent imports that share modules.
-  const { handler: inference } = await import('../../lambdas/handlers/inference.js');
-  const { handler: managementHandler } = await import('../../lambdas/handlers/management.js');
-  gateway = await startLocalServer({
-    port: 0,
-    handlers: { inference: inference as unknown as StreamingHandler, management: managementHandler as unknown as BufferedHandler },
-    log: () => undefined,
-  });
+  gateway = await startHandlerServer();
 });
 
 afterAll(async () => {

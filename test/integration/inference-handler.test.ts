@@ -5,8 +5,8 @@ import { createServer, request, type Server } from 'node:http';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { installAwsLambdaShim } from '../../bin/local/awslambda-shim.js';
-import { startLocalServer, type BufferedHandler, type LocalServer, type StreamingHandler } from '../../bin/local/server.js';
+import type { LocalServer } from '../../bin/local/server.js';
+import { startHandlerServer } from '../support/handler-server.js';
 import { createTestStore, type TestStore } from '../support/store.js';
 import { createTenant } from '../support/tenants.js';
 import { startSimulator, type Simulator } from '../../bin/simulator/server.js';
@@ -73,15 +73,7 @@ beforeAll(async () => {
   process.env.GATEWAY_CATALOG_FILE = catalogFile;
   process.env.SIMULATOR_URL = simulator.url;
   process.env.GATEWAY_STREAM_IDLE_TIMEOUT_MS = '300';
-  installAwsLambdaShim();
-  // One after the other: Jest's ESM loader fails on concurrent imports that share modules.
-  const { handler: inference } = await import('../../lambdas/handlers/inference.js');
-  const { handler: management } = await import('../../lambdas/handlers/management.js');
-  gateway = await startLocalServer({
-    port: 0,
-    handlers: { inference: inference as unknown as StreamingHandler, management: management as unknown as BufferedHandler },
-    log: () => undefined,
-  });
+  gateway = await startHandlerServer();
 });
 
 afterAll(async () => {
