@@ -1,4 +1,10 @@
-// One error hierarchy for every failure the gateway reports, and the one envelope it is written as.
+// The HTTP side of errors: the error map from domain errors to statuses, the few errors only HTTP has
+// (no route, wrong method, body too large), and the one envelope every failure is written as.
+import {
+  ClientClosedError, ConflictError as DomainConflict, DomainError, ForbiddenError as DomainForbidden, InsufficientFundsError, InvalidInputError,
+  NotFoundError as DomainNotFound, UnauthenticatedError, UnavailableError, UpstreamError,
+} from '../platform/errors.js';
+
 export class HttpError extends Error {
   readonly status: number;
   readonly metadata: Record<string, unknown> | undefined;
@@ -55,6 +61,49 @@ export class ServiceUnavailableError extends HttpError {
   constructor(message: string, options?: Options) { super(503, message, options); }
 }
 
+/** Status of each domain error kind; a subclass takes its nearest listed ancestor's. */
+const STATUS_OF = new Map<abstract new (...args: never[]) => DomainError, number>([
+  [InvalidInputError, 400],
+  [UnauthenticatedError, 401],
+  [InsufficientFundsError, 402],
+  [DomainForbidden, 403],
+  [DomainNotFound, 404],
+  [DomainConflict, 409],
+  [ClientClosedError, 499],
+  [UnavailableError, 503],
+]);
+
+/**
+ * A provider's failure as the caller sees it: 408 for a timeout, the provider's own 408, 429, 529, 400, 413
+ * and 422, and 502 for anything else.
+ */
+function upstreamStatus(err: UpstreamError): number {
+  if (err.reason === 'timeout') return 408;
+  const status = err.upstreamStatus;
+  if (err.reason === 'status' && status !== undefined && [408, 429, 529, 400, 413, 422].includes(status)) return status;
+  return 502;
+}
+
+function statusOf(err: DomainError): number {
+  if (err instanceof UpstreamError) return upstreamStatus(err);
+  for (let proto = Object.getPrototypeOf(err); proto && proto !== DomainError.prototype; proto = Object.getPrototypeOf(proto)) {
+    const status = STATUS_OF.get(proto.constructor);
+    if (status !== undefined) return status;
+  }
+  return 500;
+}
+
+/** The error map: a domain error as the HttpError it is answered with (status, Retry-After, envelope fields). */
+export function httpErrorOf(err: DomainError): HttpError {
+  const headers = err.retryAfterSeconds === undefined ? undefined : { 'retry-after': String(err.retryAfterSeconds) };
+  return new HttpError(statusOf(err), err.message, {
+    ...(err.metadata ? { metadata: err.metadata } : {}),
+    ...(headers ? { headers } : {}),
+    ...(err.reply ? { envelope: err.reply } : {}),
+    cause: err,
+  });
+}
+
 /** On every reply: browsers must not guess a content type (a JSON error that echoes input is never HTML). */
 export const NO_SNIFF = { 'x-content-type-options': 'nosniff' } as const;
 
@@ -99,6 +148,7 @@ export interface ErrorReply {
  * everything else is logged with the request id and answered without internals.
  */
 export function toErrorReply(err: unknown, requestId: string, log: (line: string) => void = defaultLog): ErrorReply {
+  if (err instanceof DomainError) return toErrorReply(httpErrorOf(err), requestId, log);
   const unreachable = err instanceof HttpError ? undefined : storeUnreachable(err);
   if (unreachable) return toErrorReply(unreachable, requestId, log);
   if (err instanceof HttpError && err.status < 500) {
