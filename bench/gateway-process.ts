@@ -13,9 +13,9 @@ import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { startLocalRuntime, type LocalRuntime } from '../bin/local/runtime.js';
-import { Ledger } from '../lambdas/accounting/ledger.js';
+import { Ledger } from '../lambdas/billing/ledger.js';
 import type { ApiKey } from '../lambdas/keys/types.js';
-import { defaultDeps } from '../lambdas/http/deps.js';
+import { defaultDeps } from '../lambdas/app/deps.js';
 import { KeyCache } from '../lambdas/keys/key-cache.js';
 
 export type ToGateway =

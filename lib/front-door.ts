@@ -10,8 +10,8 @@ import { FRONT_DOOR_HEADER } from '../lambdas/vault/front-door-header.js';
 import type { IFunctionUrl } from 'aws-cdk-lib/aws-lambda';
 import type { HttpApi } from 'aws-cdk-lib/aws-apigatewayv2';
 import { Construct } from 'constructs';
-import { fullPath } from '../lambdas/http/router.js';
-import type { RouteDef } from '../lambdas/http/route.js';
+import { fullPath } from '../lambdas/platform/http/router.js';
+import type { RouteDef } from '../lambdas/platform/http/route.js';
 import { acknowledgeNag } from './nag.js';
 
 export interface FrontDoorProps {

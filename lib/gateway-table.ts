@@ -3,7 +3,7 @@
 import { RemovalPolicy } from 'aws-cdk-lib';
 import { AttributeType, Billing, TableEncryptionV2, TableV2 } from 'aws-cdk-lib/aws-dynamodb';
 import { Construct } from 'constructs';
-import { TABLE_SCHEMA } from '../lambdas/store/table-schema.js';
+import { TABLE_SCHEMA } from '../lambdas/platform/dynamo/table-schema.js';
 
 export class GatewayTable extends Construct {
   readonly table: TableV2;

@@ -11,8 +11,8 @@ import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import { Construct } from 'constructs';
-import type { RouteDef } from '../lambdas/http/route.js';
-import { fullPath } from '../lambdas/http/router.js';
+import type { RouteDef } from '../lambdas/platform/http/route.js';
+import { fullPath } from '../lambdas/platform/http/router.js';
 import { acknowledgeNag } from './nag.js';
 
 export interface ThrottleLimits {

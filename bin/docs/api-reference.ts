@@ -1,10 +1,10 @@
 // Renders docs/API.md, the project's API reference, from the OpenAPI document the gateway serves (itself
 // generated from the route table and its zod schemas) plus the coverage of the API contract's route groups.
 // `npm run docs` writes it; a test fails when the committed file is not what this renders.
-import { buildOpenApiDocument } from '../../lambdas/http/openapi.js';
-import { routes } from '../../lambdas/http/route-table.js';
-import { API_PREFIX, createRouter } from '../../lambdas/http/router.js';
-import type { RouteDef } from '../../lambdas/http/route.js';
+import { buildOpenApiDocument } from '../../lambdas/platform/http/openapi.js';
+import { routes } from '../../lambdas/app/routes.js';
+import { API_PREFIX, createRouter } from '../../lambdas/platform/http/router.js';
+import type { RouteDef } from '../../lambdas/platform/http/route.js';
 import { contractGroups } from './contract-routes.js';
 
 type Schema = Record<string, unknown>;

@@ -1,7 +1,7 @@
 // The route groups of the API contract (the public OpenRouter API with this project's names), route by
 // route. `npm run docs` checks each against the route table, so the coverage table in docs/API.md says
 // which groups are served today and which still answer 404.
-import type { HttpMethod } from '../../lambdas/http/route.js';
+import type { HttpMethod } from '../../lambdas/platform/http/route.js';
 
 export interface ContractGroup {
   group: string;

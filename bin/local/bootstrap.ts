@@ -1,11 +1,11 @@
 // First-start state of the local gateway: the default organization and workspace, its initial credits,
 // and a management key (the operator's GATEWAY_ADMIN_KEY, or a generated one printed once).
-import type { OrganizationRepository } from '../../lambdas/store/organization-repository.js';
-import type { ApiKeyRepository } from '../../lambdas/store/api-key-repository.js';
-import { ensureDefaultOrganization } from '../../lambdas/tenancy/default-organization.js';
+import type { OrganizationRepository } from '../../lambdas/organizations/organization-repository.js';
+import type { ApiKeyRepository } from '../../lambdas/keys/api-key-repository.js';
+import { ensureDefaultOrganization } from '../../lambdas/organizations/default-organization.js';
 import { newApiKey } from '../../lambdas/keys/new-key.js';
 import { hashKey } from '../../lambdas/keys/key-format.js';
-import type { Nanos } from '../../lambdas/shared/money.js';
+import type { Nanos } from '../../lambdas/platform/money.js';
 
 export interface BootstrapInput {
   organizations: OrganizationRepository;

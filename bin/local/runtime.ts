@@ -7,10 +7,10 @@ import { installAwsLambdaShim } from './awslambda-shim.js';
 import { startDynamoDbLocal, type DynamoDbExit, type DynamoDbLocal } from './dynamodb-local.js';
 import { DEFAULT_SERVER_LIMITS, startLocalServer, type BufferedHandler, type LocalServer, type ServerLimits, type StreamingHandler } from './server.js';
 import { createLocalLogger, logFormatFromEnv, type LogFormat } from './logger.js';
-import { registerHealthCheck, type PartHealth } from '../../lambdas/http/system-operations.js';
+import { registerHealthCheck, type PartHealth } from '../../lambdas/app/system-operations.js';
 import { bootstrapLocal, type BootstrapResult } from './bootstrap.js';
-import { ensureTable } from '../../lambdas/store/create-table.js';
-import { usdToNanos, MoneyFormatError } from '../../lambdas/shared/money.js';
+import { ensureTable } from '../../lambdas/platform/dynamo/create-table.js';
+import { usdToNanos, MoneyFormatError } from '../../lambdas/platform/money.js';
 import { startSimulator, type Simulator } from '../simulator/server.js';
 import { startLocalKms } from './kms.js';
 
@@ -244,7 +244,7 @@ export async function startLocalRuntime(config: LocalConfig, output: RuntimeOutp
     // One after another: Jest's ESM loader (the runtime tests) fails on concurrent imports of shared modules.
     const { handler: inference } = await import('../../lambdas/handlers/inference.js');
     const { handler: management } = await import('../../lambdas/handlers/management.js');
-    const { defaultDeps } = await import('../../lambdas/http/deps.js');
+    const { defaultDeps } = await import('../../lambdas/app/deps.js');
     const deps = await defaultDeps();
     // The handlers log through deps (to stdout, for CloudWatch on Lambda); here through the local sink,
     // which keeps the per-generation metrics lines off the console.

@@ -4,11 +4,11 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { randomUUID } from 'node:crypto';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
-import { createRouter } from '../../lambdas/http/router.js';
-import { routes } from '../../lambdas/http/route-table.js';
-import { DEFAULT_MAX_BODY_BYTES, type LambdaFunction, type RouteDef } from '../../lambdas/http/route.js';
-import { HttpError, PayloadTooLargeError, toErrorReply, BadRequestError, ServiceUnavailableError } from '../../lambdas/http/errors.js';
-import { logLine } from '../../lambdas/shared/log-line.js';
+import { createRouter } from '../../lambdas/platform/http/router.js';
+import { routes } from '../../lambdas/app/routes.js';
+import { DEFAULT_MAX_BODY_BYTES, type LambdaFunction, type RouteDef } from '../../lambdas/platform/http/route.js';
+import { HttpError, PayloadTooLargeError, toErrorReply, BadRequestError, ServiceUnavailableError } from '../../lambdas/platform/http/errors.js';
+import { logLine } from '../../lambdas/platform/log-line.js';
 import { performance } from 'node:perf_hooks';
 
 export type BufferedHandler = (event: APIGatewayProxyEventV2, context: Context) => Promise<APIGatewayProxyStructuredResultV2>;

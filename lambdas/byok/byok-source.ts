@@ -1,8 +1,8 @@
 // What inference needs of BYOK: an organization's usable credentials (cached briefly, like keys) and, for
 // the candidate about to be called, the credential's key in clear, opened from its sealed form with the
 // BYOK vault's data key (itself cached; one KMS Decrypt per cold data key).
-import type { ByokRepository } from '../store/byok-repository.js';
-import { RecordCache } from '../shared/record-cache.js';
+import type { ByokRepository } from './byok-repository.js';
+import { RecordCache } from '../platform/record-cache.js';
 import type { Vault } from '../vault/vault.js';
 import { byokVaultRef, type ByokCredential } from './types.js';
 

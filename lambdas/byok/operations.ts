@@ -2,10 +2,10 @@
 // listed and read as metadata with a masked label, never in clear.
 import { randomUUID } from 'node:crypto';
 import type { z } from 'zod';
-import type { ManagementOperations } from '../http/route-table.js';
-import { BadRequestError, NotFoundError, ServiceUnavailableError } from '../http/errors.js';
-import { principalOf, type Principal } from '../http/auth.js';
-import type { GatewayDeps } from '../http/deps.js';
+import type { ManagementOperations } from '../app/routes.js';
+import { BadRequestError, NotFoundError, ServiceUnavailableError } from '../platform/http/errors.js';
+import { principalOf, type Principal } from '../platform/http/auth.js';
+import type { GatewayDeps } from '../app/deps.js';
 import type { Vault } from '../vault/vault.js';
 import { byokVaultRef, maskKey, type ByokCredential } from './types.js';
 import type { byokSchema } from './schemas.js';

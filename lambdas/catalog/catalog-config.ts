@@ -2,7 +2,7 @@
 // credentials are present, and a JSON catalog file (GATEWAY_CATALOG_FILE) for anything else.
 import { readFileSync } from 'node:fs';
 import * as z from 'zod';
-import { usdToNanos } from '../shared/money.js';
+import { usdToNanos } from '../platform/money.js';
 import type { AdapterKind, Catalog, CatalogEndpoint, CatalogModel } from './types.js';
 
 const price = z.union([z.string(), z.number()]).transform((value, ctx) => {

@@ -1,21 +1,21 @@
 // GET /models (public; filtered for organization keys when the organization asks for it), GET /models/user,
 // one model, the model count, the providers, and one model's endpoints with their live status.
 import type { z } from 'zod';
-import type { ManagementOperations } from '../http/route-table.js';
-import type { Principal } from '../http/auth.js';
-import type { GatewayDeps } from '../http/deps.js';
-import { nanosToDecimal } from '../shared/money.js';
-import { echo, NotFoundError } from '../http/errors.js';
+import type { ManagementOperations } from '../app/routes.js';
+import type { Principal } from '../platform/http/auth.js';
+import type { GatewayDeps } from '../app/deps.js';
+import { nanosToDecimal } from '../platform/money.js';
+import { echo, NotFoundError } from '../platform/http/errors.js';
 import {
   hourOf, LATENCY_BUCKETS_MS, LATENCY_COUNTERS, THROUGHPUT_BUCKETS_TPS, THROUGHPUT_COUNTERS, type HealthCounter,
-} from '../accounting/rollups.js';
-import type { EndpointRollupRow } from '../store/rollup-repository.js';
+} from '../billing/rollups.js';
+import type { EndpointRollupRow } from '../billing/rollup-repository.js';
 import type { Catalog, CatalogEndpoint, CatalogModel } from './types.js';
 import type { ByokCredential } from '../byok/types.js';
 import { isUsableEndpoint } from '../byok/routing.js';
 import type { ApiKey } from '../keys/types.js';
 import type { endpointSchema, listModelsQuery, modelSchema } from './schemas.js';
-import { logLine } from '../shared/log-line.js';
+import { logLine } from '../platform/log-line.js';
 
 function cheapest(endpoints: CatalogEndpoint[]): CatalogEndpoint {
   return endpoints.reduce((best, endpoint) => (endpoint.pricing.prompt + endpoint.pricing.completion < best.pricing.prompt + best.pricing.completion ? endpoint : best));

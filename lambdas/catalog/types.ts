@@ -1,5 +1,5 @@
 // The model catalog: gateway models, each served by one or more provider endpoints with their own prices.
-import type { Nanos } from '../shared/money.js';
+import type { Nanos } from '../platform/money.js';
 
 export type AdapterKind = 'openai-chat' | 'openai-responses' | 'anthropic' | 'gemini' | 'bedrock';
 

@@ -3,15 +3,15 @@
 import { pipeline } from 'node:stream/promises';
 import type { Readable } from 'node:stream';
 import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
-import { createRouter } from '../http/router.js';
-import { routesOf } from '../http/route-table.js';
-import { dispatch } from '../http/dispatch.js';
-import { fromLambdaEvent } from '../http/request.js';
-import { defaultDeps, type GatewayDeps } from '../http/deps.js';
+import { createRouter } from '../platform/http/router.js';
+import { routesOf } from '../app/routes.js';
+import { dispatch } from '../platform/http/dispatch.js';
+import { fromLambdaEvent } from '../platform/http/request.js';
+import { defaultDeps, type GatewayDeps } from '../app/deps.js';
 import { inferenceOperations } from '../inference/operations.js';
-import { toErrorReply } from '../http/errors.js';
-import { startInvocation, type Invocation } from '../accounting/infrastructure.js';
-import { logLine } from '../shared/log-line.js';
+import { toErrorReply } from '../platform/http/errors.js';
+import { startInvocation, type Invocation } from '../billing/infrastructure.js';
+import { logLine } from '../platform/log-line.js';
 
 export { inferenceOperations };
 

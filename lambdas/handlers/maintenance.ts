@@ -1,10 +1,10 @@
 // Scheduled maintenance (EventBridge, every 5 minutes on AWS; every minute under npm start): releases
 // credit holds whose invocation ended without settling them (a crash, a timeout), so no balance, key limit
 // or budget stays blocked by a request that will never finish.
-import { createDocumentClient, storeConfigFromEnv } from '../store/client.js';
+import { createDocumentClient, storeConfigFromEnv } from '../platform/dynamo/client.js';
 import { createLedger } from '../inference/engine-deps.js';
-import type { Ledger } from '../accounting/ledger.js';
-import { logLine } from '../shared/log-line.js';
+import type { Ledger } from '../billing/ledger.js';
+import { logLine } from '../platform/log-line.js';
 
 let ledger: Ledger | undefined;
 

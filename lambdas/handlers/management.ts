@@ -2,19 +2,19 @@
 // non-inference route of the route table.
 import middy from '@middy/core';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
-import { createRouter } from '../http/router.js';
-import { routesOf, type ManagementOperations } from '../http/route-table.js';
-import { dispatch } from '../http/dispatch.js';
-import { fromLambdaEvent } from '../http/request.js';
-import { defaultDeps, type GatewayDeps } from '../http/deps.js';
-import { NO_SNIFF, toErrorReply } from '../http/errors.js';
+import { createRouter } from '../platform/http/router.js';
+import { routesOf, type ManagementOperations } from '../app/routes.js';
+import { dispatch } from '../platform/http/dispatch.js';
+import { fromLambdaEvent } from '../platform/http/request.js';
+import { defaultDeps, type GatewayDeps } from '../app/deps.js';
+import { NO_SNIFF, toErrorReply } from '../platform/http/errors.js';
 import { keyOperations } from '../keys/operations.js';
-import { settingsOperations } from '../tenancy/operations.js';
+import { settingsOperations } from '../organizations/operations.js';
 import { workspaceOperations } from '../workspaces/operations.js';
-import { accountingOperations } from '../accounting/operations.js';
+import { accountingOperations } from '../analytics/operations.js';
 import { vaultOperations } from '../vault/operations.js';
 import { byokOperations } from '../byok/operations.js';
-import { systemOperations } from '../http/system-operations.js';
+import { systemOperations } from '../app/system-operations.js';
 import { catalogOperations } from '../catalog/operations.js';
 
 export const managementOperations: ManagementOperations = {

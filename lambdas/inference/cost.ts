@@ -1,7 +1,7 @@
 // What a generation cost, exactly, from the provider's token counts and the endpoint's prices.
 import type { EndpointPricing } from '../catalog/types.js';
 import type { Usage } from '../providers/types.js';
-import { nanosToUsd, type Nanos } from '../shared/money.js';
+import { nanosToUsd, type Nanos } from '../platform/money.js';
 
 export interface CostBreakdown {
   prompt: Nanos;

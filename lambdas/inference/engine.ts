@@ -2,23 +2,23 @@
 // result (cost, generation record, health, stickiness). The inference operations (inference/operations.ts,
 // POST /chat/completions and POST /responses) sequence it: reserve, generate or stream, complete or release.
 import { createHash, randomBytes } from 'node:crypto';
-import { HttpError } from '../http/errors.js';
+import { HttpError } from '../platform/http/errors.js';
 import type { Catalog, CatalogEndpoint } from '../catalog/types.js';
 import { ProviderError } from '../providers/provider-error.js';
 import type { AdapterRegistry } from '../providers/registry.js';
 import type { GenerationResult, StreamEvent, Usage } from '../providers/types.js';
 import { emptyUsage } from '../providers/types.js';
-import { generationToItem, type GenerationRecord, type GenerationRepository } from '../store/generation-repository.js';
-import type { Ledger, Hold } from '../accounting/ledger.js';
-import { affordableOutputTokens, reservationFor, reservedOutputTokens } from '../accounting/estimate.js';
-import { endedByShutdown, hourOf, rollupDelta } from '../accounting/rollups.js';
-import { FAILURE_SHARDS, type EndpointFailureRepository } from '../store/endpoint-failure-repository.js';
+import { generationToItem, type GenerationRecord, type GenerationRepository } from '../generations/generation-repository.js';
+import type { Ledger, Hold } from '../billing/ledger.js';
+import { affordableOutputTokens, reservationFor, reservedOutputTokens } from '../billing/estimate.js';
+import { endedByShutdown, hourOf, rollupDelta } from '../billing/rollups.js';
+import { FAILURE_SHARDS, type EndpointFailureRepository } from '../catalog/endpoint-failure-repository.js';
 import type { ApiKey } from '../keys/types.js';
-import type { Invocation } from '../accounting/infrastructure.js';
+import type { Invocation } from '../billing/infrastructure.js';
 import type { ByokSource } from '../byok/byok-source.js';
 import { withByokCandidates } from '../byok/routing.js';
-import { emfLine } from '../accounting/metrics.js';
-import { logLine } from '../shared/log-line.js';
+import { emfLine } from '../platform/metrics.js';
+import { logLine } from '../platform/log-line.js';
 import { computeCost, type CostBreakdown } from './cost.js';
 import type { EndpointHealth, StickySessions } from './endpoint-health.js';
 import type { InferenceRequest } from './inference-request.js';

@@ -1,5 +1,5 @@
 // Chat Completions request → InferenceRequest.
-import { BadRequestError } from '../http/errors.js';
+import { BadRequestError } from '../platform/http/errors.js';
 import type { ContentPart, FunctionTool, Message, ReasoningConfig, ReasoningEffort, ResponseFormat, ToolChoice } from '../providers/types.js';
 import type { ChatMessage, ChatRequest } from './chat-schema.js';
 import type { InferenceRequest } from './inference-request.js';

@@ -2,19 +2,19 @@
 // or as an SSE stream. Streams commit to 200 only once the first upstream event arrives (or the keep-alive
 // window passes); before that, failures are real HTTP errors, after it they are error events.
 import { Readable } from 'node:stream';
-import type { InferenceOperations } from '../http/route-table.js';
-import type { OperationResult } from '../http/route.js';
-import { HttpError } from '../http/errors.js';
-import type { GatewayDeps } from '../http/deps.js';
-import type { Principal } from '../http/auth.js';
-import type { GatewayRequest } from '../http/request.js';
+import type { InferenceOperations } from '../app/routes.js';
+import type { OperationResult } from '../platform/http/route.js';
+import { HttpError } from '../platform/http/errors.js';
+import type { GatewayDeps } from '../app/deps.js';
+import type { Principal } from '../platform/http/auth.js';
+import type { GatewayRequest } from '../platform/http/request.js';
 import type { GenerationResult, StreamEvent, ToolCall } from '../providers/types.js';
 import { ProviderError } from '../providers/provider-error.js';
 import { abortedError, applyByok, complete, generate, release, reserve, serviceMetadata, startStream, startTrace, toHttpError, type Caller, type EngineDeps, type RouteTrace, type Streaming } from './engine.js';
 import { isShuttingDown, shuttingDownError } from './shutdown.js';
-import type { Hold } from '../accounting/ledger.js';
-import type { Invocation } from '../accounting/infrastructure.js';
-import { estimateUsage } from '../accounting/estimate.js';
+import type { Hold } from '../billing/ledger.js';
+import type { Invocation } from '../billing/infrastructure.js';
+import { estimateUsage } from '../billing/estimate.js';
 import type { InferenceRequest } from './inference-request.js';
 import { fromChat } from './from-chat.js';
 import { fromResponses } from './from-responses.js';
@@ -22,7 +22,7 @@ import { chatCompletion, chatUsage, ChatStreamWriter, type ReplyIdentity } from 
 import { responseResult, responsesUsage, ResponsesStreamWriter } from './to-responses.js';
 import { SSE_DONE, SSE_KEEPALIVE } from './sse.js';
 import type { Candidate } from './routing.js';
-import { logLine } from '../shared/log-line.js';
+import { logLine } from '../platform/log-line.js';
 
 const nextTick = () => new Promise<void>((resolve) => process.nextTick(resolve));
 

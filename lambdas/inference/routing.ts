@@ -1,12 +1,12 @@
 // Resolve: which endpoints may serve a request, in which order. Fallback models in order; provider
 // preferences (order, only, ignore, allow_fallbacks, require_parameters, sort with partition, max_price,
 // data_collection); default choice weighted by price; cooled-down endpoints last; sticky sessions first.
-import { BadRequestError, NotFoundError } from '../http/errors.js';
-import { usdToNanos } from '../shared/money.js';
+import { BadRequestError, NotFoundError } from '../platform/http/errors.js';
+import { usdToNanos } from '../platform/money.js';
 import { endpointKey, type Catalog, type CatalogEndpoint } from '../catalog/types.js';
 import type { ByokCredential } from '../byok/types.js';
 import type { GenerationRequest } from '../providers/types.js';
-import { estimatePromptTokens } from '../accounting/estimate.js';
+import { estimatePromptTokens } from '../billing/estimate.js';
 import { requestedParameters, type InferenceRequest } from './inference-request.js';
 import type { EndpointHealth } from './endpoint-health.js';
 

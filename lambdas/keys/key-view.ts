@@ -1,8 +1,8 @@
 // The API key record as the API shows it (docs/API.md "API Keys": the public OpenRouter fields).
 import type { z } from 'zod';
 import type { ApiKey } from './types.js';
-import { nanosToUsd, type Nanos } from '../shared/money.js';
-import { meterAt, spent } from '../accounting/meter.js';
+import { nanosToUsd, type Nanos } from '../platform/money.js';
+import { meterAt, spent } from '../billing/meter.js';
 import type { currentKeyReply, keyRecordSchema } from './schemas.js';
 
 export type KeyRecordView = z.infer<typeof keyRecordSchema>;

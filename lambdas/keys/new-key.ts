@@ -1,9 +1,9 @@
 // Builds a new key record and its text; the text leaves this function once, for the creation reply.
 import type { ApiKey, KeyKind, LimitReset } from './types.js';
-import { newMeter } from '../accounting/meter.js';
+import { newMeter } from '../billing/meter.js';
 import { generateKeyText, hashKey, labelFor } from './key-format.js';
-import type { AccountKind } from '../tenancy/types.js';
-import type { Nanos } from '../shared/money.js';
+import type { AccountKind } from '../organizations/types.js';
+import type { Nanos } from '../platform/money.js';
 
 export interface NewKeyInput {
   orgId: string;

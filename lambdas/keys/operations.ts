@@ -1,12 +1,12 @@
 // Key management routes: list, create, read, update, delete, and the calling key's own metadata.
-import type { ManagementOperations } from '../http/route-table.js';
-import { BadRequestError, NotFoundError } from '../http/errors.js';
-import { principalOf } from '../http/auth.js';
-import { usdToNanos } from '../shared/money.js';
+import type { ManagementOperations } from '../app/routes.js';
+import { BadRequestError, NotFoundError } from '../platform/http/errors.js';
+import { principalOf } from '../platform/http/auth.js';
+import { usdToNanos } from '../platform/money.js';
 import { currentKeyView, keyView } from './key-view.js';
 import { keyHashParam } from './schemas.js';
 import { newApiKey } from './new-key.js';
-import type { KeyPatch } from '../store/api-key-repository.js';
+import type { KeyPatch } from './api-key-repository.js';
 
 export const KEY_PAGE_SIZE = 100;
 

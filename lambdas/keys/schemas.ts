@@ -1,6 +1,6 @@
 // Wire shapes of the key management routes (request bodies, query and replies), as docs/API.md "API Keys" shows them.
 import * as z from 'zod';
-import { MoneyFormatError, usdToNanos } from '../shared/money.js';
+import { MoneyFormatError, usdToNanos } from '../platform/money.js';
 
 export const MAX_CREDIT_LIMIT_USD = 1_000_000_000;
 

@@ -1,7 +1,7 @@
 // An API key as stored: identified by the SHA-256 of its text, never by the text itself.
-import type { Nanos } from '../shared/money.js';
-import type { AccountKind } from '../tenancy/types.js';
-import type { Meter } from '../accounting/meter.js';
+import type { Nanos } from '../platform/money.js';
+import type { AccountKind } from '../organizations/types.js';
+import type { Meter } from '../billing/meter.js';
 
 export type KeyKind = 'management' | 'standard';
 export type LimitReset = 'daily' | 'weekly' | 'monthly';

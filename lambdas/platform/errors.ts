@@ -1,5 +1,5 @@
 // Domain errors: what went wrong, in the domain's words and without HTTP. Features, billing and the
-// inference pipeline throw these; the HTTP platform's error map (platform/http/error-map.ts) is the one
+// inference pipeline throw these; the HTTP platform's error map (platform/http/errors.ts) is the one
 // place that turns each kind into a status and the error envelope.
 
 export interface DomainErrorOptions {

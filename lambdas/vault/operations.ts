@@ -4,17 +4,17 @@
 // is confined to that intern; writes answer 503 while vault writes are disabled; regional hostnames are refused.
 import { randomUUID } from 'node:crypto';
 import type { z } from 'zod';
-import type { ManagementOperations } from '../http/route-table.js';
-import { BadRequestError, ConflictError, ForbiddenError, NotFoundError, ServiceUnavailableError } from '../http/errors.js';
-import { principalOf, type Principal } from '../http/auth.js';
-import type { GatewayDeps } from '../http/deps.js';
-import type { GatewayRequest } from '../http/request.js';
+import type { ManagementOperations } from '../app/routes.js';
+import { BadRequestError, ConflictError, ForbiddenError, NotFoundError, ServiceUnavailableError } from '../platform/http/errors.js';
+import { principalOf, type Principal } from '../platform/http/auth.js';
+import type { GatewayDeps } from '../app/deps.js';
+import type { GatewayRequest } from '../platform/http/request.js';
 import type { ApiKey } from '../keys/types.js';
 import { newApiKey } from '../keys/new-key.js';
 import { hashKey, hashesEqual } from '../keys/key-format.js';
 import { keyView } from '../keys/key-view.js';
-import type { Intern, InternStatus } from '../store/vault-repository.js';
-import type { Organization } from '../tenancy/types.js';
+import type { Intern, InternStatus } from './vault-repository.js';
+import type { Organization } from '../organizations/types.js';
 import { vaultIdOf, type VaultRef } from './envelope.js';
 import { HostError, normalizeHosts } from './hosts.js';
 import type { SecretMetadata, Vault } from './vault.js';

@@ -1,8 +1,8 @@
 // The vault: secrets per workspace or intern, sealed under each vault's own data key (envelope.ts), and the
 // one internal API that hands a value to an outbound request, only for an exact bound hostname, with an
 // audit entry either way. Plaintext data keys stay in memory for a short TTL and are wiped on expiry.
-import type { KmsPort } from '../aws/kms.js';
-import type { AuditEntry, SecretRow, VaultRepository } from '../store/vault-repository.js';
+import type { KmsPort } from '../platform/aws/kms.js';
+import type { AuditEntry, SecretRow, VaultRepository } from './vault-repository.js';
 import { encryptionContextOf, fingerprint, open, seal, vaultIdOf, type VaultRef } from './envelope.js';
 import { hostOfUrl } from './hosts.js';
 

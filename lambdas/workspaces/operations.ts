@@ -2,16 +2,16 @@
 // for management keys, always within the calling key's organization.
 import { randomUUID } from 'node:crypto';
 import type { z } from 'zod';
-import type { ManagementOperations } from '../http/route-table.js';
-import { BadRequestError, ConflictError, NotFoundError } from '../http/errors.js';
-import { principalOf, type Principal } from '../http/auth.js';
-import type { GatewayDeps } from '../http/deps.js';
-import { nanosToUsd, usdToNanos } from '../shared/money.js';
-import { budgetWindow, meterAt, spent } from '../accounting/meter.js';
-import { windowEnd } from '../accounting/periods.js';
-import { newWorkspace } from '../tenancy/new-workspace.js';
-import type { BudgetInterval, Workspace } from '../tenancy/types.js';
-import { BUDGET_INTERVALS } from '../tenancy/types.js';
+import type { ManagementOperations } from '../app/routes.js';
+import { BadRequestError, ConflictError, NotFoundError } from '../platform/http/errors.js';
+import { principalOf, type Principal } from '../platform/http/auth.js';
+import type { GatewayDeps } from '../app/deps.js';
+import { nanosToUsd, usdToNanos } from '../platform/money.js';
+import { budgetWindow, meterAt, spent } from '../billing/meter.js';
+import { windowEnd } from '../billing/periods.js';
+import { newWorkspace } from '../organizations/new-workspace.js';
+import type { BudgetInterval, Workspace } from '../organizations/types.js';
+import { BUDGET_INTERVALS } from '../organizations/types.js';
 import { budgetIntervalSchema, type budgetSchema, type workspaceSchema } from './schemas.js';
 
 const orgOf = (principal: Principal | null): string => principalOf(principal).key.org_id;

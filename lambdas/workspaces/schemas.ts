@@ -2,7 +2,7 @@
 // WorkspaceBudget, UpsertWorkspaceBudgetRequest).
 import * as z from 'zod';
 import { creditAmountSchema } from '../keys/schemas.js';
-import { SLUG_PATTERN } from '../tenancy/new-workspace.js';
+import { SLUG_PATTERN } from '../organizations/new-workspace.js';
 
 const SERVER_TOOLS = [
   'openrouter:advisor', 'openrouter:apply_patch', 'openrouter:bash', 'openrouter:datetime', 'openrouter:fusion',

@@ -11,9 +11,9 @@ import { createGatewayApp, type GatewayAppOptions } from '../../lib/app.js';
 import { ConfigError } from '../../lib/config.js';
 import type { GatewayStack } from '../../lib/gateway-stack.js';
 import { TABLE_ACTIONS } from '../../lib/gateway-function.js';
-import { routesOf } from '../../lambdas/http/route-table.js';
-import { fullPath } from '../../lambdas/http/router.js';
-import { TABLE_SCHEMA } from '../../lambdas/store/table-schema.js';
+import { routesOf } from '../../lambdas/app/routes.js';
+import { fullPath } from '../../lambdas/platform/http/router.js';
+import { TABLE_SCHEMA } from '../../lambdas/platform/dynamo/table-schema.js';
 
 interface ValidationReport {
   pluginReports: {

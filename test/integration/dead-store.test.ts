@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { startDynamoDbLocal, type DynamoDbLocal } from '../../bin/local/dynamodb-local.js';
-import { createDocumentClient } from '../../lambdas/store/client.js';
+import { createDocumentClient } from '../../lambdas/platform/dynamo/client.js';
 import { deadStoreMessage, failClearlyWhenDead, watchStore } from '../support/dead-store.js';
 import { createTestStore } from '../support/store.js';
 

@@ -12,9 +12,9 @@ import { ListEndpointsResponse$inboundSchema } from '@openrouter/sdk/models/oper
 import { installAwsLambdaShim } from '../../bin/local/awslambda-shim.js';
 import type { CatalogFile } from '../../lambdas/catalog/catalog-config.js';
 import { ShutdownSwitch } from '../../lambdas/inference/shutdown.js';
-import { createDocumentClient } from '../../lambdas/store/client.js';
-import type { GenerationRecord } from '../../lambdas/store/generation-repository.js';
-import { rollupDelta } from '../../lambdas/accounting/rollups.js';
+import { createDocumentClient } from '../../lambdas/platform/dynamo/client.js';
+import type { GenerationRecord } from '../../lambdas/generations/generation-repository.js';
+import { rollupDelta } from '../../lambdas/billing/rollups.js';
 import { createTestStore, type TestStore } from '../support/store.js';
 import { createTenant } from '../support/tenants.js';
 import { httpEvent } from '../support/events.js';

@@ -10,10 +10,10 @@ import { startHandlerServer } from '../support/handler-server.js';
 import { createTestStore, type TestStore } from '../support/store.js';
 import { createTenant } from '../support/tenants.js';
 import { startSimulator, type Simulator } from '../../bin/simulator/server.js';
-import { usdToNanos } from '../../lambdas/shared/money.js';
+import { usdToNanos } from '../../lambdas/platform/money.js';
 import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { createDocumentClient } from '../../lambdas/store/client.js';
-import { itemKeys } from '../../lambdas/store/item-keys.js';
+import { createDocumentClient } from '../../lambdas/platform/dynamo/client.js';
+import { itemKeys } from '../../lambdas/platform/dynamo/item-keys.js';
 
 let upstream: Server;
 let upstreamClosedAt: number | undefined;

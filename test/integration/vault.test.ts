@@ -4,10 +4,10 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { installAwsLambdaShim } from '../../bin/local/awslambda-shim.js';
-import { createDocumentClient } from '../../lambdas/store/client.js';
-import { itemKeys } from '../../lambdas/store/item-keys.js';
-import { VaultRepository } from '../../lambdas/store/vault-repository.js';
-import { AwsKms } from '../../lambdas/aws/kms.js';
+import { createDocumentClient } from '../../lambdas/platform/dynamo/client.js';
+import { itemKeys } from '../../lambdas/platform/dynamo/item-keys.js';
+import { VaultRepository } from '../../lambdas/vault/vault-repository.js';
+import { AwsKms } from '../../lambdas/platform/aws/kms.js';
 import { Vault, ReleaseRefused } from '../../lambdas/vault/vault.js';
 import { encryptionContextOf, open, SealedValueError, vaultIdOf, type VaultRef } from '../../lambdas/vault/envelope.js';
 import { normalizeHost, HostError } from '../../lambdas/vault/hosts.js';

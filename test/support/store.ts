@@ -1,15 +1,15 @@
 // A fresh table in the run's DynamoDB Local, with the real repositories and deps over it.
 import { randomUUID } from 'node:crypto';
 import { DynamoDBClient, DeleteTableCommand } from '@aws-sdk/client-dynamodb';
-import { ensureTable } from '../../lambdas/store/create-table.js';
-import { createDocumentClient } from '../../lambdas/store/client.js';
-import { ApiKeyRepository } from '../../lambdas/store/api-key-repository.js';
-import { OrganizationRepository } from '../../lambdas/store/organization-repository.js';
-import { RollupRepository } from '../../lambdas/store/rollup-repository.js';
+import { ensureTable } from '../../lambdas/platform/dynamo/create-table.js';
+import { createDocumentClient } from '../../lambdas/platform/dynamo/client.js';
+import { ApiKeyRepository } from '../../lambdas/keys/api-key-repository.js';
+import { OrganizationRepository } from '../../lambdas/organizations/organization-repository.js';
+import { RollupRepository } from '../../lambdas/billing/rollup-repository.js';
 import { KeyCache } from '../../lambdas/keys/key-cache.js';
-import { createVault, type GatewayDeps } from '../../lambdas/http/deps.js';
-import { VaultRepository } from '../../lambdas/store/vault-repository.js';
-import { ByokRepository } from '../../lambdas/store/byok-repository.js';
+import { createVault, type GatewayDeps } from '../../lambdas/app/deps.js';
+import { VaultRepository } from '../../lambdas/vault/vault-repository.js';
+import { ByokRepository } from '../../lambdas/byok/byok-repository.js';
 import { ByokSource } from '../../lambdas/byok/byok-source.js';
 import { startLocalKms, type LocalKms } from '../../bin/local/kms.js';
 import { createEngineDeps } from '../../lambdas/inference/engine-deps.js';

@@ -1,9 +1,9 @@
 // Seeds organizations, personal accounts and keys straight into the store.
-import type { GatewayDeps } from '../../lambdas/http/deps.js';
-import { createOrganization } from '../../lambdas/tenancy/create-organization.js';
+import type { GatewayDeps } from '../../lambdas/app/deps.js';
+import { createOrganization } from '../../lambdas/organizations/create-organization.js';
 import { newApiKey } from '../../lambdas/keys/new-key.js';
-import type { AccountKind } from '../../lambdas/tenancy/types.js';
-import type { Nanos } from '../../lambdas/shared/money.js';
+import type { AccountKind } from '../../lambdas/organizations/types.js';
+import type { Nanos } from '../../lambdas/platform/money.js';
 
 const NANOS_PER_USD = 1_000_000_000n;
 import type { ApiKey, KeyKind } from '../../lambdas/keys/types.js';

@@ -1,17 +1,17 @@
 // Reset windows, the maximum-cost estimate, the infrastructure cost arithmetic and the analytics engine.
 import { describe, expect, it } from '@jest/globals';
-import { currentPeriods, windowEnd, windowStart } from '../../lambdas/accounting/periods.js';
-import { meterAt, newMeter, spent } from '../../lambdas/accounting/meter.js';
-import { IMAGE_TOKENS, MESSAGE_OVERHEAD_TOKENS, maxCost, outputTokenBound, promptTokenBound, reservationFor } from '../../lambdas/accounting/estimate.js';
-import { attoToDecimal, infrastructureCost, type Invocation } from '../../lambdas/accounting/infrastructure.js';
-import { priceToAttoUsd, pricesFor } from '../../lambdas/accounting/aws-prices.js';
-import { emfLine } from '../../lambdas/accounting/metrics.js';
-import { runAnalyticsQuery } from '../../lambdas/accounting/analytics.js';
-import type { RollupRow } from '../../lambdas/store/rollup-repository.js';
+import { currentPeriods, windowEnd, windowStart } from '../../lambdas/billing/periods.js';
+import { meterAt, newMeter, spent } from '../../lambdas/billing/meter.js';
+import { IMAGE_TOKENS, MESSAGE_OVERHEAD_TOKENS, maxCost, outputTokenBound, promptTokenBound, reservationFor } from '../../lambdas/billing/estimate.js';
+import { attoToDecimal, infrastructureCost, type Invocation } from '../../lambdas/billing/infrastructure.js';
+import { priceToAttoUsd, pricesFor } from '../../lambdas/billing/aws-prices.js';
+import { emfLine } from '../../lambdas/platform/metrics.js';
+import { runAnalyticsQuery } from '../../lambdas/analytics/analytics.js';
+import type { RollupRow } from '../../lambdas/billing/rollup-repository.js';
 import type { CatalogEndpoint } from '../../lambdas/catalog/types.js';
-import type { GenerationRecord } from '../../lambdas/store/generation-repository.js';
+import type { GenerationRecord } from '../../lambdas/generations/generation-repository.js';
 import { emptyUsage } from '../../lambdas/providers/types.js';
-import { HttpError } from '../../lambdas/http/errors.js';
+import { HttpError } from '../../lambdas/platform/http/errors.js';
 
 describe('reset windows (UTC)', () => {
   it.each([

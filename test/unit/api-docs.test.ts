@@ -2,8 +2,8 @@ import { describe, expect, it } from '@jest/globals';
 import { readFileSync } from 'node:fs';
 import { renderApiReference } from '../../bin/docs/api-reference.js';
 import { contractGroups } from '../../bin/docs/contract-routes.js';
-import { routes } from '../../lambdas/http/route-table.js';
-import { fullPath } from '../../lambdas/http/router.js';
+import { routes } from '../../lambdas/app/routes.js';
+import { fullPath } from '../../lambdas/platform/http/router.js';
 
 const committed = readFileSync(new URL('../../docs/API.md', import.meta.url), 'utf8');
 const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');

@@ -3,7 +3,7 @@ import { beforeEach, describe, expect, it } from '@jest/globals';
 import { mockClient } from 'aws-sdk-client-mock';
 import { DeleteCommand, DynamoDBDocumentClient, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ConditionalCheckFailedException, DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { ApiKeyRepository } from '../../lambdas/store/api-key-repository.js';
+import { ApiKeyRepository } from '../../lambdas/keys/api-key-repository.js';
 import { newApiKey } from '../../lambdas/keys/new-key.js';
 
 const db = DynamoDBDocumentClient.from(new DynamoDBClient({ region: 'us-east-1' }));

@@ -1,10 +1,10 @@
 import { describe, expect, it } from '@jest/globals';
-import { authenticate, MANAGEMENT_ONLY_MESSAGE, MULTIPLE_CREDENTIALS_MESSAGE, NO_INFERENCE_FOR_MANAGEMENT_MESSAGE, type AuthDeps } from '../../lambdas/http/auth.js';
-import { HttpError } from '../../lambdas/http/errors.js';
+import { authenticate, MANAGEMENT_ONLY_MESSAGE, MULTIPLE_CREDENTIALS_MESSAGE, NO_INFERENCE_FOR_MANAGEMENT_MESSAGE, type AuthDeps } from '../../lambdas/platform/http/auth.js';
+import { HttpError } from '../../lambdas/platform/http/errors.js';
 import { KeyCache } from '../../lambdas/keys/key-cache.js';
 import { newApiKey } from '../../lambdas/keys/new-key.js';
 import type { ApiKey, KeyKind } from '../../lambdas/keys/types.js';
-import type { ApiKeyRepository } from '../../lambdas/store/api-key-repository.js';
+import type { ApiKeyRepository } from '../../lambdas/keys/api-key-repository.js';
 
 function fixture(keys: ApiKey[], options: { now?: Date; operatorKeyText?: string } = {}) {
   const lookups: string[] = [];

@@ -5,7 +5,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { buildCatalog, catalogFileSchema } from '../../lambdas/catalog/catalog-config.js';
 import type { CatalogEndpoint } from '../../lambdas/catalog/types.js';
-import { HttpError } from '../../lambdas/http/errors.js';
+import { HttpError } from '../../lambdas/platform/http/errors.js';
 import {
   applyByok, complete, DEFAULT_ENGINE_CONFIG, generate, hashedUser, NEVER_ABORTED, startStream, startTrace,
   type Caller, type Completion, type EngineConfig, type EngineDeps, type RouteTrace,
@@ -13,17 +13,17 @@ import {
 import { EndpointHealth, StickySessions } from '../../lambdas/inference/endpoint-health.js';
 import type { InferenceRequest } from '../../lambdas/inference/inference-request.js';
 import { ShutdownSwitch, shuttingDownError } from '../../lambdas/inference/shutdown.js';
-import type { Hold } from '../../lambdas/accounting/ledger.js';
-import type { Invocation } from '../../lambdas/accounting/infrastructure.js';
+import type { Hold } from '../../lambdas/billing/ledger.js';
+import type { Invocation } from '../../lambdas/billing/infrastructure.js';
 import type { ByokCredential } from '../../lambdas/byok/types.js';
 import type { ByokSource } from '../../lambdas/byok/byok-source.js';
-import type { Charge, HoldRef } from '../../lambdas/store/ledger-repository.js';
+import type { Charge, HoldRef } from '../../lambdas/billing/ledger-repository.js';
 import type { ApiKey } from '../../lambdas/keys/types.js';
 import { ProviderError } from '../../lambdas/providers/provider-error.js';
 import type { AdapterRegistry } from '../../lambdas/providers/registry.js';
-import type { GenerationRepository } from '../../lambdas/store/generation-repository.js';
+import type { GenerationRepository } from '../../lambdas/generations/generation-repository.js';
 import type { GenerationRequest, GenerationResult, ProviderAdapter, StreamEvent } from '../../lambdas/providers/types.js';
-import type { EndpointFailureRepository } from '../../lambdas/store/endpoint-failure-repository.js';
+import type { EndpointFailureRepository } from '../../lambdas/catalog/endpoint-failure-repository.js';
 
 // One endpoint per model, so that `models` fixes the order of the candidates (no weighted choice).
 const catalog = buildCatalog(catalogFileSchema.parse({

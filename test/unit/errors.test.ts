@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { BadRequestError, HttpError, MethodNotAllowedError, ServiceUnavailableError, toErrorReply } from '../../lambdas/http/errors.js';
+import { BadRequestError, HttpError, MethodNotAllowedError, ServiceUnavailableError, toErrorReply } from '../../lambdas/platform/http/errors.js';
 
 describe('error envelope', () => {
   it('exposes client errors with their status, message and metadata', () => {

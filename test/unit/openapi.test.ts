@@ -1,8 +1,8 @@
 import { describe, expect, it } from '@jest/globals';
-import { buildOpenApiDocument } from '../../lambdas/http/openapi.js';
-import { routes } from '../../lambdas/http/route-table.js';
-import { fullPath } from '../../lambdas/http/router.js';
-import type { AuthRequirement } from '../../lambdas/http/route.js';
+import { buildOpenApiDocument } from '../../lambdas/platform/http/openapi.js';
+import { routes } from '../../lambdas/app/routes.js';
+import { fullPath } from '../../lambdas/platform/http/router.js';
+import type { AuthRequirement } from '../../lambdas/platform/http/route.js';
 
 type Operation = { operationId: string; security: unknown[]; parameters: Array<{ name: string; in: string }>; requestBody?: { content: Record<string, { schema: { properties?: Record<string, unknown> } }> }; responses: Record<string, unknown> };
 

@@ -2,7 +2,7 @@
 import { beforeEach, describe, expect, it } from '@jest/globals';
 import { mockClient } from 'aws-sdk-client-mock';
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
-import { gatewayEnvironment, loadProviderSecrets } from '../../lambdas/aws/provider-secrets.js';
+import { gatewayEnvironment, loadProviderSecrets } from '../../lambdas/platform/aws/provider-secrets.js';
 import { loadCatalog } from '../../lambdas/catalog/catalog-config.js';
 
 const client = new SecretsManagerClient({ region: 'us-east-1' });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
-import { createRouter } from '../../lambdas/http/router.js';
-import type { RouteDef } from '../../lambdas/http/route.js';
-import { routes } from '../../lambdas/http/route-table.js';
+import { createRouter } from '../../lambdas/platform/http/router.js';
+import type { RouteDef } from '../../lambdas/platform/http/route.js';
+import { routes } from '../../lambdas/app/routes.js';
 
 const route = (operationId: string, method: RouteDef['method'], path: string, extra: Partial<RouteDef> = {}): RouteDef =>
   ({ operationId, method, path, fn: 'management', auth: 'none', tag: 't', summary: 's', ...extra });

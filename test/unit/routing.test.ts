@@ -2,7 +2,7 @@
 // in which order, and what each one is sent.
 import { describe, expect, it } from '@jest/globals';
 import { buildCatalog, catalogFileSchema, type CatalogFile } from '../../lambdas/catalog/catalog-config.js';
-import { HttpError } from '../../lambdas/http/errors.js';
+import { HttpError } from '../../lambdas/platform/http/errors.js';
 import { EndpointHealth } from '../../lambdas/inference/endpoint-health.js';
 import type { InferenceRequest } from '../../lambdas/inference/inference-request.js';
 import { planRoute, requestFor, type RoutingInput, type RoutingPlan } from '../../lambdas/inference/routing.js';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { z } from 'zod';
-import { parseJsonBody, validate } from '../../lambdas/http/validation.js';
-import { BadRequestError, PayloadTooLargeError } from '../../lambdas/http/errors.js';
+import { parseJsonBody, validate } from '../../lambdas/platform/http/validation.js';
+import { BadRequestError, PayloadTooLargeError } from '../../lambdas/platform/http/errors.js';
 
 const schema = z.strictObject({ name: z.string(), nested: z.object({ n: z.number().max(2) }).optional() });
 

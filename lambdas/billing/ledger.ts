@@ -1,0 +1,408 @@
+// Reserve before the provider call, settle (or release) after it, exactly once. The store does each step in
+// one transaction (LedgerRepository); this decides what a refused transaction means: a copy of the key or
+// workspace that has changed (take the stored one and retry), a reset window that has not been started yet
+// (roll it and retry), a conflict with a concurrent transaction (back off and retry), or a limit that
+// cannot cover the request (402 naming which one).
+import { HttpError, PaymentRequiredError } from '../platform/http/errors.js';
+import type { ApiKey } from '../keys/types.js';
+import { keyFromItem } from '../keys/api-key-repository.js';
+import { workspaceFromItem } from '../organizations/organization-repository.js';
+import type { OrganizationRepository } from '../organizations/organization-repository.js';
+import type { Charge, Failed, HoldRef, KeyTerms, LedgerRepository, RollupDelta, WorkspaceTerms } from './ledger-repository.js';
+import { itemKeys } from '../platform/dynamo/item-keys.js';
+import type { RecordCache } from '../platform/record-cache.js';
+import { nanosFromStore, nanosToDecimal, type Nanos } from '../platform/money.js';
+import { logLine } from '../platform/log-line.js';
+import type { Workspace } from '../organizations/types.js';
+import { BUDGET_INTERVALS } from '../organizations/types.js';
+import { budgetWindow, meterAttr, meterFromItem, spent } from './meter.js';
+import { infrastructureCost, type InfrastructureCost, type Invocation, type ResourceUse } from './infrastructure.js';
+import { infrastructureToItem } from '../generations/generation-repository.js';
+import { currentPeriods, INTERVALS, windowEnd, type Periods } from './periods.js';
+
+/** A hold outlives any invocation that could settle it: Lambda's 15-minute maximum, plus margin. */
+export const HOLD_TTL_MS = 20 * 60_000;
+const MAX_ATTEMPTS = 16;
+/** Settlement runs after the reply, so it may keep trying much longer (about 40 s) before giving up. */
+const SETTLE_ATTEMPTS = 160;
+
+export interface LedgerDeps {
+  repository: LedgerRepository;
+  organizations: OrganizationRepository;
+  workspaces: RecordCache<Workspace>;
+  /** Told about a fresher copy of a key seen while reserving, so later requests start from it. */
+  keySeen?: (key: ApiKey) => void;
+  clock: () => Date;
+  random: () => number;
+  sleep: (ms: number) => Promise<void>;
+  log: (line: string) => void;
+}
+
+export interface Hold extends HoldRef {
+  /** DynamoDB write capacity the reservation consumed (ReturnConsumedCapacity). */
+  writeUnits: number;
+  /** Attempts the reservation took (conflicts, stale copies, window rolls). */
+  attempts: number;
+  /** DynamoDB read capacity spent on the workspace's budgets (0 when cached). */
+  readUnits: number;
+}
+
+/**
+ * What a reservation's amount allows for in output tokens, so that a refusal can say how many the caller
+ * can afford (computed only when a reservation is refused).
+ */
+export interface OutputTokens {
+  /** The output tokens the amount was reserved for (max_tokens, or the endpoints' maximum). */
+  requested: number;
+  /** The most output tokens `remaining` pays for together with the prompt. */
+  affordable(remaining: Nanos): number;
+}
+
+export interface SettleResult {
+  outcome: 'settled' | 'already' | 'failed';
+  writeUnits: number;
+  attempts: number;
+}
+
+const usd = (nanos: Nanos) => `$${nanosToDecimal(nanos < 0n ? 0n : nanos)}`;
+
+function keyTerms(key: ApiKey): KeyTerms {
+  return {
+    hash: key.hash,
+    settingsVersion: key.settings_version,
+    limit: key.limit === null ? null : { amount: key.limit, window: key.limit_reset ?? 'total', withByok: key.include_byok_in_limit },
+  };
+}
+
+function workspaceTerms(workspace: Workspace): WorkspaceTerms {
+  return {
+    id: workspace.id,
+    budgetVersion: workspace.budget_version,
+    budgets: BUDGET_INTERVALS.flatMap((interval) => {
+      const budget = workspace.budgets[interval];
+      return budget ? [{ interval: budgetWindow(interval), limit: budget.limit }] : [];
+    }),
+    withByok: workspace.include_byok_in_budgets,
+  };
+}
+
+/** The later of the current windows and the ones a meter is already counting (another clock may be ahead). */
+function laterPeriods(current: Periods, stored: Partial<Periods>): Periods {
+  const later = { ...current };
+  for (const interval of INTERVALS) {
+    const seen = stored[interval];
+    if (seen && seen > later[interval]) later[interval] = seen;
+  }
+  return later;
+}
+
+function storedPeriods(item: Record<string, unknown>): Partial<Periods> {
+  const periods: Partial<Periods> = {};
+  for (const interval of INTERVALS) {
+    const value = item[meterAttr.period(interval)];
+    if (typeof value === 'string') periods[interval] = value;
+  }
+  return periods;
+}
+
+function isBehind(stored: Partial<Periods>, periods: Periods): boolean {
+  return INTERVALS.some((interval) => !stored[interval] || stored[interval]! < periods[interval]);
+}
+
+export class Ledger {
+  constructor(private readonly deps: LedgerDeps) {}
+
+  private async backoff(attempt: number): Promise<void> {
+    const cap = Math.min(250, 4 * 2 ** attempt);
+    await this.deps.sleep(Math.round(cap / 2 + this.deps.random() * cap / 2));
+  }
+
+  async workspaceOf(orgId: string, workspaceId: string, readUnits?: (units: number) => void): Promise<Workspace> {
+    const workspace = await this.deps.workspaces.getOrLoad(`${orgId}/${workspaceId}`, () => this.deps.organizations.getWorkspace(orgId, workspaceId, readUnits));
+    if (!workspace) throw new HttpError(403, 'The workspace of this API key no longer exists');
+    return workspace;
+  }
+
+  /**
+   * Holds `amount` against the organization's balance, the key's limit and the workspace's budgets, or
+   * throws a 402 naming the first that cannot cover it.
+   */
+  async reserve(generationId: string, startingKey: ApiKey, amount: Nanos, tokens?: OutputTokens): Promise<Hold> {
+    let key = startingKey;
+    let readUnits = 0;
+    let workspace = await this.workspaceOf(key.org_id, key.workspace_id, (units) => { readUnits += units; });
+    for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt += 1) {
+      const now = this.deps.clock();
+      const current = currentPeriods(now);
+      const keyPeriods = laterPeriods(current, key.periods);
+      const workspacePeriods = laterPeriods(current, workspace.periods);
+      const ref: HoldRef = { generationId, orgId: key.org_id, workspaceId: key.workspace_id, keyHash: key.hash, amount };
+      const outcome = await this.deps.repository.reserve({
+        ...ref,
+        key: keyTerms(key),
+        workspace: workspaceTerms(workspace),
+        keyPeriods,
+        workspacePeriods,
+        createdAt: now.toISOString(),
+        expiresAt: new Date(now.getTime() + HOLD_TTL_MS).toISOString(),
+      }, attempt);
+      if (outcome.kind === 'held') return { ...ref, writeUnits: outcome.writeUnits, attempts: attempt, readUnits };
+      if (outcome.kind === 'conflict') {
+        await this.backoff(attempt);
+        continue;
+      }
+      if (outcome.duplicate) throw new Error(`generation id ${generationId} already has a hold`);
+
+      // Fix whatever was stale and try again; only a limit that still cannot cover the request refuses it.
+      let retry = false;
+      // Every meter that refused, with its headroom: the tightest one is named (the others afford more).
+      const shortfalls: Shortfall[] = [];
+      if (outcome.org) {
+        const item = outcome.org.item;
+        if (!item) throw new HttpError(403, 'The organization of this API key no longer exists');
+        if (item.balance === undefined) {
+          await this.deps.repository.addBalance(key.org_id);
+          retry = true;
+        } else {
+          shortfalls.push(creditsShortfall(nanosFromStore(item.balance)));
+        }
+      }
+      if (outcome.key) {
+        const item = outcome.key.item;
+        if (!item) throw new HttpError(401, 'API key not found');
+        const stored = keyFromItem(item);
+        const periods = storedPeriods(item);
+        if (stored.settings_version !== key.settings_version || stored.disabled) {
+          if (stored.disabled) throw new HttpError(401, 'API key disabled');
+          key = stored;
+          this.deps.keySeen?.(stored);
+          retry = true;
+        } else if (isBehind(periods, current)) {
+          await this.deps.repository.roll(itemKeys.apiKey(key.hash), current, periods);
+          retry = true;
+        } else if (INTERVALS.some((interval) => periods[interval] !== keyPeriods[interval])) {
+          key = stored;
+          retry = true;
+        } else {
+          shortfalls.push(keyShortfall(stored, item, now));
+        }
+      }
+      if (outcome.workspace) {
+        const item = outcome.workspace.item;
+        if (!item) throw new HttpError(403, 'The workspace of this API key no longer exists');
+        const stored = workspaceFromItem(item);
+        const periods = storedPeriods(item);
+        if (stored.budget_version !== workspace.budget_version) {
+          workspace = stored;
+          this.deps.workspaces.set(`${stored.org_id}/${stored.id}`, stored);
+          retry = true;
+        } else if (isBehind(periods, current)) {
+          await this.deps.repository.roll(itemKeys.workspace(key.org_id, key.workspace_id), current, periods);
+          retry = true;
+        } else if (INTERVALS.some((interval) => periods[interval] !== workspacePeriods[interval])) {
+          workspace = stored;
+          retry = true;
+        } else {
+          shortfalls.push(budgetShortfall(stored, item, amount, now));
+        }
+      }
+      if (retry) continue;
+      if (shortfalls.length) throw refusal(shortfalls.reduce((tightest, next) => (next.left < tightest.left ? next : tightest)), amount, tokens);
+      throw new Error('reservation refused without a reason');
+    }
+    throw new HttpError(503, 'Could not reserve credits: too much contention on this account; retry shortly', { headers: { 'retry-after': '1' } });
+  }
+
+  /**
+   * Settles a hold at the actual charge, writing the generation record and its rollup in the same
+   * transaction; without a record, releases it. Never throws: a settlement that cannot be written is
+   * logged with everything needed to reconcile it, and its hold is released by the sweeper.
+   */
+  async settle(hold: HoldRef, charge: Charge, record?: Record<string, unknown>, rollup?: RollupDelta): Promise<SettleResult> {
+    let late = false;
+    let skipKey = false;
+    let skipWorkspace = false;
+    let writeUnits = 0;
+    let keyPeriods: Partial<Periods> = {};
+    let workspacePeriods: Partial<Periods> = {};
+    for (let attempt = 1; attempt <= SETTLE_ATTEMPTS; attempt += 1) {
+      const current = currentPeriods(this.deps.clock());
+      try {
+        const outcome = await this.deps.repository.settle({
+          hold,
+          charge,
+          keyPeriods: laterPeriods(current, keyPeriods),
+          workspacePeriods: laterPeriods(current, workspacePeriods),
+          ...(record ? { record } : {}),
+          ...(rollup ? { rollup } : {}),
+          skipKey,
+          skipWorkspace,
+        }, attempt, late);
+        if (outcome.kind === 'settled') return { outcome: 'settled', writeUnits: writeUnits + outcome.writeUnits, attempts: attempt };
+        if (outcome.kind === 'already') return { outcome: 'already', writeUnits, attempts: attempt };
+        if (outcome.kind === 'hold-missing') {
+          // Swept after its expiry: charge without it; the record's own condition keeps this exactly-once.
+          this.deps.log(logLine('warn', 'hold expired before settlement; charging without it', { generation_id: hold.generationId }));
+          late = true;
+        } else if (outcome.kind === 'conflict') {
+          await this.backoff(attempt);
+        } else {
+          for (const [failed, itemKey, set, skip] of [
+            [outcome.key, itemKeys.apiKey(hold.keyHash), (p: Partial<Periods>) => { keyPeriods = p; }, () => { skipKey = true; }],
+            [outcome.workspace, itemKeys.workspace(hold.orgId, hold.workspaceId), (p: Partial<Periods>) => { workspacePeriods = p; }, () => { skipWorkspace = true; }],
+          ] as Array<[Failed | undefined, { pk: string; sk: string }, (p: Partial<Periods>) => void, () => void]>) {
+            if (!failed) continue;
+            if (!failed.item) {
+              // Deleted while the request ran: the organization is still charged, the record still written.
+              skip();
+              continue;
+            }
+            const periods = storedPeriods(failed.item);
+            if (isBehind(periods, current)) await this.deps.repository.roll(itemKey, current, periods);
+            else set(periods);
+          }
+        }
+      } catch (err) {
+        if (attempt === SETTLE_ATTEMPTS) break;
+        this.deps.log(logLine('warn', 'settlement attempt failed', { generation_id: hold.generationId, attempt, error: String(err) }));
+        await this.backoff(attempt);
+      }
+    }
+    this.deps.log(logLine('error', 'settlement failed; reconcile by hand', {
+      generation_id: hold.generationId,
+      org_id: hold.orgId,
+      key_hash: hold.keyHash,
+      workspace_id: hold.workspaceId,
+      held: nanosToDecimal(hold.amount),
+      charge: nanosToDecimal(charge.credits),
+      byok: nanosToDecimal(charge.byok),
+    }));
+    return { outcome: 'failed', writeUnits, attempts: SETTLE_ATTEMPTS };
+  }
+
+  /**
+   * Records what serving a settled generation cost on AWS (see infrastructure.ts) on its record and its
+   * rollup row. `use` holds the DynamoDB capacity of the reservation and settlement; this write's own is
+   * estimated from the item sizes, since a write cannot report its capacity to itself.
+   */
+  async recordInfrastructure(generationId: string, rollupKey: { pk: string; sk: string }, invocation: Invocation, use: ResourceUse, endedAt: number, ownItemBytes: number): Promise<InfrastructureCost | undefined> {
+    const own = 2 * (Math.ceil(ownItemBytes / 1024) + 1);
+    const cost = infrastructureCost(invocation, { ...use, writeUnits: use.writeUnits + own }, endedAt);
+    const item = infrastructureToItem(cost);
+    for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt += 1) {
+      try {
+        const outcome = await this.deps.repository.recordInfrastructure(generationId, rollupKey, item, cost.total, attempt);
+        if (outcome !== 'conflict') return cost;
+        await this.backoff(attempt);
+      } catch (err) {
+        this.deps.log(logLine('warn', 'infrastructure cost not recorded', { generation_id: generationId, attempt, error: String(err) }));
+        if (attempt >= 3) return undefined;
+        await this.backoff(attempt);
+      }
+    }
+    return undefined;
+  }
+
+  /** True while a generation holds credits: in flight, or replied and not yet settled. */
+  async isPending(generationId: string): Promise<boolean> {
+    return (await this.deps.repository.getHold(generationId)) !== undefined;
+  }
+
+  /** Gives back everything a hold took (the request failed before it cost anything). */
+  release(hold: HoldRef): Promise<SettleResult> {
+    return this.settle(hold, { credits: 0n, byok: 0n });
+  }
+
+  /** Releases holds whose invocation ended without settling them (a crash, a timeout). */
+  async releaseExpired(): Promise<number> {
+    const expired = await this.deps.repository.expiredHolds(this.deps.clock().toISOString());
+    let released = 0;
+    for (const hold of expired) {
+      const result = await this.release(hold);
+      if (result.outcome === 'settled') {
+        released += 1;
+        this.deps.log(logLine('warn', 'released an expired hold', { generation_id: hold.generationId, org_id: hold.orgId, amount: nanosToDecimal(hold.amount) }));
+      }
+    }
+    return released;
+  }
+}
+
+/** A limit that cannot cover a reservation: what is left of it, how to say it, and how to lift it. */
+interface Shortfall {
+  left: Nanos;
+  /** One sentence naming the limit and what is left of it. */
+  state: string;
+  remedy: string;
+  metadata: Record<string, unknown>;
+}
+
+/**
+ * The 402, as OpenRouter words it: how many output tokens the request asked for and how many the limit
+ * affords, which limit refused it, and what to do (lower max_tokens, or raise the limit / add credits).
+ */
+function refusal(shortfall: Shortfall, amount: Nanos, tokens: OutputTokens | undefined): PaymentRequiredError {
+  const remaining = shortfall.left < 0n ? 0n : shortfall.left;
+  const affordable = tokens ? Math.max(0, Math.min(tokens.affordable(remaining), tokens.requested)) : undefined;
+  let message: string;
+  if (tokens && affordable! > 0 && affordable! < tokens.requested) {
+    message = `This request requires more credits, or fewer max_tokens. You requested up to ${tokens.requested} tokens, but can only afford ${affordable}. ${shortfall.state}. Lower max_tokens, or ${shortfall.remedy}.`;
+  } else if (tokens) {
+    // Fewer output tokens would not help: the prompt (with one output token) already costs more than is left.
+    message = `This request requires more credits: it can cost up to ${usd(amount)}, and the ${usd(remaining)} left does not cover its prompt and one output token. ${shortfall.state}. Shorten the prompt, or ${shortfall.remedy}.`;
+  } else {
+    message = `This request requires more credits: it can cost up to ${usd(amount)}. ${shortfall.state}. To continue, ${shortfall.remedy}.`;
+  }
+  return new PaymentRequiredError(message, {
+    metadata: {
+      ...shortfall.metadata,
+      required: nanosToDecimal(amount),
+      remaining: nanosToDecimal(remaining),
+      ...(tokens ? { requested_tokens: tokens.requested, affordable_tokens: affordable } : {}),
+    },
+  });
+}
+
+function creditsShortfall(balance: Nanos): Shortfall {
+  return {
+    left: balance,
+    state: `The account has ${usd(balance)} of credits available`,
+    remedy: 'add credits',
+    metadata: { reason: 'insufficient_credits', available: nanosToDecimal(balance < 0n ? 0n : balance) },
+  };
+}
+
+function keyShortfall(key: ApiKey, item: Record<string, unknown>, now: Date): Shortfall {
+  const window = key.limit_reset ?? 'total';
+  const meter = meterFromItem(item);
+  const used = spent(meter, window, key.include_byok_in_limit);
+  const left = (key.limit ?? 0n) - used - meter.held;
+  const resets = key.limit_reset ? `; it resets at ${windowEnd(key.limit_reset, now)}` : '';
+  const held = meter.held > 0n ? ` (${usd(meter.held)} is held by requests in flight)` : '';
+  return {
+    left,
+    state: `The key's ${window} limit of ${usd(key.limit ?? 0n)} has ${usd(left)} left${held}${resets}`,
+    remedy: "raise the key's limit",
+    metadata: { reason: 'key_limit', limit_reset: key.limit_reset, limit: nanosToDecimal(key.limit ?? 0n) },
+  };
+}
+
+/** The workspace's tightest budget that cannot cover `amount`. */
+function budgetShortfall(workspace: Workspace, item: Record<string, unknown>, amount: Nanos, now: Date): Shortfall {
+  const meter = meterFromItem(item);
+  let tightest: Shortfall | undefined;
+  for (const interval of BUDGET_INTERVALS) {
+    const budget = workspace.budgets[interval];
+    if (!budget) continue;
+    const left = budget.limit - spent(meter, budgetWindow(interval), workspace.include_byok_in_budgets) - meter.held;
+    if (left >= amount || (tightest && tightest.left <= left)) continue;
+    const resets = interval === 'lifetime' ? '' : `; it resets at ${windowEnd(interval, now)}`;
+    tightest = {
+      left,
+      state: `Workspace ${workspace.slug}'s ${interval} budget of ${usd(budget.limit)} has ${usd(left)} left${resets}`,
+      remedy: "raise the workspace's budget",
+      metadata: { reason: 'workspace_budget', workspace_id: workspace.id, interval, limit: nanosToDecimal(budget.limit) },
+    };
+  }
+  return tightest ?? { left: 0n, state: `Workspace ${workspace.slug}'s budget cannot cover it`, remedy: "raise the workspace's budget", metadata: { reason: 'workspace_budget', workspace_id: workspace.id } };
+}

@@ -1,0 +1,52 @@
+// Every access pattern of the single table, readable in one place.
+//
+//   entity          pk                 sk                 gsi1pk                 gsi1sk
+//   organization    ORG#<org>          ORG
+//   workspace       ORG#<org>          WS#<workspace>
+//   api key         KEY#<hash>         KEY                ORG#<org>#KEYS         <created_at>#<hash>
+//   generation      GEN#<id>           GEN                ORG#<org>#GENS         <created_at>#<id>
+//   default org     SYSTEM             DEFAULT_ORGANIZATION
+//   workspace slug  ORG#<org>          WSSLUG#<slug>                                                   (uniqueness claim)
+//   credit grant    ORG#<org>          CREDIT#<at>#<id>
+//   hold            HOLD#<generation>  HOLD               HOLDS#<shard 0-15>     <expires_at>#<generation>
+//   feedback        GEN#<id>           FEEDBACK#<at>#<n>
+//   rollup          ORG#<org>#RU       <hour>#<ws>#<key hash>#<model>#<provider>  RU#EP#<model>@<provider>  <hour>#<org>#<ws>#<key hash>   (by endpoint: billing/rollups.ts)
+//   endpoint fails  EPF#<model>@<provider>  <hour>#<shard 0-7>                                     (failed attempts: catalog/endpoint-failure-repository.ts)
+//   intern          ORG#<org>          INTERN#<intern>
+//   vault data key  VAULT#<vault>      DATAKEY                                                         (encrypted only)
+//   vault secret    VAULT#<vault>      SECRET#<name>
+//   vault audit     VAULT#<vault>      AUDIT#<at>#<n>
+//   byok credential ORG#<org>          BYOK#<id>
+export const itemKeys = {
+  organization: (orgId: string) => ({ pk: `ORG#${orgId}`, sk: 'ORG' }),
+  workspace: (orgId: string, workspaceId: string) => ({ pk: `ORG#${orgId}`, sk: `WS#${workspaceId}` }),
+  workspacesOf: (orgId: string) => ({ pk: `ORG#${orgId}`, skPrefix: 'WS#' }),
+  apiKey: (hash: string) => ({ pk: `KEY#${hash}`, sk: 'KEY' }),
+  apiKeyListing: (orgId: string, createdAt: string, hash: string) => ({ gsi1pk: `ORG#${orgId}#KEYS`, gsi1sk: `${createdAt}#${hash}` }),
+  apiKeysOf: (orgId: string) => ({ gsi1pk: `ORG#${orgId}#KEYS` }),
+  generation: (id: string) => ({ pk: `GEN#${id}`, sk: 'GEN' }),
+  generationListing: (orgId: string, createdAt: string, id: string) => ({ gsi1pk: `ORG#${orgId}#GENS`, gsi1sk: `${createdAt}#${id}` }),
+  defaultOrganization: () => ({ pk: 'SYSTEM', sk: 'DEFAULT_ORGANIZATION' }),
+  workspaceSlug: (orgId: string, slug: string) => ({ pk: `ORG#${orgId}`, sk: `WSSLUG#${slug}` }),
+  creditGrant: (orgId: string, at: string, id: string) => ({ pk: `ORG#${orgId}`, sk: `CREDIT#${at}#${id}` }),
+  creditGrantsOf: (orgId: string) => ({ pk: `ORG#${orgId}`, skPrefix: 'CREDIT#' }),
+  hold: (generationId: string) => ({ pk: `HOLD#${generationId}`, sk: 'HOLD' }),
+  holdListing: (shard: number, expiresAt: string, generationId: string) => ({ gsi1pk: `HOLDS#${shard}`, gsi1sk: `${expiresAt}#${generationId}` }),
+  holdsOf: (shard: number) => ({ gsi1pk: `HOLDS#${shard}` }),
+  feedback: (generationId: string, at: string, n: string) => ({ pk: `GEN#${generationId}`, sk: `FEEDBACK#${at}#${n}` }),
+  rollup: (orgId: string, hour: string, workspaceId: string, keyHash: string, model: string, provider: string) => ({
+    pk: `ORG#${orgId}#RU`, sk: `${hour}#${workspaceId}#${keyHash}#${model}#${provider}`,
+  }),
+  rollupsOf: (orgId: string) => ({ pk: `ORG#${orgId}#RU` }),
+  endpointFailures: (model: string, provider: string, hour: string, shard: number) => ({ pk: `EPF#${model}@${provider}`, sk: `${hour}#${shard}` }),
+  endpointFailuresOf: (model: string, provider: string) => ({ pk: `EPF#${model}@${provider}` }),
+  intern: (orgId: string, internId: string) => ({ pk: `ORG#${orgId}`, sk: `INTERN#${internId}` }),
+  internsOf: (orgId: string) => ({ pk: `ORG#${orgId}`, skPrefix: 'INTERN#' }),
+  vaultDataKey: (vaultId: string) => ({ pk: `VAULT#${vaultId}`, sk: 'DATAKEY' }),
+  vaultSecret: (vaultId: string, name: string) => ({ pk: `VAULT#${vaultId}`, sk: `SECRET#${name}` }),
+  vaultSecretsOf: (vaultId: string) => ({ pk: `VAULT#${vaultId}`, skPrefix: 'SECRET#' }),
+  vaultAudit: (vaultId: string, at: string, n: string) => ({ pk: `VAULT#${vaultId}`, sk: `AUDIT#${at}#${n}` }),
+  vaultAuditOf: (vaultId: string) => ({ pk: `VAULT#${vaultId}`, skPrefix: 'AUDIT#' }),
+  byok: (orgId: string, id: string) => ({ pk: `ORG#${orgId}`, sk: `BYOK#${id}` }),
+  byoksOf: (orgId: string) => ({ pk: `ORG#${orgId}`, skPrefix: 'BYOK#' }),
+} as const;

@@ -1,0 +1,64 @@
+// A request's way through: route lookup (404/405), body size (413), authentication, validation,
+// then the operation. Never throws: every failure comes back as the error envelope.
+import type { GatewayRequest } from './request.js';
+import { DEFAULT_MAX_BODY_BYTES, type OperationResult, type RouteDef } from './route.js';
+import type { RouteMatch } from './router.js';
+import { BadRequestError, echo, MethodNotAllowedError, NotFoundError, PayloadTooLargeError, toErrorReply, withLifecycleMetadata } from './errors.js';
+import { authenticate } from './auth.js';
+import { parseJsonBody, validate } from './validation.js';
+import type { GatewayDeps } from '../../app/deps.js';
+
+const MAX_PATH_PARAM_BYTES = 512;
+
+// Operations are typed per route in the route table; here they are called generically.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type OperationTable = Record<string, (ctx: any) => Promise<OperationResult>>;
+
+export async function dispatch(
+  request: GatewayRequest,
+  match: (method: string, path: string) => RouteMatch<RouteDef>,
+  operations: OperationTable,
+  deps: GatewayDeps,
+  defer?: (work: Promise<unknown>) => void,
+): Promise<OperationResult> {
+  let lifecycleErrors = false;
+  try {
+    const found = match(request.method, request.path);
+    if (found.kind === 'not-found') throw new NotFoundError(`No route for ${echo(request.method, 16)} ${echo(request.path, 128)}`);
+    if (found.kind === 'method-not-allowed') throw new MethodNotAllowedError(request.method, found.allowed);
+    const { route, params } = found;
+    lifecycleErrors = route.tag === 'Interns';
+    // No identifier is this long; refusing here also keeps every store key within DynamoDB's key size limits.
+    for (const [name, value] of Object.entries(params)) {
+      if (Buffer.byteLength(value) > MAX_PATH_PARAM_BYTES) throw new NotFoundError(`Not found: path parameter ${name} is longer than ${MAX_PATH_PARAM_BYTES} bytes`);
+    }
+    checkPathParams(route, params);
+    const maxBytes = route.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+    if (request.body && request.body.length > maxBytes) throw new PayloadTooLargeError(maxBytes);
+    const principal = await authenticate(request.headers, route, deps);
+    const body = route.body ? validate(route.body, parseJsonBody(request.body, maxBytes), 'body') : undefined;
+    const query = route.query ? validate(route.query, request.query, 'query') : undefined;
+    const operation = operations[route.operationId];
+    if (!operation) throw new Error(`no operation registered for ${route.operationId}`);
+    const result = await operation({ request, params, body, query, principal, deps, ...(defer ? { defer } : {}) });
+    if (result.kind !== 'stream' && result.status === undefined && route.successStatus !== undefined) {
+      return { ...result, status: route.successStatus };
+    }
+    return result;
+  } catch (err) {
+    const reply = toErrorReply(err, request.requestId, deps.log);
+    return { status: reply.status, headers: reply.headers, body: lifecycleErrors ? withLifecycleMetadata(reply.body) : reply.body };
+  }
+}
+
+/**
+ * Every path parameter against the pattern its route declares, before authentication and any store access.
+ * The 400 names the parameter and the expected form but never echoes the value.
+ */
+function checkPathParams(route: RouteDef, params: Record<string, string>): void {
+  for (const [name, value] of Object.entries(params)) {
+    const rule = route.params?.[name];
+    if (!rule) throw new Error(`route ${route.operationId} declares no pattern for path parameter ${name}`);
+    if (!rule.pattern.test(value)) throw new BadRequestError(`Invalid path parameter ${name}: expected ${rule.expected}`, { metadata: { parameter: name } });
+  }
+}

@@ -1,0 +1,225 @@
+// The HTTP side of errors: the error map from domain errors to statuses, the few errors only HTTP has
+// (no route, wrong method, body too large), and the one envelope every failure is written as.
+import {
+  ClientClosedError, ConflictError as DomainConflict, DomainError, ForbiddenError as DomainForbidden, InsufficientFundsError, InvalidInputError,
+  NotFoundError as DomainNotFound, UnauthenticatedError, UnavailableError, UpstreamError,
+} from '../errors.js';
+
+export class HttpError extends Error {
+  readonly status: number;
+  readonly metadata: Record<string, unknown> | undefined;
+  headers: Record<string, string> | undefined;
+  /** Top-level envelope fields beside `error`, e.g. service_metadata. */
+  envelope: Record<string, unknown> | undefined;
+
+  constructor(status: number, message: string, options: { metadata?: Record<string, unknown>; headers?: Record<string, string>; envelope?: Record<string, unknown>; cause?: unknown } = {}) {
+    super(message, { cause: options.cause });
+    this.name = new.target.name;
+    this.status = status;
+    this.metadata = options.metadata;
+    this.headers = options.headers;
+    this.envelope = options.envelope;
+  }
+}
+
+type Options = ConstructorParameters<typeof HttpError>[2];
+
+export class BadRequestError extends HttpError {
+  constructor(message: string, options?: Options) { super(400, message, options); }
+}
+export class UnauthorizedError extends HttpError {
+  constructor(message: string, options?: Options) { super(401, message, options); }
+}
+export class PaymentRequiredError extends HttpError {
+  constructor(message: string, options?: Options) { super(402, message, options); }
+}
+export class ForbiddenError extends HttpError {
+  constructor(message: string, options?: Options) { super(403, message, options); }
+}
+export class NotFoundError extends HttpError {
+  constructor(message = 'Not found', options?: Options) { super(404, message, options); }
+}
+export class MethodNotAllowedError extends HttpError {
+  constructor(method: string, allowed: string[]) {
+    super(405, `Method ${echo(method)} is not allowed on this route; allowed: ${allowed.join(', ')}`, {
+      headers: { allow: allowed.join(', ') },
+    });
+  }
+}
+export class ConflictError extends HttpError {
+  constructor(message: string, options?: Options) { super(409, message, options); }
+}
+export class PayloadTooLargeError extends HttpError {
+  constructor(limitBytes: number) {
+    super(413, `Request body is larger than this route's limit of ${limitBytes} bytes`, { metadata: { limit_bytes: limitBytes } });
+  }
+}
+export class UnsupportedMediaTypeError extends HttpError {
+  constructor(message: string) { super(415, message); }
+}
+export class ServiceUnavailableError extends HttpError {
+  constructor(message: string, options?: Options) { super(503, message, options); }
+}
+
+/** Status of each domain error kind; a subclass takes its nearest listed ancestor's. */
+const STATUS_OF = new Map<abstract new (...args: never[]) => DomainError, number>([
+  [InvalidInputError, 400],
+  [UnauthenticatedError, 401],
+  [InsufficientFundsError, 402],
+  [DomainForbidden, 403],
+  [DomainNotFound, 404],
+  [DomainConflict, 409],
+  [ClientClosedError, 499],
+  [UnavailableError, 503],
+]);
+
+/**
+ * A provider's failure as the caller sees it: 408 for a timeout, the provider's own 408, 429, 529, 400, 413
+ * and 422, and 502 for anything else.
+ */
+function upstreamStatus(err: UpstreamError): number {
+  if (err.reason === 'timeout') return 408;
+  const status = err.upstreamStatus;
+  if (err.reason === 'status' && status !== undefined && [408, 429, 529, 400, 413, 422].includes(status)) return status;
+  return 502;
+}
+
+function statusOf(err: DomainError): number {
+  if (err instanceof UpstreamError) return upstreamStatus(err);
+  for (let proto = Object.getPrototypeOf(err); proto && proto !== DomainError.prototype; proto = Object.getPrototypeOf(proto)) {
+    const status = STATUS_OF.get(proto.constructor);
+    if (status !== undefined) return status;
+  }
+  return 500;
+}
+
+/** The error map: a domain error as the HttpError it is answered with (status, Retry-After, envelope fields). */
+export function httpErrorOf(err: DomainError): HttpError {
+  const headers = err.retryAfterSeconds === undefined ? undefined : { 'retry-after': String(err.retryAfterSeconds) };
+  return new HttpError(statusOf(err), err.message, {
+    ...(err.metadata ? { metadata: err.metadata } : {}),
+    ...(headers ? { headers } : {}),
+    ...(err.reply ? { envelope: err.reply } : {}),
+    cause: err,
+  });
+}
+
+/** On every reply: browsers must not guess a content type (a JSON error that echoes input is never HTML). */
+export const NO_SNIFF = { 'x-content-type-options': 'nosniff' } as const;
+
+/** Longest piece of input (a field name, a value, a path segment) an error message repeats. */
+export const MAX_ECHO_CHARS = 64;
+/** Caps on what any error envelope carries, whatever built it: the body stays small however large the input. */
+export const MAX_ERROR_MESSAGE_CHARS = 512;
+const MAX_METADATA_STRING_CHARS = 1024;
+const MAX_METADATA_ITEMS = 20;
+
+/** A piece of input as an error message may repeat it: at most `max` characters, then an ellipsis. */
+export function echo(value: unknown, max = MAX_ECHO_CHARS): string {
+  const text = String(value);
+  if (text.length <= max) return text;
+  // Never split a surrogate pair.
+  const end = /[\uD800-\uDBFF]/.test(text[max - 1]!) ? max - 1 : max;
+  return `${text.slice(0, end)}…`;
+}
+
+/** Strings and lists in error metadata, bounded (the safety net under every message that echoes input). */
+function bounded(value: unknown, depth = 0): unknown {
+  if (typeof value === 'string') return echo(value, MAX_METADATA_STRING_CHARS);
+  if (depth > 4 || value === null || typeof value !== 'object') return value;
+  if (Array.isArray(value)) return value.slice(0, MAX_METADATA_ITEMS).map((item) => bounded(item, depth + 1));
+  return Object.fromEntries(Object.entries(value).slice(0, MAX_METADATA_ITEMS * 2).map(([name, item]) => [echo(name), bounded(item, depth + 1)]));
+}
+
+export interface ErrorEnvelope {
+  error: { code: number; message: string; metadata?: Record<string, unknown> };
+  service_metadata?: unknown;
+  user_id?: string | null;
+}
+
+export interface ErrorReply {
+  status: number;
+  headers: Record<string, string>;
+  body: ErrorEnvelope;
+}
+
+/**
+ * Turns anything thrown into the envelope. Only HttpErrors below 500 expose their message;
+ * everything else is logged with the request id and answered without internals.
+ */
+export function toErrorReply(err: unknown, requestId: string, log: (line: string) => void = defaultLog): ErrorReply {
+  if (err instanceof DomainError) return toErrorReply(httpErrorOf(err), requestId, log);
+  const unreachable = err instanceof HttpError ? undefined : storeUnreachable(err);
+  if (unreachable) return toErrorReply(unreachable, requestId, log);
+  if (err instanceof HttpError && err.status < 500) {
+    const error: ErrorEnvelope['error'] = { code: err.status, message: echo(err.message, MAX_ERROR_MESSAGE_CHARS) };
+    if (err.metadata) error.metadata = bounded(err.metadata) as Record<string, unknown>;
+    return { status: err.status, headers: { ...err.headers }, body: { error, ...err.envelope } };
+  }
+  const status = err instanceof HttpError ? err.status : 500;
+  const deliberate = err instanceof HttpError && err.status !== 500;
+  const message = deliberate ? echo(err.message, MAX_ERROR_MESSAGE_CHARS) : 'Internal server error';
+  log(JSON.stringify({
+    level: 'error',
+    request_id: requestId,
+    status,
+    error: err instanceof Error ? { name: err.name, message: err.message, stack: err.stack } : String(err),
+    // What was behind a deliberate 5xx (e.g. which host could not be reached), for the operator only.
+    ...(err instanceof Error && err.cause !== undefined ? { cause: err.cause instanceof Error ? { name: err.cause.name, message: err.cause.message } : String(err.cause) } : {}),
+  }));
+  return {
+    status,
+    headers: err instanceof HttpError ? { ...err.headers } : {},
+    body: { error: { code: status, message, metadata: { ...(deliberate ? bounded(err.metadata ?? {}) as Record<string, unknown> : {}), request_id: requestId } }, ...(deliberate ? err.envelope : {}) },
+  };
+}
+
+const LIFECYCLE_REASONS: Record<number, string> = {
+  400: 'invalid_request', 401: 'authentication', 403: 'permission_denied', 404: 'not_found', 409: 'conflict', 413: 'payload_too_large', 415: 'unsupported_media_type',
+};
+
+/**
+ * The envelope of the intern routes (@openrouter/sdk's InternLifecycleError): metadata, when there is any,
+ * always says `reason` and whether trying again may succeed (`retryable`); the SDK rejects it otherwise.
+ */
+export function withLifecycleMetadata(body: ErrorEnvelope): ErrorEnvelope {
+  const { code, metadata } = body.error;
+  if (!metadata) return body;
+  return {
+    ...body,
+    error: {
+      ...body.error,
+      metadata: {
+        ...metadata,
+        reason: typeof metadata.reason === 'string' ? metadata.reason : LIFECYCLE_REASONS[code] ?? (code >= 500 ? 'server_error' : 'error'),
+        retryable: typeof metadata.retryable === 'boolean' ? metadata.retryable : code === 408 || code === 429 || code >= 500,
+      },
+    },
+  };
+}
+
+/** Network failures of a client (the SDK's, after its retries): the store or a service cannot be reached. */
+const CONNECTION_ERRORS = /\b(ECONNREFUSED|ECONNRESET|EPIPE|ETIMEDOUT|EHOSTUNREACH|ENETUNREACH|EAI_AGAIN)\b/;
+
+/**
+ * A request that failed because a backing service (DynamoDB, KMS) could not be reached is a 503 (try again
+ * later), not a 500: locally when DynamoDB Local has died, on AWS during a network fault. The client gets
+ * only this message. The SDK may wrap the socket error (then only its message names the code), and the
+ * error may come from another realm (Jest), so neither `instanceof` nor the wrapper's shape is relied on.
+ */
+export function storeUnreachable(err: unknown): ServiceUnavailableError | undefined {
+  let cause = err;
+  for (let depth = 0; typeof cause === 'object' && cause !== null && depth < 4; depth++) {
+    const { code, message, errors } = cause as { code?: unknown; message?: unknown; errors?: unknown };
+    const nested = Array.isArray(errors) && errors.some((inner) => CONNECTION_ERRORS.test(String((inner as { code?: unknown })?.code)));
+    if ((typeof code === 'string' && CONNECTION_ERRORS.test(code)) || nested || (typeof message === 'string' && /^AWS SDK error wrapper for /.test(message) && CONNECTION_ERRORS.test(message))) {
+      return new ServiceUnavailableError('The gateway cannot reach its database or key service; try again shortly', { headers: { 'retry-after': '5' }, cause: err });
+    }
+    cause = (cause as { cause?: unknown }).cause;
+  }
+  return undefined;
+}
+
+function defaultLog(line: string): void {
+  console.error(line);
+}

@@ -1,0 +1,83 @@
+// What a route is: the declaration in the route table, and the shape of the code that serves it.
+import type { z } from 'zod';
+import type { Readable } from 'node:stream';
+import type { GatewayRequest } from './request.js';
+import type { Principal } from './auth.js';
+import type { GatewayDeps } from '../../app/deps.js';
+
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+export type LambdaFunction = 'inference' | 'management';
+
+/**
+ * none: no key needed. optional: a key is checked if one is sent. any: any valid key.
+ * management: management keys only (403 otherwise). inference: regular keys only (management keys get 403).
+ * regular: regular keys only, for non-inference routes (vault, interns).
+ */
+export type AuthRequirement = 'none' | 'optional' | 'any' | 'management' | 'inference' | 'regular';
+
+/** What a path parameter may look like: checked before authentication and any store access (400 otherwise). */
+export interface PathParam {
+  /** Anchored pattern the decoded value must match. */
+  pattern: RegExp;
+  /** The expected form in words, for the 400 message and the OpenAPI document. */
+  expected: string;
+}
+
+export interface RouteDef {
+  operationId: string;
+  method: HttpMethod;
+  /** Relative to /api/v1 unless `unversioned`; `{name}` marks a path parameter. */
+  path: string;
+  /** The pattern of every `{name}` in `path` (a unit test checks that none is missing). */
+  params?: Record<string, PathParam>;
+  unversioned?: boolean;
+  fn: LambdaFunction;
+  auth: AuthRequirement;
+  /** Answer 404 to keys of personal accounts. */
+  organizationOnly?: boolean;
+  tag: string;
+  summary: string;
+  body?: z.ZodType;
+  query?: z.ZodType;
+  response?: z.ZodType;
+  successStatus?: number;
+  /** Largest accepted request body; 413 above it. */
+  maxBodyBytes?: number;
+}
+
+export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
+
+export interface OperationContext<Body = unknown, Query = unknown> {
+  request: GatewayRequest;
+  params: Record<string, string>;
+  body: Body;
+  query: Query;
+  principal: Principal | null;
+  deps: GatewayDeps;
+  /**
+   * Work that must finish before the invocation ends but need not delay the reply (e.g. the generation
+   * record). Undefined when the caller cannot wait after replying: then the operation awaits it itself.
+   */
+  defer?: (work: Promise<unknown>) => void;
+}
+
+export interface JsonResult {
+  kind?: 'json';
+  status?: number;
+  headers?: Record<string, string>;
+  body: unknown;
+}
+
+/** A body written as it is produced (SSE, audio); headers go out with the first byte. */
+export interface StreamResult {
+  kind: 'stream';
+  status?: number;
+  headers: Record<string, string>;
+  body: Readable;
+}
+
+export type OperationResult = JsonResult | StreamResult;
+
+type Infer<T> = T extends z.ZodType ? z.output<T> : undefined;
+
+export type OperationFor<R extends RouteDef> = (ctx: OperationContext<Infer<R['body']>, Infer<R['query']>>) => Promise<OperationResult>;
