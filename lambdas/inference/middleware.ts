@@ -53,15 +53,6 @@ export function chainOf(middleware: readonly GenerationMiddleware[]): Middleware
   return chain;
 }
 
-/** Every transformParams in order; awaits only what a middleware returned as a promise. */
-export async function transformParams(chain: MiddlewareChain, call: GenerationCall): Promise<GenerationParams> {
-  for (const middleware of chain.transforms) {
-    const params = middleware.transformParams!(call);
-    call.params = params instanceof Promise ? await params : params;
-  }
-  return call.params;
-}
-
 /** The provider call inside every wrapGenerate, the first middleware outermost. */
 export function wrappedGenerate(chain: MiddlewareChain, call: GenerationCall, doGenerate: () => Promise<Generated>): Promise<Generated> {
   const wrappers = chain.generateWrappers;

@@ -10,7 +10,7 @@ import type { GenerationResult, StreamEvent } from '../providers/types.js';
 import { generate, startStream, type Generated, type Streaming } from './attempts.js';
 import type { Caller, EngineDeps } from './engine.js';
 import type { InferenceRequest } from './inference-request.js';
-import { chainOf, transformParams, wrappedGenerate, wrappedStream, type GenerationCall, type GenerationMiddleware } from './middleware.js';
+import { chainOf, wrappedGenerate, wrappedStream, type GenerationCall, type GenerationMiddleware, type MiddlewareChain } from './middleware.js';
 import { byokMiddleware } from './middleware/byok.js';
 import { abortedError, upstreamError } from './provider-failure.js';
 import type { Candidate } from './routing.js';
@@ -18,6 +18,7 @@ import { complete, release, releaseOrCharge, reserve, type Accounted, type Compl
 import { isShuttingDown, shuttingDownError } from './shutdown.js';
 import { gather, newStreamState, resultFromState } from './stream-state.js';
 import { startTrace, type RouteTrace } from './trace.js';
+import { logLine } from '../shared/log-line.js';
 
 /** Hands work that may outlive the reply (settlement, release) to whoever waits for it. */
 export type Defer = (work: Promise<unknown>) => void;
@@ -93,6 +94,7 @@ export function runGeneration(options: RunGenerationOptions): GenerationRun<Gene
 /** One generation's state: its call, its abort signal and whether its hold has ended. */
 class Run {
   readonly call: GenerationCall;
+  readonly chain: MiddlewareChain;
   readonly controller = new AbortController();
   /** The consumer stopped the generation (not the shutdown, not the caller's signal). */
   stopped = false;
@@ -101,6 +103,7 @@ class Run {
   private unlink: Array<() => void> | undefined;
 
   constructor(readonly options: RunGenerationOptions, trace: RouteTrace) {
+    this.chain = chainOf(options.middleware ?? DEFAULT_MIDDLEWARE);
     this.call = {
       type: options.stream ? 'stream' : 'generate',
       params: { request: options.request, candidates: trace.plan.candidates },
@@ -175,7 +178,8 @@ class Run {
     try {
       return complete({ request: this.request, caller: this.call.caller, trace: this.call.trace, deps: this.call.deps, candidate, completion, hold, invocation: this.options.invocation });
     } catch (err) {
-      void this.later(release(hold, this.call.deps));
+      const { deps, trace } = this.call;
+      this.later(release(hold, deps)).catch((failure: unknown) => deps.log(logLine('error', 'hold not released', { generation_id: trace.generationId, error: String(failure) })));
       throw err;
     }
   }
@@ -183,11 +187,13 @@ class Run {
 
 /** Plans with the middleware, then reserves: nothing is held when a middleware refuses the request. */
 async function prepare(run: Run): Promise<Hold> {
-  const chain = chainOf(run.options.middleware ?? DEFAULT_MIDDLEWARE);
-  if (chain.transforms.length) {
-    const params = await transformParams(chain, run.call);
-    run.call.trace.plan.candidates = params.candidates;
+  const { call } = run;
+  // Awaited only when a middleware returned a promise: BYOK without a source costs nothing.
+  for (const middleware of run.chain.transforms) {
+    const params = middleware.transformParams!(call);
+    call.params = params instanceof Promise ? await params : params;
   }
+  call.trace.plan.candidates = call.params.candidates;
   const hold = await run.reserve();
   run.link();
   return hold;
@@ -198,7 +204,7 @@ async function buffered(run: Run): Promise<GenerationOutcome> {
   const { call } = run;
   let generated: Generated;
   try {
-    generated = await wrappedGenerate(chainOf(run.options.middleware ?? DEFAULT_MIDDLEWARE), call, () => generate({ request: run.request, caller: call.caller, trace: call.trace, deps: call.deps, signal: run.signal }));
+    generated = await wrappedGenerate(run.chain, call, () => generate({ request: run.request, caller: call.caller, trace: call.trace, deps: call.deps, signal: run.signal }));
   } catch (err) {
     // Also when the client went away (its reply is never written) or the gateway is shutting down.
     await run.fail(hold);
@@ -268,7 +274,7 @@ async function* produce(run: Run, hold: Hold): AsyncGenerator<GenerationEvent> {
   const { call } = run;
   let streaming: Streaming;
   try {
-    streaming = await wrappedStream(chainOf(run.options.middleware ?? DEFAULT_MIDDLEWARE), call, () => startStream({ request: run.request, caller: call.caller, trace: call.trace, deps: call.deps, signal: run.signal }));
+    streaming = await wrappedStream(run.chain, call, () => startStream({ request: run.request, caller: call.caller, trace: call.trace, deps: call.deps, signal: run.signal }));
   } catch (err) {
     run.dispose();
     await run.fail(hold);
