@@ -1,5 +1,5 @@
 // Chat Completions request → InferenceRequest.
-import { BadRequestError } from '../platform/http/errors.js';
+import { InvalidInputError } from '../platform/errors.js';
 import type { ContentPart, FunctionTool, Message, ReasoningConfig, ReasoningEffort, ResponseFormat, ToolChoice } from '../providers/types.js';
 import type { ChatMessage, ChatRequest } from './chat-schema.js';
 import type { InferenceRequest } from './inference-request.js';
@@ -38,7 +38,7 @@ export function chatMessagesToInternal(messages: ChatMessage[]): Message[] {
       case 'assistant': {
         const content = toContent(message.content ?? (message.refusal ? message.refusal : null));
         if (!content.length && !message.tool_calls?.length) {
-          throw new BadRequestError(`Invalid body.messages.${index}: an assistant message needs content or tool_calls`);
+          throw new InvalidInputError(`Invalid body.messages.${index}: an assistant message needs content or tool_calls`);
         }
         return {
           role: 'assistant',
@@ -56,7 +56,7 @@ export function chatMessagesToInternal(messages: ChatMessage[]): Message[] {
 export function functionToolsOnly<T extends { type: string }>(tools: T[] | undefined, field = 'tools'): Array<Extract<T, { type: 'function' }>> {
   const server = (tools ?? []).filter((tool) => tool.type !== 'function');
   if (server.length) {
-    throw new BadRequestError(`Invalid body.${field}: server tools (${[...new Set(server.map((tool) => tool.type))].join(', ')}) are not available on this gateway; send function tools`);
+    throw new InvalidInputError(`Invalid body.${field}: server tools (${[...new Set(server.map((tool) => tool.type))].join(', ')}) are not available on this gateway; send function tools`);
   }
   return (tools ?? []) as Array<Extract<T, { type: 'function' }>>;
 }
@@ -64,7 +64,7 @@ export function functionToolsOnly<T extends { type: string }>(tools: T[] | undef
 export function rejectPlugins(plugins: InferenceRequest['plugins']): void {
   const active = plugins.filter((plugin) => (plugin as { enabled?: boolean }).enabled !== false);
   if (active.length) {
-    throw new BadRequestError(`Invalid body.plugins: ${active.map((plugin) => `"${plugin.id}"`).join(', ')} ${active.length === 1 ? 'is' : 'are'} not available on this gateway`);
+    throw new InvalidInputError(`Invalid body.plugins: ${active.map((plugin) => `"${plugin.id}"`).join(', ')} ${active.length === 1 ? 'is' : 'are'} not available on this gateway`);
   }
 }
 
@@ -127,7 +127,7 @@ export function fromChat(body: ChatRequest): InferenceRequest {
   if (body.response_format) {
     const format = body.response_format;
     if (format.type === 'grammar' || format.type === 'python') {
-      throw new BadRequestError(`Invalid body.response_format: type "${format.type}" is not supported by any configured provider`);
+      throw new InvalidInputError(`Invalid body.response_format: type "${format.type}" is not supported by any configured provider`);
     }
     responseFormat = format.type === 'json_schema'
       ? { type: 'json_schema', name: format.json_schema.name, schema: format.json_schema.schema ?? {}, ...(format.json_schema.strict != null ? { strict: format.json_schema.strict } : {}), ...(format.json_schema.description ? { description: format.json_schema.description } : {}) }

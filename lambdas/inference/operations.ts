@@ -1,20 +1,21 @@
-// POST /chat/completions and POST /responses: translate the request, run the engine, and reply as JSON
-// or as an SSE stream. Streams commit to 200 only once the first upstream event arrives (or the keep-alive
-// window passes); before that, failures are real HTTP errors, after it they are error events.
+// POST /chat/completions and POST /responses: translate the request, run it through the pipeline
+// (run-generation.ts, which owns the hold), and reply as JSON or as an SSE stream. Streams commit to 200
+// only once the first upstream event arrives (or the keep-alive window passes); before that, failures are
+// real HTTP errors, after it they are error events.
 import { Readable } from 'node:stream';
 import type { InferenceOperations } from '../app/routes.js';
 import type { OperationResult } from '../platform/http/route.js';
-import { HttpError } from '../platform/http/errors.js';
+import { HttpError, httpErrorOf } from '../platform/http/errors.js';
 import type { GatewayDeps } from '../app/deps.js';
 import type { Principal } from '../platform/http/auth.js';
 import type { GatewayRequest } from '../platform/http/request.js';
-import type { GenerationResult, StreamEvent, ToolCall } from '../providers/types.js';
-import { ProviderError } from '../providers/provider-error.js';
-import { abortedError, applyByok, complete, generate, release, reserve, serviceMetadata, startStream, startTrace, toHttpError, type Caller, type EngineDeps, type RouteTrace, type Streaming } from './engine.js';
-import { isShuttingDown, shuttingDownError } from './shutdown.js';
-import type { Hold } from '../billing/ledger.js';
+import { DomainError } from '../platform/errors.js';
 import type { Invocation } from '../billing/infrastructure.js';
-import { estimateUsage } from '../billing/estimate.js';
+import type { Caller, EngineDeps } from './engine.js';
+import { runGeneration, type Defer, type GenerationRun, type GenerationStream, type RunGenerationOptions, type StreamStart } from './run-generation.js';
+import { serviceMetadata } from './service-metadata.js';
+import { shuttingDownError } from './shutdown.js';
+import type { RouteTrace } from './trace.js';
 import type { InferenceRequest } from './inference-request.js';
 import { fromChat } from './from-chat.js';
 import { fromResponses } from './from-responses.js';
@@ -71,193 +72,144 @@ function withSession(request: InferenceRequest, http: GatewayRequest): Inference
   return { ...request, sessionId: header };
 }
 
-type Defer = ((work: Promise<unknown>) => void) | undefined;
+/** The status a failure is answered (and recorded) with: the HTTP error map's. */
+function errorStatus(error: DomainError): number {
+  return httpErrorOf(error).status;
+}
 
-/**
- * The abort signal of one request's upstream work: aborted when its client goes away or the gateway shuts
- * down (whichever comes first gives the reason). `dispose` unhooks it from both once the work is over, so
- * the process-wide shutdown signal does not collect a listener per request.
- */
-function requestAbort(client: AbortSignal | undefined, shutdown: AbortSignal): { controller: AbortController; dispose: () => void } {
-  const controller = new AbortController();
-  const removers: Array<() => void> = [];
-  for (const source of client ? [shutdown, client] : [shutdown]) {
-    if (source.aborted) {
-      controller.abort(source.reason);
-      break;
-    }
-    const listener = () => controller.abort(source.reason);
-    source.addEventListener('abort', listener, { once: true });
-    removers.push(() => source.removeEventListener('abort', listener));
+/** A failure as the HttpError it is answered with; the domain error's own cause stays what a 5xx log shows. */
+function asHttpError(err: unknown): unknown {
+  if (!(err instanceof DomainError)) return err;
+  const mapped = httpErrorOf(err);
+  return new HttpError(mapped.status, mapped.message, {
+    ...(mapped.metadata ? { metadata: mapped.metadata } : {}),
+    ...(mapped.headers ? { headers: mapped.headers } : {}),
+    ...(mapped.envelope ? { envelope: mapped.envelope } : {}),
+    cause: err.cause,
+  });
+}
+
+/** A failure after planning: its reply names the generation and, when asked for, what routing did. */
+function withGeneration(err: unknown, trace: RouteTrace, withMetadata: boolean, engine: EngineDeps): unknown {
+  const error = asHttpError(err);
+  if (error instanceof HttpError) {
+    error.envelope = { ...error.envelope, ...(withMetadata ? { service_metadata: serviceMetadata(trace, undefined, engine) } : {}) };
+    error.headers = { ...error.headers, 'x-generation-id': trace.generationId };
   }
-  return { controller, dispose: () => { for (const remove of removers) remove(); } };
-}
-
-/** Work that may finish after the reply (settlement, release): handed to the invocation, or awaited here. */
-async function later(work: Promise<unknown>, defer: Defer): Promise<void> {
-  if (defer) defer(work);
-  else await work;
+  return error;
 }
 
 /**
- * Ends the accounting of a request that failed before any of its reply: the hold is given back, unless
- * the request was abandoned (its client went away or the gateway shut down: `signal` is aborted) after an
- * attempt was sent upstream. The provider has read, and billed, the prompt by then and may still finish
- * the generation, so the hold is settled at an estimate of the prompt with no output, as a stream cut
- * mid-way is (on the attempted candidate: BYOK usage when that was the customer's key); releasing it
- * would let a caller disconnect just before every reply and pay nothing. A provider error (no abort) or
- * an abort before anything was sent still releases.
+ * Where the pipeline's settlement and release go: the invocation's defer, or without one a list awaited
+ * (drain) where the reply ends, so that the reply still waits for them.
  */
-function releaseOrCharge(request: InferenceRequest, caller: Caller, trace: RouteTrace, engine: EngineDeps, hold: Hold, signal: AbortSignal, invocation: Invocation | undefined): Promise<unknown> {
-  const attempted = trace.lastCandidate;
-  if (!signal.aborted || attempted === undefined) return release(hold, engine);
-  return complete(request, caller, trace, attempted, {
-    status: 'cancelled',
-    // As a stream cut before its first event reads: no finish of its own.
-    result: { finish_reason: 'error', usage: estimateUsage(request.params, '') },
-    firstTokenMs: null,
-    streamed: request.stream,
-    usageEstimated: true,
-  }, engine, hold, invocation).persisted;
+function deferralOf(defer: Defer | undefined): { defer: Defer; drain: () => Promise<unknown> } {
+  if (defer) return { defer, drain: drained };
+  const pending: Promise<unknown>[] = [];
+  return { defer: (work) => { pending.push(work); }, drain: () => Promise.all(pending.splice(0)) };
 }
+const drained = () => Promise.resolve();
 
-async function run(inference: InferenceRequest, principal: Principal | null, http: GatewayRequest, deps: GatewayDeps, defer: Defer): Promise<OperationResult> {
+async function run(inference: InferenceRequest, principal: Principal | null, http: GatewayRequest, deps: GatewayDeps, defer: Defer | undefined): Promise<OperationResult> {
   const engine = deps.engine;
-  // A process shutting down takes no new work: refused before anything is reserved.
+  // A process shutting down takes no new work (also before the request is looked at).
   if (engine.shutdown.triggered) throw shuttingDownError();
   const caller = callerOf(principal);
   const request = withSession(inference, http);
   const withMetadata = metadataEnabled(http.headers);
-  const trace = startTrace(request, caller, engine);
-  const generationHeader = { 'x-generation-id': trace.generationId };
+  const deferral = deferralOf(defer);
+  const options: RunGenerationOptions = { request, caller, deps: engine, stream: request.stream, signal: http.signal, defer: deferral.defer, invocation: http.invocation, errorStatus };
+  if (request.stream) {
+    const generation = runGeneration({ ...options, stream: true });
+    return streamReply({ generation, request, engine, withMetadata, deferral, defer, invocation: http.invocation });
+  }
+  const generation = runGeneration({ ...options, stream: false });
+  const { trace } = generation;
   try {
-    await applyByok(request, caller, trace, engine);
-    const hold = await reserve(request, caller, trace, engine);
-    if (request.stream) return await streamReply(request, caller, trace, engine, withMetadata, generationHeader, defer, hold, http);
-    let generated: Awaited<ReturnType<typeof generate>>;
-    const abort = requestAbort(http.signal, engine.shutdown.signal);
-    try {
-      generated = await generate(request, caller, trace, engine, abort.controller.signal);
-    } catch (err) {
-      // Also when the client went away (its 499 is never written) or the gateway is shutting down (503).
-      await later(releaseOrCharge(request, caller, trace, engine, hold, abort.controller.signal, http.invocation), defer);
-      throw err;
-    } finally {
-      abort.dispose();
-    }
-    const accounted = complete(request, caller, trace, generated.candidate, {
-      status: generated.result.finish_reason === 'length' ? 'incomplete' : 'completed',
-      result: generated.result,
-      firstTokenMs: generated.firstTokenMs,
-      streamed: false,
-    }, engine, hold, http.invocation);
-    const identity = identityOf(trace, generated.candidate, generated.result.service_tier);
-    const extra = withMetadata ? { service_metadata: serviceMetadata(trace, generated.candidate, engine) } : {};
+    const outcome = await generation.result;
+    const identity = identityOf(trace, outcome.candidate, outcome.result.service_tier);
+    const extra = withMetadata ? { service_metadata: serviceMetadata(trace, outcome.candidate, engine) } : {};
     const body = request.format === 'chat'
-      ? chatCompletion(identity, generated.result, chatUsage(accounted.usage, accounted.cost, accounted.isByok), extra)
-      : responseResult(identity, request.echo, generated.result, responsesUsage(accounted.usage, accounted.cost, accounted.isByok), Math.floor(Date.now() / 1000), extra);
-    await later(accounted.persisted, defer);
-    return { status: 200, headers: generationHeader, body };
+      ? chatCompletion(identity, outcome.result, chatUsage(outcome.usage, outcome.cost, outcome.isByok), extra)
+      : responseResult(identity, request.echo, outcome.result, responsesUsage(outcome.usage, outcome.cost, outcome.isByok), Math.floor(Date.now() / 1000), extra);
+    await deferral.drain();
+    return { status: 200, headers: { 'x-generation-id': trace.generationId }, body };
   } catch (err) {
-    if (err instanceof HttpError) {
-      err.envelope = { ...err.envelope, ...(withMetadata ? { service_metadata: serviceMetadata(trace, undefined, engine) } : {}) };
-      err.headers = { ...err.headers, ...generationHeader };
-    }
-    throw err;
+    await deferral.drain();
+    throw withGeneration(err, trace, withMetadata, engine);
   }
 }
 
-interface StreamState {
-  text: string;
-  reasoning: string;
-  signature?: string;
-  toolCalls: Map<number, ToolCall>;
-  finish: Extract<StreamEvent, { type: 'finish' }> | undefined;
+interface StreamReplyOptions {
+  generation: GenerationRun<GenerationStream>;
+  request: InferenceRequest;
+  engine: EngineDeps;
+  withMetadata: boolean;
+  deferral: ReturnType<typeof deferralOf>;
+  /** The invocation's own defer: the stream's producer is handed to it. */
+  defer: Defer | undefined;
+  invocation: Invocation | undefined;
 }
 
-function resultFromState(state: StreamState, request: InferenceRequest): GenerationResult & { usageEstimated: boolean } {
-  const reported = state.finish?.usage;
-  const output = state.text + state.reasoning + [...state.toolCalls.values()].map((call) => call.name + call.arguments).join('');
-  return {
-    usageEstimated: reported === undefined,
-    text: state.text,
-    ...(state.reasoning ? { reasoning: state.reasoning } : {}),
-    ...(state.signature ? { reasoning_signature: state.signature } : {}),
-    tool_calls: [...state.toolCalls.entries()].sort(([a], [b]) => a - b).map(([, call]) => call),
-    finish_reason: state.finish?.finish_reason ?? 'error',
-    ...(state.finish?.native_finish_reason ? { native_finish_reason: state.finish.native_finish_reason } : {}),
-    usage: reported ?? estimateUsage(request.params, output),
-    ...(state.finish?.provider_id ? { provider_id: state.finish.provider_id } : {}),
-    ...(state.finish?.service_tier ? { service_tier: state.finish.service_tier } : {}),
-  };
-}
+type Started = { kind: 'started'; start: StreamStart } | { kind: 'failed'; error: unknown };
 
-async function streamReply(
-  request: InferenceRequest,
-  caller: Caller,
-  trace: RouteTrace,
-  engine: EngineDeps,
-  withMetadata: boolean,
-  generationHeader: Record<string, string>,
-  defer: Defer,
-  hold: Hold,
-  http: GatewayRequest,
-): Promise<OperationResult> {
-  const invocation = http.invocation;
-  const { controller, dispose } = requestAbort(http.signal, engine.shutdown.signal);
+async function streamReply(options: StreamReplyOptions): Promise<OperationResult> {
+  const { generation, engine, deferral } = options;
+  const { trace } = generation;
+  let stream: GenerationStream;
+  let first: Started | { kind: 'waiting' };
+  let started: Promise<Started>;
+  try {
+    stream = await generation.result;
+    started = stream.next().then(
+      (next): Started => (!next.done && next.value.type === 'start' ? { kind: 'started', start: next.value } : { kind: 'failed', error: new Error('stream began without its start event') }),
+      (error: unknown): Started => ({ kind: 'failed', error }),
+    );
+    let waitTimer: NodeJS.Timeout | undefined;
+    first = await Promise.race([
+      started,
+      new Promise<{ kind: 'waiting' }>((resolve) => { waitTimer = setTimeout(() => resolve({ kind: 'waiting' }), engine.config.keepAliveMs); }),
+    ]);
+    clearTimeout(waitTimer);
+    if (first.kind === 'failed') throw first.error;
+  } catch (err) {
+    await deferral.drain();
+    throw withGeneration(err, trace, options.withMetadata, engine);
+  }
+
   const body = new Readable({
     read() { /* frames are pushed as they are produced */ },
     destroy(error, callback) {
       // The client went away (or the response stream failed): stop the upstream call now.
-      controller.abort(new Error('client disconnected'));
+      generation.abort(new Error('client disconnected'));
       callback(error);
     },
   });
-  const started = startStream(request, caller, trace, engine, controller.signal)
-    .then((streaming) => ({ kind: 'started' as const, streaming }), (error: unknown) => ({ kind: 'failed' as const, error }));
-  let waitTimer: NodeJS.Timeout | undefined;
-  const first = await Promise.race([
-    started,
-    new Promise<{ kind: 'waiting' }>((resolve) => { waitTimer = setTimeout(() => resolve({ kind: 'waiting' }), engine.config.keepAliveMs); }),
-  ]);
-  clearTimeout(waitTimer);
-  if (first.kind === 'failed') {
-    dispose();
-    await later(releaseOrCharge(request, caller, trace, engine, hold, controller.signal, invocation), defer);
-    throw first.error;
-  }
-
-  const produced = produce(body, started, request, caller, trace, engine, withMetadata, controller.signal, first.kind === 'waiting', defer, hold, invocation)
-    .finally(dispose)
+  const produced = writeStream({ ...options, body, stream, started, waited: first.kind === 'waiting' })
     .catch((err: unknown) => {
       // A bug past the first byte must not take the process down: log it and cut the stream, which the
       // client sees as an incomplete reply rather than a clean end.
       engine.log(logLine('error', 'stream producer failed', { generation_id: trace.generationId, error: String(err) }));
       if (!body.destroyed) body.destroy(err instanceof Error ? err : new Error(String(err)));
     });
-  defer?.(produced);
+  options.defer?.(produced);
   return {
     kind: 'stream',
     status: 200,
-    headers: { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', 'x-accel-buffering': 'no', ...generationHeader },
+    headers: { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', 'x-accel-buffering': 'no', 'x-generation-id': trace.generationId },
     body,
   };
 }
 
-async function produce(
-  body: Readable,
-  started: Promise<{ kind: 'started'; streaming: Streaming } | { kind: 'failed'; error: unknown }>,
-  request: InferenceRequest,
-  caller: Caller,
-  trace: RouteTrace,
-  engine: EngineDeps,
-  withMetadata: boolean,
-  signal: AbortSignal,
-  waited: boolean,
-  defer: Defer,
-  hold: Hold,
-  invocation: Invocation | undefined,
-): Promise<void> {
+/** A failure written as a stream's error event: what the caller would have been answered with, or a bare 500. */
+function asStreamError(err: unknown): HttpError {
+  const error = asHttpError(err);
+  return error instanceof HttpError ? error : new HttpError(500, 'Internal server error');
+}
+
+async function writeStream(options: StreamReplyOptions & { body: Readable; stream: GenerationStream; started: Promise<Started>; waited: boolean }): Promise<void> {
+  const { body, request, engine, invocation, withMetadata, deferral } = options;
+  const { trace } = options.generation;
   let keepAlive: NodeJS.Timeout | undefined;
   const push = (frame: string) => {
     if (!frame || body.destroyed) return;
@@ -270,12 +222,12 @@ async function produce(
     keepAlive = setTimeout(() => push(SSE_KEEPALIVE), engine.config.keepAliveMs);
   };
   armKeepAlive();
-  if (waited) push(SSE_KEEPALIVE);
+  if (options.waited) push(SSE_KEEPALIVE);
 
-  const outcome = await started;
+  const outcome = await options.started;
   if (outcome.kind === 'failed') {
-    // Committed to 200 while waiting: the failure becomes an error event.
-    const error = outcome.error instanceof HttpError ? outcome.error : new HttpError(500, 'Internal server error');
+    // Committed to 200 while waiting: the failure becomes an error event (the pipeline released the hold).
+    const error = asStreamError(outcome.error);
     const identity: ReplyIdentity = { id: trace.generationId, model: request.models[0] ?? '', provider: '', created: Math.floor(Date.now() / 1000), serviceTier: null };
     const metadata = withMetadata ? { service_metadata: serviceMetadata(trace, undefined, engine) } : {};
     if (request.format === 'chat') push(new ChatStreamWriter(identity).error(error.status, error.message, error.metadata));
@@ -284,64 +236,39 @@ async function produce(
       push(writer.start() + writer.error(error.status, error.message, metadata));
     }
     clearTimeout(keepAlive);
-    await later(releaseOrCharge(request, caller, trace, engine, hold, signal, invocation), defer);
+    await deferral.drain();
     if (!body.destroyed) body.push(null);
     return;
   }
 
-  const { streaming } = outcome;
-  const identity = identityOf(trace, streaming.candidate, undefined);
+  const { candidate } = outcome.start;
+  const identity = identityOf(trace, candidate, undefined);
   const chat = request.format === 'chat' ? new ChatStreamWriter(identity) : undefined;
   const responses = request.format === 'responses' ? new ResponsesStreamWriter(identity, request.echo) : undefined;
-  const state: StreamState = { text: '', reasoning: '', toolCalls: new Map(), finish: undefined };
   push(chat ? chat.start() : responses!.start());
-  let failure: HttpError | undefined;
-  try {
-    for await (const event of streaming.events) {
-      if (event.type === 'text-delta') state.text += event.delta;
-      else if (event.type === 'reasoning-delta') state.reasoning += event.delta;
-      else if (event.type === 'reasoning-signature') state.signature = event.signature;
-      else if (event.type === 'tool-call-delta') {
-        const call = state.toolCalls.get(event.index) ?? { id: event.id ?? '', name: event.name ?? '', arguments: '' };
-        if (event.id && !call.id) call.id = event.id;
-        if (event.name && !call.name) call.name = event.name;
-        call.arguments += event.arguments_delta;
-        state.toolCalls.set(event.index, call);
-      } else state.finish = event;
+  for await (const event of options.stream) {
+    if (event.type === 'start') continue;
+    if (event.type !== 'end') {
       push(chat ? chat.event(event) : responses!.event(event));
       // Let the response stream write what was pushed before the next upstream event is handled: when a
       // provider's events arrive together, a promise chain alone would hold every frame back until the last.
       await nextTick();
+      continue;
     }
-  } catch (err) {
-    const error = err instanceof ProviderError ? err
-      : new ProviderError({ provider: streaming.candidate.endpoint.provider, kind: 'network', status: 502, message: (err as Error)?.message ?? String(err), cause: err });
-    // Aborted by the shutdown: a 503 error event; by the client: nothing more to write.
-    failure = signal.aborted ? abortedError(signal) : toHttpError(error, trace);
-  }
-
-  const cancelled = (signal.aborted && !isShuttingDown(signal.reason)) || body.destroyed;
-  const result = resultFromState(state, request);
-  const accounted = complete(request, caller, trace, streaming.candidate, {
-    status: cancelled ? 'cancelled' : failure ? 'error' : result.finish_reason === 'length' ? 'incomplete' : 'completed',
-    result,
-    firstTokenMs: streaming.firstTokenMs,
-    streamed: true,
-    usageEstimated: result.usageEstimated,
-    ...(failure ? { error: { status: failure.status, message: failure.message } } : {}),
-  }, engine, hold, invocation);
-  const metadata = withMetadata ? { service_metadata: serviceMetadata(trace, streaming.candidate, engine) } : {};
-  if (!cancelled) {
-    if (failure) {
+    // Cancelled (the client went away): nothing more to write.
+    if (event.status === 'cancelled') continue;
+    const metadata = withMetadata ? { service_metadata: serviceMetadata(trace, candidate, engine) } : {};
+    if (event.failure) {
+      const failure = asStreamError(event.failure);
       push(chat ? chat.error(failure.status, failure.message, failure.metadata) : responses!.error(failure.status, failure.message, metadata));
     } else if (chat) {
-      push(chat.usage(chatUsage(accounted.usage, accounted.cost, accounted.isByok), metadata) + SSE_DONE);
+      push(chat.usage(chatUsage(event.usage, event.cost, event.isByok), metadata) + SSE_DONE);
     } else {
-      push(responses!.finish(result.finish_reason, responsesUsage(accounted.usage, accounted.cost, accounted.isByok), Math.floor(Date.now() / 1000), metadata) + SSE_DONE);
+      push(responses!.finish(event.result.finish_reason, responsesUsage(event.usage, event.cost, event.isByok), Math.floor(Date.now() / 1000), metadata) + SSE_DONE);
     }
   }
   clearTimeout(keepAlive);
-  await later(accounted.persisted, defer);
+  await deferral.drain();
   if (!body.destroyed) body.push(null);
 }
 

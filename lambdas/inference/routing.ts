@@ -1,7 +1,7 @@
 // Resolve: which endpoints may serve a request, in which order. Fallback models in order; provider
 // preferences (order, only, ignore, allow_fallbacks, require_parameters, sort with partition, max_price,
 // data_collection); default choice weighted by price; cooled-down endpoints last; sticky sessions first.
-import { BadRequestError, NotFoundError } from '../platform/http/errors.js';
+import { InvalidInputError, NotFoundError } from '../platform/errors.js';
 import { usdToNanos } from '../platform/money.js';
 import { endpointKey, type Catalog, type CatalogEndpoint } from '../catalog/types.js';
 import type { ByokCredential } from '../byok/types.js';
@@ -63,7 +63,7 @@ function maxPriceNanos(value: string | number | undefined, field: string): bigin
   try {
     return usdToNanos(value);
   } catch {
-    throw new BadRequestError(`Invalid provider.max_price.${field}: not a USD amount`);
+    throw new InvalidInputError(`Invalid provider.max_price.${field}: not a USD amount`);
   }
 }
 
@@ -79,7 +79,7 @@ export function planRoute(input: RoutingInput): RoutingPlan {
   const { request, catalog } = input;
   const prefs = request.provider ?? {};
   const unknown = request.models.filter((id) => !catalog.byId.has(id));
-  if (unknown.length) throw new BadRequestError(`${unknown.map((id) => `"${id}"`).join(', ')} ${unknown.length === 1 ? 'is not a valid model ID' : 'are not valid model IDs'}`, { metadata: { models: unknown } });
+  if (unknown.length) throw new InvalidInputError(`${unknown.map((id) => `"${id}"`).join(', ')} ${unknown.length === 1 ? 'is not a valid model ID' : 'are not valid model IDs'}`, { metadata: { models: unknown } });
 
   const requested = requestedParameters(request.params);
   const only = prefs.only ? new Set(prefs.only.map((slug) => slug.toLowerCase())) : undefined;
@@ -149,7 +149,7 @@ export function planRoute(input: RoutingInput): RoutingPlan {
     // The request itself is too long for every endpoint that is left: a 400 the caller can act on.
     const longest = Math.max(...skipped.map((entry) => entry.context_length));
     const parts = [`${prompt.text} of text input`, ...(prompt.images ? [`${prompt.images} of image input`] : []), `${outputTokens} in the output`];
-    throw new BadRequestError(
+    throw new InvalidInputError(
       `This endpoint's maximum context length is ${longest} tokens. However, you requested about ${requestedTokens} tokens (${parts.join(', ')}). Please reduce the length of either one.`,
       { metadata: { context_length: longest, requested_tokens: requestedTokens, prompt_tokens: prompt.text + prompt.images, max_tokens: outputTokens } },
     );

@@ -3,7 +3,7 @@
 // stream, a 503 otherwise) and settle or release their holds as usual; new requests get a 503 before
 // anything is reserved. Lambda never triggers it.
 import { setMaxListeners } from 'node:events';
-import { HttpError } from '../platform/http/errors.js';
+import { UnavailableError } from '../platform/errors.js';
 
 /** The abort reason of the switch: tells a shutdown apart from a client that went away. */
 export class ShuttingDown extends Error {
@@ -18,8 +18,8 @@ export function isShuttingDown(reason: unknown): boolean {
 }
 
 /** The reply (or stream error event) of a request the shutdown ended or refused. */
-export function shuttingDownError(): HttpError {
-  return new HttpError(503, 'The gateway is shutting down; retry the request');
+export function shuttingDownError(): UnavailableError {
+  return new UnavailableError('The gateway is shutting down; retry the request');
 }
 
 export class ShutdownSwitch {

@@ -5,11 +5,13 @@
 import { describe, expect, it } from '@jest/globals';
 import { buildCatalog, catalogFileSchema } from '../../lambdas/catalog/catalog-config.js';
 import type { CatalogEndpoint } from '../../lambdas/catalog/types.js';
-import { HttpError } from '../../lambdas/platform/http/errors.js';
-import {
-  applyByok, complete, DEFAULT_ENGINE_CONFIG, generate, hashedUser, NEVER_ABORTED, startStream, startTrace,
-  type Caller, type Completion, type EngineConfig, type EngineDeps, type RouteTrace,
-} from '../../lambdas/inference/engine.js';
+import { HttpError, httpErrorOf } from '../../lambdas/platform/http/errors.js';
+import { DomainError } from '../../lambdas/platform/errors.js';
+import { DEFAULT_ENGINE_CONFIG, type Caller, type EngineConfig, type EngineDeps } from '../../lambdas/inference/engine.js';
+import { generate, NEVER_ABORTED, startStream } from '../../lambdas/inference/attempts.js';
+import { applyByok } from '../../lambdas/inference/middleware/byok.js';
+import { complete, type Completion } from '../../lambdas/inference/settlement.js';
+import { hashedUser, startTrace, type RouteTrace } from '../../lambdas/inference/trace.js';
 import { EndpointHealth, StickySessions } from '../../lambdas/inference/endpoint-health.js';
 import type { InferenceRequest } from '../../lambdas/inference/inference-request.js';
 import { ShutdownSwitch, shuttingDownError } from '../../lambdas/inference/shutdown.js';
@@ -187,17 +189,18 @@ const caller: Caller = { orgId: 'org-1', workspaceId: 'ws-1', keyHash: 'a'.repea
 
 async function run(setupResult: Setup, request = inference(), signal = NEVER_ABORTED) {
   const trace = startTrace(request, caller, setupResult.deps);
-  await applyByok(request, caller, trace, setupResult.deps);
-  return { trace, generated: await generate(request, caller, trace, setupResult.deps, signal) };
+  await applyByok({ request, caller, trace, deps: setupResult.deps });
+  return { trace, generated: await generate({ request, caller, trace, deps: setupResult.deps, signal }) };
 }
 
 async function failure(setupResult: Setup, request = inference(), signal = NEVER_ABORTED): Promise<{ error: HttpError; trace: RouteTrace }> {
   const trace = startTrace(request, caller, setupResult.deps);
-  await applyByok(request, caller, trace, setupResult.deps);
+  await applyByok({ request, caller, trace, deps: setupResult.deps });
   try {
-    await generate(request, caller, trace, setupResult.deps, signal);
+    await generate({ request, caller, trace, deps: setupResult.deps, signal });
   } catch (err) {
-    if (err instanceof HttpError) return { error: err, trace };
+    // The engine throws domain errors: the reply is what the HTTP error map makes of them.
+    if (err instanceof DomainError) return { error: httpErrorOf(err), trace };
     throw err;
   }
   throw new Error('expected generate to fail');
@@ -390,7 +393,7 @@ describe('streams', () => {
     s.adapters.script('alpha', fail(503)).script('beta', events('hel', 'lo'));
     const request = inference({ stream: true });
     const trace = startTrace(request, caller, s.deps);
-    const streaming = await startStream(request, caller, trace, s.deps, NEVER_ABORTED);
+    const streaming = await startStream({ request, caller, trace, deps: s.deps, signal: NEVER_ABORTED });
     expect(streaming.candidate.endpoint.provider).toBe('beta');
     expect(attempts(trace)).toEqual(['alpha 503', 'alpha 503', 'beta ok']);
     expect(await drain(streaming.events)).toEqual(['hel', 'lo']);
@@ -401,7 +404,7 @@ describe('streams', () => {
     s.adapters.script('alpha', events()).script('beta', events('never'));
     const request = inference({ stream: true });
     const trace = startTrace(request, caller, s.deps);
-    const error = await startStream(request, caller, trace, s.deps, NEVER_ABORTED).catch((err: unknown) => err);
+    const error = await startStream({ request, caller, trace, deps: s.deps, signal: NEVER_ABORTED }).catch((err: unknown) => (err instanceof DomainError ? httpErrorOf(err) : err));
     expect(error).toBeInstanceOf(HttpError);
     expect((error as HttpError).status).toBe(502);
     expect((error as HttpError).message).toContain('Upstream stream ended without any event');
@@ -425,7 +428,7 @@ describe('complete', () => {
     const request = inference({ sessionId: 'session-1', user: 'end-user-7' });
     const startedAt = clock.time;
     const { trace, generated, completion } = await served(s, request);
-    const accounted = complete(request, caller, trace, generated.candidate, completion, s.deps, hold);
+    const accounted = complete({ request, caller, trace, candidate: generated.candidate, completion, deps: s.deps, hold });
     await accounted.persisted;
     // 10 prompt tokens at 1000 nano-dollars, 5 completion tokens at 2000.
     expect(accounted).toMatchObject({ isByok: false, usage: result('done').usage, cost: { prompt: 10_000n, completion: 10_000n, request: 0n, total: 20_000n } });
@@ -455,7 +458,7 @@ describe('complete', () => {
     const request = inference({ sessionId: 'session-1' });
     const { trace, generated, completion } = await served(s, request);
     expect(s.deps.health.isCoolingDown('m/alpha@alpha', clock.time)).toBe(true);
-    await complete(request, caller, trace, generated.candidate, completion, s.deps, hold).persisted;
+    await complete({ request, caller, trace, candidate: generated.candidate, completion, deps: s.deps, hold }).persisted;
     expect(s.deps.health.isCoolingDown('m/alpha@alpha', clock.time)).toBe(false);
     expect(s.deps.sessions.get('org-1:session-1', clock.time)).toBe('m/alpha@alpha');
   });
@@ -466,10 +469,10 @@ describe('complete', () => {
     const request = inference();
     const { trace, generated } = await served(s, request);
     const shutdown = shuttingDownError();
-    await complete(request, caller, trace, generated.candidate, {
+    await complete({ request, caller, trace, candidate: generated.candidate, completion: {
       status: 'error', result: { ...generated.result, finish_reason: 'error' }, firstTokenMs: 25, streamed: true, usageEstimated: true,
-      error: { status: shutdown.status, message: shutdown.message },
-    }, s.deps, hold).persisted;
+      error: { status: httpErrorOf(shutdown).status, message: shutdown.message },
+    }, deps: s.deps, hold }).persisted;
     expect(s.deps.health.isCoolingDown('m/alpha@alpha', clock.time)).toBe(false);
     expect(s.ledger.settled[0]!.record).toMatchObject({ status: 'error', error: { status: 503 } });
   });
@@ -479,10 +482,10 @@ describe('complete', () => {
     s.adapters.script('alpha', ok('cut'));
     const request = inference({ sessionId: 'session-1' });
     const { trace, generated } = await served(s, request);
-    const accounted = complete(request, caller, trace, generated.candidate, {
+    const accounted = complete({ request, caller, trace, candidate: generated.candidate, completion: {
       status: 'error', result: { ...generated.result, finish_reason: 'error' }, firstTokenMs: 25, streamed: true, usageEstimated: true,
       error: { status: 502, message: 'Provider alpha connection dropped before the reply completed' },
-    }, s.deps, hold);
+    }, deps: s.deps, hold });
     await accounted.persisted;
     expect(s.deps.health.isCoolingDown('m/alpha@alpha', clock.time)).toBe(true);
     expect(s.deps.sessions.get('org-1:session-1', clock.time)).toBeUndefined();
@@ -499,7 +502,7 @@ describe('complete', () => {
     s.adapters.script('alpha:key-of-cred-1', ok('customer key'));
     const request = inference();
     const { trace, generated, completion } = await served(s, request);
-    const accounted = complete(request, caller, trace, generated.candidate, completion, s.deps, hold);
+    const accounted = complete({ request, caller, trace, candidate: generated.candidate, completion, deps: s.deps, hold });
     await accounted.persisted;
     expect(accounted.isByok).toBe(true);
     expect(s.ledger.settled[0]!.charge).toEqual({ credits: 0n, byok: 20_000n });
@@ -511,7 +514,7 @@ describe('complete', () => {
     s.adapters.script('alpha:key-of-cred-1', ok('customer key'));
     const request = inference();
     const { trace, generated, completion } = await served(s, request);
-    await complete(request, caller, trace, generated.candidate, completion, s.deps, hold, invocation).persisted;
+    await complete({ request, caller, trace, candidate: generated.candidate, completion, deps: s.deps, hold, invocation }).persisted;
     // Reservation (3) + settlement (7) writes; key lookup (2) + budgets (4) reads; one KMS request.
     expect(s.ledger.infrastructure).toEqual([{ generationId: trace.generationId, use: { writeUnits: 10, readUnits: 6, kmsRequests: 1 } }]);
 
@@ -520,7 +523,7 @@ describe('complete', () => {
     again.ledger.outcome = 'already';
     again.adapters.script('alpha', ok('done'));
     const second = await served(again, request);
-    await complete(request, caller, second.trace, second.generated.candidate, second.completion, again.deps, hold, invocation).persisted;
+    await complete({ request, caller, trace: second.trace, candidate: second.generated.candidate, completion: second.completion, deps: again.deps, hold, invocation }).persisted;
     expect(again.ledger.settled).toHaveLength(1);
     expect(again.ledger.infrastructure).toEqual([]);
     expect(again.logs).toEqual([]);

@@ -2,7 +2,8 @@
 // in which order, and what each one is sent.
 import { describe, expect, it } from '@jest/globals';
 import { buildCatalog, catalogFileSchema, type CatalogFile } from '../../lambdas/catalog/catalog-config.js';
-import { HttpError } from '../../lambdas/platform/http/errors.js';
+import { HttpError, httpErrorOf } from '../../lambdas/platform/http/errors.js';
+import { DomainError } from '../../lambdas/platform/errors.js';
 import { EndpointHealth } from '../../lambdas/inference/endpoint-health.js';
 import type { InferenceRequest } from '../../lambdas/inference/inference-request.js';
 import { planRoute, requestFor, type RoutingInput, type RoutingPlan } from '../../lambdas/inference/routing.js';
@@ -112,7 +113,8 @@ function routeError(run: () => unknown): HttpError {
   try {
     run();
   } catch (err) {
-    if (err instanceof HttpError) return err;
+    // Routing throws domain errors: the reply is what the HTTP error map makes of them.
+    if (err instanceof DomainError) return httpErrorOf(err);
     throw err;
   }
   throw new Error('expected planRoute to throw');

@@ -1,0 +1,185 @@
+// The provider call with retries and fallbacks: each candidate in the plan's order, retried after a
+// retryable failure (honouring Retry-After), all within the request's deadline; a stream may fail over
+// until its first event, never after, and is then watched by an idle timer.
+import { ProviderError } from '../providers/provider-error.js';
+import type { GenerationResult, StreamEvent } from '../providers/types.js';
+import type { Caller, EngineDeps } from './engine.js';
+import type { InferenceRequest } from './inference-request.js';
+import { abortedError, asProviderError, upstreamError } from './provider-failure.js';
+import { retryDelayMs } from './retry-policy.js';
+import { requestFor, type Candidate } from './routing.js';
+import { hashedUser, type RouteTrace } from './trace.js';
+
+/** One request's provider call: what to send, for whom, and what stops it. */
+export interface AttemptOptions {
+  request: InferenceRequest;
+  caller: Caller;
+  trace: RouteTrace;
+  deps: EngineDeps;
+  signal: AbortSignal;
+}
+
+export interface Generated {
+  trace: RouteTrace;
+  candidate: Candidate;
+  result: GenerationResult;
+  firstTokenMs: number;
+}
+
+export interface Streaming {
+  trace: RouteTrace;
+  candidate: Candidate;
+  /** Every event after the first has arrived; failures after this point are mid-stream errors. */
+  events: AsyncGenerator<StreamEvent>;
+  firstTokenMs: number;
+}
+
+/** For callers that never cancel (a buffered reply): no listener is registered on it. */
+export const NEVER_ABORTED: AbortSignal = new AbortController().signal;
+
+function timeoutError(message: string): DOMException {
+  return new DOMException(message, 'TimeoutError');
+}
+
+/**
+ * Tries the candidates in order: each may be tried again after a retryable failure (honouring
+ * Retry-After), then the next candidate. Non-retryable failures end the search at once. All of it happens
+ * within the request's deadline: each attempt waits at most what is left of it, and no retry or fallback
+ * starts with less than `minAttemptMs` left (the last failure is the reply then; a timeout when it timed out).
+ * The returned `detach` unhooks the attempt from `signal`; the caller calls it once the attempt is over.
+ */
+async function withFallbacks<T>(
+  trace: RouteTrace,
+  deps: EngineDeps,
+  signal: AbortSignal,
+  call: (candidate: Candidate, attempt: AbortController, clearTimer: () => void) => Promise<T>,
+): Promise<{ value: T; candidate: Candidate; detach: () => void }> {
+  const { retry: policy, requestTimeoutMs, firstByteTimeoutMs, minAttemptMs } = deps.config;
+  const deadline = trace.startedAt + requestTimeoutMs;
+  let lastError: ProviderError | undefined;
+  outer: for (const candidate of trace.plan.candidates) {
+    let tries = 0;
+    for (;;) {
+      if (trace.attempts.length >= policy.maxAttempts) break outer;
+      if (signal.aborted) throw abortedError(signal);
+      const left = deadline - deps.now();
+      if (trace.attempts.length > 0 && left < minAttemptMs) break outer;
+      tries += 1;
+      trace.lastCandidate = candidate;
+      const controller = new AbortController();
+      const onAbort = () => controller.abort(signal.reason);
+      const watched = signal !== NEVER_ABORTED;
+      if (watched) signal.addEventListener('abort', onAbort, { once: true });
+      const detach = () => { if (watched) signal.removeEventListener('abort', onAbort); };
+      const wait = Math.max(1, Math.min(firstByteTimeoutMs, Math.floor(left)));
+      const reason = wait < firstByteTimeoutMs ? `no reply within the request deadline of ${requestTimeoutMs} ms` : `no reply within ${wait} ms`;
+      const timer = setTimeout(() => controller.abort(timeoutError(reason)), wait);
+      // Only the first-byte timer is cleared on success: the caller's abort must still reach a running stream.
+      const clearTimer = () => clearTimeout(timer);
+      try {
+        const value = await call(candidate, controller, clearTimer);
+        trace.attempts.push({ model: candidate.endpoint.model, provider: candidate.endpoint.provider, status: 'ok' });
+        return { value, candidate, detach };
+      } catch (err) {
+        clearTimer();
+        detach();
+        const error = asProviderError(err, candidate.endpoint, controller.signal);
+        trace.attempts.push({ model: candidate.endpoint.model, provider: candidate.endpoint.provider, status: error.status, message: error.message });
+        if (signal.aborted) throw abortedError(signal);
+        // This attempt failed at the provider (which bills nothing for it): an abort during the backoff that
+        // follows has nothing in flight to pay for.
+        trace.lastCandidate = undefined;
+        lastError = error;
+        // A customer's own key that fails (revoked, out of quota …) falls through to the next credential or endpoint.
+        if (!error.retryable && candidate.byok) continue outer;
+        if (!error.retryable) throw upstreamError(error, trace);
+        deps.health.recordFailure(candidate.key, deps.now());
+        const delay = retryDelayMs(error, tries, policy, deps.random);
+        if (delay === undefined) continue outer;
+        // A backoff that would leave too little of the deadline for the retry: the next candidate instead.
+        if (deadline - deps.now() - delay < minAttemptMs) continue outer;
+        await deps.sleep(delay, signal);
+      }
+    }
+  }
+  throw upstreamError(lastError ?? new ProviderError({ provider: 'gateway', kind: 'http', status: 502, message: 'No provider could be tried' }), trace);
+}
+
+/** The adapter for an attempt: the gateway's credentials, or the customer's key opened from the vault. */
+async function adapterFor(candidate: Candidate, trace: RouteTrace, deps: EngineDeps) {
+  if (!candidate.byok) return deps.adapters.get(candidate.endpoint);
+  if (!deps.byok) throw new ProviderError({ provider: candidate.endpoint.provider, kind: 'http', status: 502, message: 'BYOK is not available' });
+  const before = deps.byok.kmsCalls;
+  const apiKey = await deps.byok.apiKey(candidate.byok);
+  trace.kmsRequests += deps.byok.kmsCalls - before;
+  return deps.adapters.get(candidate.endpoint, { id: `${candidate.byok.id}@${candidate.byok.updated_at}`, apiKey });
+}
+
+/**
+ * The end-user identity sent upstream for abuse isolation: the safety identifier (or user) hashed per
+ * organization, never the raw value; without either, an account-level identity.
+ */
+function withUser(generation: ReturnType<typeof requestFor>, caller: Caller, request: InferenceRequest) {
+  generation.user = hashedUser(caller.orgId, request.safetyIdentifier ?? request.user ?? '\u0000account')!;
+  return generation;
+}
+
+export async function generate({ request, caller, trace, deps, signal }: AttemptOptions): Promise<Generated> {
+  const { value, candidate, detach } = await withFallbacks(trace, deps, signal, async (candidate, attempt, clearTimer) => {
+    try {
+      const adapter = await adapterFor(candidate, trace, deps);
+      return await adapter.generate(withUser(requestFor(candidate, request.params), caller, request), { signal: attempt.signal });
+    } finally {
+      clearTimer();
+    }
+  });
+  detach();
+  return { trace, candidate, result: value, firstTokenMs: deps.now() - trace.startedAt };
+}
+
+/** Resolves once an endpoint has produced its first event; failing over is allowed until then, never after. */
+export async function startStream({ request, caller, trace, deps, signal }: AttemptOptions): Promise<Streaming> {
+  const { value, candidate, detach } = await withFallbacks(trace, deps, signal, async (candidate, attempt, clearTimer) => {
+    const adapter = await adapterFor(candidate, trace, deps);
+    const iterator = adapter.stream(withUser(requestFor(candidate, request.params), caller, request), { signal: attempt.signal })[Symbol.asyncIterator]();
+    try {
+      const first = await iterator.next();
+      if (first.done) throw new ProviderError({ provider: candidate.endpoint.provider, kind: 'invalid-response', status: 502, message: 'Upstream stream ended without any event' });
+      return { iterator, first: first.value, attempt };
+    } finally {
+      // The first-byte timer is replaced by an idle timer below.
+      clearTimer();
+    }
+  });
+  const firstTokenMs = deps.now() - trace.startedAt;
+  const endpoint = candidate.endpoint;
+  // One idle timer for the whole stream, pushed back by each event; when it fires the upstream call is
+  // aborted with a timeout, which the adapter reports as the stream's failure.
+  const idle = setTimeout(() => {
+    value.attempt.abort(new ProviderError({ provider: endpoint.provider, kind: 'timeout', status: 408, message: 'Upstream stream stalled' }));
+  }, deps.config.streamIdleTimeoutMs);
+  async function* events(): AsyncGenerator<StreamEvent> {
+    try {
+      yield value.first;
+      for (;;) {
+        idle.refresh();
+        const next = await value.iterator.next();
+        if (next.done) return;
+        yield next.value;
+      }
+    } finally {
+      clearTimeout(idle);
+      detach();
+    }
+  }
+  const generator = events();
+  const originalReturn = generator.return.bind(generator);
+  // Closing the stream early (client gone, mid-stream error) closes the upstream iterator too.
+  generator.return = async (result) => {
+    clearTimeout(idle);
+    detach();
+    await value.iterator.return?.(undefined).catch(() => undefined);
+    return originalReturn(result);
+  };
+  return { trace, candidate, events: generator, firstTokenMs };
+}

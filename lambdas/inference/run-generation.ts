@@ -1,0 +1,326 @@
+// The inference pipeline, callable without HTTP: plan → middleware (BYOK first) → reserve → provider call
+// with retries and fallbacks → settle, or release. The only way anything runs inference, and the sole owner
+// of the hold: on every path (success, provider failure, client gone, shutdown, a middleware that throws,
+// a stream consumer that stops early) the hold is settled or released exactly once.
+import type { Hold } from '../billing/ledger.js';
+import type { Invocation } from '../billing/infrastructure.js';
+import type { DomainError } from '../platform/errors.js';
+import { ProviderError } from '../providers/provider-error.js';
+import type { GenerationResult, StreamEvent } from '../providers/types.js';
+import { generate, startStream, type Generated, type Streaming } from './attempts.js';
+import type { Caller, EngineDeps } from './engine.js';
+import type { InferenceRequest } from './inference-request.js';
+import { chainOf, wrappedGenerate, wrappedStream, type GenerationCall, type GenerationMiddleware, type MiddlewareChain } from './middleware.js';
+import { byokMiddleware } from './middleware/byok.js';
+import { abortedError, upstreamError } from './provider-failure.js';
+import type { Candidate } from './routing.js';
+import { complete, release, releaseOrCharge, reserve, type Accounted, type Completion } from './settlement.js';
+import { isShuttingDown, shuttingDownError } from './shutdown.js';
+import { gather, newStreamState, resultFromState } from './stream-state.js';
+import { startTrace, type RouteTrace } from './trace.js';
+import { logLine } from '../platform/log-line.js';
+
+/** Hands work that may outlive the reply (settlement, release) to whoever waits for it. */
+export type Defer = (work: Promise<unknown>) => void;
+
+export const DEFAULT_MIDDLEWARE: readonly GenerationMiddleware[] = [byokMiddleware];
+
+export interface RunGenerationOptions {
+  request: InferenceRequest;
+  caller: Caller;
+  deps: EngineDeps;
+  /** A buffered result, or a stream of events. */
+  stream: boolean;
+  /** The caller's own cancellation (its client gone); the gateway's shutdown is always watched besides it. */
+  signal?: AbortSignal | undefined;
+  /** Takes the settlement or release; without it they are awaited before the result (or the stream's last event). */
+  defer?: Defer | undefined;
+  /** The Lambda invocation serving the request, for the infrastructure cost. */
+  invocation?: Invocation | undefined;
+  /** Around the provider call, the first outermost; BYOK alone by default. */
+  middleware?: readonly GenerationMiddleware[];
+  /** The status a mid-stream failure is recorded with: the one its caller is told (the caller's error map). */
+  errorStatus: (error: DomainError) => number;
+}
+
+export interface GenerationOutcome extends Accounted {
+  candidate: Candidate;
+  result: GenerationResult;
+  firstTokenMs: number;
+}
+
+/** How a stream ended, after its hold was settled: what to tell the consumer's client, if anything. */
+export interface StreamEnd extends Accounted {
+  type: 'end';
+  status: Completion['status'];
+  /** Set when the stream failed (also when cancelled by the client: its error is recorded, never shown). */
+  failure: DomainError | undefined;
+  result: GenerationResult;
+}
+
+/** The stream's first event: an endpoint answered, failing over is over. */
+export interface StreamStart {
+  type: 'start';
+  candidate: Candidate;
+  firstTokenMs: number;
+}
+
+export type GenerationEvent = StreamStart | StreamEvent | StreamEnd;
+
+export interface GenerationRun<T> {
+  /** The generation id and routing so far: known before anything is reserved (for replies and errors). */
+  readonly trace: RouteTrace;
+  /** The outcome, or the stream once the hold is reserved; rejects with the failure once the hold is released. */
+  readonly result: Promise<T>;
+  /** Stops the generation (the client went away): what was produced is settled as cancelled. */
+  abort(reason: unknown): void;
+}
+
+/**
+ * Starts one generation. Planning happens at once: its errors (unknown model, nothing fits the request, the
+ * gateway shutting down) are thrown here, before there is a trace; everything later rejects `result`.
+ */
+export function runGeneration(options: RunGenerationOptions & { stream: true }): GenerationRun<GenerationStream>;
+export function runGeneration(options: RunGenerationOptions & { stream: false }): GenerationRun<GenerationOutcome>;
+export function runGeneration(options: RunGenerationOptions): GenerationRun<GenerationOutcome | GenerationStream> {
+  const { deps, caller } = options;
+  // A process shutting down takes no new work: refused before anything is reserved.
+  if (deps.shutdown.triggered) throw shuttingDownError();
+  const trace = startTrace(options.request, caller, deps);
+  const run = new Run(options, trace);
+  return { trace, result: options.stream ? streamed(run) : buffered(run), abort: (reason) => run.abort(reason) };
+}
+
+/** One generation's state: its call, its abort signal and whether its hold has ended. */
+class Run {
+  readonly call: GenerationCall;
+  readonly chain: MiddlewareChain;
+  readonly controller = new AbortController();
+  /** The consumer stopped the generation (not the shutdown, not the caller's signal). */
+  stopped = false;
+  /** The hold is settled or released (or that has begun): never a second time. */
+  ended = false;
+  private unlink: Array<() => void> | undefined;
+
+  constructor(readonly options: RunGenerationOptions, trace: RouteTrace) {
+    this.chain = chainOf(options.middleware ?? DEFAULT_MIDDLEWARE);
+    this.call = {
+      type: options.stream ? 'stream' : 'generate',
+      params: { request: options.request, candidates: trace.plan.candidates },
+      caller: options.caller,
+      trace,
+      deps: options.deps,
+    };
+  }
+
+  get signal(): AbortSignal {
+    return this.controller.signal;
+  }
+
+  get request(): InferenceRequest {
+    return this.call.params.request;
+  }
+
+  abort(reason: unknown): void {
+    this.stopped = true;
+    this.controller.abort(reason);
+  }
+
+  /**
+   * Hooks the request's signal to the gateway's shutdown and the caller's signal (whichever comes first
+   * gives the reason), once the hold is taken; `dispose` unhooks it, so the process-wide shutdown signal
+   * does not collect a listener per request.
+   */
+  link(): void {
+    const { signal: client } = this.options;
+    this.unlink = [];
+    for (const source of client ? [this.options.deps.shutdown.signal, client] : [this.options.deps.shutdown.signal]) {
+      if (source.aborted) {
+        this.controller.abort(source.reason);
+        break;
+      }
+      const listener = () => this.controller.abort(source.reason);
+      source.addEventListener('abort', listener, { once: true });
+      this.unlink.push(() => source.removeEventListener('abort', listener));
+    }
+  }
+
+  dispose(): void {
+    if (!this.unlink) return;
+    for (const remove of this.unlink) remove();
+    this.unlink = undefined;
+  }
+
+  /** Work that may finish after the reply: handed to the caller's defer, or awaited here. */
+  async later(work: Promise<unknown>): Promise<void> {
+    if (this.options.defer) this.options.defer(work);
+    else await work;
+  }
+
+  reserve(): Promise<Hold> {
+    return reserve({ request: this.request, caller: this.call.caller, trace: this.call.trace, deps: this.call.deps });
+  }
+
+  /** The request failed before any of its reply: release (or charge the prompt of an abandoned attempt). */
+  fail(hold: Hold): Promise<void> {
+    if (this.ended) return Promise.resolve();
+    this.ended = true;
+    return this.later(releaseOrCharge({
+      request: this.request, caller: this.call.caller, trace: this.call.trace, deps: this.call.deps,
+      hold, signal: this.signal, streamed: this.options.stream, invocation: this.options.invocation,
+    }));
+  }
+
+  /** Settles at the generation's cost; should accounting itself throw, the hold is released instead. */
+  settle(hold: Hold, candidate: Candidate, completion: Completion): Accounted & { persisted: Promise<unknown> } {
+    if (this.ended) throw new Error(`the hold of ${this.call.trace.generationId} has ended already`);
+    this.ended = true;
+    try {
+      return complete({ request: this.request, caller: this.call.caller, trace: this.call.trace, deps: this.call.deps, candidate, completion, hold, invocation: this.options.invocation });
+    } catch (err) {
+      const { deps, trace } = this.call;
+      this.later(release(hold, deps)).catch((failure: unknown) => deps.log(logLine('error', 'hold not released', { generation_id: trace.generationId, error: String(failure) })));
+      throw err;
+    }
+  }
+}
+
+/** Plans with the middleware, then reserves: nothing is held when a middleware refuses the request. */
+async function prepare(run: Run): Promise<Hold> {
+  const { call } = run;
+  // Awaited only when a middleware returned a promise: BYOK without a source costs nothing.
+  for (const middleware of run.chain.transforms) {
+    const params = middleware.transformParams!(call);
+    call.params = params instanceof Promise ? await params : params;
+  }
+  call.trace.plan.candidates = call.params.candidates;
+  const hold = await run.reserve();
+  run.link();
+  return hold;
+}
+
+async function buffered(run: Run): Promise<GenerationOutcome> {
+  const hold = await prepare(run);
+  const { call } = run;
+  let generated: Generated;
+  try {
+    generated = await wrappedGenerate(run.chain, call, () => generate({ request: run.request, caller: call.caller, trace: call.trace, deps: call.deps, signal: run.signal }));
+  } catch (err) {
+    // Also when the client went away (its reply is never written) or the gateway is shutting down.
+    await run.fail(hold);
+    throw err;
+  } finally {
+    run.dispose();
+  }
+  const accounted = run.settle(hold, generated.candidate, {
+    status: generated.result.finish_reason === 'length' ? 'incomplete' : 'completed',
+    result: generated.result,
+    firstTokenMs: generated.firstTokenMs,
+    streamed: false,
+  });
+  await run.later(accounted.persisted);
+  return { candidate: generated.candidate, result: generated.result, firstTokenMs: generated.firstTokenMs, usage: accounted.usage, cost: accounted.cost, isByok: accounted.isByok };
+}
+
+async function streamed(run: Run): Promise<GenerationStream> {
+  const hold = await prepare(run);
+  return new GenerationStream(run, hold);
+}
+
+/**
+ * The events of a streamed generation: `start` once an endpoint answered (a failure before it is thrown
+ * by `next()`, the hold released), the provider's events, then `end` once the hold is settled. Iterate
+ * it to the end or stop it with `return()` (a `for await` that breaks does): what was produced until then
+ * is settled as cancelled and the upstream call closed.
+ */
+export class GenerationStream implements AsyncIterableIterator<GenerationEvent> {
+  private readonly events: AsyncGenerator<GenerationEvent>;
+  private started = false;
+
+  constructor(private readonly run: Run, private readonly hold: Hold) {
+    this.events = produce(run, hold);
+  }
+
+  next(): Promise<IteratorResult<GenerationEvent>> {
+    this.started = true;
+    return this.events.next();
+  }
+
+  async return(value?: unknown): Promise<IteratorResult<GenerationEvent>> {
+    await this.abandonUnstarted();
+    return this.events.return(value as undefined);
+  }
+
+  async throw(error?: unknown): Promise<IteratorResult<GenerationEvent>> {
+    await this.abandonUnstarted();
+    return this.events.throw(error);
+  }
+
+  [Symbol.asyncIterator](): this {
+    return this;
+  }
+
+  /** Stopped before the first next(): nothing was sent upstream, so the hold goes back. */
+  private async abandonUnstarted(): Promise<void> {
+    if (this.started) return;
+    this.started = true;
+    this.run.stopped = true;
+    this.run.dispose();
+    await this.run.fail(this.hold);
+  }
+}
+
+async function* produce(run: Run, hold: Hold): AsyncGenerator<GenerationEvent> {
+  const { call } = run;
+  let streaming: Streaming;
+  try {
+    streaming = await wrappedStream(run.chain, call, () => startStream({ request: run.request, caller: call.caller, trace: call.trace, deps: call.deps, signal: run.signal }));
+  } catch (err) {
+    run.dispose();
+    await run.fail(hold);
+    throw err;
+  }
+  const state = newStreamState();
+  let persisted: Promise<unknown> | undefined;
+  try {
+    yield { type: 'start', candidate: streaming.candidate, firstTokenMs: streaming.firstTokenMs };
+    let failure: DomainError | undefined;
+    try {
+      for await (const event of streaming.events) {
+        gather(state, event);
+        yield event;
+      }
+    } catch (err) {
+      const error = err instanceof ProviderError ? err
+        : new ProviderError({ provider: streaming.candidate.endpoint.provider, kind: 'network', status: 502, message: (err as Error)?.message ?? String(err), cause: err });
+      // Aborted by the shutdown: reported as such; by the client: recorded, never shown.
+      failure = run.signal.aborted ? abortedError(run.signal) : upstreamError(error, call.trace);
+    }
+    const cancelled = (run.signal.aborted && !isShuttingDown(run.signal.reason)) || run.stopped;
+    const result = resultFromState(state, run.request);
+    const status: Completion['status'] = cancelled ? 'cancelled' : failure ? 'error' : result.finish_reason === 'length' ? 'incomplete' : 'completed';
+    const accounted = run.settle(hold, streaming.candidate, streamCompletion(result, run, streaming, status, failure));
+    persisted = accounted.persisted;
+    yield { type: 'end', status, failure, result, usage: accounted.usage, cost: accounted.cost, isByok: accounted.isByok };
+  } finally {
+    if (!run.ended) {
+      // The consumer stopped early: close the upstream call and settle what was produced as cancelled.
+      run.stopped = true;
+      await streaming.events.return(undefined).catch(() => undefined);
+      persisted = run.settle(hold, streaming.candidate, streamCompletion(resultFromState(state, run.request), run, streaming, 'cancelled', undefined)).persisted;
+    }
+    run.dispose();
+    if (persisted) await run.later(persisted);
+  }
+}
+
+function streamCompletion(result: ReturnType<typeof resultFromState>, run: Run, streaming: Streaming, status: Completion['status'], failure: DomainError | undefined): Completion {
+  return {
+    status,
+    result,
+    firstTokenMs: streaming.firstTokenMs,
+    streamed: true,
+    usageEstimated: result.usageEstimated,
+    ...(failure ? { error: { status: run.options.errorStatus(failure), message: failure.message } } : {}),
+  };
+}

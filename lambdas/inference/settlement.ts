@@ -1,0 +1,216 @@
+// The money side of one generation: the hold taken before the provider call, and how it ends: settled at
+// the actual cost with the generation record, its rollup, the infrastructure cost and the EMF line, or
+// given back. Failed attempts are added to their endpoints' failure counts either way. Only the pipeline
+// (run-generation.ts) calls these, once per request.
+import type { Hold } from '../billing/ledger.js';
+import { affordableOutputTokens, estimateUsage, reservationFor, reservedOutputTokens } from '../billing/estimate.js';
+import { endedByShutdown, hourOf, rollupDelta } from '../billing/rollups.js';
+import type { Invocation } from '../billing/infrastructure.js';
+import { emfLine } from '../platform/metrics.js';
+import type { GenerationResult, Usage } from '../providers/types.js';
+import { emptyUsage } from '../providers/types.js';
+import { generationToItem, type GenerationRecord } from '../generations/generation-repository.js';
+import { FAILURE_SHARDS } from '../catalog/endpoint-failure-repository.js';
+import { logLine } from '../platform/log-line.js';
+import { computeCost, type CostBreakdown } from './cost.js';
+import type { Caller, EngineDeps } from './engine.js';
+import type { InferenceRequest } from './inference-request.js';
+import type { Candidate } from './routing.js';
+import { shuttingDownError } from './shutdown.js';
+import { hashedUser, type AttemptRecord, type RouteTrace } from './trace.js';
+
+/** The request whose money is being handled. */
+export interface SettlementOptions {
+  request: InferenceRequest;
+  caller: Caller;
+  trace: RouteTrace;
+  deps: EngineDeps;
+}
+
+export interface Accounted {
+  usage: Usage;
+  cost: CostBreakdown;
+  isByok: boolean;
+}
+
+export interface Completion {
+  status: GenerationRecord['status'];
+  result: Pick<GenerationResult, 'finish_reason' | 'native_finish_reason' | 'usage' | 'provider_id' | 'service_tier'>;
+  firstTokenMs: number | null;
+  streamed: boolean;
+  /** The provider reported no usage (a stream cut short): `result.usage` is an estimate. */
+  usageEstimated?: boolean;
+  error?: { status: number; message: string };
+}
+
+/**
+ * Holds the most the request can cost on any of its candidate endpoints against the organization's
+ * credits, the key's limit and the workspace's budgets (refused when one cannot cover it).
+ */
+export async function reserve({ request, caller, trace, deps }: SettlementOptions): Promise<Hold> {
+  // Attempts with the customer's own key are billed to them by the provider: only the gateway's own
+  // endpoints are held against credits (a request served only by BYOK holds nothing).
+  const shared = trace.plan.candidates.filter((candidate) => candidate.byok === undefined);
+  const endpoints = shared.map((candidate) => candidate.endpoint);
+  const amount = reservationFor(request.params, endpoints);
+  // Only a refusal evaluates these: it says how many output tokens the caller can afford.
+  const hold = await deps.ledger.reserve(trace.generationId, caller.key, amount, {
+    get requested() { return reservedOutputTokens(request.params, endpoints); },
+    affordable: (remaining) => affordableOutputTokens(request.params, endpoints, remaining),
+  });
+  // release() is given the hold only: its request's attempts are found through it.
+  tracesOfHolds.set(hold, trace);
+  return hold;
+}
+
+/** The request failed before any usage: give the hold back. The reply need not wait for it. */
+export function release(hold: Hold, deps: EngineDeps): Promise<unknown> {
+  return Promise.all([deps.ledger.release(hold), recordFailedAttempts(tracesOfHolds.get(hold), deps)]);
+}
+
+/**
+ * Ends the accounting of a request that failed before any of its reply: the hold is given back, unless
+ * the request was abandoned (its client went away or the gateway shut down: `signal` is aborted) after an
+ * attempt was sent upstream. The provider has read, and billed, the prompt by then and may still finish
+ * the generation, so the hold is settled at an estimate of the prompt with no output, as a stream cut
+ * mid-way is (on the attempted candidate: BYOK usage when that was the customer's key); releasing it
+ * would let a caller disconnect just before every reply and pay nothing. A provider error (no abort) or
+ * an abort before anything was sent still releases.
+ */
+export function releaseOrCharge(options: SettlementOptions & { hold: Hold; signal: AbortSignal; streamed: boolean; invocation: Invocation | undefined }): Promise<unknown> {
+  const attempted = options.trace.lastCandidate;
+  if (!options.signal.aborted || attempted === undefined) return release(options.hold, options.deps);
+  return complete({
+    ...options,
+    candidate: attempted,
+    completion: {
+      status: 'cancelled',
+      // As a stream cut before its first event reads: no finish of its own.
+      result: { finish_reason: 'error', usage: estimateUsage(options.request.params, '') },
+      firstTokenMs: null,
+      streamed: options.streamed,
+      usageEstimated: true,
+    },
+  }).persisted;
+}
+
+const tracesOfHolds = new WeakMap<Hold, RouteTrace>();
+const shuttingDownMessage = shuttingDownError().message;
+/** Requests whose failed attempts are recorded already (whichever of complete() and release() ends it first). */
+const failuresRecorded = new WeakSet<RouteTrace>();
+
+/**
+ * Whether a failed attempt counts against its endpoint's uptime: timeouts (408), rate limits (429) and
+ * 5xx, which includes refused and dropped connections (502). Not a client that went away (499: the
+ * adapters report an aborted attempt so, whether the client or the gateway's shutdown aborted it), not the
+ * gateway's own shutdown (its 503), and not the request's own fault (400, 413, 422 …).
+ */
+export function countsAgainstEndpoint(attempt: AttemptRecord): boolean {
+  if (attempt.status === 'ok') return false;
+  if (attempt.status === 503 && attempt.message === shuttingDownMessage) return false;
+  return attempt.status === 408 || attempt.status === 429 || attempt.status >= 500;
+}
+
+/**
+ * Adds a finished request's failed attempts to their endpoints' failure counts (hour of the request's
+ * start, a random shard): one UpdateItem per failing endpoint, all at once. Best effort and after the
+ * reply (complete() and release() hand it to the work the caller defers): a write that fails is logged,
+ * never thrown, and never holds up the settlement. Once per request.
+ */
+function recordFailedAttempts(trace: RouteTrace | undefined, deps: EngineDeps): Promise<void> {
+  if (!trace || failuresRecorded.has(trace)) return Promise.resolve();
+  failuresRecorded.add(trace);
+  const failed = new Map<string, { model: string; provider: string; count: number }>();
+  for (const attempt of trace.attempts) {
+    if (!countsAgainstEndpoint(attempt)) continue;
+    const key = `${attempt.model}@${attempt.provider}`;
+    const entry = failed.get(key) ?? { model: attempt.model, provider: attempt.provider, count: 0 };
+    entry.count += 1;
+    failed.set(key, entry);
+  }
+  if (failed.size === 0) return Promise.resolve();
+  const hour = hourOf(new Date(deps.clock().getTime() - Math.round(deps.now() - trace.startedAt)).toISOString());
+  return Promise.all([...failed.values()].map(async ({ model, provider, count }) => {
+    try {
+      await deps.endpointFailures.add(model, provider, hour, count, Math.floor(deps.random() * FAILURE_SHARDS));
+    } catch (err) {
+      deps.log(logLine('warn', 'endpoint failures not recorded', { endpoint: `${model}@${provider}`, failures: count, generation_id: trace.generationId, error: String(err) }));
+    }
+  })).then(() => undefined);
+}
+
+export interface CompleteOptions extends SettlementOptions {
+  /** The endpoint that served (or was last sent) the request. */
+  candidate: Candidate;
+  completion: Completion;
+  hold: Hold;
+  /** The Lambda invocation, for the infrastructure cost; absent outside one. */
+  invocation?: Invocation | undefined;
+}
+
+/**
+ * Accounts for a finished (or failed mid-stream) generation: cost, health and stickiness at once; the
+ * hold is settled at the actual cost together with the generation record and its rollup, and `persisted`
+ * resolves when that is stored (or its failure logged). The reply need not wait for it; the invocation must.
+ */
+export function complete({ request, caller, trace, deps, candidate, completion, hold, invocation }: CompleteOptions): Accounted & { persisted: Promise<unknown> } {
+  const now = deps.now();
+  const usage = completion.result.usage ?? emptyUsage();
+  const cost = computeCost(usage, candidate.endpoint.pricing);
+  // With the customer's own key the provider bills them: counted as BYOK usage, not taken from credits.
+  const isByok = candidate.byok !== undefined;
+  // A cancelled generation (client gone, shutdown) says nothing about the endpoint: neither health nor stickiness.
+  // Nor does a stream the gateway's own shutdown ended (the same rule as the rollup's uptime).
+  if (completion.status === 'error' && !endedByShutdown({ status: completion.status, error: completion.error ?? null })) deps.health.recordFailure(candidate.key, now);
+  else if (completion.status !== 'cancelled') deps.health.recordSuccess(candidate.key);
+  if (request.sessionId && completion.status !== 'error' && completion.status !== 'cancelled') deps.sessions.set(`${caller.orgId}:${request.sessionId}`, candidate.key, now);
+  const record: GenerationRecord = {
+    id: trace.generationId,
+    org_id: caller.orgId,
+    workspace_id: caller.workspaceId,
+    key_hash: caller.keyHash,
+    model: candidate.endpoint.model,
+    provider: candidate.endpoint.provider,
+    upstream_model: candidate.endpoint.upstream_model,
+    provider_id: completion.result.provider_id ?? null,
+    api: request.format,
+    streamed: completion.streamed,
+    status: completion.status,
+    finish_reason: completion.result.finish_reason ?? null,
+    native_finish_reason: completion.result.native_finish_reason ?? null,
+    usage,
+    cost,
+    is_byok: isByok,
+    service_tier: completion.result.service_tier ?? candidate.serviceTier ?? null,
+    attempts: trace.attempts.length,
+    created_at: new Date(deps.clock().getTime() - Math.round(now - trace.startedAt)).toISOString(),
+    latency_ms: Math.round(now - trace.startedAt),
+    first_token_ms: completion.firstTokenMs === null ? null : Math.round(completion.firstTokenMs),
+    generation_time_ms: Math.round(now - trace.startedAt - (completion.firstTokenMs ?? 0)),
+    session_id: request.sessionId ?? null,
+    user_hash: hashedUser(caller.orgId, request.user) ?? null,
+    error: completion.error ?? null,
+    reserved: hold.amount,
+    usage_estimated: completion.usageEstimated === true,
+    provider_responses: trace.attempts.map((attempt) => ({ provider: attempt.provider, model: attempt.model, status: attempt.status === 'ok' ? 200 : attempt.status })),
+  };
+  const item = generationToItem(record);
+  const rollup = rollupDelta(record);
+  const settlement = (async () => {
+    const settled = await deps.ledger.settle(hold, isByok ? { credits: 0n, byok: cost.total } : { credits: cost.total, byok: 0n }, item, rollup);
+    if (settled.outcome !== 'settled') return;
+    // The last writes of the invocation: what serving it cost on AWS (with the capacity of the writes
+    // before it), then the metrics line CloudWatch turns into cost dashboards.
+    const infra = invocation
+      ? await deps.ledger.recordInfrastructure(record.id, rollup.key, invocation, { writeUnits: hold.writeUnits + settled.writeUnits, readUnits: (caller.readUnits ?? 0) + hold.readUnits, kmsRequests: trace.kmsRequests }, deps.now(), itemBytes(item))
+      : undefined;
+    deps.log(emfLine(record, infra, deps.clock().getTime()));
+  })();
+  const persisted = Promise.all([settlement, recordFailedAttempts(trace, deps)]);
+  return { usage, cost, isByok, persisted };
+}
+
+/** Approximate stored size of an item (attribute names and values), for write-capacity estimates. */
+function itemBytes(item: Record<string, unknown>): number {
+  return JSON.stringify(item, (_key, value: unknown) => (typeof value === 'bigint' ? String(value) : value)).length;
+}

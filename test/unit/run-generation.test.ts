@@ -1,0 +1,341 @@
+// runGeneration's hold lifecycle with fakes for the ledger and the adapters: the hold is reserved once and
+// then settled or released exactly once, whatever happens (every candidate failing, success, the consumer
+// stopping a stream or aborting it mid-way, a middleware that throws), and middleware runs in order.
+import { describe, expect, it } from '@jest/globals';
+import { buildCatalog, catalogFileSchema } from '../../lambdas/catalog/catalog-config.js';
+import type { CatalogEndpoint } from '../../lambdas/catalog/types.js';
+import { httpErrorOf } from '../../lambdas/platform/http/errors.js';
+import { DomainError, UpstreamError, ClientClosedError } from '../../lambdas/platform/errors.js';
+import { DEFAULT_ENGINE_CONFIG, type Caller, type EngineDeps } from '../../lambdas/inference/engine.js';
+import { EndpointHealth, StickySessions } from '../../lambdas/inference/endpoint-health.js';
+import type { InferenceRequest } from '../../lambdas/inference/inference-request.js';
+import type { GenerationMiddleware } from '../../lambdas/inference/middleware.js';
+import { runGeneration, type GenerationEvent, type GenerationStream } from '../../lambdas/inference/run-generation.js';
+import { ShutdownSwitch } from '../../lambdas/inference/shutdown.js';
+import type { Hold } from '../../lambdas/billing/ledger.js';
+import type { Charge, HoldRef } from '../../lambdas/billing/ledger-repository.js';
+import type { ApiKey } from '../../lambdas/keys/types.js';
+import { ProviderError } from '../../lambdas/providers/provider-error.js';
+import type { AdapterRegistry } from '../../lambdas/providers/registry.js';
+import type { GenerationRepository } from '../../lambdas/generations/generation-repository.js';
+import type { EndpointFailureRepository } from '../../lambdas/catalog/endpoint-failure-repository.js';
+import type { GenerationRequest, GenerationResult, ProviderAdapter, StreamEvent } from '../../lambdas/providers/types.js';
+
+const catalog = buildCatalog(catalogFileSchema.parse({
+  models: ['alpha', 'beta'].map((provider) => ({
+    id: `m/${provider}`,
+    endpoints: [{
+      provider, adapter: 'openai-chat', base_url: `https://${provider}.example/v1`, upstream_model: `${provider}-upstream`,
+      pricing: { prompt: '0.000001', completion: '0.000002' }, context_length: 32768,
+    }],
+  })),
+}));
+
+const usage = { input_tokens: 10, output_tokens: 5, cached_input_tokens: 0, cache_write_tokens: 0, reasoning_tokens: 0 };
+const result = (text: string): GenerationResult => ({ text, tool_calls: [], finish_reason: 'stop', usage });
+
+/** What each provider does when called: answer, fail, or stream until told otherwise. */
+interface Behaviour {
+  generate?: (request: GenerationRequest, signal: AbortSignal) => Promise<GenerationResult>;
+  stream?: (request: GenerationRequest, signal: AbortSignal) => AsyncIterable<StreamEvent>;
+}
+
+const failing = (status: number): Behaviour => ({
+  generate: async () => { throw new ProviderError({ provider: 'upstream', kind: 'http', status, message: `upstream said ${status}` }); },
+  // eslint-disable-next-line require-yield
+  stream: async function* () { throw new ProviderError({ provider: 'upstream', kind: 'http', status, message: `upstream said ${status}` }); },
+});
+
+/** Streams `first`, then waits until the attempt is aborted (the adapters report that as an aborted error). */
+const stalling = (first: string, closed: { value: boolean }): Behaviour => ({
+  stream: async function* (_request, signal) {
+    try {
+      yield { type: 'text-delta', delta: first };
+      await new Promise((_resolve, reject) => {
+        const aborted = () => reject(new ProviderError({ provider: 'alpha', kind: 'aborted', status: 499, message: 'aborted' }));
+        if (signal.aborted) aborted();
+        else signal.addEventListener('abort', aborted, { once: true });
+      });
+    } finally {
+      closed.value = true;
+    }
+  },
+});
+
+const streaming = (...deltas: string[]): Behaviour => ({
+  stream: async function* () {
+    for (const delta of deltas) yield { type: 'text-delta', delta };
+    yield { type: 'finish', finish_reason: 'stop', usage };
+  },
+});
+
+class FakeLedger {
+  readonly reserved: string[] = [];
+  readonly released: HoldRef[] = [];
+  readonly settled: Array<{ hold: HoldRef; charge: Charge; record: Record<string, unknown> | undefined }> = [];
+
+  async reserve(generationId: string): Promise<Hold> {
+    this.reserved.push(generationId);
+    return { generationId, orgId: 'org-1', workspaceId: 'ws-1', keyHash: 'k', amount: 1_000_000n, writeUnits: 1, attempts: 1, readUnits: 0 };
+  }
+
+  async release(hold: HoldRef) {
+    this.released.push(hold);
+    return { outcome: 'settled' as const, writeUnits: 1, attempts: 1 };
+  }
+
+  async settle(hold: HoldRef, charge: Charge, record?: Record<string, unknown>) {
+    this.settled.push({ hold, charge, record });
+    return { outcome: 'settled' as const, writeUnits: 1, attempts: 1 };
+  }
+
+  /** How the hold ended, one entry per ending. */
+  get endings(): string[] {
+    return [...this.released.map(() => 'released'), ...this.settled.map((entry) => `settled ${String(entry.record?.status)}`)];
+  }
+}
+
+function setup(behaviours: Record<string, Behaviour>) {
+  const ledger = new FakeLedger();
+  const calls: string[] = [];
+  const adapters = {
+    async get(endpoint: CatalogEndpoint): Promise<ProviderAdapter> {
+      const behaviour = behaviours[endpoint.provider];
+      if (!behaviour) throw new Error(`no behaviour for ${endpoint.provider}`);
+      return {
+        provider: endpoint.provider,
+        generate: (request, options) => { calls.push(endpoint.provider); return behaviour.generate!(request, options!.signal!); },
+        stream: (request, options) => { calls.push(endpoint.provider); return behaviour.stream!(request, options!.signal!); },
+      };
+    },
+  };
+  let time = 1_000_000;
+  const deps: EngineDeps = {
+    catalog,
+    adapters: adapters as unknown as AdapterRegistry,
+    health: new EndpointHealth(),
+    sessions: new StickySessions(),
+    generations: {} as GenerationRepository,
+    ledger: ledger as unknown as EngineDeps['ledger'],
+    // No retries: each failing candidate is tried once.
+    config: { ...DEFAULT_ENGINE_CONFIG, retry: { ...DEFAULT_ENGINE_CONFIG.retry, attemptsPerEndpoint: 1 } },
+    now: () => time,
+    clock: () => new Date(time),
+    random: () => 0.5,
+    sleep: async (ms) => { time += ms; },
+    log: () => undefined,
+    shutdown: new ShutdownSwitch(),
+    endpointFailures: { add: async () => undefined } as unknown as EndpointFailureRepository,
+  };
+  return { deps, ledger, calls };
+}
+
+function inference(overrides: Partial<InferenceRequest> = {}): InferenceRequest {
+  return {
+    format: 'chat', models: ['m/alpha', 'm/beta'], params: { messages: [{ role: 'user', content: [{ type: 'text', text: 'hello' }] }] },
+    provider: undefined, routePartition: undefined, stream: false, serviceTier: null, sessionId: undefined, user: undefined,
+    safetyIdentifier: undefined, metadata: undefined, plugins: [], echo: {},
+    ...overrides,
+  };
+}
+
+const caller: Caller = { orgId: 'org-1', workspaceId: 'ws-1', keyHash: 'a'.repeat(64), key: {} as ApiKey };
+const errorStatus = (error: DomainError) => httpErrorOf(error).status;
+/** Lets the settlement's promise chain run. */
+const settle = () => new Promise((resolve) => setImmediate(resolve));
+
+async function collect(stream: GenerationStream): Promise<GenerationEvent[]> {
+  const out: GenerationEvent[] = [];
+  for await (const event of stream) out.push(event);
+  return out;
+}
+
+describe('runGeneration, buffered', () => {
+  it('settles the hold once, at the generation\'s cost, on success', async () => {
+    const { deps, ledger } = setup({ alpha: { generate: async () => result('done') } });
+    const run = runGeneration({ request: inference(), caller, deps, stream: false, errorStatus });
+    const outcome = await run.result;
+    expect(outcome.result.text).toBe('done');
+    expect(outcome.cost.total).toBe(20_000n);
+    expect(ledger.reserved).toEqual([run.trace.generationId]);
+    expect(ledger.endings).toEqual(['settled completed']);
+    expect(ledger.settled[0]!.charge).toEqual({ credits: 20_000n, byok: 0n });
+  });
+
+  it('releases the hold exactly once when the provider fails on every candidate', async () => {
+    const { deps, ledger, calls } = setup({ alpha: failing(503), beta: failing(500) });
+    const run = runGeneration({ request: inference(), caller, deps, stream: false, errorStatus });
+    const error = await run.result.catch((err: unknown) => err);
+    expect(error).toBeInstanceOf(UpstreamError);
+    expect(httpErrorOf(error as DomainError).status).toBe(502);
+    expect(calls).toEqual(['alpha', 'beta']);
+    await settle();
+    expect(ledger.endings).toEqual(['released']);
+  });
+
+  it('hands the settlement to `defer` instead of waiting for it', async () => {
+    const { deps, ledger } = setup({ alpha: { generate: async () => result('done') } });
+    const deferred: Array<Promise<unknown>> = [];
+    await runGeneration({ request: inference(), caller, deps, stream: false, errorStatus, defer: (work) => { deferred.push(work); } }).result;
+    expect(deferred).toHaveLength(1);
+    await Promise.all(deferred);
+    expect(ledger.endings).toEqual(['settled completed']);
+  });
+
+  it('refuses new work while shutting down, before anything is reserved', () => {
+    const { deps, ledger } = setup({ alpha: { generate: async () => result('never') } });
+    deps.shutdown.trigger();
+    expect(() => runGeneration({ request: inference(), caller, deps, stream: false, errorStatus })).toThrow('The gateway is shutting down; retry the request');
+    expect(ledger.reserved).toEqual([]);
+  });
+});
+
+describe('runGeneration, streamed', () => {
+  it('settles once when the stream ends, after its events and before its end event', async () => {
+    const { deps, ledger } = setup({ alpha: streaming('hel', 'lo') });
+    const run = runGeneration({ request: inference({ stream: true }), caller, deps, stream: true, errorStatus });
+    const events = await collect(await run.result);
+    expect(events.map((event) => event.type)).toEqual(['start', 'text-delta', 'text-delta', 'finish', 'end']);
+    const end = events.at(-1) as Extract<GenerationEvent, { type: 'end' }>;
+    expect(end).toMatchObject({ status: 'completed', failure: undefined, usage });
+    expect(ledger.endings).toEqual(['settled completed']);
+    expect(ledger.settled[0]!.record).toMatchObject({ streamed: true, usage_estimated: false });
+  });
+
+  it('releases the hold exactly once when every candidate fails before the first event', async () => {
+    const { deps, ledger } = setup({ alpha: failing(503), beta: failing(429) });
+    const stream = await runGeneration({ request: inference({ stream: true }), caller, deps, stream: true, errorStatus }).result;
+    const error = await stream.next().catch((err: unknown) => err);
+    expect(httpErrorOf(error as DomainError).status).toBe(429);
+    // A stream that failed is over: stopping it afterwards ends nothing a second time.
+    await stream.return(undefined);
+    await settle();
+    expect(ledger.endings).toEqual(['released']);
+  });
+
+  it('settles as cancelled, once, when the consumer aborts mid-stream, and stops the upstream call', async () => {
+    const closed = { value: false };
+    const { deps, ledger } = setup({ alpha: stalling('partial', closed) });
+    const run = runGeneration({ request: inference({ stream: true }), caller, deps, stream: true, errorStatus });
+    const stream = await run.result;
+    const seen: GenerationEvent[] = [];
+    for await (const event of stream) {
+      seen.push(event);
+      if (event.type === 'text-delta') run.abort(new Error('client disconnected'));
+    }
+    expect(seen.map((event) => event.type)).toEqual(['start', 'text-delta', 'end']);
+    const end = seen.at(-1) as Extract<GenerationEvent, { type: 'end' }>;
+    expect(end.status).toBe('cancelled');
+    expect(end.failure).toBeInstanceOf(ClientClosedError);
+    expect(closed.value).toBe(true);
+    expect(ledger.endings).toEqual(['settled cancelled']);
+    // What was produced is charged: the prompt and an estimate of the partial output.
+    expect(ledger.settled[0]!.record).toMatchObject({ usage_estimated: true, error: { status: 499, message: 'Client closed the request' } });
+  });
+
+  it('settles as cancelled, once, when the consumer stops iterating, and closes the upstream call', async () => {
+    const closed = { value: false };
+    const { deps, ledger } = setup({ alpha: stalling('partial', closed) });
+    const stream = await runGeneration({ request: inference({ stream: true }), caller, deps, stream: true, errorStatus }).result;
+    for await (const event of stream) if (event.type === 'text-delta') break;
+    expect(closed.value).toBe(true);
+    expect(ledger.endings).toEqual(['settled cancelled']);
+    expect(ledger.settled[0]!.record).toMatchObject({ status: 'cancelled', error: null });
+  });
+
+  it('releases the hold of a stream stopped before it was read: nothing was sent upstream', async () => {
+    const { deps, ledger, calls } = setup({ alpha: streaming('never') });
+    const stream = await runGeneration({ request: inference({ stream: true }), caller, deps, stream: true, errorStatus }).result;
+    await stream.return(undefined);
+    await stream.return(undefined);
+    expect(calls).toEqual([]);
+    expect(ledger.endings).toEqual(['released']);
+  });
+
+  it('reports the gateway\'s shutdown mid-stream as a failure (not a cancellation) and settles once', async () => {
+    const closed = { value: false };
+    const { deps, ledger } = setup({ alpha: stalling('partial', closed) });
+    const stream = await runGeneration({ request: inference({ stream: true }), caller, deps, stream: true, errorStatus }).result;
+    const seen: GenerationEvent[] = [];
+    for await (const event of stream) {
+      seen.push(event);
+      if (event.type === 'text-delta') deps.shutdown.trigger();
+    }
+    const end = seen.at(-1) as Extract<GenerationEvent, { type: 'end' }>;
+    expect(end.status).toBe('error');
+    expect(end.failure?.message).toBe('The gateway is shutting down; retry the request');
+    expect(ledger.endings).toEqual(['settled error']);
+    expect(ledger.settled[0]!.record).toMatchObject({ error: { status: 503 } });
+  });
+});
+
+describe('middleware', () => {
+  it('applies transformParams in order, then wraps the call with the first middleware outermost', async () => {
+    const { deps, ledger } = setup({ alpha: { generate: async () => result('from alpha') }, beta: { generate: async () => result('from beta') } });
+    const log: string[] = [];
+    const middleware = (name: string): GenerationMiddleware => ({
+      transformParams: ({ params }) => {
+        log.push(`${name} transform (${params.candidates.map((candidate) => candidate.endpoint.provider).join(',')})`);
+        return name === 'first' ? { ...params, candidates: params.candidates.slice(1) } : params;
+      },
+      wrapGenerate: async ({ doGenerate }) => {
+        log.push(`${name} before`);
+        const generated = await doGenerate();
+        log.push(`${name} after ${generated.result.text}`);
+        return { ...generated, result: { ...generated.result, text: `${generated.result.text} (${name})` } };
+      },
+    });
+    const outcome = await runGeneration({ request: inference(), caller, deps, stream: false, errorStatus, middleware: [middleware('first'), middleware('second')] }).result;
+    expect(log).toEqual(['first transform (alpha,beta)', 'second transform (beta)', 'first before', 'second before', 'second after from beta', 'first after from beta (second)']);
+    expect(outcome.result.text).toBe('from beta (second) (first)');
+    expect(ledger.endings).toEqual(['settled completed']);
+  });
+
+  it('wraps the stream with the first middleware outermost, and may rewrite its events', async () => {
+    const { deps, ledger } = setup({ alpha: streaming('a', 'b') });
+    const log: string[] = [];
+    const upper = (name: string): GenerationMiddleware => ({
+      wrapStream: async ({ doStream }) => {
+        log.push(name);
+        const started = await doStream();
+        async function* events() {
+          for await (const event of started.events) yield event.type === 'text-delta' ? { ...event, delta: `${event.delta}${name}` } : event;
+        }
+        return { ...started, events: events() };
+      },
+    });
+    const stream = await runGeneration({ request: inference({ stream: true }), caller, deps, stream: true, errorStatus, middleware: [upper('1'), upper('2')] }).result;
+    const deltas = (await collect(stream)).flatMap((event) => (event.type === 'text-delta' ? [event.delta] : []));
+    expect(log).toEqual(['1', '2']);
+    expect(deltas).toEqual(['a21', 'b21']);
+    expect(ledger.endings).toEqual(['settled completed']);
+  });
+
+  it('releases the hold once when a middleware throws around the call', async () => {
+    const { deps, ledger, calls } = setup({ alpha: { generate: async () => result('never') } });
+    const broken: GenerationMiddleware = { wrapGenerate: async () => { throw new Error('middleware bug'); } };
+    const run = runGeneration({ request: inference(), caller, deps, stream: false, errorStatus, middleware: [broken] });
+    await expect(run.result).rejects.toThrow('middleware bug');
+    await settle();
+    expect(calls).toEqual([]);
+    expect(ledger.endings).toEqual(['released']);
+  });
+
+  it('releases the hold once when a stream middleware throws', async () => {
+    const { deps, ledger } = setup({ alpha: streaming('never') });
+    const broken: GenerationMiddleware = { wrapStream: async () => { throw new Error('middleware bug'); } };
+    const stream = await runGeneration({ request: inference({ stream: true }), caller, deps, stream: true, errorStatus, middleware: [broken] }).result;
+    await expect(stream.next()).rejects.toThrow('middleware bug');
+    await settle();
+    expect(ledger.endings).toEqual(['released']);
+  });
+
+  it('reserves nothing when transformParams refuses the request', async () => {
+    const { deps, ledger } = setup({ alpha: { generate: async () => result('never') } });
+    const refusing: GenerationMiddleware = { transformParams: async () => { throw new UpstreamError('No endpoint is available', { reason: 'unavailable' }); } };
+    const error = await runGeneration({ request: inference(), caller, deps, stream: false, errorStatus, middleware: [refusing] }).result.catch((err: unknown) => err);
+    expect(httpErrorOf(error as DomainError).status).toBe(502);
+    expect(ledger.reserved).toEqual([]);
+    expect(ledger.endings).toEqual([]);
+  });
+});
