@@ -22,12 +22,6 @@ export interface AuthDeps {
   operatorKeyText?: string | undefined;
 }
 
-/** The principal of a route that requires a key (dispatch authenticated it; null means a wiring mistake). */
-export function principalOf(principal: Principal | null): Principal {
-  if (!principal) throw new Error('route declared without authentication');
-  return principal;
-}
-
 export const MANAGEMENT_ONLY_MESSAGE = 'Only management keys can perform this operation';
 export const NO_INFERENCE_FOR_MANAGEMENT_MESSAGE = 'Management keys cannot call inference endpoints; use a regular API key';
 export const MULTIPLE_CREDENTIALS_MESSAGE = 'More than one credential: send exactly one Authorization header with one "Bearer <API key>"';
