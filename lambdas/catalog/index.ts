@@ -5,4 +5,4 @@ export { endpointKey } from './types.js';
 export { EndpointFailureRepository } from './endpoint-failure-repository.js';
 export { catalogRoutes, type CatalogOperations } from './routes.js';
 export { createCatalogOperations, type CatalogPorts } from './operations.js';
-export { byokProviders } from './providers.js';
+export { byokProviders, providerNames } from './providers.js';

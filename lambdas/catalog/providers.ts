@@ -7,3 +7,10 @@ export function byokProviders(catalog: Catalog): Set<string> {
   for (const model of catalog.models) for (const endpoint of model.endpoints) if (endpoint.adapter !== 'bedrock') providers.add(endpoint.provider);
   return providers;
 }
+
+/** Each provider's display name, by its slug (reports and generation records show the name). */
+export function providerNames(catalog: Catalog): Map<string, string> {
+  const names = new Map<string, string>();
+  for (const model of catalog.models) for (const endpoint of model.endpoints) names.set(endpoint.provider, endpoint.provider_name);
+  return names;
+}
