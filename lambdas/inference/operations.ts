@@ -2,10 +2,9 @@
 // or as an SSE stream. Streams commit to 200 only once the first upstream event arrives (or the keep-alive
 // window passes); before that, failures are real HTTP errors, after it they are error events.
 import { Readable } from 'node:stream';
-import type { InferenceOperations } from '../app/routes.js';
+import type { InferenceOperations } from './routes.js';
 import type { OperationResult } from '../platform/http/route.js';
 import { HttpError } from '../platform/http/errors.js';
-import type { GatewayDeps } from '../app/deps.js';
 import type { Principal } from '../platform/http/auth.js';
 import type { GatewayRequest } from '../platform/http/request.js';
 import type { GenerationResult, StreamEvent, ToolCall } from '../providers/types.js';
@@ -121,8 +120,7 @@ function releaseOrCharge(request: InferenceRequest, caller: Caller, trace: Route
   }, engine, hold, invocation).persisted;
 }
 
-async function run(inference: InferenceRequest, principal: Principal | null, http: GatewayRequest, deps: GatewayDeps, defer: Defer): Promise<OperationResult> {
-  const engine = deps.engine;
+async function run(inference: InferenceRequest, principal: Principal | null, http: GatewayRequest, engine: EngineDeps, defer: Defer): Promise<OperationResult> {
   // A process shutting down takes no new work: refused before anything is reserved.
   if (engine.shutdown.triggered) throw shuttingDownError();
   const caller = callerOf(principal);
@@ -345,11 +343,13 @@ async function produce(
   if (!body.destroyed) body.push(null);
 }
 
-export const inferenceOperations: InferenceOperations = {
-  async chatCompletions({ body, principal, request, deps, defer }) {
-    return run(fromChat(body), principal, request, deps, defer);
-  },
-  async createResponse({ body, principal, request, deps, defer }) {
-    return run(fromResponses(body), principal, request, deps, defer);
-  },
-};
+export function createInferenceOperations({ engine }: { engine: EngineDeps }): InferenceOperations {
+  return {
+    async chatCompletions({ body, principal, request, defer }) {
+      return run(fromChat(body), principal, request, engine, defer);
+    },
+    async createResponse({ body, principal, request, defer }) {
+      return run(fromResponses(body), principal, request, engine, defer);
+    },
+  };
+}
