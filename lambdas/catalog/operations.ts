@@ -3,7 +3,7 @@
 import type { z } from 'zod';
 import type { Principal } from '../platform/http/auth.js';
 import { nanosToDecimal } from '../platform/money.js';
-import { echo } from '../platform/http/errors.js';
+import { echo } from '../platform/echo.js';
 import { NotFoundError } from '../platform/errors.js';
 import {
   hourOf, LATENCY_BUCKETS_MS, LATENCY_COUNTERS, THROUGHPUT_BUCKETS_TPS, THROUGHPUT_COUNTERS, type HealthCounter,

@@ -2,7 +2,7 @@
 // show a generation only to whom it belongs.
 import type { z } from 'zod';
 import { NotFoundError } from '../platform/errors.js';
-import { echo } from '../platform/http/errors.js';
+import { echo } from '../platform/echo.js';
 import type { Principal } from '../platform/http/auth.js';
 import { nanosToUsd } from '../platform/money.js';
 import type { Ledger } from '../billing/ledger.js';
