@@ -2,17 +2,12 @@
 import type { z } from 'zod';
 import type { Readable } from 'node:stream';
 import type { GatewayRequest } from './request.js';
-import type { Principal } from './auth.js';
+import type { AuthRequirement, Principal } from './auth.js';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 export type LambdaFunction = 'inference' | 'management';
 
-/**
- * none: no key needed. optional: a key is checked if one is sent. any: any valid key.
- * management: management keys only (403 otherwise). inference: regular keys only (management keys get 403).
- * regular: regular keys only, for non-inference routes (vault, interns).
- */
-export type AuthRequirement = 'none' | 'optional' | 'any' | 'management' | 'inference' | 'regular';
+export type { AuthRequirement } from './auth.js';
 
 /** What a path parameter may look like: checked before authentication and any store access (400 otherwise). */
 export interface PathParam {
