@@ -8,7 +8,7 @@ import { routesOf } from '../app/routes.js';
 import { dispatch } from '../platform/http/dispatch.js';
 import { fromLambdaEvent } from '../platform/http/request.js';
 import { defaultDeps, type GatewayDeps } from '../app/deps.js';
-import { inferenceOperationsOf } from '../app/operations.js';
+import { inferenceOperationsOf } from '../app/inference-operations.js';
 import { toErrorReply } from '../platform/http/errors.js';
 import { startInvocation, type Invocation } from '../billing/infrastructure.js';
 import { logLine } from '../platform/log-line.js';

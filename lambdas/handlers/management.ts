@@ -8,7 +8,7 @@ import { dispatch } from '../platform/http/dispatch.js';
 import { fromLambdaEvent } from '../platform/http/request.js';
 import { defaultDeps, type GatewayDeps } from '../app/deps.js';
 import { NO_SNIFF, toErrorReply } from '../platform/http/errors.js';
-import { managementOperationsOf } from '../app/operations.js';
+import { managementOperationsOf } from '../app/management-operations.js';
 
 const match = createRouter(routesOf('management'));
 

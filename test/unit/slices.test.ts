@@ -111,7 +111,7 @@ describe('CORS', () => {
 
 describe('the composition root', () => {
   it('composes one operation per management route, once per deps', async () => {
-    const { managementOperationsOf } = await import('../../lambdas/app/operations.js');
+    const { managementOperationsOf } = await import('../../lambdas/app/management-operations.js');
     const { routesOf } = await import('../../lambdas/app/routes.js');
     const { createDeps } = await import('../../lambdas/app/deps.js');
     const gateway = createDeps({ TABLE_NAME: 'unused', AWS_REGION: 'local', DYNAMODB_ENDPOINT: 'http://127.0.0.1:9' });

@@ -1,7 +1,7 @@
-// The composition root of the operations: each feature's operations built over just the ports it uses,
-// once per deps (per Lambda instance, per local process, per test store).
+// The composition root of the management function's operations: each feature's operations built over just
+// the ports it uses, once per deps (per Lambda instance, per local process, per test store).
 import type { GatewayDeps } from './deps.js';
-import type { InferenceOperations, ManagementOperations } from './routes.js';
+import type { ManagementOperations } from './routes.js';
 import { systemOperations } from './system-operations.js';
 import { createKeyOperations } from '../keys/index.js';
 import { createOrganizationOperations } from '../organizations/index.js';
@@ -13,7 +13,6 @@ import { createAnalyticsOperations } from '../analytics/index.js';
 import { createVaultOperations } from '../vault/index.js';
 import { createInternOperations } from '../interns/index.js';
 import { createByokOperations } from '../byok/index.js';
-import { createInferenceOperations } from '../inference/operations.js';
 
 export function createManagementOperations(deps: GatewayDeps): ManagementOperations {
   const { keys, keyCache, organizations, rollups, vault, interns, byok, engine, clock } = deps;
@@ -42,18 +41,10 @@ export function createManagementOperations(deps: GatewayDeps): ManagementOperati
 }
 
 const management = new WeakMap<GatewayDeps, ManagementOperations>();
-const inference = new WeakMap<GatewayDeps, InferenceOperations>();
 
 /** The management operations over these deps, composed on first use. */
 export function managementOperationsOf(deps: GatewayDeps): ManagementOperations {
   let operations = management.get(deps);
   if (!operations) management.set(deps, operations = createManagementOperations(deps));
-  return operations;
-}
-
-/** The inference operations over these deps, composed on first use (one WeakMap lookup per request). */
-export function inferenceOperationsOf(deps: GatewayDeps): InferenceOperations {
-  let operations = inference.get(deps);
-  if (!operations) inference.set(deps, operations = createInferenceOperations({ engine: deps.engine }));
   return operations;
 }
