@@ -1,6 +1,6 @@
 // The keys feature as other folders see it: API keys (the record, its repository and cache, the key text's
 // format), their wire views, and the key routes.
-export type { ApiKey, KeyKind } from './types.js';
+export type { ApiKey } from './types.js';
 export { ApiKeyRepository } from './api-key-repository.js';
 export { KeyCache } from './key-cache.js';
 export { hashKey, hashesEqual } from './key-format.js';

@@ -1,7 +1,7 @@
 // The organizations feature as other folders see it: organizations and their workspaces (the aggregate and
 // its repository), and the organization settings routes.
 export { OrganizationRepository, type CreditGrant } from './organization-repository.js';
-export type { AccountKind, Budget, BudgetInterval, Organization, Workspace, WorkspaceSettings } from './types.js';
+export type { AccountKind, BudgetInterval, Organization, Workspace } from './types.js';
 export { BUDGET_INTERVALS } from './types.js';
 export { newWorkspace, SLUG_PATTERN } from './new-workspace.js';
 export { organizationRoutes, type OrganizationOperations } from './routes.js';
