@@ -21,7 +21,7 @@ import { ensureTable } from '../lambdas/platform/dynamo/create-table.js';
 import { ensureDefaultOrganization } from '../lambdas/organizations/default-organization.js';
 import { createOrganization } from '../lambdas/organizations/create-organization.js';
 import { newApiKey } from '../lambdas/keys/new-key.js';
-import { randomUUID } from 'node:crypto';
+import { newCreditGrant } from '../lambdas/credits/index.js';
 import { MoneyFormatError, nanosToDecimal, usdToNanos } from '../lambdas/platform/money.js';
 import { startDynamoDbLocal, type DynamoDbLocal } from './local/dynamodb-local.js';
 
@@ -203,7 +203,7 @@ async function main(argv: string[]): Promise<number> {
       }
       case 'add-credits': {
         const { orgId } = await resolveScope(target, { ...values, workspace: undefined }, false);
-        const grant = { id: randomUUID(), amount, note: values.note ?? null, by: 'operator', created_at: new Date().toISOString() };
+        const grant = newCreditGrant({ amount, note: values.note ?? null, by: 'operator', now: new Date() });
         const org = await target.organizations.addCredits(orgId, grant);
         if (!org) throw new UsageError(`no organization ${orgId}`);
         print({ org_id: org.id, grant_id: grant.id, amount: nanosToDecimal(amount), total_credits: nanosToDecimal(org.total_credits), total_usage: nanosToDecimal(org.total_usage) },

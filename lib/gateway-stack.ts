@@ -8,6 +8,7 @@ import { FunctionUrlAuthType, HttpMethod, InvokeMode, type FunctionUrl } from 'a
 import type { Construct } from 'constructs';
 import { API_PREFIX } from '../lambdas/platform/http/router.js';
 import { routesOf } from '../lambdas/app/routes.js';
+import { CORS_ALLOWED_HEADERS } from '../lambdas/platform/http/cors.js';
 import type { ArchitectureName } from './config.js';
 import { GatewayFunction } from './gateway-function.js';
 import { GatewayTable } from './gateway-table.js';
@@ -28,8 +29,6 @@ export const INFERENCE_TIMEOUT = Duration.minutes(15);
 /** API Gateway HTTP APIs give an integration at most 30 s. */
 export const MANAGEMENT_TIMEOUT = Duration.seconds(29);
 export const MAINTENANCE_TIMEOUT = Duration.minutes(4);
-
-const CORS_HEADERS = ['authorization', 'content-type', 'x-service-metadata', 'x-service-experimental-metadata', 'x-session-id'];
 
 const RUNTIME_PINNED =
   'nodejs22.x is the runtime the gateway is built and tested for (esbuild target node22, the local runtime); '
@@ -99,7 +98,7 @@ export class GatewayStack extends Stack {
       cors: {
         allowedOrigins: ['*'],
         allowedMethods: [...inferenceMethods].map((method) => HttpMethod[method as keyof typeof HttpMethod]),
-        allowedHeaders: CORS_HEADERS,
+        allowedHeaders: [...CORS_ALLOWED_HEADERS],
         maxAge: Duration.hours(1),
       },
     });

@@ -12,6 +12,7 @@ import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import { Construct } from 'constructs';
 import type { RouteDef } from '../lambdas/platform/http/route.js';
+import { CORS_ALLOWED_HEADERS } from '../lambdas/platform/http/cors.js';
 import { fullPath } from '../lambdas/platform/http/router.js';
 import { acknowledgeNag } from './nag.js';
 
@@ -81,7 +82,7 @@ export class ManagementApi extends Construct {
       corsPreflight: {
         allowOrigins: ['*'],
         allowMethods: [CorsHttpMethod.GET, CorsHttpMethod.POST, CorsHttpMethod.PUT, CorsHttpMethod.PATCH, CorsHttpMethod.DELETE],
-        allowHeaders: ['authorization', 'content-type', 'x-service-metadata', 'x-service-experimental-metadata', 'x-session-id'],
+        allowHeaders: [...CORS_ALLOWED_HEADERS],
         maxAge: Duration.hours(1),
       },
     });

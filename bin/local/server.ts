@@ -6,6 +6,7 @@ import { randomUUID } from 'node:crypto';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { createRouter } from '../../lambdas/platform/http/router.js';
 import { routes } from '../../lambdas/app/routes.js';
+import { CORS_ALLOWED_HEADERS } from '../../lambdas/platform/http/cors.js';
 import { DEFAULT_MAX_BODY_BYTES, type LambdaFunction, type RouteDef } from '../../lambdas/platform/http/route.js';
 import { HttpError, PayloadTooLargeError, toErrorReply, BadRequestError, ServiceUnavailableError } from '../../lambdas/platform/http/errors.js';
 import { logLine } from '../../lambdas/platform/log-line.js';
@@ -90,7 +91,6 @@ export interface LocalServer {
 }
 
 const LAMBDA_PAYLOAD_LIMIT = 6 * 1024 * 1024;
-const CORS_ALLOWED_HEADERS = 'authorization, content-type, x-service-metadata, x-service-experimental-metadata, x-session-id';
 const TEXT_TYPES = /^(application\/(json|x-www-form-urlencoded|x-ndjson)|text\/)/i;
 
 export function largestRouteBody(list: readonly RouteDef[]): number {
@@ -174,7 +174,7 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
       req.resume();
       res.writeHead(204, {
         'access-control-allow-methods': 'GET, POST, PUT, PATCH, DELETE',
-        'access-control-allow-headers': CORS_ALLOWED_HEADERS,
+        'access-control-allow-headers': CORS_ALLOWED_HEADERS.join(', '),
         'access-control-max-age': '3600',
       });
       res.end();

@@ -2,7 +2,7 @@
 // bucket, sum counters, then derive the metrics. Every metric is computed from sums, so a day's figure
 // equals the sum of its hours exactly (money in nano-dollars until the reply).
 import type { z } from 'zod';
-import { BadRequestError } from '../platform/http/errors.js';
+import { InvalidInputError } from '../platform/errors.js';
 import { nanosToUsd } from '../platform/money.js';
 import type { RollupRow } from '../billing/rollup-repository.js';
 import { attoToUsd } from '../billing/infrastructure.js';
@@ -51,7 +51,7 @@ export const ANALYTICS_META = {
   operators: ANALYTICS_OPERATORS.map((name) => ({ name, value_type: name === 'in' || name === 'not_in' ? 'array' : 'scalar' })),
 };
 
-function dimensionValue(row: RollupRow, dimension: Dimension, providerNames: Map<string, string>): string {
+function dimensionValue(row: RollupRow, dimension: Dimension, providerNames: ReadonlyMap<string, string>): string {
   if (dimension === 'model') return row.model;
   if (dimension === 'provider') return providerNames.get(row.provider) ?? row.provider;
   if (dimension === 'api_key') return row.key_hash;
@@ -81,24 +81,24 @@ function isDimension(name: string): name is Dimension {
 type Query = z.infer<typeof analyticsQueryBody>;
 type Row = Record<string, string | number | null>;
 
-export function runAnalyticsQuery(rows: RollupRow[], query: Query, providerNames: Map<string, string>): { rows: Row[]; truncated: boolean; warnings: string[] } {
+export function runAnalyticsQuery(rows: RollupRow[], query: Query, providerNames: ReadonlyMap<string, string>): { rows: Row[]; truncated: boolean; warnings: string[] } {
   const warnings: string[] = [];
   for (const metric of query.metrics) {
-    if (!Object.hasOwn(METRICS, metric)) throw new BadRequestError(`Invalid metrics: unknown metric "${metric}"; see GET /analytics/meta`);
+    if (!Object.hasOwn(METRICS, metric)) throw new InvalidInputError(`Invalid metrics: unknown metric "${metric}"; see GET /analytics/meta`);
   }
   const dimensions = query.dimensions ?? [];
   for (const dimension of dimensions) {
-    if (!isDimension(dimension)) throw new BadRequestError(`Invalid dimensions: unknown dimension "${dimension}"; one of ${ANALYTICS_DIMENSIONS.join(', ')}`);
+    if (!isDimension(dimension)) throw new InvalidInputError(`Invalid dimensions: unknown dimension "${dimension}"; one of ${ANALYTICS_DIMENSIONS.join(', ')}`);
   }
   const granularity = query.granularity;
   if (granularity !== undefined && !(ANALYTICS_GRANULARITIES as readonly string[]).includes(granularity)) {
-    throw new BadRequestError(`Invalid granularity: "${granularity}"; one of ${ANALYTICS_GRANULARITIES.join(', ')}`);
+    throw new InvalidInputError(`Invalid granularity: "${granularity}"; one of ${ANALYTICS_GRANULARITIES.join(', ')}`);
   }
   const filters = (query.filters ?? []).map((filter) => {
-    if (!isDimension(filter.field)) throw new BadRequestError(`Invalid filters: "${filter.field}" is not a dimension; one of ${ANALYTICS_DIMENSIONS.join(', ')}`);
-    if (!(ANALYTICS_OPERATORS as readonly string[]).includes(filter.operator)) throw new BadRequestError(`Invalid filters: unknown operator "${filter.operator}"; one of ${ANALYTICS_OPERATORS.join(', ')}`);
+    if (!isDimension(filter.field)) throw new InvalidInputError(`Invalid filters: "${filter.field}" is not a dimension; one of ${ANALYTICS_DIMENSIONS.join(', ')}`);
+    if (!(ANALYTICS_OPERATORS as readonly string[]).includes(filter.operator)) throw new InvalidInputError(`Invalid filters: unknown operator "${filter.operator}"; one of ${ANALYTICS_OPERATORS.join(', ')}`);
     const many = filter.operator === 'in' || filter.operator === 'not_in';
-    if (many !== Array.isArray(filter.value)) throw new BadRequestError(`Invalid filters: operator "${filter.operator}" takes ${many ? 'an array' : 'a single value'}`);
+    if (many !== Array.isArray(filter.value)) throw new InvalidInputError(`Invalid filters: operator "${filter.operator}" takes ${many ? 'an array' : 'a single value'}`);
     const values = new Set([filter.value].flat().map(String));
     const negate = filter.operator === 'neq' || filter.operator === 'not_in';
     return { field: filter.field, values, negate };
@@ -144,7 +144,7 @@ export function runAnalyticsQuery(rows: RollupRow[], query: Query, providerNames
   });
   const order = query.order_by ?? (granularity ? { field: 'time_bucket', direction: 'asc' as const } : { field: query.metrics[0]!, direction: 'desc' as const });
   if (order.field !== 'time_bucket' && !query.metrics.includes(order.field) && !dimensions.includes(order.field)) {
-    throw new BadRequestError(`Invalid order_by.field: "${order.field}" is neither a requested metric, a requested dimension nor time_bucket`);
+    throw new InvalidInputError(`Invalid order_by.field: "${order.field}" is neither a requested metric, a requested dimension nor time_bucket`);
   }
   const sign = order.direction === 'asc' ? 1 : -1;
   result.sort((a, b) => {

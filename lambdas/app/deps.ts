@@ -1,15 +1,13 @@
-// The ports every operation may use, wired once per Lambda instance (and once per local process).
+// The process's ports (repositories, the vault, the inference engine), wired once per Lambda instance (and
+// once per local process); app/operations.ts hands each feature just the ones it uses.
 import { createDocumentClient, storeConfigFromEnv } from '../platform/dynamo/client.js';
-import { ApiKeyRepository } from '../keys/api-key-repository.js';
-import { OrganizationRepository } from '../organizations/organization-repository.js';
+import { ApiKeyRepository, KeyCache } from '../keys/index.js';
+import { OrganizationRepository } from '../organizations/index.js';
 import { RollupRepository } from '../billing/rollup-repository.js';
-import { VaultRepository } from '../vault/vault-repository.js';
-import { Vault } from '../vault/vault.js';
-import { ByokRepository } from '../byok/byok-repository.js';
-import { ByokSource } from '../byok/byok-source.js';
+import { Vault, VaultRepository } from '../vault/index.js';
+import { ByokRepository, ByokSource } from '../byok/index.js';
 import { AwsKms, kmsConfigFromEnv } from '../platform/aws/kms.js';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { KeyCache } from '../keys/key-cache.js';
 import type { AuthDeps } from '../platform/http/auth.js';
 import type { EngineDeps } from '../inference/engine.js';
 import { createEngineDeps } from '../inference/engine-deps.js';

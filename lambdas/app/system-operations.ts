@@ -1,6 +1,5 @@
 // Routes about the gateway itself: liveness and the OpenAPI document.
-import type { ManagementOperations } from './routes.js';
-import { routes } from './routes.js';
+import { routes, type SystemOperations } from './routes.js';
 import { buildOpenApiDocument } from '../platform/http/openapi.js';
 
 export type PartStatus = 'ok' | 'down' | 'restarting';
@@ -26,7 +25,7 @@ export function registerHealthCheck(check: HealthCheck | undefined): void {
   partsCheck = check;
 }
 
-export const systemOperations: Pick<ManagementOperations, 'health' | 'getOpenApiDocument'> = {
+export const systemOperations: SystemOperations = {
   async health() {
     if (!partsCheck) return { body: { status: 'ok' } };
     const parts = await partsCheck();

@@ -3,7 +3,7 @@
 // BYOK vault's data key (itself cached; one KMS Decrypt per cold data key).
 import type { ByokRepository } from './byok-repository.js';
 import { RecordCache } from '../platform/record-cache.js';
-import type { Vault } from '../vault/vault.js';
+import type { Vault } from '../vault/index.js';
 import { byokVaultRef, type ByokCredential } from './types.js';
 
 export class ByokSource {

@@ -2,20 +2,33 @@
 // listed and read as metadata with a masked label, never in clear.
 import { randomUUID } from 'node:crypto';
 import type { z } from 'zod';
-import type { ManagementOperations } from '../app/routes.js';
-import { BadRequestError, NotFoundError, ServiceUnavailableError } from '../platform/http/errors.js';
-import { principalOf, type Principal } from '../platform/http/auth.js';
-import type { GatewayDeps } from '../app/deps.js';
-import type { Vault } from '../vault/vault.js';
+import { InvalidInputError, NotFoundError, UnavailableError } from '../platform/errors.js';
+import type { Principal } from '../platform/http/auth.js';
+import type { Vault } from '../vault/index.js';
+import type { ApiKeyRepository } from '../keys/index.js';
+import type { OrganizationRepository } from '../organizations/index.js';
+import type { ByokRepository } from './byok-repository.js';
 import { byokVaultRef, maskKey, type ByokCredential } from './types.js';
 import type { byokSchema } from './schemas.js';
+import type { ByokOperations } from './routes.js';
 
-const orgOf = (principal: Principal | null): string => principalOf(principal).key.org_id;
+export interface ByokPorts {
+  byok: ByokRepository;
+  /** Seals the keys; undefined without a KMS key (then writes answer 503). */
+  vault: Pick<Vault, 'sealValue'> | undefined;
+  /** The providers a credential may be for. */
+  providers: ReadonlySet<string>;
+  keys: Pick<ApiKeyRepository, 'get'>;
+  organizations: Pick<OrganizationRepository, 'getWorkspace'>;
+  /** Drops the organization's credentials cached for inference. */
+  invalidateCredentials: (orgId: string) => void;
+  clock: () => Date;
+}
 
-type ByokOperations = Pick<ManagementOperations, 'listByok' | 'createByok' | 'getByok' | 'updateByok' | 'deleteByok'>;
+const orgOf = (principal: Principal): string => principal.key.org_id;
 
-function vaultOf(deps: GatewayDeps): Vault {
-  if (!deps.vault) throw new ServiceUnavailableError('BYOK is not available on this deployment (no KMS key)');
+function vaultOf(deps: ByokPorts): Pick<Vault, 'sealValue'> {
+  if (!deps.vault) throw new UnavailableError('BYOK is not available on this deployment (no KMS key)');
   return deps.vault;
 }
 
@@ -39,31 +52,26 @@ export function byokView(credential: ByokCredential): z.infer<typeof byokSchema>
   };
 }
 
-function providersOf(deps: GatewayDeps): Set<string> {
-  const providers = new Set<string>();
-  for (const model of deps.engine.catalog.models) for (const endpoint of model.endpoints) if (endpoint.adapter !== 'bedrock') providers.add(endpoint.provider);
-  return providers;
-}
-
-async function credentialOr404(deps: GatewayDeps, orgId: string, id: string | undefined): Promise<ByokCredential> {
-  const credential = id ? await deps.byok.get(orgId, id) : undefined;
-  if (!credential) throw new NotFoundError(`BYOK credential not found: ${id ?? ''}`);
+async function credentialOr404(deps: ByokPorts, orgId: string, id: string): Promise<ByokCredential> {
+  const credential = await deps.byok.get(orgId, id);
+  if (!credential) throw new NotFoundError(`BYOK credential not found: ${id}`);
   return credential;
 }
 
 function checkFlags(credential: Pick<ByokCredential, 'is_fallback' | 'is_byok_only'>): void {
-  if (credential.is_fallback && credential.is_byok_only) throw new BadRequestError('Invalid body: is_byok_only cannot be combined with is_fallback');
+  if (credential.is_fallback && credential.is_byok_only) throw new InvalidInputError('Invalid body: is_byok_only cannot be combined with is_fallback');
 }
 
-async function checkKeyHashes(deps: GatewayDeps, orgId: string, hashes: string[] | null | undefined): Promise<void> {
+async function checkKeyHashes(deps: ByokPorts, orgId: string, hashes: string[] | null | undefined): Promise<void> {
   for (const hash of hashes ?? []) {
     const key = await deps.keys.get(hash);
-    if (!key || key.org_id !== orgId) throw new BadRequestError(`Invalid body.allowed_api_key_hashes: ${hash} is not a key of this account`);
+    if (!key || key.org_id !== orgId) throw new InvalidInputError(`Invalid body.allowed_api_key_hashes: ${hash} is not a key of this account`);
   }
 }
 
-export const byokOperations: ByokOperations = {
-  async listByok({ principal, query, deps }) {
+export function createByokOperations(deps: ByokPorts): ByokOperations {
+  return {
+  async listByok({ principal, query }) {
     const orgId = orgOf(principal);
     const all = (await deps.byok.list(orgId))
       .filter((credential) => (query.provider === undefined || credential.provider === query.provider)
@@ -73,14 +81,14 @@ export const byokOperations: ByokOperations = {
     return { body: { data: all.slice(offset, offset + (query.limit ?? 50)).map(byokView), total_count: all.length } };
   },
 
-  async createByok({ principal, body, deps }) {
+  async createByok({ principal, body }) {
     const orgId = orgOf(principal);
-    const providers = providersOf(deps);
+    const providers = deps.providers;
     if (!providers.has(body.provider)) {
-      throw new BadRequestError(`Invalid body.provider: "${body.provider}" is not a provider of this gateway's catalog (${[...providers].sort().join(', ')})`);
+      throw new InvalidInputError(`Invalid body.provider: "${body.provider}" is not a provider of this gateway's catalog (${[...providers].sort().join(', ')})`);
     }
     if (body.workspace_id !== undefined && !(await deps.organizations.getWorkspace(orgId, body.workspace_id))) {
-      throw new BadRequestError(`Invalid body.workspace_id: no workspace ${body.workspace_id} in this organization`);
+      throw new InvalidInputError(`Invalid body.workspace_id: no workspace ${body.workspace_id} in this organization`);
     }
     await checkKeyHashes(deps, orgId, body.allowed_api_key_hashes);
     checkFlags({ is_fallback: body.is_fallback ?? false, is_byok_only: body.is_byok_only ?? false });
@@ -108,15 +116,15 @@ export const byokOperations: ByokOperations = {
       updated_at: now,
     };
     await deps.byok.put(credential);
-    deps.engine.byok?.invalidate(orgId);
+    deps.invalidateCredentials(orgId);
     return { status: 201, body: { data: byokView(credential) } };
   },
 
-  async getByok({ principal, params, deps }) {
+  async getByok({ principal, params }) {
     return { body: { data: byokView(await credentialOr404(deps, orgOf(principal), params.id)) } };
   },
 
-  async updateByok({ principal, params, body, deps }) {
+  async updateByok({ principal, params, body }) {
     const orgId = orgOf(principal);
     const current = await credentialOr404(deps, orgId, params.id);
     await checkKeyHashes(deps, orgId, body.allowed_api_key_hashes);
@@ -129,15 +137,16 @@ export const byokOperations: ByokOperations = {
       updated_at: deps.clock().toISOString(),
     };
     await deps.byok.put(updated);
-    deps.engine.byok?.invalidate(orgId);
+    deps.invalidateCredentials(orgId);
     return { body: { data: byokView(updated) } };
   },
 
-  async deleteByok({ principal, params, deps }) {
+  async deleteByok({ principal, params }) {
     const orgId = orgOf(principal);
     const credential = await credentialOr404(deps, orgId, params.id);
     await deps.byok.delete(orgId, credential.id);
-    deps.engine.byok?.invalidate(orgId);
+    deps.invalidateCredentials(orgId);
     return { body: { deleted: true as const } };
   },
-};
+  };
+}

@@ -1,21 +1,35 @@
 // GET /models (public; filtered for organization keys when the organization asks for it), GET /models/user,
 // one model, the model count, the providers, and one model's endpoints with their live status.
 import type { z } from 'zod';
-import type { ManagementOperations } from '../app/routes.js';
 import type { Principal } from '../platform/http/auth.js';
-import type { GatewayDeps } from '../app/deps.js';
 import { nanosToDecimal } from '../platform/money.js';
-import { echo, NotFoundError } from '../platform/http/errors.js';
+import { echo } from '../platform/echo.js';
+import { NotFoundError } from '../platform/errors.js';
 import {
   hourOf, LATENCY_BUCKETS_MS, LATENCY_COUNTERS, THROUGHPUT_BUCKETS_TPS, THROUGHPUT_COUNTERS, type HealthCounter,
 } from '../billing/rollups.js';
-import type { EndpointRollupRow } from '../billing/rollup-repository.js';
+import type { EndpointRollupRow, RollupRepository } from '../billing/rollup-repository.js';
 import type { Catalog, CatalogEndpoint, CatalogModel } from './types.js';
-import type { ByokCredential } from '../byok/types.js';
-import { isUsableEndpoint } from '../byok/routing.js';
-import type { ApiKey } from '../keys/types.js';
+import { isUsableEndpoint, type ByokCredential } from '../byok/index.js';
+import type { ApiKey } from '../keys/index.js';
+import type { OrganizationRepository } from '../organizations/index.js';
 import type { endpointSchema, listModelsQuery, modelSchema } from './schemas.js';
+import type { CatalogOperations } from './routes.js';
+import type { EndpointFailureRepository } from './endpoint-failure-repository.js';
 import { logLine } from '../platform/log-line.js';
+
+export interface CatalogPorts {
+  catalog: Catalog;
+  /** The BYOK credentials inference routes the organization's requests with (none where BYOK is off). */
+  credentialsFor: (orgId: string) => Promise<ByokCredential[]>;
+  /** Whether the organization filters its catalog. */
+  organizations: Pick<OrganizationRepository, 'get'>;
+  /** Endpoint health: hourly rollups and failed attempts. */
+  rollups: Pick<RollupRepository, 'endpointRange'>;
+  endpointFailures: Pick<EndpointFailureRepository, 'range'>;
+  clock: () => Date;
+  log: (line: string) => void;
+}
 
 function cheapest(endpoints: CatalogEndpoint[]): CatalogEndpoint {
   return endpoints.reduce((best, endpoint) => (endpoint.pricing.prompt + endpoint.pricing.completion < best.pricing.prompt + best.pricing.completion ? endpoint : best));
@@ -69,9 +83,8 @@ export function modelsForKey(catalog: Catalog, credentials: ByokCredential[], ke
 }
 
 /** The models the principal's key may use, with the BYOK credentials inference uses (none where BYOK is off). */
-async function usableModels(principal: Principal, deps: GatewayDeps): Promise<CatalogModel[]> {
-  const credentials = deps.engine.byok ? await deps.engine.byok.credentialsFor(principal.key.org_id) : [];
-  return modelsForKey(deps.engine.catalog, credentials, principal.key);
+async function usableModels(principal: Principal, deps: CatalogPorts): Promise<CatalogModel[]> {
+  return modelsForKey(deps.catalog, await deps.credentialsFor(principal.key.org_id), principal.key);
 }
 
 function page(models: CatalogModel[], query: z.infer<typeof listModelsQuery> | undefined) {
@@ -86,21 +99,21 @@ function page(models: CatalogModel[], query: z.infer<typeof listModelsQuery> | u
   return { data: list.slice(offset, offset + limit).map(modelView), total_count: list.length, links: { next } };
 }
 
-async function filteredForOrganization(principal: Principal | null, deps: GatewayDeps): Promise<boolean> {
+async function filteredForOrganization(principal: Principal | null, deps: CatalogPorts): Promise<boolean> {
   if (!principal || principal.key.org_kind !== 'organization') return false;
   const org = await deps.organizations.get(principal.key.org_id);
   return org?.settings.is_filtered_model_catalog_enabled === true;
 }
 
 /** The models GET /models lists for this caller: the catalog, or the key's models where the organization filters. */
-async function listedModels(principal: Principal | null, deps: GatewayDeps): Promise<CatalogModel[]> {
-  return principal && (await filteredForOrganization(principal, deps)) ? usableModels(principal, deps) : deps.engine.catalog.models;
+async function listedModels(principal: Principal | null, deps: CatalogPorts): Promise<CatalogModel[]> {
+  return principal && (await filteredForOrganization(principal, deps)) ? usableModels(principal, deps) : deps.catalog.models;
 }
 
 /** One model by its path parameters, if GET /models lists it for this caller; 404 otherwise. */
-async function listedModel(params: Record<string, string>, principal: Principal | null, deps: GatewayDeps): Promise<CatalogModel> {
-  const id = `${params.author ?? ''}/${params.slug ?? ''}`;
-  const model = deps.engine.catalog.byId.get(id);
+async function listedModel(params: { author: string; slug: string }, principal: Principal | null, deps: CatalogPorts): Promise<CatalogModel> {
+  const id = `${params.author}/${params.slug}`;
+  const model = deps.catalog.byId.get(id);
   if (!model || !(await listedModels(principal, deps)).includes(model)) throw new NotFoundError(`Model not found: ${echo(id, 128)}`);
   return model;
 }
@@ -156,7 +169,7 @@ type EndpointStatus = Awaited<ReturnType<typeof readEndpointStatus>>;
 const statusCaches = new WeakMap<object, Map<string, { at: number; status: Promise<EndpointStatus> }>>();
 
 /** The endpoint's status, cached per store (per rollup repository) and endpoint for ENDPOINT_STATUS_TTL_MS. */
-function endpointStatus(endpoint: CatalogEndpoint, deps: GatewayDeps): Promise<EndpointStatus> {
+function endpointStatus(endpoint: CatalogEndpoint, deps: CatalogPorts): Promise<EndpointStatus> {
   let cache = statusCaches.get(deps.rollups);
   if (!cache) statusCaches.set(deps.rollups, cache = new Map());
   const key = `${endpoint.model}@${endpoint.provider}`;
@@ -175,12 +188,12 @@ function endpointStatus(endpoint: CatalogEndpoint, deps: GatewayDeps): Promise<E
  * failed attempts (one query), which both the inference and the management function see; nothing is added
  * to the inference hot path. Windows are the UTC hours overlapping the last 5 minutes, 30 minutes and day.
  */
-async function readEndpointStatus(endpoint: CatalogEndpoint, deps: GatewayDeps) {
+async function readEndpointStatus(endpoint: CatalogEndpoint, deps: CatalogPorts) {
   const now = deps.clock().getTime();
   const hourAgo = (ms: number) => hourOf(new Date(now - ms).toISOString());
   const [{ rows, truncated }, failures] = await Promise.all([
     deps.rollups.endpointRange(endpoint.model, endpoint.provider, hourAgo(24 * HOUR_MS), hourAgo(0)),
-    deps.engine.endpointFailures.range(endpoint.model, endpoint.provider, hourAgo(24 * HOUR_MS), hourAgo(0)),
+    deps.endpointFailures.range(endpoint.model, endpoint.provider, hourAgo(24 * HOUR_MS), hourAgo(0)),
   ]);
   // A truncated read (newest hour first) is complete for every hour newer than the oldest one it reached:
   // the windows keep to those (to that partial hour too only when nothing newer was read, as a sample).
@@ -204,7 +217,7 @@ async function readEndpointStatus(endpoint: CatalogEndpoint, deps: GatewayDeps) 
   };
 }
 
-async function endpointView(model: CatalogModel, endpoint: CatalogEndpoint, deps: GatewayDeps): Promise<z.infer<typeof endpointSchema>> {
+async function endpointView(model: CatalogModel, endpoint: CatalogEndpoint, deps: CatalogPorts): Promise<z.infer<typeof endpointSchema>> {
   const tools = endpoint.supported_parameters.includes('tools');
   return {
     name: `${endpoint.provider_name} | ${model.id}`,
@@ -242,34 +255,32 @@ function outputModalityFilter(value: string | undefined): (model: CatalogModel) 
   return (model) => wanted.every((modality) => model.endpoints.some((endpoint) => endpoint.output_modalities.includes(modality)));
 }
 
-type CatalogOperations = Pick<ManagementOperations,
-  'listModels' | 'listModelsForUser' | 'getModel' | 'getModelData' | 'countModels' | 'listProviders' | 'listModelEndpoints'>;
-
-export const catalogOperations: CatalogOperations = {
-  async listModels({ principal, query, deps }) {
+export function createCatalogOperations(deps: CatalogPorts): CatalogOperations {
+  return {
+  async listModels({ principal, query }) {
     return { body: page(await listedModels(principal, deps), query) };
   },
-  async listModelsForUser({ principal, query, deps }) {
-    return { body: page(await usableModels(principal!, deps), query) };
+  async listModelsForUser({ principal, query }) {
+    return { body: page(await usableModels(principal, deps), query) };
   },
-  async getModel({ principal, params, deps }) {
+  async getModel({ principal, params }) {
     return { body: modelView(await listedModel(params, principal, deps)) };
   },
-  async getModelData({ principal, params, deps }) {
+  async getModelData({ principal, params }) {
     return { body: { data: modelView(await listedModel(params, principal, deps)) } };
   },
-  async countModels({ principal, query, deps }) {
+  async countModels({ principal, query }) {
     return { body: { data: { count: (await listedModels(principal, deps)).filter(outputModalityFilter(query.output_modalities)).length } } };
   },
-  async listProviders({ deps }) {
+  async listProviders() {
     const providers = new Map<string, string>();
-    for (const model of deps.engine.catalog.models) for (const endpoint of model.endpoints) providers.set(endpoint.provider, endpoint.provider_name);
+    for (const model of deps.catalog.models) for (const endpoint of model.endpoints) providers.set(endpoint.provider, endpoint.provider_name);
     const data = [...providers].sort(([a], [b]) => a.localeCompare(b)).map(([slug, name]) => ({
       name, slug, privacy_policy_url: null, terms_of_service_url: null, status_page_url: null,
     }));
     return { body: { data } };
   },
-  async listModelEndpoints({ principal, params, deps }) {
+  async listModelEndpoints({ principal, params }) {
     const model = await listedModel(params, principal, deps);
     const view = modelView(model);
     return {
@@ -285,4 +296,5 @@ export const catalogOperations: CatalogOperations = {
       },
     };
   },
-};
+  };
+}

@@ -8,12 +8,10 @@ import { routesOf } from '../app/routes.js';
 import { dispatch } from '../platform/http/dispatch.js';
 import { fromLambdaEvent } from '../platform/http/request.js';
 import { defaultDeps, type GatewayDeps } from '../app/deps.js';
-import { inferenceOperations } from '../inference/operations.js';
+import { inferenceOperationsOf } from '../app/inference-operations.js';
 import { toErrorReply } from '../platform/http/errors.js';
 import { startInvocation, type Invocation } from '../billing/infrastructure.js';
 import { logLine } from '../platform/log-line.js';
-
-export { inferenceOperations };
 
 const match = createRouter(routesOf('inference'));
 
@@ -37,7 +35,7 @@ export async function handleInference(
   const request = fromLambdaEvent(event);
   if (invocation) request.invocation = invocation;
   if (signal) request.signal = signal;
-  const result = await dispatch(request, match, inferenceOperations, deps, defer);
+  const result = await dispatch(request, match, inferenceOperationsOf(deps), deps, defer);
   if (result.kind === 'stream') {
     return { statusCode: result.status ?? 200, headers: { 'x-request-id': request.requestId, ...result.headers }, body: result.body };
   }

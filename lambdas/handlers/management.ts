@@ -3,36 +3,18 @@
 import middy from '@middy/core';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { createRouter } from '../platform/http/router.js';
-import { routesOf, type ManagementOperations } from '../app/routes.js';
+import { routesOf } from '../app/routes.js';
 import { dispatch } from '../platform/http/dispatch.js';
 import { fromLambdaEvent } from '../platform/http/request.js';
 import { defaultDeps, type GatewayDeps } from '../app/deps.js';
 import { NO_SNIFF, toErrorReply } from '../platform/http/errors.js';
-import { keyOperations } from '../keys/operations.js';
-import { settingsOperations } from '../organizations/operations.js';
-import { workspaceOperations } from '../workspaces/operations.js';
-import { accountingOperations } from '../analytics/operations.js';
-import { vaultOperations } from '../vault/operations.js';
-import { byokOperations } from '../byok/operations.js';
-import { systemOperations } from '../app/system-operations.js';
-import { catalogOperations } from '../catalog/operations.js';
-
-export const managementOperations: ManagementOperations = {
-  ...systemOperations,
-  ...keyOperations,
-  ...settingsOperations,
-  ...workspaceOperations,
-  ...accountingOperations,
-  ...vaultOperations,
-  ...byokOperations,
-  ...catalogOperations,
-};
+import { managementOperationsOf } from '../app/management-operations.js';
 
 const match = createRouter(routesOf('management'));
 
 export async function handleManagement(event: APIGatewayProxyEventV2, deps: GatewayDeps): Promise<APIGatewayProxyStructuredResultV2> {
   const request = fromLambdaEvent(event);
-  const result = await dispatch(request, match, managementOperations, deps);
+  const result = await dispatch(request, match, managementOperationsOf(deps), deps);
   const headers = { 'content-type': 'application/json', 'x-request-id': request.requestId, ...result.headers, ...NO_SNIFF };
   if (result.kind === 'stream') {
     // Management routes answer JSON; a streamed body here is a programming error, reported as a 500 envelope.

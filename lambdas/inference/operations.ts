@@ -3,10 +3,9 @@
 // only once the first upstream event arrives (or the keep-alive window passes); before that, failures are
 // real HTTP errors, after it they are error events.
 import { Readable } from 'node:stream';
-import type { InferenceOperations } from '../app/routes.js';
+import type { InferenceOperations } from './routes.js';
 import type { OperationResult } from '../platform/http/route.js';
 import { HttpError, httpErrorOf } from '../platform/http/errors.js';
-import type { GatewayDeps } from '../app/deps.js';
 import type { Principal } from '../platform/http/auth.js';
 import type { GatewayRequest } from '../platform/http/request.js';
 import { DomainError } from '../platform/errors.js';
@@ -110,8 +109,7 @@ function deferralOf(defer: Defer | undefined): { defer: Defer; drain: () => Prom
 }
 const drained = () => Promise.resolve();
 
-async function run(inference: InferenceRequest, principal: Principal | null, http: GatewayRequest, deps: GatewayDeps, defer: Defer | undefined): Promise<OperationResult> {
-  const engine = deps.engine;
+async function run(inference: InferenceRequest, principal: Principal | null, http: GatewayRequest, engine: EngineDeps, defer: Defer | undefined): Promise<OperationResult> {
   // A process shutting down takes no new work (also before the request is looked at).
   if (engine.shutdown.triggered) throw shuttingDownError();
   const caller = callerOf(principal);
@@ -272,11 +270,13 @@ async function writeStream(options: StreamReplyOptions & { body: Readable; strea
   if (!body.destroyed) body.push(null);
 }
 
-export const inferenceOperations: InferenceOperations = {
-  async chatCompletions({ body, principal, request, deps, defer }) {
-    return run(fromChat(body), principal, request, deps, defer);
-  },
-  async createResponse({ body, principal, request, deps, defer }) {
-    return run(fromResponses(body), principal, request, deps, defer);
-  },
-};
+export function createInferenceOperations({ engine }: { engine: EngineDeps }): InferenceOperations {
+  return {
+    async chatCompletions({ body, principal, request, defer }) {
+      return run(fromChat(body), principal, request, engine, defer);
+    },
+    async createResponse({ body, principal, request, defer }) {
+      return run(fromResponses(body), principal, request, engine, defer);
+    },
+  };
+}

@@ -1,26 +1,27 @@
 // Key management routes: list, create, read, update, delete, and the calling key's own metadata.
-import type { ManagementOperations } from '../app/routes.js';
-import { BadRequestError, NotFoundError } from '../platform/http/errors.js';
-import { principalOf } from '../platform/http/auth.js';
+import { InvalidInputError, NotFoundError } from '../platform/errors.js';
 import { usdToNanos } from '../platform/money.js';
 import { currentKeyView, keyView } from './key-view.js';
-import { keyHashParam } from './schemas.js';
 import { newApiKey } from './new-key.js';
-import type { KeyPatch } from './api-key-repository.js';
+import type { ApiKeyRepository, KeyPatch } from './api-key-repository.js';
+import type { KeyCache } from './key-cache.js';
+import type { KeyOperations } from './routes.js';
+import type { OrganizationRepository } from '../organizations/index.js';
 
 export const KEY_PAGE_SIZE = 100;
 
-type KeyOperations = Pick<ManagementOperations, 'listKeys' | 'createKey' | 'getKey' | 'updateKey' | 'deleteKey' | 'getCurrentKey'>;
-
-function hashParam(params: Record<string, string>): string {
-  const hash = params.hash ?? '';
-  if (!keyHashParam.safeParse(hash).success) throw new NotFoundError(`API key not found: ${hash}`);
-  return hash;
+export interface KeyPorts {
+  keys: ApiKeyRepository;
+  keyCache: KeyCache;
+  /** To check that a new key's workspace belongs to the organization. */
+  organizations: Pick<OrganizationRepository, 'getWorkspace'>;
+  clock: () => Date;
 }
 
-export const keyOperations: KeyOperations = {
-  async listKeys({ principal, query, deps }) {
-    const { key } = principalOf(principal);
+export function createKeyOperations(deps: KeyPorts): KeyOperations {
+  return {
+  async listKeys({ principal, query }) {
+    const { key } = principal;
     const keys = await deps.keys.list(key.org_id, {
       offset: query.offset ?? 0,
       pageSize: KEY_PAGE_SIZE,
@@ -31,15 +32,15 @@ export const keyOperations: KeyOperations = {
     return { body: { data: keys.map((entry) => keyView(entry, now)) } };
   },
 
-  async createKey({ principal, body, deps }) {
-    const { key: caller } = principalOf(principal);
+  async createKey({ principal, body }) {
+    const { key: caller } = principal;
     const workspaceId = body.workspace_id ?? caller.workspace_id;
     if (body.workspace_id !== undefined && !(await deps.organizations.getWorkspace(caller.org_id, workspaceId))) {
-      throw new BadRequestError(`Invalid body.workspace_id: no workspace ${workspaceId} in this organization`);
+      throw new InvalidInputError(`Invalid body.workspace_id: no workspace ${workspaceId} in this organization`);
     }
     const now = deps.clock();
     if (body.expires_at && Date.parse(body.expires_at) <= now.getTime()) {
-      throw new BadRequestError('Invalid body.expires_at: must be in the future');
+      throw new InvalidInputError('Invalid body.expires_at: must be in the future');
     }
     const { key, text } = newApiKey({
       orgId: caller.org_id,
@@ -58,17 +59,17 @@ export const keyOperations: KeyOperations = {
     return { status: 201, body: { data: keyView(key, now), key: text } };
   },
 
-  async getKey({ principal, params, deps }) {
-    const { key: caller } = principalOf(principal);
-    const hash = hashParam(params);
+  async getKey({ principal, params }) {
+    const { key: caller } = principal;
+    const { hash } = params;
     const key = await deps.keys.get(hash);
     if (!key || key.org_id !== caller.org_id) throw new NotFoundError(`API key not found: ${hash}`);
     return { body: { data: keyView(key, deps.clock()) } };
   },
 
-  async updateKey({ principal, params, body, deps }) {
-    const { key: caller } = principalOf(principal);
-    const hash = hashParam(params);
+  async updateKey({ principal, params, body }) {
+    const { key: caller } = principal;
+    const { hash } = params;
     const patch: KeyPatch = {
       name: body.name,
       disabled: body.disabled,
@@ -82,18 +83,19 @@ export const keyOperations: KeyOperations = {
     return { body: { data: keyView(updated, deps.clock()) } };
   },
 
-  async deleteKey({ principal, params, deps }) {
-    const { key: caller } = principalOf(principal);
-    const hash = hashParam(params);
+  async deleteKey({ principal, params }) {
+    const { key: caller } = principal;
+    const { hash } = params;
     if (!(await deps.keys.delete(hash, caller.org_id))) throw new NotFoundError(`API key not found: ${hash}`);
     deps.keyCache.invalidate(hash);
     return { body: { deleted: true } };
   },
 
-  async getCurrentKey({ principal, deps }) {
+  async getCurrentKey({ principal }) {
     // Read through the cache: usage and limit_remaining must be current, not as of the cached copy.
-    const cached = principalOf(principal).key;
+    const cached = principal.key;
     const key = (await deps.keys.get(cached.hash)) ?? cached;
     return { body: { data: currentKeyView(key, deps.clock()) } };
   },
-};
+  };
+}

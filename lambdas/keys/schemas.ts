@@ -48,7 +48,6 @@ export const listKeysQuery = z.object({
   workspace_id: z.string().min(1).max(128).optional(),
 });
 
-export const keyHashParam = z.string().regex(/^[0-9a-f]{64}$/);
 
 export const keyRecordSchema = z.object({
   hash: z.string(),

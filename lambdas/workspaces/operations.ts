@@ -2,23 +2,32 @@
 // for management keys, always within the calling key's organization.
 import { randomUUID } from 'node:crypto';
 import type { z } from 'zod';
-import type { ManagementOperations } from '../app/routes.js';
-import { BadRequestError, ConflictError, NotFoundError } from '../platform/http/errors.js';
-import { principalOf, type Principal } from '../platform/http/auth.js';
-import type { GatewayDeps } from '../app/deps.js';
+import { ConflictError, NotFoundError } from '../platform/errors.js';
+import type { Principal } from '../platform/http/auth.js';
 import { nanosToUsd, usdToNanos } from '../platform/money.js';
 import { budgetWindow, meterAt, spent } from '../billing/meter.js';
 import { windowEnd } from '../billing/periods.js';
-import { newWorkspace } from '../organizations/new-workspace.js';
-import type { BudgetInterval, Workspace } from '../organizations/types.js';
-import { BUDGET_INTERVALS } from '../organizations/types.js';
-import { budgetIntervalSchema, type budgetSchema, type workspaceSchema } from './schemas.js';
+import { BUDGET_INTERVALS, newWorkspace, type BudgetInterval, type OrganizationRepository, type Workspace } from '../organizations/index.js';
+import type { ApiKeyRepository } from '../keys/index.js';
+import type { Vault, VaultRepository } from '../vault/index.js';
+import type { ByokRepository } from '../byok/index.js';
+import type { budgetSchema, workspaceSchema } from './schemas.js';
+import type { WorkspaceOperations } from './routes.js';
 
-const orgOf = (principal: Principal | null): string => principalOf(principal).key.org_id;
+export interface WorkspacePorts {
+  organizations: Pick<OrganizationRepository, 'listWorkspaces' | 'findWorkspace' | 'createWorkspace' | 'updateWorkspace' | 'deleteWorkspace' | 'putBudget'>;
+  /** A workspace with keys or interns is not deleted. */
+  keys: Pick<ApiKeyRepository, 'list'>;
+  interns: Pick<VaultRepository, 'listInterns'>;
+  /** What a deleted workspace leaves behind: its vault (undefined without a KMS key) and its BYOK credentials. */
+  vault: Pick<Vault, 'destroy'> | undefined;
+  byok: Pick<ByokRepository, 'list' | 'delete'>;
+  /** Drops the organization's credentials cached for inference. */
+  invalidateCredentials: (orgId: string) => void;
+  clock: () => Date;
+}
 
-type WorkspaceOperations = Pick<ManagementOperations,
-  'listWorkspaces' | 'createWorkspace' | 'getWorkspace' | 'updateWorkspace' | 'deleteWorkspace'
-  | 'listWorkspaceBudgets' | 'getWorkspaceBudget' | 'putWorkspaceBudget' | 'deleteWorkspaceBudget'>;
+const orgOf = (principal: Principal): string => principal.key.org_id;
 
 const DEFAULT_PAGE = 50;
 
@@ -65,38 +74,36 @@ function budgetView(workspace: Workspace, interval: BudgetInterval, now: Date): 
   };
 }
 
-async function workspaceOr404(deps: GatewayDeps, orgId: string, ref: string | undefined): Promise<Workspace> {
-  const workspace = ref ? await deps.organizations.findWorkspace(orgId, ref) : undefined;
-  if (!workspace) throw new NotFoundError(`Workspace not found: ${ref ?? ''}`);
+async function workspaceOr404(deps: WorkspacePorts, orgId: string, ref: string): Promise<Workspace> {
+  const workspace = await deps.organizations.findWorkspace(orgId, ref);
+  if (!workspace) throw new NotFoundError(`Workspace not found: ${ref}`);
   return workspace;
 }
 
-function intervalParam(value: string | undefined): BudgetInterval {
-  const parsed = budgetIntervalSchema.safeParse(value);
-  if (!parsed.success) throw new BadRequestError(`Invalid path parameter interval: expected one of ${BUDGET_INTERVALS.join(', ')}, got "${value ?? ''}"`);
-  return parsed.data;
-}
+/** The route's pattern admits exactly the budget intervals. */
+const intervalParam = (value: string): BudgetInterval => value as BudgetInterval;
 
-export const workspaceOperations: WorkspaceOperations = {
-  async listWorkspaces({ principal, query, deps }) {
+export function createWorkspaceOperations(deps: WorkspacePorts): WorkspaceOperations {
+  return {
+  async listWorkspaces({ principal, query }) {
     const all = (await deps.organizations.listWorkspaces(orgOf(principal))).sort((a, b) => a.created_at.localeCompare(b.created_at) || a.id.localeCompare(b.id));
     const offset = query.offset ?? 0;
     const page = all.slice(offset, offset + (query.limit ?? DEFAULT_PAGE));
     return { body: { data: page.map(workspaceView), total_count: all.length } };
   },
 
-  async createWorkspace({ principal, body, deps }) {
+  async createWorkspace({ principal, body }) {
     const orgId = orgOf(principal);
-    const workspace = newWorkspace(orgId, body, principal!.key.creator_user_id, deps.clock());
+    const workspace = newWorkspace(orgId, body, principal.key.creator_user_id, deps.clock());
     if (!(await deps.organizations.createWorkspace(workspace))) throw new ConflictError(`A workspace with slug "${body.slug}" already exists`);
     return { status: 201, body: { data: workspaceView(workspace) } };
   },
 
-  async getWorkspace({ principal, params, deps }) {
+  async getWorkspace({ principal, params }) {
     return { body: { data: workspaceView(await workspaceOr404(deps, orgOf(principal), params.id)) } };
   },
 
-  async updateWorkspace({ principal, params, body, deps }) {
+  async updateWorkspace({ principal, params, body }) {
     const orgId = orgOf(principal);
     for (let attempt = 0; attempt < 3; attempt += 1) {
       const current = await workspaceOr404(deps, orgId, params.id);
@@ -108,7 +115,7 @@ export const workspaceOperations: WorkspaceOperations = {
     throw new ConflictError('The workspace changed while it was being updated; retry');
   },
 
-  async deleteWorkspace({ principal, params, deps }) {
+  async deleteWorkspace({ principal, params }) {
     const orgId = orgOf(principal);
     const workspace = await workspaceOr404(deps, orgId, params.id);
     const keys = await deps.keys.list(orgId, { offset: 0, pageSize: 1, includeDisabled: true, workspaceId: workspace.id });
@@ -121,18 +128,18 @@ export const workspaceOperations: WorkspaceOperations = {
     for (const credential of await deps.byok.list(orgId)) {
       if (credential.workspace_id === workspace.id) await deps.byok.delete(orgId, credential.id);
     }
-    deps.engine.byok?.invalidate(orgId);
+    deps.invalidateCredentials(orgId);
     return { body: { deleted: true as const } };
   },
 
-  async listWorkspaceBudgets({ principal, params, deps }) {
+  async listWorkspaceBudgets({ principal, params }) {
     const workspace = await workspaceOr404(deps, orgOf(principal), params.workspace_ref);
     const now = deps.clock();
     const data = BUDGET_INTERVALS.flatMap((interval) => budgetView(workspace, interval, now) ?? []);
     return { body: { data, include_byok_in_budgets: workspace.include_byok_in_budgets } };
   },
 
-  async getWorkspaceBudget({ principal, params, deps }) {
+  async getWorkspaceBudget({ principal, params }) {
     const interval = intervalParam(params.interval);
     const workspace = await workspaceOr404(deps, orgOf(principal), params.workspace_ref);
     const view = budgetView(workspace, interval, deps.clock());
@@ -140,7 +147,7 @@ export const workspaceOperations: WorkspaceOperations = {
     return { body: { data: view, include_byok_in_budgets: workspace.include_byok_in_budgets } };
   },
 
-  async putWorkspaceBudget({ principal, params, body, deps }) {
+  async putWorkspaceBudget({ principal, params, body }) {
     const interval = intervalParam(params.interval);
     const orgId = orgOf(principal);
     const workspace = await workspaceOr404(deps, orgId, params.workspace_ref);
@@ -152,11 +159,12 @@ export const workspaceOperations: WorkspaceOperations = {
     return { body: { data: budgetView(updated, interval, now)!, include_byok_in_budgets: updated.include_byok_in_budgets } };
   },
 
-  async deleteWorkspaceBudget({ principal, params, deps }) {
+  async deleteWorkspaceBudget({ principal, params }) {
     const interval = intervalParam(params.interval);
     const orgId = orgOf(principal);
     const workspace = await workspaceOr404(deps, orgId, params.workspace_ref);
     if (workspace.budgets[interval]) await deps.organizations.putBudget(orgId, workspace.id, interval, null, undefined, deps.clock().toISOString());
     return { body: { deleted: true as const } };
   },
-};
+  };
+}

@@ -1,8 +1,8 @@
 // Wire shapes of the workspace and workspace budget routes (public OpenRouter API: Workspace,
 // WorkspaceBudget, UpsertWorkspaceBudgetRequest).
 import * as z from 'zod';
-import { creditAmountSchema } from '../keys/schemas.js';
-import { SLUG_PATTERN } from '../organizations/new-workspace.js';
+import { creditAmountSchema } from '../keys/index.js';
+import { SLUG_PATTERN } from '../organizations/index.js';
 
 const SERVER_TOOLS = [
   'openrouter:advisor', 'openrouter:apply_patch', 'openrouter:bash', 'openrouter:datetime', 'openrouter:fusion',
@@ -68,8 +68,6 @@ export const workspaceSchema = z.object({
 export const workspaceReply = z.object({ data: workspaceSchema });
 export const workspaceListReply = z.object({ data: z.array(workspaceSchema), total_count: z.number().int() });
 export const deletedReply = z.object({ deleted: z.literal(true) });
-
-export const budgetIntervalSchema = z.enum(['daily', 'weekly', 'monthly', 'lifetime']);
 
 export const budgetSchema = z.object({
   id: z.string(),

@@ -11,7 +11,8 @@ import type { RollupRow } from '../../lambdas/billing/rollup-repository.js';
 import type { CatalogEndpoint } from '../../lambdas/catalog/types.js';
 import type { GenerationRecord } from '../../lambdas/generations/generation-repository.js';
 import { emptyUsage } from '../../lambdas/providers/types.js';
-import { HttpError } from '../../lambdas/platform/http/errors.js';
+import { HttpError, httpErrorOf } from '../../lambdas/platform/http/errors.js';
+import { DomainError } from '../../lambdas/platform/errors.js';
 
 describe('reset windows (UTC)', () => {
   it.each([
@@ -195,7 +196,8 @@ describe('analytics queries over rollups', () => {
     try {
       runAnalyticsQuery(rows, query, names);
     } catch (err) {
-      error = err;
+      // The analytics engine throws domain errors; the reply is what the HTTP error map makes of them.
+      error = err instanceof DomainError ? httpErrorOf(err) : err;
     }
     expect(error).toBeInstanceOf(HttpError);
     expect((error as HttpError).status).toBe(400);

@@ -1,11 +1,24 @@
 // Bearer-key authentication: format check before any lookup, hash lookup through a short cache,
 // constant-time comparison, then the key's state and kind against what the route requires.
 import { ForbiddenError, NotFoundError, UnauthorizedError } from './errors.js';
-import type { AuthRequirement, RouteDef } from './route.js';
 import type { ApiKey } from '../../keys/types.js';
 import { hashKey, hashesEqual, isWellFormedKey } from '../../keys/key-format.js';
 import type { KeyCache } from '../../keys/key-cache.js';
 import type { ApiKeyRepository } from '../../keys/api-key-repository.js';
+
+/**
+ * none: no key needed. optional: a key is checked if one is sent. any: any valid key.
+ * management: management keys only (403 otherwise). inference: regular keys only (management keys get 403).
+ * regular: regular keys only, for non-inference routes (vault, interns).
+ */
+export type AuthRequirement = 'none' | 'optional' | 'any' | 'management' | 'inference' | 'regular';
+
+/** What a route declares about authentication (RouteDef's `auth` and `organizationOnly`). */
+export interface AuthRule {
+  auth: AuthRequirement;
+  /** Answer 404 to keys of personal accounts. */
+  organizationOnly?: boolean | undefined;
+}
 
 export interface Principal {
   key: ApiKey;
@@ -22,12 +35,6 @@ export interface AuthDeps {
   operatorKeyText?: string | undefined;
 }
 
-/** The principal of a route that requires a key (dispatch authenticated it; null means a wiring mistake). */
-export function principalOf(principal: Principal | null): Principal {
-  if (!principal) throw new Error('route declared without authentication');
-  return principal;
-}
-
 export const MANAGEMENT_ONLY_MESSAGE = 'Only management keys can perform this operation';
 export const NO_INFERENCE_FOR_MANAGEMENT_MESSAGE = 'Management keys cannot call inference endpoints; use a regular API key';
 export const MULTIPLE_CREDENTIALS_MESSAGE = 'More than one credential: send exactly one Authorization header with one "Bearer <API key>"';
@@ -35,7 +42,7 @@ export const REGULAR_KEYS_ONLY_MESSAGE = 'Management keys cannot use this route;
 
 export async function authenticate(
   headers: Record<string, string>,
-  route: Pick<RouteDef, 'auth' | 'organizationOnly'>,
+  route: AuthRule,
   deps: AuthDeps,
 ): Promise<Principal | null> {
   const requirement: AuthRequirement = route.auth;

@@ -4,9 +4,13 @@ import type { GatewayRequest } from './request.js';
 import { DEFAULT_MAX_BODY_BYTES, type OperationResult, type RouteDef } from './route.js';
 import type { RouteMatch } from './router.js';
 import { BadRequestError, echo, MethodNotAllowedError, NotFoundError, PayloadTooLargeError, toErrorReply, withLifecycleMetadata } from './errors.js';
-import { authenticate } from './auth.js';
+import { authenticate, type AuthDeps } from './auth.js';
 import { parseJsonBody, validate } from './validation.js';
-import type { GatewayDeps } from '../../app/deps.js';
+
+/** What dispatch itself needs: the key lookup for authentication, and where unexpected errors are logged. */
+export interface DispatchDeps extends AuthDeps {
+  log: (line: string) => void;
+}
 
 const MAX_PATH_PARAM_BYTES = 512;
 
@@ -18,7 +22,7 @@ export async function dispatch(
   request: GatewayRequest,
   match: (method: string, path: string) => RouteMatch<RouteDef>,
   operations: OperationTable,
-  deps: GatewayDeps,
+  deps: DispatchDeps,
   defer?: (work: Promise<unknown>) => void,
 ): Promise<OperationResult> {
   let lifecycleErrors = false;
@@ -27,7 +31,7 @@ export async function dispatch(
     if (found.kind === 'not-found') throw new NotFoundError(`No route for ${echo(request.method, 16)} ${echo(request.path, 128)}`);
     if (found.kind === 'method-not-allowed') throw new MethodNotAllowedError(request.method, found.allowed);
     const { route, params } = found;
-    lifecycleErrors = route.tag === 'Interns';
+    lifecycleErrors = route.errorMetadata === 'lifecycle';
     // No identifier is this long; refusing here also keeps every store key within DynamoDB's key size limits.
     for (const [name, value] of Object.entries(params)) {
       if (Buffer.byteLength(value) > MAX_PATH_PARAM_BYTES) throw new NotFoundError(`Not found: path parameter ${name} is longer than ${MAX_PATH_PARAM_BYTES} bytes`);
@@ -40,7 +44,7 @@ export async function dispatch(
     const query = route.query ? validate(route.query, request.query, 'query') : undefined;
     const operation = operations[route.operationId];
     if (!operation) throw new Error(`no operation registered for ${route.operationId}`);
-    const result = await operation({ request, params, body, query, principal, deps, ...(defer ? { defer } : {}) });
+    const result = await operation({ request, params, body, query, principal, ...(defer ? { defer } : {}) });
     if (result.kind !== 'stream' && result.status === undefined && route.successStatus !== undefined) {
       return { ...result, status: route.successStatus };
     }

@@ -4,6 +4,9 @@ import {
   ClientClosedError, ConflictError as DomainConflict, DomainError, ForbiddenError as DomainForbidden, InsufficientFundsError, InvalidInputError,
   NotFoundError as DomainNotFound, UnauthenticatedError, UnavailableError, UpstreamError,
 } from '../errors.js';
+import { echo } from '../echo.js';
+
+export { echo, MAX_ECHO_CHARS } from '../echo.js';
 
 export class HttpError extends Error {
   readonly status: number;
@@ -107,21 +110,11 @@ export function httpErrorOf(err: DomainError): HttpError {
 /** On every reply: browsers must not guess a content type (a JSON error that echoes input is never HTML). */
 export const NO_SNIFF = { 'x-content-type-options': 'nosniff' } as const;
 
-/** Longest piece of input (a field name, a value, a path segment) an error message repeats. */
-export const MAX_ECHO_CHARS = 64;
 /** Caps on what any error envelope carries, whatever built it: the body stays small however large the input. */
 export const MAX_ERROR_MESSAGE_CHARS = 512;
 const MAX_METADATA_STRING_CHARS = 1024;
 const MAX_METADATA_ITEMS = 20;
 
-/** A piece of input as an error message may repeat it: at most `max` characters, then an ellipsis. */
-export function echo(value: unknown, max = MAX_ECHO_CHARS): string {
-  const text = String(value);
-  if (text.length <= max) return text;
-  // Never split a surrogate pair.
-  const end = /[\uD800-\uDBFF]/.test(text[max - 1]!) ? max - 1 : max;
-  return `${text.slice(0, end)}…`;
-}
 
 /** Strings and lists in error metadata, bounded (the safety net under every message that echoes input). */
 function bounded(value: unknown, depth = 0): unknown {

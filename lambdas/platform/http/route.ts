@@ -2,18 +2,12 @@
 import type { z } from 'zod';
 import type { Readable } from 'node:stream';
 import type { GatewayRequest } from './request.js';
-import type { Principal } from './auth.js';
-import type { GatewayDeps } from '../../app/deps.js';
+import type { AuthRequirement, Principal } from './auth.js';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 export type LambdaFunction = 'inference' | 'management';
 
-/**
- * none: no key needed. optional: a key is checked if one is sent. any: any valid key.
- * management: management keys only (403 otherwise). inference: regular keys only (management keys get 403).
- * regular: regular keys only, for non-inference routes (vault, interns).
- */
-export type AuthRequirement = 'none' | 'optional' | 'any' | 'management' | 'inference' | 'regular';
+export type { AuthRequirement } from './auth.js';
 
 /** What a path parameter may look like: checked before authentication and any store access (400 otherwise). */
 export interface PathParam {
@@ -43,17 +37,23 @@ export interface RouteDef {
   successStatus?: number;
   /** Largest accepted request body; 413 above it. */
   maxBodyBytes?: number;
+  /**
+   * The error envelope's flavour: 'lifecycle' (the intern routes, @openrouter/sdk's InternLifecycleError)
+   * adds `reason` and `retryable` to any metadata.
+   */
+  errorMetadata?: 'lifecycle';
 }
 
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
 
-export interface OperationContext<Body = unknown, Query = unknown> {
+export interface OperationContext<Body = unknown, Query = unknown, Caller = Principal | null, Params = Record<string, string>> {
   request: GatewayRequest;
-  params: Record<string, string>;
+  /** The path parameters, each already checked against its route's pattern. */
+  params: Params;
   body: Body;
   query: Query;
-  principal: Principal | null;
-  deps: GatewayDeps;
+  /** The authenticated key: never null on routes that require one (dispatch refused the request otherwise). */
+  principal: Caller;
   /**
    * Work that must finish before the invocation ends but need not delay the reply (e.g. the generation
    * record). Undefined when the caller cannot wait after replying: then the operation awaits it itself.
@@ -80,4 +80,13 @@ export type OperationResult = JsonResult | StreamResult;
 
 type Infer<T> = T extends z.ZodType ? z.output<T> : undefined;
 
-export type OperationFor<R extends RouteDef> = (ctx: OperationContext<Infer<R['body']>, Infer<R['query']>>) => Promise<OperationResult>;
+/** What `authenticate` hands a route of this requirement: nothing, maybe a key, or always a key. */
+export type PrincipalFor<A extends AuthRequirement> = A extends 'none' ? null : A extends 'optional' ? Principal | null : Principal;
+type ParamsOf<R extends RouteDef> = R['params'] extends Record<string, PathParam> ? { [K in keyof R['params']]: string } : Record<string, never>;
+
+export type OperationFor<R extends RouteDef> = (
+  ctx: OperationContext<Infer<R['body']>, Infer<R['query']>, PrincipalFor<R['auth']>, ParamsOf<R>>,
+) => Promise<OperationResult>;
+
+/** The operations of a list of routes (declared `as const`), each typed by its route. */
+export type OperationsFor<Routes extends readonly RouteDef[]> = { [R in Routes[number] as R['operationId']]: OperationFor<R> };

@@ -1,0 +1,50 @@
+// The composition root of the management function's operations: each feature's operations built over just
+// the ports it uses, once per deps (per Lambda instance, per local process, per test store).
+import type { GatewayDeps } from './deps.js';
+import type { ManagementOperations } from './routes.js';
+import { systemOperations } from './system-operations.js';
+import { createKeyOperations } from '../keys/index.js';
+import { createOrganizationOperations } from '../organizations/index.js';
+import { byokProviders, createCatalogOperations, providerNames } from '../catalog/index.js';
+import { createWorkspaceOperations } from '../workspaces/index.js';
+import { createCreditOperations } from '../credits/index.js';
+import { createGenerationOperations } from '../generations/index.js';
+import { createAnalyticsOperations } from '../analytics/index.js';
+import { createVaultOperations } from '../vault/index.js';
+import { createInternOperations } from '../interns/index.js';
+import { createByokOperations } from '../byok/index.js';
+
+export function createManagementOperations(deps: GatewayDeps): ManagementOperations {
+  const { keys, keyCache, organizations, rollups, vault, interns, byok, engine, clock } = deps;
+  // Read through deps at call time: the local runtime replaces its log sink, and the BYOK source is attached
+  // to the engine after the deps are built.
+  const log = (line: string) => deps.log(line);
+  const invalidateCredentials = (orgId: string) => deps.engine.byok?.invalidate(orgId);
+  const names = providerNames(engine.catalog);
+  return {
+    ...systemOperations,
+    ...createKeyOperations({ keys, keyCache, organizations, clock }),
+    ...createOrganizationOperations({ organizations, clock }),
+    ...createCatalogOperations({
+      catalog: engine.catalog,
+      credentialsFor: async (orgId) => (deps.engine.byok ? deps.engine.byok.credentialsFor(orgId) : []),
+      organizations, rollups, endpointFailures: engine.endpointFailures, clock, log,
+    }),
+    ...createWorkspaceOperations({ organizations, keys, interns, vault, byok, invalidateCredentials, clock }),
+    ...createCreditOperations({ organizations, clock }),
+    ...createGenerationOperations({ generations: engine.generations, ledger: engine.ledger, providerNames: names, clock }),
+    ...createAnalyticsOperations({ rollups, keys, providerNames: names, clock }),
+    ...createVaultOperations({ vault, organizations, interns }),
+    ...createInternOperations({ interns, organizations, keys, keyCache, vault, clock }),
+    ...createByokOperations({ byok, vault, providers: byokProviders(engine.catalog), keys, organizations, invalidateCredentials, clock }),
+  };
+}
+
+const management = new WeakMap<GatewayDeps, ManagementOperations>();
+
+/** The management operations over these deps, composed on first use. */
+export function managementOperationsOf(deps: GatewayDeps): ManagementOperations {
+  let operations = management.get(deps);
+  if (!operations) management.set(deps, operations = createManagementOperations(deps));
+  return operations;
+}

@@ -1,0 +1,5 @@
+// The generations feature as other folders see it: generation records (written at settlement, read by the
+// generation routes) and the generation routes.
+export { GenerationRepository, type GenerationRecord } from './generation-repository.js';
+export { generationRoutes, type GenerationOperations } from './routes.js';
+export { createGenerationOperations, type GenerationPorts } from './operations.js';

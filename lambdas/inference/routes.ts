@@ -1,0 +1,20 @@
+// The inference routes (regular keys), served by the inference function.
+import type { OperationsFor, RouteDef } from '../platform/http/route.js';
+import { chatRequestSchema } from './chat-schema.js';
+import { responsesRequestSchema } from './responses-schema.js';
+
+/** Lambda Function URLs accept request payloads up to 6 MB. */
+const INFERENCE_MAX_BODY_BYTES = 6 * 1024 * 1024;
+
+export const inferenceRoutes = [
+  {
+    operationId: 'chatCompletions', method: 'POST', path: '/chat/completions', fn: 'inference', auth: 'inference',
+    tag: 'Inference', summary: 'Chat completion (JSON, or SSE with stream: true)', body: chatRequestSchema, maxBodyBytes: INFERENCE_MAX_BODY_BYTES,
+  },
+  {
+    operationId: 'createResponse', method: 'POST', path: '/responses', fn: 'inference', auth: 'inference',
+    tag: 'Inference', summary: 'Responses-format generation (JSON, or SSE with stream: true); stateless', body: responsesRequestSchema, maxBodyBytes: INFERENCE_MAX_BODY_BYTES,
+  },
+] as const satisfies readonly RouteDef[];
+
+export type InferenceOperations = OperationsFor<typeof inferenceRoutes>;

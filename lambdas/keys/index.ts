@@ -1,0 +1,11 @@
+// The keys feature as other folders see it: API keys (the record, its repository and cache, the key text's
+// format), their wire views, and the key routes.
+export type { ApiKey } from './types.js';
+export { ApiKeyRepository } from './api-key-repository.js';
+export { KeyCache } from './key-cache.js';
+export { hashKey, hashesEqual } from './key-format.js';
+export { newApiKey } from './new-key.js';
+export { keyView } from './key-view.js';
+export { creditAmountSchema } from './schemas.js';
+export { keyRoutes, type KeyOperations } from './routes.js';
+export { createKeyOperations, type KeyPorts } from './operations.js';
