@@ -1,14 +1,14 @@
 // The process's ports (repositories, the vault, the inference engine), wired once per Lambda instance (and
 // once per local process); app/operations.ts hands each feature just the ones it uses.
 import { createDocumentClient, storeConfigFromEnv } from '../platform/dynamo/client.js';
-import { ApiKeyRepository, KeyCache } from '../keys/index.js';
+import { ApiKeyRepository, KeyCache, type AuthDeps } from '../keys/index.js';
 import { OrganizationRepository } from '../organizations/index.js';
 import { RollupRepository } from '../billing/rollup-repository.js';
 import { Vault, VaultRepository } from '../vault/index.js';
 import { ByokRepository, ByokSource } from '../byok/index.js';
 import { AwsKms, kmsConfigFromEnv } from '../platform/aws/kms.js';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import type { AuthDeps } from '../platform/http/auth.js';
+
 import type { EngineDeps } from '../inference/engine.js';
 import { createEngineDeps } from '../inference/engine-deps.js';
 import { gatewayEnvironment } from '../platform/aws/provider-secrets.js';

@@ -6,6 +6,7 @@ import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
 import { createRouter } from '../platform/http/router.js';
 import { routesOf } from '../app/routes.js';
 import { dispatch } from '../platform/http/dispatch.js';
+import { dispatchDepsOf } from '../app/dispatch-deps.js';
 import { fromLambdaEvent } from '../platform/http/request.js';
 import { defaultDeps, type GatewayDeps } from '../app/deps.js';
 import { inferenceOperationsOf } from '../app/inference-operations.js';
@@ -35,7 +36,7 @@ export async function handleInference(
   const request = fromLambdaEvent(event);
   if (invocation) request.invocation = invocation;
   if (signal) request.signal = signal;
-  const result = await dispatch(request, match, inferenceOperationsOf(deps), deps, defer);
+  const result = await dispatch(request, match, inferenceOperationsOf(deps), dispatchDepsOf(deps), defer);
   if (result.kind === 'stream') {
     return { statusCode: result.status ?? 200, headers: { 'x-request-id': request.requestId, ...result.headers }, body: result.body };
   }

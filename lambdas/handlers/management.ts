@@ -5,6 +5,7 @@ import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context
 import { createRouter } from '../platform/http/router.js';
 import { routesOf } from '../app/routes.js';
 import { dispatch } from '../platform/http/dispatch.js';
+import { dispatchDepsOf } from '../app/dispatch-deps.js';
 import { fromLambdaEvent } from '../platform/http/request.js';
 import { defaultDeps, type GatewayDeps } from '../app/deps.js';
 import { NO_SNIFF, toErrorReply } from '../platform/http/errors.js';
@@ -14,7 +15,7 @@ const match = createRouter(routesOf('management'));
 
 export async function handleManagement(event: APIGatewayProxyEventV2, deps: GatewayDeps): Promise<APIGatewayProxyStructuredResultV2> {
   const request = fromLambdaEvent(event);
-  const result = await dispatch(request, match, managementOperationsOf(deps), deps);
+  const result = await dispatch(request, match, managementOperationsOf(deps), dispatchDepsOf(deps));
   const headers = { 'content-type': 'application/json', 'x-request-id': request.requestId, ...result.headers, ...NO_SNIFF };
   if (result.kind === 'stream') {
     // Management routes answer JSON; a streamed body here is a programming error, reported as a 500 envelope.

@@ -3,7 +3,7 @@
 // 400 envelope naming the field, and the boundary value next to it is accepted.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { installAwsLambdaShim } from '../../bin/local/awslambda-shim.js';
-import { NO_INFERENCE_FOR_MANAGEMENT_MESSAGE } from '../../lambdas/platform/http/auth.js';
+import { NO_INFERENCE_FOR_MANAGEMENT_MESSAGE } from '../../lambdas/keys/index.js';
 import { startSimulator, type Simulator } from '../../bin/simulator/server.js';
 import { createTestStore, type TestStore } from '../support/store.js';
 import { createTenant } from '../support/tenants.js';

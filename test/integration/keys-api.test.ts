@@ -4,7 +4,7 @@ import { handleManagement } from '../../lambdas/handlers/management.js';
 import { createTestStore, type TestStore } from '../support/store.js';
 import { createTenant, type Tenant } from '../support/tenants.js';
 import { httpEvent, type EventInput } from '../support/events.js';
-import { MANAGEMENT_ONLY_MESSAGE } from '../../lambdas/platform/http/auth.js';
+import { MANAGEMENT_ONLY_MESSAGE } from '../../lambdas/keys/index.js';
 
 let store: TestStore;
 let acme: Tenant;

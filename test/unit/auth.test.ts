@@ -1,6 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
-import { authenticate, MANAGEMENT_ONLY_MESSAGE, MULTIPLE_CREDENTIALS_MESSAGE, NO_INFERENCE_FOR_MANAGEMENT_MESSAGE, type AuthDeps } from '../../lambdas/platform/http/auth.js';
-import { HttpError } from '../../lambdas/platform/http/errors.js';
+import { authenticate, MANAGEMENT_ONLY_MESSAGE, MULTIPLE_CREDENTIALS_MESSAGE, NO_INFERENCE_FOR_MANAGEMENT_MESSAGE, type AuthDeps } from '../../lambdas/keys/index.js';
+import { HttpError, httpErrorOf } from '../../lambdas/platform/http/errors.js';
+import { DomainError } from '../../lambdas/platform/errors.js';
 import { KeyCache } from '../../lambdas/keys/key-cache.js';
 import { newApiKey } from '../../lambdas/keys/new-key.js';
 import type { ApiKey, KeyKind } from '../../lambdas/keys/types.js';
@@ -22,7 +23,9 @@ async function failure(promise: Promise<unknown>): Promise<{ status: number; mes
   try {
     await promise;
   } catch (err) {
-    if (err instanceof HttpError) return { status: err.status, message: err.message };
+    // Authentication throws domain errors; the status is what the HTTP error map answers them with.
+    const http = err instanceof DomainError ? httpErrorOf(err) : err;
+    if (http instanceof HttpError) return { status: http.status, message: http.message };
     throw err;
   }
   throw new Error('expected an HttpError');

@@ -1,10 +1,6 @@
-// Bearer-key authentication: format check before any lookup, hash lookup through a short cache,
-// constant-time comparison, then the key's state and kind against what the route requires.
-import { ForbiddenError, NotFoundError, UnauthorizedError } from './errors.js';
-import type { ApiKey } from '../../keys/types.js';
-import { hashKey, hashesEqual, isWellFormedKey } from '../../keys/key-format.js';
-import type { KeyCache } from '../../keys/key-cache.js';
-import type { ApiKeyRepository } from '../../keys/api-key-repository.js';
+// What the HTTP platform knows of authentication: what a route may require, and the port that checks it.
+// The checking itself belongs to the keys feature (keys/authenticate.ts), which also gives `Principal` its
+// fields, so the platform never imports a feature.
 
 /**
  * none: no key needed. optional: a key is checked if one is sent. any: any valid key.
@@ -20,63 +16,9 @@ export interface AuthRule {
   organizationOnly?: boolean | undefined;
 }
 
-export interface Principal {
-  key: ApiKey;
-  isManagement: boolean;
-  /** DynamoDB read capacity this request's key lookup consumed (0 when the key came from the cache). */
-  readUnits: number;
-}
+/** The authenticated caller. Its fields are declared by the authenticator (keys/authenticate.ts). */
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type
+export interface Principal {}
 
-export interface AuthDeps {
-  keys: ApiKeyRepository;
-  keyCache: KeyCache;
-  clock: () => Date;
-  /** An operator-chosen key text (GATEWAY_ADMIN_KEY) that is accepted without the checksum format. */
-  operatorKeyText?: string | undefined;
-}
-
-export const MANAGEMENT_ONLY_MESSAGE = 'Only management keys can perform this operation';
-export const NO_INFERENCE_FOR_MANAGEMENT_MESSAGE = 'Management keys cannot call inference endpoints; use a regular API key';
-export const MULTIPLE_CREDENTIALS_MESSAGE = 'More than one credential: send exactly one Authorization header with one "Bearer <API key>"';
-export const REGULAR_KEYS_ONLY_MESSAGE = 'Management keys cannot use this route; use a regular API key';
-
-export async function authenticate(
-  headers: Record<string, string>,
-  route: AuthRule,
-  deps: AuthDeps,
-): Promise<Principal | null> {
-  const requirement: AuthRequirement = route.auth;
-  if (requirement === 'none') return null;
-  const header = headers.authorization;
-  if ((header === undefined || header.trim() === '') && requirement === 'optional') return null;
-  if (header === undefined || header.trim() === '') throw new UnauthorizedError('Missing Authentication header');
-  // Duplicate Authorization headers arrive joined with commas (API Gateway payload 2.0, and the local server
-  // builds its events the same way): more than one credential is refused, never resolved to one of them.
-  if (header.includes(',')) throw new UnauthorizedError(MULTIPLE_CREDENTIALS_MESSAGE);
-  const match = /^Bearer[ \t]+(\S+)\s*$/i.exec(header);
-  if (!match) throw new UnauthorizedError('Invalid Authentication header: expected exactly one "Bearer <API key>"');
-  const text = match[1]!;
-  if (!isWellFormedKey(text) && !isOperatorKey(text, deps.operatorKeyText)) {
-    throw new UnauthorizedError('Malformed API key');
-  }
-  const hash = hashKey(text);
-  let readUnits = 0;
-  const key = await deps.keyCache.getOrLoad(hash, (missing) => deps.keys.get(missing, (units) => { readUnits += units; }));
-  if (!key || !hashesEqual(key.hash, hash)) throw new UnauthorizedError('Invalid API key');
-  if (key.disabled) throw new UnauthorizedError('API key disabled');
-  if (key.expires_at !== null && Date.parse(key.expires_at) <= deps.clock().getTime()) {
-    throw new UnauthorizedError('API key expired');
-  }
-  const isManagement = key.kind === 'management';
-  if (requirement === 'management' && !isManagement) throw new ForbiddenError(MANAGEMENT_ONLY_MESSAGE);
-  if (requirement === 'inference' && isManagement) throw new ForbiddenError(NO_INFERENCE_FOR_MANAGEMENT_MESSAGE);
-  if (requirement === 'regular' && isManagement) throw new ForbiddenError(REGULAR_KEYS_ONLY_MESSAGE);
-  if (route.organizationOnly && key.org_kind !== 'organization') {
-    throw new NotFoundError('Not found: this key belongs to a personal account, which has no organization');
-  }
-  return { key, isManagement, readUnits };
-}
-
-function isOperatorKey(text: string, operatorKeyText: string | undefined): boolean {
-  return operatorKeyText !== undefined && operatorKeyText.length > 0 && hashesEqual(hashKey(text), hashKey(operatorKeyText));
-}
+/** Checks a request's credentials against its route: the principal, null when the route needs none, or a domain error. */
+export type Authenticator = (headers: Record<string, string>, route: AuthRule) => Promise<Principal | null>;

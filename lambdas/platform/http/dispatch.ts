@@ -4,11 +4,12 @@ import type { GatewayRequest } from './request.js';
 import { DEFAULT_MAX_BODY_BYTES, type OperationResult, type RouteDef } from './route.js';
 import type { RouteMatch } from './router.js';
 import { BadRequestError, echo, MethodNotAllowedError, NotFoundError, PayloadTooLargeError, toErrorReply, withLifecycleMetadata } from './errors.js';
-import { authenticate, type AuthDeps } from './auth.js';
+import type { Authenticator } from './auth.js';
 import { parseJsonBody, validate } from './validation.js';
 
-/** What dispatch itself needs: the key lookup for authentication, and where unexpected errors are logged. */
-export interface DispatchDeps extends AuthDeps {
+/** What dispatch itself needs: the credential check, and where unexpected errors are logged. */
+export interface DispatchDeps {
+  authenticate: Authenticator;
   log: (line: string) => void;
 }
 
@@ -39,7 +40,7 @@ export async function dispatch(
     checkPathParams(route, params);
     const maxBytes = route.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
     if (request.body && request.body.length > maxBytes) throw new PayloadTooLargeError(maxBytes);
-    const principal = await authenticate(request.headers, route, deps);
+    const principal = await deps.authenticate(request.headers, route);
     const body = route.body ? validate(route.body, parseJsonBody(request.body, maxBytes), 'body') : undefined;
     const query = route.query ? validate(route.query, request.query, 'query') : undefined;
     const operation = operations[route.operationId];
