@@ -12,7 +12,7 @@ import { createGenerationOperations } from '../generations/index.js';
 import { createAnalyticsOperations } from '../analytics/index.js';
 import { createVaultOperations } from '../vault/index.js';
 import { createInternOperations } from '../interns/index.js';
-import { createByokOperations } from '../byok/index.js';
+import { createByokOperations, usableEndpointFilter } from '../byok/index.js';
 
 export function createManagementOperations(deps: GatewayDeps): ManagementOperations {
   const { keys, keyCache, organizations, rollups, vault, interns, byok, engine, clock } = deps;
@@ -27,7 +27,7 @@ export function createManagementOperations(deps: GatewayDeps): ManagementOperati
     ...createOrganizationOperations({ organizations, clock }),
     ...createCatalogOperations({
       catalog: engine.catalog,
-      credentialsFor: async (orgId) => (deps.engine.byok ? deps.engine.byok.credentialsFor(orgId) : []),
+      usableEndpointsFor: async (key) => (deps.engine.byok ? usableEndpointFilter(await deps.engine.byok.credentialsFor(key.org_id), key) : undefined),
       organizations, rollups, endpointFailures: engine.endpointFailures, clock, log,
     }),
     ...createWorkspaceOperations({ organizations, keys, interns, vault, byok, invalidateCredentials, clock }),

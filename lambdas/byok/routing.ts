@@ -4,7 +4,7 @@
 // is_byok_only drops it for every model of that provider. A credential applies when it is enabled, global
 // or for the caller's workspace, and its model, key and user allowlists (when set) include the request's.
 import type { Candidate } from '../inference/routing.js';
-import type { CatalogEndpoint } from '../catalog/types.js';
+import type { CatalogEndpoint } from '../catalog/index.js';
 import type { ByokCredential } from './types.js';
 
 export interface ByokContext {
@@ -54,6 +54,17 @@ export function endpointCredentials(endpoint: Pick<CatalogEndpoint, 'adapter' | 
 export function isUsableEndpoint(endpoint: Pick<CatalogEndpoint, 'adapter' | 'provider' | 'model'>, credentials: ByokCredential[], context: ByokContext): boolean {
   const { first, shared, last } = endpointCredentials(endpoint, credentials, context);
   return shared || first.length > 0 || last.length > 0;
+}
+
+/**
+ * The endpoints a key can call with these credentials (the catalog's listing for the key): the request's
+ * end user is not known there, so credentials limited to end users are left out, as for a request without
+ * `user`. Undefined when there are no credentials: nothing narrows the catalog.
+ */
+export function usableEndpointFilter(credentials: ByokCredential[], key: { workspace_id: string; hash: string }): ((endpoint: CatalogEndpoint) => boolean) | undefined {
+  if (credentials.length === 0) return undefined;
+  const context = { workspaceId: key.workspace_id, keyHash: key.hash, user: undefined };
+  return (endpoint) => isUsableEndpoint(endpoint, credentials, context);
 }
 
 export function withByokCandidates(candidates: Candidate[], credentials: ByokCredential[], context: ByokContext): Candidate[] {

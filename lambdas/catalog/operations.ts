@@ -10,7 +10,6 @@ import {
 } from '../billing/rollups.js';
 import type { EndpointRollupRow, RollupRepository } from '../billing/rollup-repository.js';
 import type { Catalog, CatalogEndpoint, CatalogModel } from './types.js';
-import { isUsableEndpoint, type ByokCredential } from '../byok/index.js';
 import type { ApiKey } from '../keys/index.js';
 import type { OrganizationRepository } from '../organizations/index.js';
 import type { endpointSchema, listModelsQuery, modelSchema } from './schemas.js';
@@ -20,8 +19,11 @@ import { logLine } from '../platform/log-line.js';
 
 export interface CatalogPorts {
   catalog: Catalog;
-  /** The BYOK credentials inference routes the organization's requests with (none where BYOK is off). */
-  credentialsFor: (orgId: string) => Promise<ByokCredential[]>;
+  /**
+   * Which endpoints a key can call, decided as routing decides it (with the organization's BYOK
+   * credentials); undefined when nothing narrows the catalog (no credentials, BYOK off).
+   */
+  usableEndpointsFor: (key: Pick<ApiKey, 'org_id' | 'workspace_id' | 'hash'>) => Promise<EndpointFilter | undefined>;
   /** Whether the organization filters its catalog. */
   organizations: Pick<OrganizationRepository, 'get'>;
   /** Endpoint health: hourly rollups and failed attempts. */
@@ -76,15 +78,17 @@ export function modelView(model: CatalogModel): z.infer<typeof modelSchema> {
  * request's end user is not known here: credentials limited to end users (`allowed_user_ids`) are left out,
  * as for a request without `user`.
  */
-export function modelsForKey(catalog: Catalog, credentials: ByokCredential[], key: Pick<ApiKey, 'workspace_id' | 'hash'>): CatalogModel[] {
-  if (credentials.length === 0) return catalog.models;
-  const context = { workspaceId: key.workspace_id, keyHash: key.hash, user: undefined };
-  return catalog.models.filter((model) => model.endpoints.some((endpoint) => isUsableEndpoint(endpoint, credentials, context)));
+export function modelsForKey(catalog: Catalog, usable: EndpointFilter | undefined): CatalogModel[] {
+  if (!usable) return catalog.models;
+  return catalog.models.filter((model) => model.endpoints.some(usable));
 }
+
+/** Whether a key can call an endpoint at all (byok/routing.ts usableEndpointFilter). */
+export type EndpointFilter = (endpoint: CatalogEndpoint) => boolean;
 
 /** The models the principal's key may use, with the BYOK credentials inference uses (none where BYOK is off). */
 async function usableModels(principal: Principal, deps: CatalogPorts): Promise<CatalogModel[]> {
-  return modelsForKey(deps.catalog, await deps.credentialsFor(principal.key.org_id), principal.key);
+  return modelsForKey(deps.catalog, await deps.usableEndpointsFor(principal.key));
 }
 
 function page(models: CatalogModel[], query: z.infer<typeof listModelsQuery> | undefined) {

@@ -2,7 +2,7 @@
 import type { ApiKey, KeyKind, LimitReset } from './types.js';
 import { newMeter } from '../billing/meter.js';
 import { generateKeyText, hashKey, labelFor } from './key-format.js';
-import type { AccountKind } from '../organizations/types.js';
+import type { AccountKind } from '../organizations/index.js';
 import type { Nanos } from '../platform/money.js';
 
 export interface NewKeyInput {

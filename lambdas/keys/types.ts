@@ -1,6 +1,6 @@
 // An API key as stored: identified by the SHA-256 of its text, never by the text itself.
 import type { Nanos } from '../platform/money.js';
-import type { AccountKind } from '../organizations/types.js';
+import type { AccountKind } from '../organizations/index.js';
 import type { Meter } from '../billing/meter.js';
 
 export type KeyKind = 'management' | 'standard';

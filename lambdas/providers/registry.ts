@@ -1,6 +1,6 @@
 // One adapter per catalog endpoint, created on first use with the endpoint's credentials.
-import type { CatalogEndpoint } from '../catalog/types.js';
-import { endpointKey } from '../catalog/types.js';
+import type { CatalogEndpoint } from '../catalog/index.js';
+import { endpointKey } from '../catalog/index.js';
 import type { FetchLike, ProviderAdapter } from './types.js';
 import { createOpenAIChatAdapter } from './openai/openai-chat-adapter.js';
 import { nodeFetch } from './http-client.js';

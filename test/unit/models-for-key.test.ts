@@ -4,7 +4,7 @@ import { describe, expect, it } from '@jest/globals';
 import { buildCatalog, catalogFileSchema } from '../../lambdas/catalog/catalog-config.js';
 import { endpointKey } from '../../lambdas/catalog/types.js';
 import { modelsForKey } from '../../lambdas/catalog/operations.js';
-import { withByokCandidates } from '../../lambdas/byok/routing.js';
+import { usableEndpointFilter, withByokCandidates } from '../../lambdas/byok/routing.js';
 import type { ByokCredential } from '../../lambdas/byok/types.js';
 
 const endpoint = (provider: string, adapter: 'openai-chat' | 'bedrock' = 'openai-chat') => ({
@@ -50,7 +50,7 @@ describe('modelsForKey', () => {
     ['is_byok_only for this workspace', [credential({ is_byok_only: true, allowed_models: [], workspace_id: 'ws-1' })], ['mixed/three', 'aws/four']],
     ['is_byok_only limited to end users (unknown here)', [credential({ is_byok_only: true, allowed_models: [], allowed_user_ids: ['u'] })], ALL],
   ] as const)('%s', (_name, credentials, expected) => {
-    const listed = modelsForKey(catalog, [...credentials], key).map((model) => model.id);
+    const listed = modelsForKey(catalog, usableEndpointFilter([...credentials], key)).map((model) => model.id);
     expect(listed).toEqual(expected);
     expect(listed).toEqual(routable([...credentials]));
   });
