@@ -1,6 +1,6 @@
 // The gateway's view of an HTTP request, built from a Function URL / API Gateway v2 event.
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
-import type { Invocation } from '../../billing/infrastructure.js';
+import type { Invocation } from '../invocation.js';
 
 export interface GatewayRequest {
   method: string;
