@@ -34,25 +34,48 @@ export function createVault(db: DynamoDBDocumentClient, tableName: string, env: 
   return kms ? new Vault(new VaultRepository(db, tableName), new AwsKms(kms), clock) : undefined;
 }
 
-export function createDeps(env: NodeJS.ProcessEnv = process.env): GatewayDeps {
+/** What a caller may wire differently from the environment (the tests: their own table, clock and log). */
+export interface DepsWiring {
+  db?: DynamoDBDocumentClient;
+  tableName?: string;
+  clock?: () => Date;
+  log?: (line: string) => void;
+  /** Cache lifetimes of keys, workspaces and BYOK credentials (0: every request reads the store). */
+  keyCacheTtlMs?: number;
+  workspaceCacheTtlMs?: number;
+  credentialCacheTtlMs?: number;
+}
+
+/** The table named by TABLE_NAME, through a client configured from the environment. */
+function storeFromEnv(env: NodeJS.ProcessEnv): { db: DynamoDBDocumentClient; tableName: string } {
   const config = storeConfigFromEnv(env);
-  const db = createDocumentClient(config);
-  const log = (line: string) => console.log(line);
-  const keyCache = new KeyCache(Number(env.GATEWAY_KEY_CACHE_TTL_MS ?? 2000));
-  const vault = createVault(db, config.tableName, env);
-  const byok = new ByokRepository(db, config.tableName);
-  const engine = createEngineDeps(db, config.tableName, env, { log, keySeen: (key) => keyCache.set(key.hash, key) });
-  if (vault) engine.byok = new ByokSource(byok, vault);
+  return { db: createDocumentClient(config), tableName: config.tableName };
+}
+
+export function createDeps(env: NodeJS.ProcessEnv = process.env, wiring: DepsWiring = {}): GatewayDeps {
+  const { db, tableName } = wiring.db && wiring.tableName ? { db: wiring.db, tableName: wiring.tableName } : storeFromEnv(env);
+  const log = wiring.log ?? ((line: string) => console.log(line));
+  const clock = wiring.clock ?? (() => new Date());
+  const keyCache = new KeyCache(wiring.keyCacheTtlMs ?? Number(env.GATEWAY_KEY_CACHE_TTL_MS ?? 2000));
+  const vault = createVault(db, tableName, env, clock);
+  const byok = new ByokRepository(db, tableName);
+  const engine = createEngineDeps(db, tableName, env, {
+    log,
+    clock,
+    keySeen: (key) => keyCache.set(key.hash, key),
+    ...(wiring.workspaceCacheTtlMs !== undefined ? { workspaceCacheTtlMs: wiring.workspaceCacheTtlMs } : {}),
+  });
+  if (vault) engine.byok = new ByokSource(byok, vault, wiring.credentialCacheTtlMs);
   return {
-    keys: new ApiKeyRepository(db, config.tableName),
-    organizations: new OrganizationRepository(db, config.tableName),
-    rollups: new RollupRepository(db, config.tableName),
+    keys: new ApiKeyRepository(db, tableName),
+    organizations: new OrganizationRepository(db, tableName),
+    rollups: new RollupRepository(db, tableName),
     vault,
-    interns: new VaultRepository(db, config.tableName),
+    interns: new VaultRepository(db, tableName),
     byok,
     engine,
     keyCache,
-    clock: () => new Date(),
+    clock,
     operatorKeyText: env.GATEWAY_ADMIN_KEY || undefined,
     log,
   };

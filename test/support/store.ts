@@ -3,16 +3,8 @@ import { randomUUID } from 'node:crypto';
 import { DynamoDBClient, DeleteTableCommand } from '@aws-sdk/client-dynamodb';
 import { ensureTable } from '../../lambdas/platform/dynamo/create-table.js';
 import { createDocumentClient } from '../../lambdas/platform/dynamo/client.js';
-import { ApiKeyRepository } from '../../lambdas/keys/api-key-repository.js';
-import { OrganizationRepository } from '../../lambdas/organizations/organization-repository.js';
-import { RollupRepository } from '../../lambdas/billing/rollup-repository.js';
-import { KeyCache } from '../../lambdas/keys/key-cache.js';
-import { createVault, type GatewayDeps } from '../../lambdas/app/deps.js';
-import { VaultRepository } from '../../lambdas/vault/vault-repository.js';
-import { ByokRepository } from '../../lambdas/byok/byok-repository.js';
-import { ByokSource } from '../../lambdas/byok/byok-source.js';
+import { createDeps, type GatewayDeps } from '../../lambdas/app/deps.js';
 import { startLocalKms, type LocalKms } from '../../bin/local/kms.js';
-import { createEngineDeps } from '../../lambdas/inference/engine-deps.js';
 import { deadStoreMessage, failClearlyWhenDead } from './dead-store.js';
 
 export interface TestStore {
@@ -42,21 +34,16 @@ export async function createTestStore(env: NodeJS.ProcessEnv = {}): Promise<Test
   const logs: string[] = [];
   let now: Date | undefined;
   const kms = await startLocalKms();
-  const vault = createVault(db, tableName, { GATEWAY_KMS_KEY_ID: kms.keyArn, KMS_ENDPOINT: kms.url }, () => now ?? new Date());
-  const byok = new ByokRepository(db, tableName);
-  const deps: GatewayDeps = {
-    keys: new ApiKeyRepository(db, tableName),
-    organizations: new OrganizationRepository(db, tableName),
-    rollups: new RollupRepository(db, tableName),
-    vault,
-    interns: new VaultRepository(db, tableName),
-    byok,
-    engine: createEngineDeps(db, tableName, env, { log: (line) => { logs.push(line); }, clock: () => now ?? new Date(), workspaceCacheTtlMs: 0 }),
-    keyCache: new KeyCache(0),
+  // The real composition root over this table, with the tests' clock and log and no caches.
+  const deps = createDeps({ ...env, GATEWAY_KMS_KEY_ID: kms.keyArn, KMS_ENDPOINT: kms.url }, {
+    db,
+    tableName,
     clock: () => now ?? new Date(),
     log: (line) => { logs.push(line); },
-  };
-  deps.engine.byok = new ByokSource(byok, vault!, 0);
+    keyCacheTtlMs: 0,
+    workspaceCacheTtlMs: 0,
+    credentialCacheTtlMs: 0,
+  });
   return {
     tableName,
     endpoint,
