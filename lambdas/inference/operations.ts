@@ -4,7 +4,8 @@
 import { Readable } from 'node:stream';
 import type { InferenceOperations } from '../app/routes.js';
 import type { OperationResult } from '../platform/http/route.js';
-import { HttpError } from '../platform/http/errors.js';
+import { HttpError, httpErrorOf } from '../platform/http/errors.js';
+import { DomainError } from '../platform/errors.js';
 import type { GatewayDeps } from '../app/deps.js';
 import type { Principal } from '../platform/http/auth.js';
 import type { GatewayRequest } from '../platform/http/request.js';
@@ -158,7 +159,9 @@ async function run(inference: InferenceRequest, principal: Principal | null, htt
       : responseResult(identity, request.echo, generated.result, responsesUsage(accounted.usage, accounted.cost, accounted.isByok), Math.floor(Date.now() / 1000), extra);
     await later(accounted.persisted, defer);
     return { status: 200, headers: generationHeader, body };
-  } catch (err) {
+  } catch (thrown) {
+    // Billing refuses in domain errors (billing/errors.ts): answered here, so that they carry the generation's headers.
+    const err = thrown instanceof DomainError ? httpErrorOf(thrown) : thrown;
     if (err instanceof HttpError) {
       err.envelope = { ...err.envelope, ...(withMetadata ? { service_metadata: serviceMetadata(trace, undefined, engine) } : {}) };
       err.headers = { ...err.headers, ...generationHeader };
