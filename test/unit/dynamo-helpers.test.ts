@@ -84,7 +84,7 @@ const input = { TableName: 't', KeyConditionExpression: 'pk = :pk', ExpressionAt
 const items = (...names: string[]) => names.map((name) => ({ name }));
 
 describe('paging', () => {
-  beforeEach(() => mock.reset());
+  beforeEach(() => { mock.reset(); });
 
   it('follows LastEvaluatedKey to the end', async () => {
     mock.on(QueryCommand)

@@ -5,7 +5,7 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { DynamoDBDocumentClient, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { DynamoDBClient, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
-import { LedgerRepository, type HoldRequest, type ReserveOutcome, type SettleOutcome } from '../../lambdas/billing/ledger-repository.js';
+import { LedgerRepository, type HoldRequest, type ReserveOutcome } from '../../lambdas/billing/ledger-repository.js';
 import { Ledger } from '../../lambdas/billing/ledger.js';
 import { CreditsExhausted, KeyDisabled, KeyLimitExceeded, KeyNotFound, ReservationContended, ReservationRefused, TenantGone, WorkspaceBudgetExceeded } from '../../lambdas/billing/errors.js';
 import { keyToItem } from '../../lambdas/keys/api-key-item.js';
@@ -44,7 +44,7 @@ const cancel = (...reasons: Reason[]) => new TransactionCanceledException({
 const failed = (item?: Record<string, unknown>) => ({ Code: 'ConditionalCheckFailed', ...(item ? { Item: item } : {}) });
 
 describe('LedgerRepository: a refused reservation, decoded', () => {
-  beforeEach(() => mock.reset());
+  beforeEach(() => { mock.reset(); });
 
   it('holds, or reports a conflict or a duplicate hold', async () => {
     mock.on(TransactWriteCommand).resolvesOnce({ ConsumedCapacity: [{ CapacityUnits: 2 }, { WriteCapacityUnits: 4 }] })
@@ -60,9 +60,9 @@ describe('LedgerRepository: a refused reservation, decoded', () => {
       .rejectsOnce(cancel('None', failed()))
       .rejectsOnce(cancel('None', failed({ pk: 'ORG#org1', total_credits: 5 })))
       .rejectsOnce(cancel('None', failed({ pk: 'ORG#org1', balance: 42 })));
-    expect(await repository.reserve(request, 1)).toEqual<ReserveOutcome>({ kind: 'refused', organization: { kind: 'organization-gone' } });
-    expect(await repository.reserve(request, 1)).toEqual<ReserveOutcome>({ kind: 'refused', organization: { kind: 'balance-missing' } });
-    expect(await repository.reserve(request, 1)).toEqual<ReserveOutcome>({ kind: 'refused', organization: { kind: 'insufficient-balance', balance: 42n } });
+    expect(await repository.reserve(request, 1)).toEqual({ kind: 'refused', organization: { kind: 'organization-gone' } });
+    expect(await repository.reserve(request, 1)).toEqual({ kind: 'refused', organization: { kind: 'balance-missing' } });
+    expect(await repository.reserve(request, 1)).toEqual({ kind: 'refused', organization: { kind: 'insufficient-balance', balance: 42n } });
   });
 
   it('returns the stored key: stale when its settings changed or it was disabled, its meter otherwise', async () => {
@@ -97,7 +97,7 @@ describe('LedgerRepository: a refused reservation, decoded', () => {
 });
 
 describe('LedgerRepository: a refused settlement, decoded', () => {
-  beforeEach(() => mock.reset());
+  beforeEach(() => { mock.reset(); });
   const hold = { generationId: 'gen-1', orgId: 'org1', workspaceId: 'ws1', keyHash: key.hash, amount: 100n };
   const settle = { hold, charge: { credits: 10n, byok: 0n }, keyPeriods: periods, workspacePeriods: periods, record: { pk: 'GEN#gen-1', sk: 'GEN' } };
 
@@ -108,20 +108,20 @@ describe('LedgerRepository: a refused settlement, decoded', () => {
       .rejectsOnce(cancel(failed(), 'None', 'None', 'None', 'None'))
       .rejectsOnce(cancel('None', 'None', failed(), failed({ period_daily: '2026-11-23', period_weekly: '2026-11-23', period_monthly: '2026-11-01' }), 'None'))
       .rejectsOnce(cancel('None', 'None', failed({ pk: 'KEY#x' }), 'None', 'None'));
-    expect(await repository.settle(settle, 1)).toEqual<SettleOutcome>({ kind: 'already' });
-    expect(await repository.settle(settle, 1)).toEqual<SettleOutcome>({ kind: 'hold-missing' });
-    expect(await repository.settle(settle, 1)).toEqual<SettleOutcome>({
+    expect(await repository.settle(settle, 1)).toEqual({ kind: 'already' });
+    expect(await repository.settle(settle, 1)).toEqual({ kind: 'hold-missing' });
+    expect(await repository.settle(settle, 1)).toEqual({
       kind: 'stale', key: { kind: 'meter-gone' }, workspace: { kind: 'meter-windows', periods: { daily: '2026-11-23', weekly: '2026-11-23', monthly: '2026-11-01' } },
     });
     // An item from before meters existed counts no windows at all.
-    expect(await repository.settle(settle, 1)).toEqual<SettleOutcome>({ kind: 'stale', key: { kind: 'meter-windows', periods: {} } });
+    expect(await repository.settle(settle, 1)).toEqual({ kind: 'stale', key: { kind: 'meter-windows', periods: {} } });
   });
 
   it('leaves a skipped meter out of the transaction (its reasons shift)', async () => {
     mock.on(TransactWriteCommand).rejectsOnce(cancel('None', 'None', failed(), 'None'));
-    expect(await repository.settle({ ...settle, skipKey: true }, 1)).toEqual<SettleOutcome>({ kind: 'stale', workspace: { kind: 'meter-gone' } });
+    expect(await repository.settle({ ...settle, skipKey: true }, 1)).toEqual({ kind: 'stale', workspace: { kind: 'meter-gone' } });
     const items = mock.commandCalls(TransactWriteCommand)[0]!.args[0].input.TransactItems!;
-    expect(items.map((item) => (item.Update ?? item.Put ?? item.Delete)!.Key?.pk ?? 'record')).toEqual(['HOLD#gen-1', 'ORG#org1', 'ORG#org1', 'record']);
+    expect(items.map((item) => (item.Put ? 'record' : (item.Update ?? item.Delete)!.Key!.pk))).toEqual(['HOLD#gen-1', 'ORG#org1', 'ORG#org1', 'record']);
   });
 });
 

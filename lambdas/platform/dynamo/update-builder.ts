@@ -9,11 +9,23 @@ export interface UpdateExpressions {
   ExpressionAttributeValues?: Record<string, unknown>;
 }
 
-const placeholder = (name: string) => name.replace(/[^A-Za-z0-9_]/g, '');
+// The reservation and settlement build a few dozen clauses per request over the same attribute names:
+// each name's placeholder is worked out once per process.
+const PLACEHOLDERS = new Map<string, string>();
+const MAX_REMEMBERED = 1000;
+
+function placeholder(name: string): string {
+  let found = PLACEHOLDERS.get(name);
+  if (found === undefined) {
+    found = name.replace(/[^A-Za-z0-9_]/g, '');
+    if (PLACEHOLDERS.size < MAX_REMEMBERED) PLACEHOLDERS.set(name, found);
+  }
+  return found;
+}
 
 export class UpdateBuilder {
-  private readonly names: Record<string, string> = {};
-  private readonly values: Record<string, unknown> = {};
+  private names: Record<string, string> | undefined;
+  private values: Record<string, unknown> | undefined;
   private readonly sets: string[] = [];
   private readonly adds: string[] = [];
   private readonly removes: string[] = [];
@@ -21,14 +33,16 @@ export class UpdateBuilder {
 
   /** The `#` placeholder of an attribute name (`#<as>`, or derived from the name). */
   name(attribute: string, as = placeholder(attribute)): string {
-    this.names[`#${as}`] = attribute;
-    return `#${as}`;
+    const name = `#${as}`;
+    (this.names ??= {})[name] = attribute;
+    return name;
   }
 
   /** The `:` placeholder of a value. */
   value(as: string, value: unknown): string {
-    this.values[`:${as}`] = value;
-    return `:${as}`;
+    const name = `:${as}`;
+    (this.values ??= {})[name] = value;
+    return name;
   }
 
   /** SET `attribute` = `value`; `path` prefixes the name (e.g. '#settings.' for a field of a map). */
@@ -82,16 +96,13 @@ export class UpdateBuilder {
 
   /** The expressions, for an UpdateCommand or a transaction's Update (empty maps are left out). */
   build(): UpdateExpressions {
-    const clauses = [
-      this.adds.length ? `ADD ${this.adds.join(', ')}` : '',
-      this.sets.length ? `SET ${this.sets.join(', ')}` : '',
-      this.removes.length ? `REMOVE ${this.removes.join(', ')}` : '',
-    ].filter(Boolean);
-    return {
-      UpdateExpression: clauses.join(' '),
-      ...(this.conditions.length ? { ConditionExpression: this.conditions.join(' AND ') } : {}),
-      ...(Object.keys(this.names).length ? { ExpressionAttributeNames: this.names } : {}),
-      ...(Object.keys(this.values).length ? { ExpressionAttributeValues: this.values } : {}),
-    };
+    let expression = this.adds.length ? `ADD ${this.adds.join(', ')}` : '';
+    if (this.sets.length) expression += `${expression ? ' ' : ''}SET ${this.sets.join(', ')}`;
+    if (this.removes.length) expression += `${expression ? ' ' : ''}REMOVE ${this.removes.join(', ')}`;
+    const built: UpdateExpressions = { UpdateExpression: expression };
+    if (this.conditions.length) built.ConditionExpression = this.conditions.join(' AND ');
+    if (this.names) built.ExpressionAttributeNames = this.names;
+    if (this.values) built.ExpressionAttributeValues = this.values;
+    return built;
   }
 }
