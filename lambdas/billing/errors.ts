@@ -38,7 +38,7 @@ export class KeyLimitExceeded extends ReservationRefused {}
 export class WorkspaceBudgetExceeded extends ReservationRefused {}
 
 /** The key was deleted while a copy of it was in use. */
-export class KeyNotFound extends UnauthenticatedError {
+export class KeyDeleted extends UnauthenticatedError {
   constructor() { super('API key not found'); }
 }
 

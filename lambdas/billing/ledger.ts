@@ -14,7 +14,7 @@ import { BUDGET_INTERVALS } from '../organizations/types.js';
 import { budgetWindow, spent } from './meter.js';
 import { infrastructureCost, type InfrastructureCost, type Invocation, type ResourceUse } from './infrastructure.js';
 import { currentPeriods, INTERVALS, windowEnd, type Periods } from './periods.js';
-import { CreditsExhausted, KeyDisabled, KeyLimitExceeded, KeyNotFound, ReservationContended, TenantGone, WorkspaceBudgetExceeded, type RefusalReason, type ReservationRefused } from './errors.js';
+import { CreditsExhausted, KeyDisabled, KeyLimitExceeded, KeyDeleted, ReservationContended, TenantGone, WorkspaceBudgetExceeded, type RefusalReason, type ReservationRefused } from './errors.js';
 
 /** A hold outlives any invocation that could settle it: Lambda's 15-minute maximum, plus margin. */
 export const HOLD_TTL_MS = 20 * 60_000;
@@ -155,7 +155,7 @@ export class Ledger {
         }
       }
       if (keyRefusal) {
-        if (keyRefusal.kind === 'key-gone') throw new KeyNotFound();
+        if (keyRefusal.kind === 'key-gone') throw new KeyDeleted();
         const stored = keyRefusal.key;
         const periods = stored.meter.periods;
         if (keyRefusal.kind === 'stale-key') {

@@ -7,7 +7,7 @@ import { DynamoDBClient, TransactionCanceledException } from '@aws-sdk/client-dy
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { LedgerRepository, type HoldRequest, type ReserveOutcome } from '../../lambdas/billing/ledger-repository.js';
 import { Ledger } from '../../lambdas/billing/ledger.js';
-import { CreditsExhausted, KeyDisabled, KeyLimitExceeded, KeyNotFound, ReservationContended, ReservationRefused, TenantGone, WorkspaceBudgetExceeded } from '../../lambdas/billing/errors.js';
+import { CreditsExhausted, KeyDisabled, KeyLimitExceeded, KeyDeleted, ReservationContended, ReservationRefused, TenantGone, WorkspaceBudgetExceeded } from '../../lambdas/billing/errors.js';
 import { keyToItem } from '../../lambdas/keys/api-key-item.js';
 import { workspaceToItem } from '../../lambdas/organizations/organization-item.js';
 import { newApiKey } from '../../lambdas/keys/new-key.js';
@@ -163,7 +163,7 @@ describe('Ledger: refusals in domain errors', () => {
 
   it('refuses a key that is gone or disabled as unauthenticated, a vanished tenant as forbidden', async () => {
     const cases: Array<[ReserveOutcome, unknown, number, string]> = [
-      [{ kind: 'refused', key: { kind: 'key-gone' } }, KeyNotFound, 401, 'API key not found'],
+      [{ kind: 'refused', key: { kind: 'key-gone' } }, KeyDeleted, 401, 'API key not found'],
       [{ kind: 'refused', key: { kind: 'stale-key', key: { ...key, disabled: true, settings_version: 3 } } }, KeyDisabled, 401, 'API key disabled'],
       [{ kind: 'refused', organization: { kind: 'organization-gone' } }, TenantGone, 403, 'The organization of this API key no longer exists'],
       [{ kind: 'refused', workspace: { kind: 'workspace-gone' } }, TenantGone, 403, 'The workspace of this API key no longer exists'],
@@ -171,7 +171,7 @@ describe('Ledger: refusals in domain errors', () => {
     for (const [outcome, kind, status, message] of cases) {
       const err = await ledgerWith([outcome]).reserve('gen-1', key, 100n).catch((thrown: unknown) => thrown);
       expect(err).toBeInstanceOf(kind as new () => Error);
-      expect(httpErrorOf(err as KeyNotFound)).toMatchObject({ status, message });
+      expect(httpErrorOf(err as KeyDeleted)).toMatchObject({ status, message });
     }
   });
 
