@@ -9,15 +9,25 @@
 //
 // The hold item is the idempotency key: a settlement or release whose hold is gone has already happened
 // (or the hold was swept), so retries, re-invocations and duplicate deliveries never charge twice.
-// Methods return what happened; choosing what to do about it (reload, roll a window, retry, refuse with
-// 402) is the Ledger's job.
-import { ConditionalCheckFailedException, TransactionCanceledException, type CancellationReason, type ConsumedCapacity } from '@aws-sdk/client-dynamodb';
-import { GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { unmarshall } from '@aws-sdk/util-dynamodb';
+// Methods return what happened as typed outcomes, with the refusing items decoded into domain objects (the
+// key, the workspace, a meter's windows); choosing what to do about it (reload, roll a window, retry,
+// refuse) is the Ledger's job.
+import type { ConsumedCapacity } from '@aws-sdk/client-dynamodb';
+import { GetCommand, TransactWriteCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { nanosFromStore, nanosToStore, type Nanos } from '../platform/money.js';
 import { INTERVALS, type Periods } from './periods.js';
-import { WINDOWS, meterAttr, type Window } from './meter.js';
+import { WINDOWS, type Window } from './meter.js';
+import { meterAttr, periodsFromItem } from './meter-item.js';
+import type { InfrastructureCost } from './infrastructure.js';
 import { itemKeys } from '../platform/dynamo/item-keys.js';
+import { queryItems } from '../platform/dynamo/query.js';
+import { UpdateBuilder } from '../platform/dynamo/update-builder.js';
+import { cancellationOf, unlessConditionFails, type Cancellation } from '../platform/dynamo/write-failures.js';
+import type { ApiKey } from '../keys/types.js';
+import { keyFromItem } from '../keys/api-key-item.js';
+import type { Workspace } from '../organizations/types.js';
+import { workspaceFromItem } from '../organizations/organization-item.js';
+import { infrastructureToItem } from '../generations/generation-repository.js';
 
 export const HOLD_SHARDS = 16;
 
@@ -54,13 +64,42 @@ export interface HoldRequest extends HoldRef {
   expiresAt: string;
 }
 
-/** The stored state of an item whose condition failed, for the Ledger to diagnose. */
-export type Failed = { item: Record<string, unknown> | undefined };
+/** Why the organization's item refused a reservation. */
+export type OrganizationRefusal =
+  | { kind: 'organization-gone' }
+  /** Stored before balances existed: it needs its balance attribute (addBalance) first. */
+  | { kind: 'balance-missing' }
+  | { kind: 'insufficient-balance'; balance: Nanos };
+
+/** Why the key's item refused a reservation, with the key as stored. */
+export type KeyRefusal =
+  | { kind: 'key-gone' }
+  /** Changed (its settings version differs) or disabled since the copy the hold was checked against. */
+  | { kind: 'stale-key'; key: ApiKey }
+  /** Same settings: its meter counts other windows than expected, or its limit has no room. */
+  | { kind: 'key-meter'; key: ApiKey };
+
+/** Why the workspace's item refused a reservation, with the workspace as stored. */
+export type WorkspaceRefusal =
+  | { kind: 'workspace-gone' }
+  /** Its budgets changed (budget version) since the copy the hold was checked against. */
+  | { kind: 'stale-workspace'; workspace: Workspace }
+  /** Same budgets: its meter counts other windows than expected, or a budget has no room. */
+  | { kind: 'workspace-meter'; workspace: Workspace };
 
 export type ReserveOutcome =
   | { kind: 'held'; writeUnits: number }
   | { kind: 'conflict' }
-  | { kind: 'failed'; org?: Failed; key?: Failed; workspace?: Failed; duplicate: boolean };
+  /** A hold with this generation id exists already. */
+  | { kind: 'duplicate' }
+  /** Every item whose condition failed says why (none: refused for a reason this cannot tell). */
+  | { kind: 'refused'; organization?: OrganizationRefusal; key?: KeyRefusal; workspace?: WorkspaceRefusal };
+
+/** A meter a settlement could not move: deleted, or counting other windows (as stored). */
+export type MeterMismatch = { kind: 'meter-gone' } | { kind: 'meter-windows'; periods: Partial<Periods> };
+
+/** The meter of a key or of a workspace. */
+export type MeterRef = { of: 'key'; hash: string } | { of: 'workspace'; orgId: string; workspaceId: string };
 
 export interface Charge {
   /** Charged to credits (and counted as usage). */
@@ -94,7 +133,7 @@ export type SettleOutcome =
   | { kind: 'settled'; writeUnits: number }
   | { kind: 'already' }
   | { kind: 'conflict' }
-  | { kind: 'stale'; key?: Failed; workspace?: Failed }
+  | { kind: 'stale'; key?: MeterMismatch; workspace?: MeterMismatch }
   | { kind: 'hold-missing' };
 
 export interface StoredHold extends HoldRef {
@@ -113,15 +152,6 @@ function writeUnits(consumed: ConsumedCapacity[] | undefined): number {
   return (consumed ?? []).reduce((sum, entry) => sum + (entry.WriteCapacityUnits ?? entry.CapacityUnits ?? 0), 0);
 }
 
-function reasonItem(reason: CancellationReason | undefined): Failed | undefined {
-  if (reason?.Code !== 'ConditionalCheckFailed') return undefined;
-  return { item: reason.Item ? unmarshall(reason.Item) : undefined };
-}
-
-function isConflict(reasons: CancellationReason[] | undefined): boolean {
-  return (reasons ?? []).some((reason) => reason.Code === 'TransactionConflict');
-}
-
 export function shardOf(generationId: string): number {
   let hash = 0;
   for (let i = 0; i < generationId.length; i += 1) hash = (hash * 31 + generationId.charCodeAt(i)) >>> 0;
@@ -129,24 +159,16 @@ export function shardOf(generationId: string): number {
 }
 
 /** Condition that the meter counts the expected windows (legacy items without periods fail it and get rolled). */
-function periodsCondition(periods: Periods, names: Record<string, string>, values: Record<string, unknown>): string {
-  return INTERVALS.map((interval) => {
-    names[`#p_${interval}`] = meterAttr.period(interval);
-    values[`:p_${interval}`] = periods[interval];
-    return `#p_${interval} = :p_${interval}`;
-  }).join(' AND ');
+function periodsCondition(update: UpdateBuilder, periods: Periods): string {
+  return INTERVALS.map((interval) => `${update.name(meterAttr.period(interval), `p_${interval}`)} = ${update.value(`p_${interval}`, periods[interval])}`).join(' AND ');
 }
 
-/** ADD clauses moving a meter: held, usage and BYOK usage in every window, and both exposure sums. */
-function meterAdds(delta: { held: Nanos; usage: Nanos; byok: Nanos }, names: Record<string, string>, values: Record<string, unknown>): string[] {
-  const adds: string[] = [];
+/** ADDs moving a meter: held, usage and BYOK usage in every window, and both exposure sums. */
+function meterAdds(update: UpdateBuilder, delta: { held: Nanos; usage: Nanos; byok: Nanos }): UpdateBuilder {
   const add = (attribute: string, amount: Nanos) => {
     // `held` is always written (even + 0), so the expression is never empty (a free request, a late zero charge).
     if (amount === 0n && attribute !== meterAttr.held) return;
-    const placeholder = attribute.replace(/[^a-z0-9_]/g, '');
-    names[`#${placeholder}`] = attribute;
-    values[`:${placeholder}`] = nanosToStore(amount);
-    adds.push(`#${placeholder} :${placeholder}`);
+    update.add(attribute, nanosToStore(amount));
   };
   add(meterAttr.held, delta.held);
   for (const window of WINDOWS) {
@@ -155,11 +177,42 @@ function meterAdds(delta: { held: Nanos; usage: Nanos; byok: Nanos }, names: Rec
     add(meterAttr.exposure(window, false), delta.usage + delta.held);
     add(meterAttr.exposure(window, true), delta.usage + delta.byok + delta.held);
   }
-  return adds;
+  return update;
 }
 
-function updateExpression(adds: string[], sets: string[] = []): string {
-  return [adds.length ? `ADD ${adds.join(', ')}` : '', sets.length ? `SET ${sets.join(', ')}` : ''].filter(Boolean).join(' ');
+function meterKey(meter: MeterRef): { pk: string; sk: string } {
+  return meter.of === 'key' ? itemKeys.apiKey(meter.hash) : itemKeys.workspace(meter.orgId, meter.workspaceId);
+}
+
+/** The organization's refusal of a reservation (index 1 of its transaction). */
+function organizationRefusal(cancellation: Cancellation, index: number): OrganizationRefusal | undefined {
+  const failed = cancellation.stored(index);
+  if (!failed) return undefined;
+  if (!failed.item) return { kind: 'organization-gone' };
+  if (failed.item.balance === undefined) return { kind: 'balance-missing' };
+  return { kind: 'insufficient-balance', balance: nanosFromStore(failed.item.balance) };
+}
+
+function keyRefusal(cancellation: Cancellation, index: number, terms: KeyTerms): KeyRefusal | undefined {
+  const failed = cancellation.stored(index);
+  if (!failed) return undefined;
+  if (!failed.item) return { kind: 'key-gone' };
+  const key = keyFromItem(failed.item);
+  return key.settings_version !== terms.settingsVersion || key.disabled ? { kind: 'stale-key', key } : { kind: 'key-meter', key };
+}
+
+function workspaceRefusal(cancellation: Cancellation, index: number, terms: WorkspaceTerms): WorkspaceRefusal | undefined {
+  const failed = cancellation.stored(index);
+  if (!failed) return undefined;
+  if (!failed.item) return { kind: 'workspace-gone' };
+  const workspace = workspaceFromItem(failed.item);
+  return workspace.budget_version !== terms.budgetVersion ? { kind: 'stale-workspace', workspace } : { kind: 'workspace-meter', workspace };
+}
+
+function meterMismatch(cancellation: Cancellation, index: number): MeterMismatch | undefined {
+  const failed = cancellation.stored(index);
+  if (!failed) return undefined;
+  return failed.item ? { kind: 'meter-windows', periods: periodsFromItem(failed.item) } : { kind: 'meter-gone' };
 }
 
 export class LedgerRepository {
@@ -180,31 +233,29 @@ export class LedgerRepository {
       expires_at: request.expiresAt,
     };
 
-    const keyNames: Record<string, string> = { '#sv': 'settings_version' };
-    const keyValues: Record<string, unknown> = { ':sv': request.key.settingsVersion };
-    const keyConditions = [
-      request.key.settingsVersion === 0 ? '(attribute_not_exists(#sv) OR #sv = :sv)' : '#sv = :sv',
-      periodsCondition(request.keyPeriods, keyNames, keyValues),
-    ];
+    const keyUpdate = new UpdateBuilder();
+    const sv = keyUpdate.name('settings_version', 'sv');
+    keyUpdate.value('sv', request.key.settingsVersion);
+    keyUpdate
+      .condition(request.key.settingsVersion === 0 ? `(attribute_not_exists(${sv}) OR ${sv} = :sv)` : `${sv} = :sv`)
+      .condition(periodsCondition(keyUpdate, request.keyPeriods));
     if (request.key.limit) {
-      keyNames['#limit_exp'] = meterAttr.exposure(request.key.limit.window, request.key.limit.withByok);
-      keyValues[':ceiling'] = nanosToStore(request.key.limit.amount - amount);
-      keyConditions.push('#limit_exp <= :ceiling');
+      const exposure = keyUpdate.name(meterAttr.exposure(request.key.limit.window, request.key.limit.withByok), 'limit_exp');
+      keyUpdate.condition(`${exposure} <= ${keyUpdate.value('ceiling', nanosToStore(request.key.limit.amount - amount))}`);
     }
-    const keyAdds = meterAdds({ held: amount, usage: 0n, byok: 0n }, keyNames, keyValues);
+    meterAdds(keyUpdate, { held: amount, usage: 0n, byok: 0n });
 
-    const wsNames: Record<string, string> = { '#bv': 'budget_version' };
-    const wsValues: Record<string, unknown> = { ':bv': request.workspace.budgetVersion };
-    const wsConditions = [
-      request.workspace.budgetVersion === 0 ? '(attribute_not_exists(#bv) OR #bv = :bv)' : '#bv = :bv',
-      periodsCondition(request.workspacePeriods, wsNames, wsValues),
-    ];
+    const wsUpdate = new UpdateBuilder();
+    const bv = wsUpdate.name('budget_version', 'bv');
+    wsUpdate.value('bv', request.workspace.budgetVersion);
+    wsUpdate
+      .condition(request.workspace.budgetVersion === 0 ? `(attribute_not_exists(${bv}) OR ${bv} = :bv)` : `${bv} = :bv`)
+      .condition(periodsCondition(wsUpdate, request.workspacePeriods));
     for (const budget of request.workspace.budgets) {
-      wsNames[`#b_${budget.interval}`] = meterAttr.exposure(budget.interval, request.workspace.withByok);
-      wsValues[`:b_${budget.interval}`] = nanosToStore(budget.limit - amount);
-      wsConditions.push(`#b_${budget.interval} <= :b_${budget.interval}`);
+      const exposure = wsUpdate.name(meterAttr.exposure(budget.interval, request.workspace.withByok), `b_${budget.interval}`);
+      wsUpdate.condition(`${exposure} <= ${wsUpdate.value(`b_${budget.interval}`, nanosToStore(budget.limit - amount))}`);
     }
-    const wsAdds = meterAdds({ held: amount, usage: 0n, byok: 0n }, wsNames, wsValues);
+    meterAdds(wsUpdate, { held: amount, usage: 0n, byok: 0n });
 
     try {
       const result = await this.db.send(new TransactWriteCommand({
@@ -222,42 +273,22 @@ export class LedgerRepository {
               ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
             },
           },
-          {
-            Update: {
-              TableName: this.tableName,
-              Key: itemKeys.apiKey(request.keyHash),
-              UpdateExpression: updateExpression(keyAdds),
-              ConditionExpression: keyConditions.join(' AND '),
-              ExpressionAttributeNames: keyNames,
-              ExpressionAttributeValues: keyValues,
-              ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-            },
-          },
-          {
-            Update: {
-              TableName: this.tableName,
-              Key: itemKeys.workspace(request.orgId, request.workspaceId),
-              UpdateExpression: updateExpression(wsAdds),
-              ConditionExpression: wsConditions.join(' AND '),
-              ExpressionAttributeNames: wsNames,
-              ExpressionAttributeValues: wsValues,
-              ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-            },
-          },
+          { Update: { TableName: this.tableName, Key: itemKeys.apiKey(request.keyHash), ...keyUpdate.build(), ReturnValuesOnConditionCheckFailure: 'ALL_OLD' } },
+          { Update: { TableName: this.tableName, Key: itemKeys.workspace(request.orgId, request.workspaceId), ...wsUpdate.build(), ReturnValuesOnConditionCheckFailure: 'ALL_OLD' } },
         ],
       }));
       return { kind: 'held', writeUnits: writeUnits(result.ConsumedCapacity) };
     } catch (err) {
-      if (!(err instanceof TransactionCanceledException)) throw err;
-      const reasons = err.CancellationReasons;
-      if (isConflict(reasons)) return { kind: 'conflict' };
-      const org = reasonItem(reasons?.[1]);
-      const key = reasonItem(reasons?.[2]);
-      const workspace = reasonItem(reasons?.[3]);
+      const cancellation = cancellationOf(err);
+      if (!cancellation) throw err;
+      if (cancellation.conflict) return { kind: 'conflict' };
+      if (cancellation.failedAt(0)) return { kind: 'duplicate' };
+      const organization = organizationRefusal(cancellation, 1);
+      const key = keyRefusal(cancellation, 2, request.key);
+      const workspace = workspaceRefusal(cancellation, 3, request.workspace);
       return {
-        kind: 'failed',
-        duplicate: reasons?.[0]?.Code === 'ConditionalCheckFailed',
-        ...(org ? { org } : {}),
+        kind: 'refused',
+        ...(organization ? { organization } : {}),
         ...(key ? { key } : {}),
         ...(workspace ? { workspace } : {}),
       };
@@ -272,20 +303,14 @@ export class LedgerRepository {
     const { hold, charge } = request;
     const heldDelta = late ? 0n : -hold.amount;
     const meter = (periods: Periods) => {
-      const names: Record<string, string> = {};
-      const values: Record<string, unknown> = {};
-      const condition = periodsCondition(periods, names, values);
-      const adds = meterAdds({ held: heldDelta, usage: charge.credits, byok: charge.byok }, names, values);
-      return { names, values, condition, adds };
+      const update = new UpdateBuilder();
+      update.condition(`attribute_exists(pk) AND ${periodsCondition(update, periods)}`);
+      return meterAdds(update, { held: heldDelta, usage: charge.credits, byok: charge.byok }).build();
     };
-    const keyMeter = meter(request.keyPeriods);
-    const wsMeter = meter(request.workspacePeriods);
-    const orgAdds: string[] = [];
-    const orgValues: Record<string, unknown> = {};
+    const orgUpdate = new UpdateBuilder();
     const orgAdd = (attribute: string, amount: Nanos) => {
       if (amount === 0n && attribute !== 'held') return;
-      orgValues[`:${attribute}`] = nanosToStore(amount);
-      orgAdds.push(`${attribute} :${attribute}`);
+      orgUpdate.addExpression(`${attribute} ${orgUpdate.value(attribute, nanosToStore(amount))}`);
     };
     orgAdd('held', heldDelta);
     orgAdd('balance', -heldDelta - charge.credits);
@@ -294,65 +319,28 @@ export class LedgerRepository {
     type TransactItem = NonNullable<ConstructorParameters<typeof TransactWriteCommand>[0]['TransactItems']>[number];
     const items: TransactItem[] = [];
     if (!late) items.push({ Delete: { TableName: this.tableName, Key: itemKeys.hold(hold.generationId), ConditionExpression: 'attribute_exists(pk)' } });
-    items.push({
-      Update: {
-        TableName: this.tableName,
-        Key: itemKeys.organization(hold.orgId),
-        UpdateExpression: updateExpression(orgAdds),
-        ExpressionAttributeValues: orgValues,
-      },
-    });
+    items.push({ Update: { TableName: this.tableName, Key: itemKeys.organization(hold.orgId), ...orgUpdate.build() } });
     const keyIndex = request.skipKey ? -1 : items.length;
-    if (!request.skipKey) items.push({
-      Update: {
-        TableName: this.tableName,
-        Key: itemKeys.apiKey(hold.keyHash),
-        UpdateExpression: updateExpression(keyMeter.adds),
-        ConditionExpression: `attribute_exists(pk) AND ${keyMeter.condition}`,
-        ExpressionAttributeNames: keyMeter.names,
-        ExpressionAttributeValues: keyMeter.values,
-        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-      },
-    });
+    if (!request.skipKey) {
+      items.push({ Update: { TableName: this.tableName, Key: itemKeys.apiKey(hold.keyHash), ...meter(request.keyPeriods), ReturnValuesOnConditionCheckFailure: 'ALL_OLD' } });
+    }
     const wsIndex = request.skipWorkspace ? -1 : items.length;
-    if (!request.skipWorkspace) items.push({
-      Update: {
-        TableName: this.tableName,
-        Key: itemKeys.workspace(hold.orgId, hold.workspaceId),
-        UpdateExpression: updateExpression(wsMeter.adds),
-        ConditionExpression: `attribute_exists(pk) AND ${wsMeter.condition}`,
-        ExpressionAttributeNames: wsMeter.names,
-        ExpressionAttributeValues: wsMeter.values,
-        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-      },
-    });
+    if (!request.skipWorkspace) {
+      items.push({
+        Update: { TableName: this.tableName, Key: itemKeys.workspace(hold.orgId, hold.workspaceId), ...meter(request.workspacePeriods), ReturnValuesOnConditionCheckFailure: 'ALL_OLD' },
+      });
+    }
     const recordIndex = items.length;
     if (request.record) items.push({ Put: { TableName: this.tableName, Item: request.record, ConditionExpression: 'attribute_not_exists(pk)' } });
     if (request.rollup) {
-      const names: Record<string, string> = {};
-      const values: Record<string, unknown> = {};
-      const adds: string[] = [];
-      const sets: string[] = [];
+      const update = new UpdateBuilder();
       Object.entries(request.rollup.counters).forEach(([name, value], i) => {
-        if (value === 0 || value === 0n) return;
-        names[`#c${i}`] = name;
-        values[`:c${i}`] = value;
-        adds.push(`#c${i} :c${i}`);
+        if (value !== 0 && value !== 0n) update.add(name, value, `c${i}`);
       });
       Object.entries(request.rollup.dimensions).forEach(([name, value], i) => {
-        names[`#d${i}`] = name;
-        values[`:d${i}`] = value;
-        sets.push(`#d${i} = :d${i}`);
+        update.setExpression(`${update.name(name, `d${i}`)} = ${update.value(`d${i}`, value)}`);
       });
-      items.push({
-        Update: {
-          TableName: this.tableName,
-          Key: request.rollup.key,
-          UpdateExpression: updateExpression(adds, sets),
-          ExpressionAttributeNames: names,
-          ExpressionAttributeValues: values,
-        },
-      });
+      items.push({ Update: { TableName: this.tableName, Key: request.rollup.key, ...update.build() } });
     }
 
     try {
@@ -363,13 +351,13 @@ export class LedgerRepository {
       }));
       return { kind: 'settled', writeUnits: writeUnits(result.ConsumedCapacity) };
     } catch (err) {
-      if (!(err instanceof TransactionCanceledException)) throw err;
-      const reasons = err.CancellationReasons ?? [];
-      if (isConflict(reasons)) return { kind: 'conflict' };
-      if (request.record && reasons[recordIndex]?.Code === 'ConditionalCheckFailed') return { kind: 'already' };
-      if (!late && reasons[0]?.Code === 'ConditionalCheckFailed') return request.record ? { kind: 'hold-missing' } : { kind: 'already' };
-      const key = reasonItem(reasons[keyIndex]);
-      const workspace = reasonItem(reasons[wsIndex]);
+      const cancellation = cancellationOf(err);
+      if (!cancellation) throw err;
+      if (cancellation.conflict) return { kind: 'conflict' };
+      if (request.record && cancellation.failedAt(recordIndex)) return { kind: 'already' };
+      if (!late && cancellation.failedAt(0)) return request.record ? { kind: 'hold-missing' } : { kind: 'already' };
+      const key = meterMismatch(cancellation, keyIndex);
+      const workspace = meterMismatch(cancellation, wsIndex);
       if (key || workspace) return { kind: 'stale', ...(key ? { key } : {}), ...(workspace ? { workspace } : {}) };
       throw err;
     }
@@ -379,7 +367,7 @@ export class LedgerRepository {
    * Starts new windows on a key or workspace meter whose stored windows are older than `periods`: the
    * window's usage restarts at zero and its exposure at what is held. Concurrent rollers race harmlessly.
    */
-  async roll(key: { pk: string; sk: string }, periods: Periods, stored: Partial<Periods>): Promise<void> {
+  async roll(meter: MeterRef, periods: Periods, stored: Partial<Periods>): Promise<void> {
     const stale = INTERVALS.filter((interval) => !stored[interval] || stored[interval]! < periods[interval]);
     if (stale.length === 0) return;
     const names: Record<string, string> = { '#held': meterAttr.held };
@@ -403,25 +391,21 @@ export class LedgerRepository {
     names['#et'] = meterAttr.exposure('total', false);
     names['#ebt'] = meterAttr.exposure('total', true);
     sets.push('#ut = if_not_exists(#ut, :zero)', '#bt = if_not_exists(#bt, :zero)', '#et = if_not_exists(#et, if_not_exists(#held, :zero))', '#ebt = if_not_exists(#ebt, if_not_exists(#held, :zero))');
-    try {
-      await this.db.send(new UpdateCommand({
-        TableName: this.tableName,
-        Key: key,
-        UpdateExpression: `SET ${sets.join(', ')}`,
-        ConditionExpression: `attribute_exists(pk) AND ${conditions.join(' AND ')}`,
-        ExpressionAttributeNames: names,
-        ExpressionAttributeValues: values,
-      }));
-    } catch (err) {
-      if (!(err instanceof ConditionalCheckFailedException)) throw err;
-    }
+    await unlessConditionFails(this.db.send(new UpdateCommand({
+      TableName: this.tableName,
+      Key: meterKey(meter),
+      UpdateExpression: `SET ${sets.join(', ')}`,
+      ConditionExpression: `attribute_exists(pk) AND ${conditions.join(' AND ')}`,
+      ExpressionAttributeNames: names,
+      ExpressionAttributeValues: values,
+    })), undefined);
   }
 
   /**
    * Adds the infrastructure cost to a settled generation record and its rollup row, once: a record that
    * already has it is left alone.
    */
-  async recordInfrastructure(generationId: string, rollupKey: { pk: string; sk: string }, infra: Record<string, unknown>, totalAtto: bigint, attempt: number): Promise<'recorded' | 'already' | 'conflict'> {
+  async recordInfrastructure(generationId: string, rollupKey: { pk: string; sk: string }, cost: InfrastructureCost, attempt: number): Promise<'recorded' | 'already' | 'conflict'> {
     try {
       await this.db.send(new TransactWriteCommand({
         ClientRequestToken: token('i', generationId, attempt),
@@ -432,7 +416,7 @@ export class LedgerRepository {
               Key: itemKeys.generation(generationId),
               UpdateExpression: 'SET infra = :infra',
               ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(infra)',
-              ExpressionAttributeValues: { ':infra': infra },
+              ExpressionAttributeValues: { ':infra': infrastructureToItem(cost) },
             },
           },
           {
@@ -440,16 +424,16 @@ export class LedgerRepository {
               TableName: this.tableName,
               Key: rollupKey,
               UpdateExpression: 'ADD infra_atto :total',
-              ExpressionAttributeValues: { ':total': nanosToStore(totalAtto) },
+              ExpressionAttributeValues: { ':total': nanosToStore(cost.total) },
             },
           },
         ],
       }));
       return 'recorded';
     } catch (err) {
-      if (!(err instanceof TransactionCanceledException)) throw err;
-      if (isConflict(err.CancellationReasons)) return 'conflict';
-      if (err.CancellationReasons?.[0]?.Code === 'ConditionalCheckFailed') return 'already';
+      const cancellation = cancellationOf(err);
+      if (cancellation?.conflict) return 'conflict';
+      if (cancellation?.failedAt(0)) return 'already';
       throw err;
     }
   }
@@ -459,18 +443,14 @@ export class LedgerRepository {
     const { Item } = await this.db.send(new GetCommand({ TableName: this.tableName, Key: itemKeys.organization(orgId), ConsistentRead: true }));
     if (!Item || Item.balance !== undefined) return;
     const balance = nanosFromStore(Item.total_credits) - nanosFromStore(Item.total_usage) - nanosFromStore(Item.held);
-    try {
-      await this.db.send(new UpdateCommand({
-        TableName: this.tableName,
-        Key: itemKeys.organization(orgId),
-        UpdateExpression: 'SET balance = :balance',
-        // Only if nothing moved since the read: the next attempt reads again.
-        ConditionExpression: 'attribute_not_exists(balance) AND attribute_exists(pk)',
-        ExpressionAttributeValues: { ':balance': nanosToStore(balance) },
-      }));
-    } catch (err) {
-      if (!(err instanceof ConditionalCheckFailedException)) throw err;
-    }
+    await unlessConditionFails(this.db.send(new UpdateCommand({
+      TableName: this.tableName,
+      Key: itemKeys.organization(orgId),
+      UpdateExpression: 'SET balance = :balance',
+      // Only if nothing moved since the read: the next attempt reads again.
+      ConditionExpression: 'attribute_not_exists(balance) AND attribute_exists(pk)',
+      ExpressionAttributeValues: { ':balance': nanosToStore(balance) },
+    })), undefined);
   }
 
   async getHold(generationId: string): Promise<StoredHold | undefined> {
@@ -482,14 +462,12 @@ export class LedgerRepository {
   async expiredHolds(now: string, limitPerShard = 100): Promise<StoredHold[]> {
     const found: StoredHold[] = [];
     for (let shard = 0; shard < HOLD_SHARDS; shard += 1) {
-      const page = await this.db.send(new QueryCommand({
+      for await (const item of queryItems(this.db, {
         TableName: this.tableName,
         IndexName: 'gsi1',
         KeyConditionExpression: 'gsi1pk = :pk AND gsi1sk < :now',
         ExpressionAttributeValues: { ':pk': itemKeys.holdsOf(shard).gsi1pk, ':now': now },
-        Limit: limitPerShard,
-      }));
-      found.push(...(page.Items ?? []).map(holdFromItem));
+      }, { atMost: limitPerShard })) found.push(holdFromItem(item));
     }
     return found;
   }

@@ -2,23 +2,19 @@
 // one transaction (LedgerRepository); this decides what a refused transaction means: a copy of the key or
 // workspace that has changed (take the stored one and retry), a reset window that has not been started yet
 // (roll it and retry), a conflict with a concurrent transaction (back off and retry), or a limit that
-// cannot cover the request (402 naming which one).
-import { HttpError, PaymentRequiredError } from '../platform/http/errors.js';
+// cannot cover the request (refused with the domain error naming which one: errors.ts).
 import type { ApiKey } from '../keys/types.js';
-import { keyFromItem } from '../keys/api-key-repository.js';
-import { workspaceFromItem } from '../organizations/organization-repository.js';
 import type { OrganizationRepository } from '../organizations/organization-repository.js';
-import type { Charge, Failed, HoldRef, KeyTerms, LedgerRepository, RollupDelta, WorkspaceTerms } from './ledger-repository.js';
-import { itemKeys } from '../platform/dynamo/item-keys.js';
+import type { Charge, HoldRef, KeyTerms, LedgerRepository, MeterMismatch, MeterRef, RollupDelta, WorkspaceTerms } from './ledger-repository.js';
 import type { RecordCache } from '../platform/record-cache.js';
-import { nanosFromStore, nanosToDecimal, type Nanos } from '../platform/money.js';
+import { nanosToDecimal, type Nanos } from '../platform/money.js';
 import { logLine } from '../platform/log-line.js';
 import type { Workspace } from '../organizations/types.js';
 import { BUDGET_INTERVALS } from '../organizations/types.js';
-import { budgetWindow, meterAttr, meterFromItem, spent } from './meter.js';
+import { budgetWindow, spent } from './meter.js';
 import { infrastructureCost, type InfrastructureCost, type Invocation, type ResourceUse } from './infrastructure.js';
-import { infrastructureToItem } from '../generations/generation-repository.js';
 import { currentPeriods, INTERVALS, windowEnd, type Periods } from './periods.js';
+import { CreditsExhausted, KeyDisabled, KeyLimitExceeded, KeyDeleted, ReservationContended, TenantGone, WorkspaceBudgetExceeded, type RefusalReason, type ReservationRefused } from './errors.js';
 
 /** A hold outlives any invocation that could settle it: Lambda's 15-minute maximum, plus margin. */
 export const HOLD_TTL_MS = 20 * 60_000;
@@ -96,15 +92,6 @@ function laterPeriods(current: Periods, stored: Partial<Periods>): Periods {
   return later;
 }
 
-function storedPeriods(item: Record<string, unknown>): Partial<Periods> {
-  const periods: Partial<Periods> = {};
-  for (const interval of INTERVALS) {
-    const value = item[meterAttr.period(interval)];
-    if (typeof value === 'string') periods[interval] = value;
-  }
-  return periods;
-}
-
 function isBehind(stored: Partial<Periods>, periods: Periods): boolean {
   return INTERVALS.some((interval) => !stored[interval] || stored[interval]! < periods[interval]);
 }
@@ -119,13 +106,13 @@ export class Ledger {
 
   async workspaceOf(orgId: string, workspaceId: string, readUnits?: (units: number) => void): Promise<Workspace> {
     const workspace = await this.deps.workspaces.getOrLoad(`${orgId}/${workspaceId}`, () => this.deps.organizations.getWorkspace(orgId, workspaceId, readUnits));
-    if (!workspace) throw new HttpError(403, 'The workspace of this API key no longer exists');
+    if (!workspace) throw new TenantGone('workspace');
     return workspace;
   }
 
   /**
    * Holds `amount` against the organization's balance, the key's limit and the workspace's budgets, or
-   * throws a 402 naming the first that cannot cover it.
+   * throws the ReservationRefused naming the tightest that cannot cover it.
    */
   async reserve(generationId: string, startingKey: ApiKey, amount: Nanos, tokens?: OutputTokens): Promise<Hold> {
     let key = startingKey;
@@ -134,8 +121,8 @@ export class Ledger {
     for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt += 1) {
       const now = this.deps.clock();
       const current = currentPeriods(now);
-      const keyPeriods = laterPeriods(current, key.periods);
-      const workspacePeriods = laterPeriods(current, workspace.periods);
+      const keyPeriods = laterPeriods(current, key.meter.periods);
+      const workspacePeriods = laterPeriods(current, workspace.meter.periods);
       const ref: HoldRef = { generationId, orgId: key.org_id, workspaceId: key.workspace_id, keyHash: key.hash, amount };
       const outcome = await this.deps.repository.reserve({
         ...ref,
@@ -151,66 +138,64 @@ export class Ledger {
         await this.backoff(attempt);
         continue;
       }
-      if (outcome.duplicate) throw new Error(`generation id ${generationId} already has a hold`);
+      if (outcome.kind === 'duplicate') throw new Error(`generation id ${generationId} already has a hold`);
 
       // Fix whatever was stale and try again; only a limit that still cannot cover the request refuses it.
       let retry = false;
       // Every meter that refused, with its headroom: the tightest one is named (the others afford more).
       const shortfalls: Shortfall[] = [];
-      if (outcome.org) {
-        const item = outcome.org.item;
-        if (!item) throw new HttpError(403, 'The organization of this API key no longer exists');
-        if (item.balance === undefined) {
+      const { organization, key: keyRefusal, workspace: workspaceRefusal } = outcome;
+      if (organization) {
+        if (organization.kind === 'organization-gone') throw new TenantGone('organization');
+        if (organization.kind === 'balance-missing') {
           await this.deps.repository.addBalance(key.org_id);
           retry = true;
         } else {
-          shortfalls.push(creditsShortfall(nanosFromStore(item.balance)));
+          shortfalls.push(creditsShortfall(organization.balance));
         }
       }
-      if (outcome.key) {
-        const item = outcome.key.item;
-        if (!item) throw new HttpError(401, 'API key not found');
-        const stored = keyFromItem(item);
-        const periods = storedPeriods(item);
-        if (stored.settings_version !== key.settings_version || stored.disabled) {
-          if (stored.disabled) throw new HttpError(401, 'API key disabled');
+      if (keyRefusal) {
+        if (keyRefusal.kind === 'key-gone') throw new KeyDeleted();
+        const stored = keyRefusal.key;
+        const periods = stored.meter.periods;
+        if (keyRefusal.kind === 'stale-key') {
+          if (stored.disabled) throw new KeyDisabled();
           key = stored;
           this.deps.keySeen?.(stored);
           retry = true;
         } else if (isBehind(periods, current)) {
-          await this.deps.repository.roll(itemKeys.apiKey(key.hash), current, periods);
+          await this.deps.repository.roll({ of: 'key', hash: key.hash }, current, periods);
           retry = true;
         } else if (INTERVALS.some((interval) => periods[interval] !== keyPeriods[interval])) {
           key = stored;
           retry = true;
         } else {
-          shortfalls.push(keyShortfall(stored, item, now));
+          shortfalls.push(keyShortfall(stored, now));
         }
       }
-      if (outcome.workspace) {
-        const item = outcome.workspace.item;
-        if (!item) throw new HttpError(403, 'The workspace of this API key no longer exists');
-        const stored = workspaceFromItem(item);
-        const periods = storedPeriods(item);
-        if (stored.budget_version !== workspace.budget_version) {
+      if (workspaceRefusal) {
+        if (workspaceRefusal.kind === 'workspace-gone') throw new TenantGone('workspace');
+        const stored = workspaceRefusal.workspace;
+        const periods = stored.meter.periods;
+        if (workspaceRefusal.kind === 'stale-workspace') {
           workspace = stored;
           this.deps.workspaces.set(`${stored.org_id}/${stored.id}`, stored);
           retry = true;
         } else if (isBehind(periods, current)) {
-          await this.deps.repository.roll(itemKeys.workspace(key.org_id, key.workspace_id), current, periods);
+          await this.deps.repository.roll({ of: 'workspace', orgId: key.org_id, workspaceId: key.workspace_id }, current, periods);
           retry = true;
         } else if (INTERVALS.some((interval) => periods[interval] !== workspacePeriods[interval])) {
           workspace = stored;
           retry = true;
         } else {
-          shortfalls.push(budgetShortfall(stored, item, amount, now));
+          shortfalls.push(budgetShortfall(stored, amount, now));
         }
       }
       if (retry) continue;
       if (shortfalls.length) throw refusal(shortfalls.reduce((tightest, next) => (next.left < tightest.left ? next : tightest)), amount, tokens);
       throw new Error('reservation refused without a reason');
     }
-    throw new HttpError(503, 'Could not reserve credits: too much contention on this account; retry shortly', { headers: { 'retry-after': '1' } });
+    throw new ReservationContended();
   }
 
   /**
@@ -247,19 +232,18 @@ export class Ledger {
         } else if (outcome.kind === 'conflict') {
           await this.backoff(attempt);
         } else {
-          for (const [failed, itemKey, set, skip] of [
-            [outcome.key, itemKeys.apiKey(hold.keyHash), (p: Partial<Periods>) => { keyPeriods = p; }, () => { skipKey = true; }],
-            [outcome.workspace, itemKeys.workspace(hold.orgId, hold.workspaceId), (p: Partial<Periods>) => { workspacePeriods = p; }, () => { skipWorkspace = true; }],
-          ] as Array<[Failed | undefined, { pk: string; sk: string }, (p: Partial<Periods>) => void, () => void]>) {
-            if (!failed) continue;
-            if (!failed.item) {
+          for (const [mismatch, meter, set, skip] of [
+            [outcome.key, { of: 'key', hash: hold.keyHash }, (p: Partial<Periods>) => { keyPeriods = p; }, () => { skipKey = true; }],
+            [outcome.workspace, { of: 'workspace', orgId: hold.orgId, workspaceId: hold.workspaceId }, (p: Partial<Periods>) => { workspacePeriods = p; }, () => { skipWorkspace = true; }],
+          ] as Array<[MeterMismatch | undefined, MeterRef, (p: Partial<Periods>) => void, () => void]>) {
+            if (!mismatch) continue;
+            if (mismatch.kind === 'meter-gone') {
               // Deleted while the request ran: the organization is still charged, the record still written.
               skip();
               continue;
             }
-            const periods = storedPeriods(failed.item);
-            if (isBehind(periods, current)) await this.deps.repository.roll(itemKey, current, periods);
-            else set(periods);
+            if (isBehind(mismatch.periods, current)) await this.deps.repository.roll(meter, current, mismatch.periods);
+            else set(mismatch.periods);
           }
         }
       } catch (err) {
@@ -288,10 +272,9 @@ export class Ledger {
   async recordInfrastructure(generationId: string, rollupKey: { pk: string; sk: string }, invocation: Invocation, use: ResourceUse, endedAt: number, ownItemBytes: number): Promise<InfrastructureCost | undefined> {
     const own = 2 * (Math.ceil(ownItemBytes / 1024) + 1);
     const cost = infrastructureCost(invocation, { ...use, writeUnits: use.writeUnits + own }, endedAt);
-    const item = infrastructureToItem(cost);
     for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt += 1) {
       try {
-        const outcome = await this.deps.repository.recordInfrastructure(generationId, rollupKey, item, cost.total, attempt);
+        const outcome = await this.deps.repository.recordInfrastructure(generationId, rollupKey, cost, attempt);
         if (outcome !== 'conflict') return cost;
         await this.backoff(attempt);
       } catch (err) {
@@ -330,6 +313,7 @@ export class Ledger {
 
 /** A limit that cannot cover a reservation: what is left of it, how to say it, and how to lift it. */
 interface Shortfall {
+  reason: RefusalReason;
   left: Nanos;
   /** One sentence naming the limit and what is left of it. */
   state: string;
@@ -337,11 +321,17 @@ interface Shortfall {
   metadata: Record<string, unknown>;
 }
 
+const REFUSAL_OF: Record<RefusalReason, new (...args: ConstructorParameters<typeof KeyLimitExceeded>) => ReservationRefused> = {
+  insufficient_credits: CreditsExhausted,
+  key_limit: KeyLimitExceeded,
+  workspace_budget: WorkspaceBudgetExceeded,
+};
+
 /**
- * The 402, as OpenRouter words it: how many output tokens the request asked for and how many the limit
+ * The refusal, as OpenRouter words it: how many output tokens the request asked for and how many the limit
  * affords, which limit refused it, and what to do (lower max_tokens, or raise the limit / add credits).
  */
-function refusal(shortfall: Shortfall, amount: Nanos, tokens: OutputTokens | undefined): PaymentRequiredError {
+function refusal(shortfall: Shortfall, amount: Nanos, tokens: OutputTokens | undefined): ReservationRefused {
   const remaining = shortfall.left < 0n ? 0n : shortfall.left;
   const affordable = tokens ? Math.max(0, Math.min(tokens.affordable(remaining), tokens.requested)) : undefined;
   let message: string;
@@ -353,7 +343,7 @@ function refusal(shortfall: Shortfall, amount: Nanos, tokens: OutputTokens | und
   } else {
     message = `This request requires more credits: it can cost up to ${usd(amount)}. ${shortfall.state}. To continue, ${shortfall.remedy}.`;
   }
-  return new PaymentRequiredError(message, {
+  return new REFUSAL_OF[shortfall.reason](message, { reason: shortfall.reason, remaining, required: amount }, {
     metadata: {
       ...shortfall.metadata,
       required: nanosToDecimal(amount),
@@ -365,6 +355,7 @@ function refusal(shortfall: Shortfall, amount: Nanos, tokens: OutputTokens | und
 
 function creditsShortfall(balance: Nanos): Shortfall {
   return {
+    reason: 'insufficient_credits',
     left: balance,
     state: `The account has ${usd(balance)} of credits available`,
     remedy: 'add credits',
@@ -372,14 +363,15 @@ function creditsShortfall(balance: Nanos): Shortfall {
   };
 }
 
-function keyShortfall(key: ApiKey, item: Record<string, unknown>, now: Date): Shortfall {
+function keyShortfall(key: ApiKey, now: Date): Shortfall {
   const window = key.limit_reset ?? 'total';
-  const meter = meterFromItem(item);
+  const meter = key.meter;
   const used = spent(meter, window, key.include_byok_in_limit);
   const left = (key.limit ?? 0n) - used - meter.held;
   const resets = key.limit_reset ? `; it resets at ${windowEnd(key.limit_reset, now)}` : '';
   const held = meter.held > 0n ? ` (${usd(meter.held)} is held by requests in flight)` : '';
   return {
+    reason: 'key_limit',
     left,
     state: `The key's ${window} limit of ${usd(key.limit ?? 0n)} has ${usd(left)} left${held}${resets}`,
     remedy: "raise the key's limit",
@@ -388,8 +380,8 @@ function keyShortfall(key: ApiKey, item: Record<string, unknown>, now: Date): Sh
 }
 
 /** The workspace's tightest budget that cannot cover `amount`. */
-function budgetShortfall(workspace: Workspace, item: Record<string, unknown>, amount: Nanos, now: Date): Shortfall {
-  const meter = meterFromItem(item);
+function budgetShortfall(workspace: Workspace, amount: Nanos, now: Date): Shortfall {
+  const meter = workspace.meter;
   let tightest: Shortfall | undefined;
   for (const interval of BUDGET_INTERVALS) {
     const budget = workspace.budgets[interval];
@@ -398,11 +390,12 @@ function budgetShortfall(workspace: Workspace, item: Record<string, unknown>, am
     if (left >= amount || (tightest && tightest.left <= left)) continue;
     const resets = interval === 'lifetime' ? '' : `; it resets at ${windowEnd(interval, now)}`;
     tightest = {
+      reason: 'workspace_budget',
       left,
       state: `Workspace ${workspace.slug}'s ${interval} budget of ${usd(budget.limit)} has ${usd(left)} left${resets}`,
       remedy: "raise the workspace's budget",
       metadata: { reason: 'workspace_budget', workspace_id: workspace.id, interval, limit: nanosToDecimal(budget.limit) },
     };
   }
-  return tightest ?? { left: 0n, state: `Workspace ${workspace.slug}'s budget cannot cover it`, remedy: "raise the workspace's budget", metadata: { reason: 'workspace_budget', workspace_id: workspace.id } };
+  return tightest ?? { reason: 'workspace_budget', left: 0n, state: `Workspace ${workspace.slug}'s budget cannot cover it`, remedy: "raise the workspace's budget", metadata: { reason: 'workspace_budget', workspace_id: workspace.id } };
 }

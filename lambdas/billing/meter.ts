@@ -1,12 +1,7 @@
-// The spend meter kept on API key and workspace items: usage counters per window (lifetime, day, week,
+// The spend meter an API key and a workspace each have: usage counters per window (lifetime, day, week,
 // month), BYOK usage beside them, the window each counter belongs to, and the amount held by requests in
-// flight. Stored as flat top-level attributes so that DynamoDB's ADD works on them (ADD ignores nested
-// paths) and a missing attribute counts as zero.
-//
-// Conditions cannot add numbers, so "usage + held + this request <= limit" is kept checkable by storing the
-// sums themselves: exp_<window> = usage + held and expb_<window> = usage + BYOK usage + held. A reservation
-// then asks `exp_daily <= limit - amount`, a single comparison.
-import { nanosFromStore, nanosToStore, type Nanos } from '../platform/money.js';
+// flight. How it is stored on their items is meter-item.ts.
+import type { Nanos } from '../platform/money.js';
 import { currentPeriods, INTERVALS, type Interval, type Periods } from './periods.js';
 
 export type Window = 'total' | Interval;
@@ -34,46 +29,6 @@ export const budgetWindow = (interval: Interval | 'lifetime'): Window => (interv
 export const zeroUsage = (): UsageCounters => ({ total: 0n, daily: 0n, weekly: 0n, monthly: 0n });
 
 export const newMeter = (at: Date): Meter => ({ usage: zeroUsage(), byok_usage: zeroUsage(), periods: currentPeriods(at), held: 0n });
-
-/** Attribute names, one place. */
-export const meterAttr = {
-  usage: (window: Window) => `usage_${window}`,
-  byok: (window: Window) => `byok_${window}`,
-  exposure: (window: Window, withByok: boolean) => `${withByok ? 'expb' : 'exp'}_${window}`,
-  period: (interval: Interval) => `period_${interval}`,
-  held: 'held',
-} as const;
-
-export function meterToItem(meter: Meter): Record<string, unknown> {
-  const item: Record<string, unknown> = { [meterAttr.held]: nanosToStore(meter.held) };
-  for (const window of WINDOWS) {
-    item[meterAttr.usage(window)] = nanosToStore(meter.usage[window]);
-    item[meterAttr.byok(window)] = nanosToStore(meter.byok_usage[window]);
-    item[meterAttr.exposure(window, false)] = nanosToStore(meter.usage[window] + meter.held);
-    item[meterAttr.exposure(window, true)] = nanosToStore(meter.usage[window] + meter.byok_usage[window] + meter.held);
-  }
-  for (const interval of INTERVALS) item[meterAttr.period(interval)] = meter.periods[interval];
-  return item;
-}
-
-export function meterFromItem(item: Record<string, unknown>): Meter {
-  const counters = (name: (window: Window) => string): UsageCounters => ({
-    total: nanosFromStore(item[name('total')]),
-    daily: nanosFromStore(item[name('daily')]),
-    weekly: nanosFromStore(item[name('weekly')]),
-    monthly: nanosFromStore(item[name('monthly')]),
-  });
-  return {
-    usage: counters(meterAttr.usage),
-    byok_usage: counters(meterAttr.byok),
-    periods: {
-      daily: String(item[meterAttr.period('daily')] ?? ''),
-      weekly: String(item[meterAttr.period('weekly')] ?? ''),
-      monthly: String(item[meterAttr.period('monthly')] ?? ''),
-    },
-    held: nanosFromStore(item[meterAttr.held]),
-  };
-}
 
 /** The meter as of `at`: counters of a window that has ended read zero (the store resets them lazily). */
 export function meterAt(meter: Meter, at: Date): Meter {

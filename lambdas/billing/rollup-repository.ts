@@ -1,8 +1,9 @@
 // Reads the hourly rollup rows of an organization (written by settlements, see billing/rollups.ts).
-import { QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { itemKeys } from '../platform/dynamo/item-keys.js';
 import { endpointRollupsOf, HEALTH_COUNTERS, ROLLUP_COUNTERS, SHUTDOWN_ERRORS, type HealthCounter, type RollupCounter } from './rollups.js';
 import { nanosFromStore } from '../platform/money.js';
+import { queryUpTo } from '../platform/dynamo/query.js';
 
 export interface RollupRow {
   hour: string;
@@ -29,30 +30,12 @@ export class RollupRepository {
 
   /** Rows of hours from `fromHour` to `toHour` inclusive (YYYY-MM-DDTHH), at most `limit` rows. */
   async range(orgId: string, fromHour: string, toHour: string, limit = 100_000): Promise<{ rows: RollupRow[]; truncated: boolean }> {
-    const rows: RollupRow[] = [];
-    let startKey: Record<string, unknown> | undefined;
-    do {
-      const page = await this.db.send(new QueryCommand({
-        TableName: this.tableName,
-        KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
-        ExpressionAttributeValues: { ':pk': itemKeys.rollupsOf(orgId).pk, ':from': fromHour, ':to': `${toHour}~` },
-        ExclusiveStartKey: startKey,
-      }));
-      for (const item of page.Items ?? []) {
-        if (rows.length >= limit) return { rows, truncated: true };
-        const counters = Object.fromEntries(ROLLUP_COUNTERS.map((name) => [name, nanosFromStore(item[name])])) as Record<RollupCounter, bigint>;
-        rows.push({
-          hour: item.hour as string,
-          workspace_id: item.workspace_id as string,
-          key_hash: item.key_hash as string,
-          model: item.model as string,
-          provider: item.provider as string,
-          counters: { ...counters, infra_atto: nanosFromStore(item.infra_atto) },
-        });
-      }
-      startKey = page.LastEvaluatedKey;
-    } while (startKey);
-    return { rows, truncated: false };
+    const { items, truncated } = await queryUpTo(this.db, {
+      TableName: this.tableName,
+      KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
+      ExpressionAttributeValues: { ':pk': itemKeys.rollupsOf(orgId).pk, ':from': fromHour, ':to': `${toHour}~` },
+    }, limit);
+    return { rows: items.map(rollupRowFromItem), truncated };
   }
 
   /**
@@ -62,32 +45,37 @@ export class RollupRepository {
    * and before, never of the recent windows.
    */
   async endpointRange(model: string, provider: string, fromHour: string, toHour: string, limit = 10_000): Promise<{ rows: EndpointRollupRow[]; truncated: boolean }> {
-    const rows: EndpointRollupRow[] = [];
-    let startKey: Record<string, unknown> | undefined;
-    do {
-      const page = await this.db.send(new QueryCommand({
-        TableName: this.tableName,
-        IndexName: 'gsi1',
-        KeyConditionExpression: 'gsi1pk = :pk AND gsi1sk BETWEEN :from AND :to',
-        ExpressionAttributeValues: { ':pk': endpointRollupsOf(model, provider).gsi1pk, ':from': fromHour, ':to': `${toHour}~` },
-        ProjectionExpression: ['#hour', 'requests', 'cancelled', 'errors', SHUTDOWN_ERRORS, ...HEALTH_COUNTERS].join(', '),
-        ExpressionAttributeNames: { '#hour': 'hour' },
-        ScanIndexForward: false,
-        // One row more than the limit tells a truncated read from one that just fits.
-        Limit: limit + 1 - rows.length,
-        ExclusiveStartKey: startKey,
-      }));
-      for (const item of page.Items ?? []) {
-        if (rows.length >= limit) return { rows, truncated: true };
-        rows.push({
-          hour: item.hour as string,
-          requests: nanosFromStore(item.requests) - nanosFromStore(item.cancelled),
-          errors: nanosFromStore(item.errors) - nanosFromStore(item[SHUTDOWN_ERRORS]),
-          histogram: Object.fromEntries(HEALTH_COUNTERS.map((name) => [name, nanosFromStore(item[name])])) as Record<HealthCounter, bigint>,
-        });
-      }
-      startKey = page.LastEvaluatedKey;
-    } while (startKey);
-    return { rows, truncated: false };
+    const { items, truncated } = await queryUpTo(this.db, {
+      TableName: this.tableName,
+      IndexName: 'gsi1',
+      KeyConditionExpression: 'gsi1pk = :pk AND gsi1sk BETWEEN :from AND :to',
+      ExpressionAttributeValues: { ':pk': endpointRollupsOf(model, provider).gsi1pk, ':from': fromHour, ':to': `${toHour}~` },
+      ProjectionExpression: ['#hour', 'requests', 'cancelled', 'errors', SHUTDOWN_ERRORS, ...HEALTH_COUNTERS].join(', '),
+      ExpressionAttributeNames: { '#hour': 'hour' },
+      ScanIndexForward: false,
+    // One row more than the limit tells a truncated read from one that just fits.
+    }, limit, { atMost: limit + 1 });
+    return { rows: items.map(endpointRowFromItem), truncated };
   }
+}
+
+function rollupRowFromItem(item: Record<string, unknown>): RollupRow {
+  const counters = Object.fromEntries(ROLLUP_COUNTERS.map((name) => [name, nanosFromStore(item[name])])) as Record<RollupCounter, bigint>;
+  return {
+    hour: item.hour as string,
+    workspace_id: item.workspace_id as string,
+    key_hash: item.key_hash as string,
+    model: item.model as string,
+    provider: item.provider as string,
+    counters: { ...counters, infra_atto: nanosFromStore(item.infra_atto) },
+  };
+}
+
+function endpointRowFromItem(item: Record<string, unknown>): EndpointRollupRow {
+  return {
+    hour: item.hour as string,
+    requests: nanosFromStore(item.requests) - nanosFromStore(item.cancelled),
+    errors: nanosFromStore(item.errors) - nanosFromStore(item[SHUTDOWN_ERRORS]),
+    histogram: Object.fromEntries(HEALTH_COUNTERS.map((name) => [name, nanosFromStore(item[name])])) as Record<HealthCounter, bigint>,
+  };
 }

@@ -2,7 +2,7 @@
 import { DeleteCommand, GetCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { ByokCredential } from './types.js';
 import { itemKeys } from '../platform/dynamo/item-keys.js';
-import { queryAll } from '../platform/dynamo/query-all.js';
+import { partition, queryAll } from '../platform/dynamo/query.js';
 
 function fromItem(item: Record<string, unknown>): ByokCredential {
   const { pk: _pk, sk: _sk, type: _type, ...rest } = item;
@@ -23,7 +23,7 @@ export class ByokRepository {
 
   async list(orgId: string): Promise<ByokCredential[]> {
     const { pk, skPrefix } = itemKeys.byoksOf(orgId);
-    return (await queryAll(this.db, this.tableName, pk, { skPrefix })).map(fromItem);
+    return (await queryAll(this.db, partition(this.tableName, pk, { skPrefix }))).map(fromItem);
   }
 
   /** Deletes the credential, sealed key material included. */

@@ -4,9 +4,10 @@
 // plain UpdateItem per failing endpoint and request; the count is spread over FAILURE_SHARDS items per
 // hour so that a popular endpoint failing every request does not make one hot item. No GSI attributes:
 // no index copy is written.
-import { QueryCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { itemKeys } from '../platform/dynamo/item-keys.js';
 import { nanosFromStore } from '../platform/money.js';
+import { queryItems } from '../platform/dynamo/query.js';
 
 export const FAILURE_SHARDS = 8;
 /** Endpoint status reads the last day only; the items go (DynamoDB TTL) two days after their hour. */
@@ -29,21 +30,15 @@ export class EndpointFailureRepository {
   /** Failed attempts per hour of the endpoint, hours `fromHour` to `toHour` inclusive (shards summed). */
   async range(model: string, provider: string, fromHour: string, toHour: string): Promise<Map<string, bigint>> {
     const byHour = new Map<string, bigint>();
-    let startKey: Record<string, unknown> | undefined;
-    do {
-      const page = await this.db.send(new QueryCommand({
-        TableName: this.tableName,
-        KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
-        ExpressionAttributeValues: { ':pk': itemKeys.endpointFailuresOf(model, provider).pk, ':from': fromHour, ':to': `${toHour}~` },
-        ProjectionExpression: 'sk, failures',
-        ExclusiveStartKey: startKey,
-      }));
-      for (const item of page.Items ?? []) {
-        const hour = (item.sk as string).slice(0, 13);
-        byHour.set(hour, (byHour.get(hour) ?? 0n) + nanosFromStore(item.failures));
-      }
-      startKey = page.LastEvaluatedKey;
-    } while (startKey);
+    for await (const item of queryItems(this.db, {
+      TableName: this.tableName,
+      KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
+      ExpressionAttributeValues: { ':pk': itemKeys.endpointFailuresOf(model, provider).pk, ':from': fromHour, ':to': `${toHour}~` },
+      ProjectionExpression: 'sk, failures',
+    })) {
+      const hour = (item.sk as string).slice(0, 13);
+      byHour.set(hour, (byHour.get(hour) ?? 0n) + nanosFromStore(item.failures));
+    }
     return byHour;
   }
 }

@@ -3,5 +3,3 @@
 export { GenerationRepository, type GenerationRecord } from './generation-repository.js';
 export { generationRoutes, type GenerationOperations } from './routes.js';
 export { createGenerationOperations, type GenerationPorts } from './operations.js';
-export { infrastructureToItem } from './generation-repository.js';
-export { generationToItem } from './generation-repository.js';

@@ -9,7 +9,7 @@ export type KeyRecordView = z.infer<typeof keyRecordSchema>;
 
 /** Usage counted against the limit in the key's current reset window (as of `now`). */
 export function usageAgainstLimit(key: ApiKey, now: Date): Nanos {
-  return spent(meterAt(key, now), key.limit_reset ?? 'total', key.include_byok_in_limit);
+  return spent(meterAt(key.meter, now), key.limit_reset ?? 'total', key.include_byok_in_limit);
 }
 
 export function limitRemaining(key: ApiKey, now: Date): Nanos | null {
@@ -19,7 +19,7 @@ export function limitRemaining(key: ApiKey, now: Date): Nanos | null {
 }
 
 function usageFields(stored: ApiKey, now: Date) {
-  const key = { ...stored, ...meterAt(stored, now) };
+  const key = { ...stored, ...meterAt(stored.meter, now) };
   const remaining = limitRemaining(stored, now);
   return {
     limit: key.limit === null ? null : nanosToUsd(key.limit),

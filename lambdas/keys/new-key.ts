@@ -41,8 +41,8 @@ export function newApiKey(input: NewKeyInput): { key: ApiKey; text: string } {
     updated_at: null,
     creator_user_id: input.creatorUserId ?? null,
     intern_id: input.internId ?? null,
-    ...newMeter(input.now),
     settings_version: 0,
+    meter: newMeter(input.now),
   };
   return { key, text };
 }

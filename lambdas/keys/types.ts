@@ -1,4 +1,4 @@
-// An API key as stored: identified by the SHA-256 of its text, never by the text itself.
+// An API key: identified by the SHA-256 of its text, never by the text itself.
 import type { Nanos } from '../platform/money.js';
 import type { AccountKind } from '../organizations/index.js';
 import type { Meter } from '../billing/meter.js';
@@ -6,7 +6,7 @@ import type { Meter } from '../billing/meter.js';
 export type KeyKind = 'management' | 'standard';
 export type LimitReset = 'daily' | 'weekly' | 'monthly';
 
-export interface ApiKey extends Meter {
+export interface ApiKey {
   hash: string;
   org_id: string;
   org_kind: AccountKind;
@@ -26,4 +26,6 @@ export interface ApiKey extends Meter {
   intern_id: string | null;
   /** Bumped by every change of the fields a reservation relies on (limit, limit_reset, include_byok_in_limit, disabled). */
   settings_version: number;
+  /** What the key has spent and holds, per window: what its limit is checked against. */
+  meter: Meter;
 }

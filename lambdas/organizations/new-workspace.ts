@@ -23,6 +23,6 @@ export function newWorkspace(orgId: string, settings: Partial<WorkspaceSettings>
     budgets: {},
     include_byok_in_budgets: false,
     budget_version: 0,
-    ...newMeter(now),
+    meter: newMeter(now),
   };
 }

@@ -1,13 +1,13 @@
-// Organizations (or personal accounts) and their workspaces, kept under one partition per organization.
+// Organizations (or personal accounts) and their workspaces, kept under one partition per organization
+// (the item layout: organization-item.ts).
 import { GetCommand, PutCommand, TransactWriteCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { ConditionalCheckFailedException, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import {
-  BUDGET_INTERVALS, DEFAULT_WORKSPACE_SETTINGS, type Budget, type BudgetInterval, type Organization, type OrganizationSettings, type Workspace, type WorkspaceSettings,
-} from './types.js';
-import { meterFromItem, meterToItem } from '../billing/meter.js';
+import type { Budget, BudgetInterval, Organization, OrganizationSettings, Workspace, WorkspaceSettings } from './types.js';
+import { budgetToItem, orgFromItem, orgToItem, workspaceFromItem, workspaceToItem } from './organization-item.js';
 import { nanosFromStore, nanosToStore, type Nanos } from '../platform/money.js';
 import { itemKeys } from '../platform/dynamo/item-keys.js';
-import { queryAll } from '../platform/dynamo/query-all.js';
+import { partition, queryAll } from '../platform/dynamo/query.js';
+import { UpdateBuilder } from '../platform/dynamo/update-builder.js';
+import { cancellationOf, unlessConditionFails } from '../platform/dynamo/write-failures.js';
 
 export interface CreditGrant {
   id: string;
@@ -53,7 +53,7 @@ export class OrganizationRepository {
       }));
       return true;
     } catch (err) {
-      if (err instanceof TransactionCanceledException && err.CancellationReasons?.[2]?.Code === 'ConditionalCheckFailed') return false;
+      if (cancellationOf(err)?.failedAt(2)) return false;
       throw err;
     }
   }
@@ -72,23 +72,13 @@ export class OrganizationRepository {
    */
   async updateWorkspace(current: Workspace, settings: Partial<WorkspaceSettings>, now: string): Promise<Workspace | 'conflict' | undefined> {
     const next: Workspace = { ...current, ...settings, updated_at: now };
-    const names: Record<string, string> = { '#updated_at': 'updated_at', '#slug': 'slug' };
-    const values: Record<string, unknown> = { ':updated_at': now, ':old_slug': current.slug };
-    const sets = ['#updated_at = :updated_at'];
-    for (const [field, value] of Object.entries(settings)) {
-      if (value === undefined) continue;
-      names[`#${field}`] = field;
-      values[`:${field}`] = value;
-      sets.push(`#${field} = :${field}`);
-    }
+    const changes = new UpdateBuilder().set('updated_at', now).setFields(settings);
+    changes.condition(`attribute_exists(pk) AND ${changes.name('slug')} = ${changes.value('old_slug', current.slug)}`);
     const update = {
       Update: {
         TableName: this.tableName,
         Key: itemKeys.workspace(current.org_id, current.id),
-        UpdateExpression: `SET ${sets.join(', ')}`,
-        ConditionExpression: 'attribute_exists(pk) AND #slug = :old_slug',
-        ExpressionAttributeNames: names,
-        ExpressionAttributeValues: values,
+        ...changes.build(),
       },
     };
     const moves = next.slug !== current.slug;
@@ -103,10 +93,9 @@ export class OrganizationRepository {
           : [update],
       }));
     } catch (err) {
-      if (err instanceof TransactionCanceledException) {
-        if (moves && err.CancellationReasons?.[2]?.Code === 'ConditionalCheckFailed') return 'conflict';
-        if (err.CancellationReasons?.[0]?.Code === 'ConditionalCheckFailed') return undefined;
-      }
+      const cancellation = cancellationOf(err);
+      if (moves && cancellation?.failedAt(2)) return 'conflict';
+      if (cancellation?.failedAt(0)) return undefined;
       throw err;
     }
     return this.getWorkspace(current.org_id, current.id);
@@ -122,7 +111,7 @@ export class OrganizationRepository {
       }));
       return true;
     } catch (err) {
-      if (err instanceof TransactionCanceledException && err.CancellationReasons?.[0]?.Code === 'ConditionalCheckFailed') return false;
+      if (cancellationOf(err)?.failedAt(0)) return false;
       throw err;
     }
   }
@@ -132,43 +121,30 @@ export class OrganizationRepository {
    * change bumps budget_version so that reservations made with an older copy are retried.
    */
   async putBudget(orgId: string, workspaceId: string, interval: BudgetInterval, budget: Budget | null, includeByok: boolean | undefined, now: string): Promise<Workspace | undefined> {
-    const names: Record<string, string> = { '#budgets': 'budgets', '#i': interval, '#bv': 'budget_version', '#updated_at': 'updated_at' };
-    const values: Record<string, unknown> = { ':one': 1, ':zero': 0, ':updated_at': now };
-    const sets = ['#bv = if_not_exists(#bv, :zero) + :one', '#updated_at = :updated_at'];
-    let remove = '';
     // Workspaces from before budgets existed have no map to set a path in: give them one first.
-    await this.db.send(new UpdateCommand({
+    await unlessConditionFails(this.db.send(new UpdateCommand({
       TableName: this.tableName,
       Key: itemKeys.workspace(orgId, workspaceId),
       UpdateExpression: 'SET #budgets = :empty',
       ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(#budgets)',
       ExpressionAttributeNames: { '#budgets': 'budgets' },
       ExpressionAttributeValues: { ':empty': {} },
-    })).catch((err: unknown) => { if (!(err instanceof ConditionalCheckFailedException)) throw err; });
-    if (budget) {
-      values[':budget'] = { ...budget, limit: nanosToStore(budget.limit) };
-      sets.push('#budgets.#i = :budget');
-    } else remove = ' REMOVE #budgets.#i';
-    if (includeByok !== undefined) {
-      names['#ib'] = 'include_byok_in_budgets';
-      values[':ib'] = includeByok;
-      sets.push('#ib = :ib');
-    }
-    try {
-      const { Attributes } = await this.db.send(new UpdateCommand({
-        TableName: this.tableName,
-        Key: itemKeys.workspace(orgId, workspaceId),
-        UpdateExpression: `SET ${sets.join(', ')}${remove}`,
-        ConditionExpression: 'attribute_exists(pk)',
-        ExpressionAttributeNames: names,
-        ExpressionAttributeValues: values,
-        ReturnValues: 'ALL_NEW',
-      }));
-      return Attributes ? workspaceFromItem(Attributes) : undefined;
-    } catch (err) {
-      if (err instanceof ConditionalCheckFailedException) return undefined;
-      throw err;
-    }
+    })), undefined);
+    const update = new UpdateBuilder();
+    const version = update.name('budget_version', 'bv');
+    update.setExpression(`${version} = if_not_exists(${version}, ${update.value('zero', 0)}) + ${update.value('one', 1)}`).set('updated_at', now);
+    const path = `${update.name('budgets')}.${update.name(interval, 'i')}`;
+    if (budget) update.setExpression(`${path} = ${update.value('budget', budgetToItem(budget))}`);
+    else update.removeExpression(path);
+    if (includeByok !== undefined) update.set('include_byok_in_budgets', includeByok);
+    update.condition('attribute_exists(pk)');
+    const result = await unlessConditionFails(this.db.send(new UpdateCommand({
+      TableName: this.tableName,
+      Key: itemKeys.workspace(orgId, workspaceId),
+      ...update.build(),
+      ReturnValues: 'ALL_NEW',
+    })), undefined);
+    return result?.Attributes ? workspaceFromItem(result.Attributes) : undefined;
   }
 
   /** Sets the operator's switches of an organization; undefined when there is no such organization. */
@@ -185,13 +161,13 @@ export class OrganizationRepository {
     const existing = await this.db.send(new GetCommand({ TableName: this.tableName, Key: itemKeys.organization(orgId), ConsistentRead: true }));
     if (existing.Item && existing.Item.balance === undefined) {
       const item = existing.Item;
-      await this.db.send(new UpdateCommand({
+      await unlessConditionFails(this.db.send(new UpdateCommand({
         TableName: this.tableName,
         Key: itemKeys.organization(orgId),
         UpdateExpression: 'SET balance = :balance',
         ConditionExpression: 'attribute_not_exists(balance)',
         ExpressionAttributeValues: { ':balance': nanosToStore(nanosFromStore(item.total_credits) - nanosFromStore(item.total_usage) - nanosFromStore(item.held)) },
-      })).catch((err: unknown) => { if (!(err instanceof ConditionalCheckFailedException)) throw err; });
+      })), undefined);
     }
     try {
       await this.db.send(new TransactWriteCommand({
@@ -215,7 +191,7 @@ export class OrganizationRepository {
         ],
       }));
     } catch (err) {
-      if (err instanceof TransactionCanceledException && err.CancellationReasons?.[0]?.Code === 'ConditionalCheckFailed') return undefined;
+      if (cancellationOf(err)?.failedAt(0)) return undefined;
       throw err;
     }
     return this.get(orgId);
@@ -232,30 +208,16 @@ export class OrganizationRepository {
 
   /** Sets fields of an organization (under `prefix`, a path such as `#settings.`); undefined when there is none. */
   private async updateOrganization(orgId: string, fields: Record<string, unknown>, prefix: string, now: string): Promise<Organization | undefined> {
-    const names: Record<string, string> = { '#updated_at': 'updated_at', ...(prefix ? { '#settings': 'settings' } : {}) };
-    const values: Record<string, unknown> = { ':updated_at': now };
-    const sets = ['#updated_at = :updated_at'];
-    for (const [field, value] of Object.entries(fields)) {
-      if (value === undefined) continue;
-      names[`#${field}`] = field;
-      values[`:${field}`] = value;
-      sets.push(`${prefix}#${field} = :${field}`);
-    }
-    try {
-      const { Attributes } = await this.db.send(new UpdateCommand({
-        TableName: this.tableName,
-        Key: itemKeys.organization(orgId),
-        UpdateExpression: `SET ${sets.join(', ')}`,
-        ConditionExpression: 'attribute_exists(pk)',
-        ExpressionAttributeNames: names,
-        ExpressionAttributeValues: values,
-        ReturnValues: 'ALL_NEW',
-      }));
-      return Attributes ? orgFromItem(Attributes) : undefined;
-    } catch (err) {
-      if (err instanceof ConditionalCheckFailedException) return undefined;
-      throw err;
-    }
+    const update = new UpdateBuilder().set('updated_at', now);
+    if (prefix) update.name('settings');
+    update.setFields(fields, prefix).condition('attribute_exists(pk)');
+    const result = await unlessConditionFails(this.db.send(new UpdateCommand({
+      TableName: this.tableName,
+      Key: itemKeys.organization(orgId),
+      ...update.build(),
+      ReturnValues: 'ALL_NEW',
+    })), undefined);
+    return result?.Attributes ? orgFromItem(result.Attributes) : undefined;
   }
 
   /** @param readUnits told the read capacity the lookup consumed (for the request's cost ledger). */
@@ -269,7 +231,7 @@ export class OrganizationRepository {
 
   async listWorkspaces(orgId: string): Promise<Workspace[]> {
     const { pk, skPrefix } = itemKeys.workspacesOf(orgId);
-    return (await queryAll(this.db, this.tableName, pk, { skPrefix })).map(workspaceFromItem);
+    return (await queryAll(this.db, partition(this.tableName, pk, { skPrefix }))).map(workspaceFromItem);
   }
 
   async getDefaultOrganization(): Promise<DefaultOrganization | undefined> {
@@ -279,91 +241,10 @@ export class OrganizationRepository {
 
   /** Records which organization is the default (local start, first operator key) once; false if one was recorded first. */
   async putDefaultOrganization(defaults: DefaultOrganization): Promise<boolean> {
-    try {
-      await this.db.send(new PutCommand({
-        TableName: this.tableName,
-        Item: { ...itemKeys.defaultOrganization(), type: 'default_organization', ...defaults },
-        ConditionExpression: 'attribute_not_exists(pk)',
-      }));
-      return true;
-    } catch (err) {
-      if (err instanceof ConditionalCheckFailedException) return false;
-      throw err;
-    }
+    return unlessConditionFails(this.db.send(new PutCommand({
+      TableName: this.tableName,
+      Item: { ...itemKeys.defaultOrganization(), type: 'default_organization', ...defaults },
+      ConditionExpression: 'attribute_not_exists(pk)',
+    })).then(() => true), false);
   }
-}
-
-function orgToItem(org: Organization): Record<string, unknown> {
-  return {
-    ...itemKeys.organization(org.id),
-    type: 'organization',
-    ...org,
-    total_credits: nanosToStore(org.total_credits),
-    total_usage: nanosToStore(org.total_usage),
-    held: nanosToStore(org.held),
-    // What a reservation may still take; kept as its own attribute because conditions cannot subtract.
-    balance: nanosToStore(org.total_credits - org.total_usage - org.held),
-  };
-}
-
-export function orgFromItem(item: Record<string, unknown>): Organization {
-  const settings = (item.settings ?? {}) as Partial<OrganizationSettings>;
-  return {
-    id: item.id as string,
-    name: item.name as string,
-    kind: item.kind as Organization['kind'],
-    settings: { is_filtered_model_catalog_enabled: settings.is_filtered_model_catalog_enabled === true },
-    total_credits: nanosFromStore(item.total_credits),
-    total_usage: nanosFromStore(item.total_usage),
-    held: nanosFromStore(item.held),
-    intern_programme: item.intern_programme === true,
-    vault_writes_disabled: item.vault_writes_disabled === true,
-    created_at: item.created_at as string,
-    updated_at: item.updated_at as string,
-  };
-}
-
-function budgetsToItem(budgets: Workspace['budgets']): Record<string, unknown> {
-  return Object.fromEntries(Object.entries(budgets).map(([interval, budget]) => [interval, { ...budget, limit: nanosToStore(budget.limit) }]));
-}
-
-function budgetsFromItem(value: unknown): Workspace['budgets'] {
-  const budgets: Workspace['budgets'] = {};
-  for (const interval of BUDGET_INTERVALS) {
-    const stored = (value as Record<string, Record<string, unknown>> | undefined)?.[interval];
-    if (stored) budgets[interval] = { id: stored.id as string, limit: nanosFromStore(stored.limit), created_at: stored.created_at as string, updated_at: stored.updated_at as string };
-  }
-  return budgets;
-}
-
-export function workspaceToItem(workspace: Workspace): Record<string, unknown> {
-  const { usage: _u, byok_usage: _b, periods: _p, held: _h, budgets, ...rest } = workspace;
-  return { ...itemKeys.workspace(workspace.org_id, workspace.id), type: 'workspace', ...rest, budgets: budgetsToItem(budgets), ...meterToItem(workspace) };
-}
-
-export function workspaceFromItem(item: Record<string, unknown>): Workspace {
-  const optional = <T>(name: string, fallback: T): T => (item[name] === undefined ? fallback : item[name] as T);
-  return {
-    id: item.id as string,
-    org_id: item.org_id as string,
-    name: item.name as string,
-    slug: item.slug as string,
-    description: optional('description', DEFAULT_WORKSPACE_SETTINGS.description),
-    default_text_model: optional('default_text_model', DEFAULT_WORKSPACE_SETTINGS.default_text_model),
-    default_image_model: optional('default_image_model', DEFAULT_WORKSPACE_SETTINGS.default_image_model),
-    default_provider_sort: optional('default_provider_sort', DEFAULT_WORKSPACE_SETTINGS.default_provider_sort),
-    disabled_server_tools: optional('disabled_server_tools', DEFAULT_WORKSPACE_SETTINGS.disabled_server_tools),
-    io_logging_api_key_ids: optional('io_logging_api_key_ids', DEFAULT_WORKSPACE_SETTINGS.io_logging_api_key_ids),
-    io_logging_sampling_rate: optional('io_logging_sampling_rate', DEFAULT_WORKSPACE_SETTINGS.io_logging_sampling_rate),
-    is_data_discount_logging_enabled: optional('is_data_discount_logging_enabled', false),
-    is_observability_broadcast_enabled: optional('is_observability_broadcast_enabled', false),
-    is_observability_io_logging_enabled: optional('is_observability_io_logging_enabled', false),
-    created_by: optional('created_by', null),
-    created_at: item.created_at as string,
-    updated_at: item.updated_at as string,
-    budgets: budgetsFromItem(item.budgets),
-    include_byok_in_budgets: item.include_byok_in_budgets === true,
-    budget_version: typeof item.budget_version === 'number' ? item.budget_version : 0,
-    ...meterFromItem(item),
-  };
 }

@@ -53,7 +53,7 @@ export interface WorkspaceSettings {
   is_observability_io_logging_enabled: boolean;
 }
 
-export interface Workspace extends WorkspaceSettings, Meter {
+export interface Workspace extends WorkspaceSettings {
   id: string;
   org_id: string;
   created_by: string | null;
@@ -63,6 +63,8 @@ export interface Workspace extends WorkspaceSettings, Meter {
   include_byok_in_budgets: boolean;
   /** Bumped by every budget change, so reservations made with an older copy are retried. */
   budget_version: number;
+  /** What the workspace's keys have spent and hold, per window: what its budgets are checked against. */
+  meter: Meter;
 }
 
 export const DEFAULT_WORKSPACE_SETTINGS: Omit<WorkspaceSettings, 'name' | 'slug'> = {

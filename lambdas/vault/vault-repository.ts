@@ -1,10 +1,10 @@
 // Vault rows: each vault's encrypted data key, its sealed secrets (ordered by name) and its release audit
 // trail, under one partition per vault; interns under their organization. No row holds a plaintext value.
 import { DeleteCommand, GetCommand, PutCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { randomUUID } from 'node:crypto';
 import { itemKeys } from '../platform/dynamo/item-keys.js';
-import { queryAll } from '../platform/dynamo/query-all.js';
+import { partition, queryAll } from '../platform/dynamo/query.js';
+import { unlessConditionFails } from '../platform/dynamo/write-failures.js';
 
 export interface SecretRow {
   name: string;
@@ -80,17 +80,11 @@ export class VaultRepository {
 
   /** Stores a vault's encrypted data key once; false when another writer stored one first. */
   async putDataKey(vaultId: string, encrypted: Buffer, at: string): Promise<boolean> {
-    try {
-      await this.db.send(new PutCommand({
-        TableName: this.tableName,
-        Item: { ...itemKeys.vaultDataKey(vaultId), type: 'vault_data_key', vault_id: vaultId, encrypted_key: encrypted.toString('base64'), created_at: at },
-        ConditionExpression: 'attribute_not_exists(pk)',
-      }));
-      return true;
-    } catch (err) {
-      if (err instanceof ConditionalCheckFailedException) return false;
-      throw err;
-    }
+    return unlessConditionFails(this.db.send(new PutCommand({
+      TableName: this.tableName,
+      Item: { ...itemKeys.vaultDataKey(vaultId), type: 'vault_data_key', vault_id: vaultId, encrypted_key: encrypted.toString('base64'), created_at: at },
+      ConditionExpression: 'attribute_not_exists(pk)',
+    })).then(() => true), false);
   }
 
   /** Creates or replaces a secret; a replaced secret keeps its created_at. */
@@ -118,22 +112,16 @@ export class VaultRepository {
   /** Every secret of a vault, ordered by name. */
   async listSecrets(vaultId: string): Promise<SecretRow[]> {
     const { pk, skPrefix } = itemKeys.vaultSecretsOf(vaultId);
-    return (await queryAll(this.db, this.tableName, pk, { skPrefix, consistent: true })).map(secretFromItem);
+    return (await queryAll(this.db, partition(this.tableName, pk, { skPrefix, consistent: true }))).map(secretFromItem);
   }
 
   async deleteSecret(vaultId: string, name: string): Promise<boolean> {
-    try {
-      await this.db.send(new DeleteCommand({ TableName: this.tableName, Key: itemKeys.vaultSecret(vaultId, name), ConditionExpression: 'attribute_exists(pk)' }));
-      return true;
-    } catch (err) {
-      if (err instanceof ConditionalCheckFailedException) return false;
-      throw err;
-    }
+    return unlessConditionFails(this.db.send(new DeleteCommand({ TableName: this.tableName, Key: itemKeys.vaultSecret(vaultId, name), ConditionExpression: 'attribute_exists(pk)' })).then(() => true), false);
   }
 
   /** Removes a vault: its secrets, its audit trail and its data key. */
   async deleteVault(vaultId: string): Promise<void> {
-    const items = await queryAll(this.db, this.tableName, itemKeys.vaultDataKey(vaultId).pk, { projection: 'pk, sk' });
+    const items = await queryAll(this.db, partition(this.tableName, itemKeys.vaultDataKey(vaultId).pk, { projection: 'pk, sk' }));
     for (const item of items) await this.db.send(new DeleteCommand({ TableName: this.tableName, Key: { pk: item.pk, sk: item.sk } }));
   }
 
@@ -146,7 +134,7 @@ export class VaultRepository {
 
   async auditTrail(vaultId: string): Promise<AuditEntry[]> {
     const { pk, skPrefix } = itemKeys.vaultAuditOf(vaultId);
-    return (await queryAll(this.db, this.tableName, pk, { skPrefix, consistent: true })).map((item) => ({
+    return (await queryAll(this.db, partition(this.tableName, pk, { skPrefix, consistent: true }))).map((item) => ({
       action: item.action as AuditEntry['action'], secret: item.secret as string, host: item.host as string, requester: item.requester as string,
       ...(item.reason ? { reason: item.reason as string } : {}), at: item.at as string,
     }));
@@ -154,17 +142,11 @@ export class VaultRepository {
 
   /** Creates an intern (`mustExist` false) or replaces one that still exists; false when that condition fails. */
   async putIntern(intern: Intern, mustExist = false): Promise<boolean> {
-    try {
-      await this.db.send(new PutCommand({
-        TableName: this.tableName,
-        Item: { ...itemKeys.intern(intern.org_id, intern.id), type: 'intern', ...intern },
-        ConditionExpression: mustExist ? 'attribute_exists(pk)' : 'attribute_not_exists(pk)',
-      }));
-      return true;
-    } catch (err) {
-      if (err instanceof ConditionalCheckFailedException) return false;
-      throw err;
-    }
+    return unlessConditionFails(this.db.send(new PutCommand({
+      TableName: this.tableName,
+      Item: { ...itemKeys.intern(intern.org_id, intern.id), type: 'intern', ...intern },
+      ConditionExpression: mustExist ? 'attribute_exists(pk)' : 'attribute_not_exists(pk)',
+    })).then(() => true), false);
   }
 
   async getIntern(orgId: string, internId: string): Promise<Intern | undefined> {
@@ -174,7 +156,7 @@ export class VaultRepository {
 
   async listInterns(orgId: string): Promise<Intern[]> {
     const { pk, skPrefix } = itemKeys.internsOf(orgId);
-    return (await queryAll(this.db, this.tableName, pk, { skPrefix })).map(internFromItem);
+    return (await queryAll(this.db, partition(this.tableName, pk, { skPrefix }))).map(internFromItem);
   }
 
   async deleteIntern(orgId: string, internId: string): Promise<void> {

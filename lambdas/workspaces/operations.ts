@@ -58,7 +58,7 @@ function budgetView(workspace: Workspace, interval: BudgetInterval, now: Date): 
   const budget = workspace.budgets[interval];
   if (!budget) return undefined;
   const window = budgetWindow(interval);
-  const meter = meterAt(workspace, now);
+  const meter = meterAt(workspace.meter, now);
   const used = spent(meter, window, workspace.include_byok_in_budgets);
   const remaining = budget.limit - used - meter.held;
   return {

@@ -1,0 +1,148 @@
+// The shared DynamoDB helpers: the update/condition builder, the decoding of refused writes and the paging helper.
+import { beforeEach, describe, expect, it } from '@jest/globals';
+import { mockClient } from 'aws-sdk-client-mock';
+import { DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { ConditionalCheckFailedException, DynamoDBClient, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import { marshall } from '@aws-sdk/util-dynamodb';
+import { UpdateBuilder } from '../../lambdas/platform/dynamo/update-builder.js';
+import { cancellationOf, isConditionFailed, unlessConditionFails } from '../../lambdas/platform/dynamo/write-failures.js';
+import { partition, queryAll, queryItems, queryPage, queryUpTo } from '../../lambdas/platform/dynamo/query.js';
+
+describe('UpdateBuilder', () => {
+  it('writes SET clauses for the defined fields only, in order, with a placeholder per name and value', () => {
+    const built = new UpdateBuilder().set('updated_at', 'now').setFields({ name: 'n', limit: undefined, disabled: false }).build();
+    expect(built).toEqual({
+      UpdateExpression: 'SET #updated_at = :updated_at, #name = :name, #disabled = :disabled',
+      ExpressionAttributeNames: { '#updated_at': 'updated_at', '#name': 'name', '#disabled': 'disabled' },
+      ExpressionAttributeValues: { ':updated_at': 'now', ':name': 'n', ':disabled': false },
+    });
+  });
+
+  it('encodes field values and sets them under a path', () => {
+    const update = new UpdateBuilder();
+    update.name('settings');
+    const built = update.setFields({ limit: 5n, flag: true }, '#settings.', (field, value) => (field === 'limit' ? Number(value) : value)).build();
+    expect(built.UpdateExpression).toBe('SET #settings.#limit = :limit, #settings.#flag = :flag');
+    expect(built.ExpressionAttributeNames).toEqual({ '#settings': 'settings', '#limit': 'limit', '#flag': 'flag' });
+    expect(built.ExpressionAttributeValues).toEqual({ ':limit': 5, ':flag': true });
+  });
+
+  it('orders ADD, SET and REMOVE, ANDs the conditions and leaves out what is empty', () => {
+    const update = new UpdateBuilder().add('held', 3).add('usage-total', 2, 'u');
+    const path = `${update.name('budgets')}.${update.name('daily', 'i')}`;
+    update.removeExpression(path).setExpression(`${update.name('budget_version', 'bv')} = if_not_exists(#bv, ${update.value('zero', 0)})`);
+    update.condition('attribute_exists(pk)').condition(`#held <= ${update.value('ceiling', 10)}`);
+    expect(update.build()).toEqual({
+      UpdateExpression: 'ADD #held :held, #u :u SET #bv = if_not_exists(#bv, :zero) REMOVE #budgets.#i',
+      ConditionExpression: 'attribute_exists(pk) AND #held <= :ceiling',
+      ExpressionAttributeNames: { '#held': 'held', '#u': 'usage-total', '#budgets': 'budgets', '#i': 'daily', '#bv': 'budget_version' },
+      ExpressionAttributeValues: { ':held': 3, ':u': 2, ':zero': 0, ':ceiling': 10 },
+    });
+    expect(new UpdateBuilder().addExpression('held :h').build()).toEqual({ UpdateExpression: 'ADD held :h' });
+  });
+
+  it('drops characters a placeholder may not hold', () => {
+    expect(new UpdateBuilder().add('usage-total.x', 1).build().UpdateExpression).toBe('ADD #usagetotalx :usagetotalx');
+    expect(new UpdateBuilder().hasUpdates).toBe(false);
+  });
+});
+
+const conditionFailed = () => new ConditionalCheckFailedException({ message: 'failed', $metadata: {} });
+const cancelled = (codes: Array<string | { Code: string; Item: Record<string, unknown> }>) => new TransactionCanceledException({
+  message: 'cancelled',
+  $metadata: {},
+  CancellationReasons: codes.map((code) => (typeof code === 'string' ? { Code: code } : { Code: code.Code, Item: marshall(code.Item) })),
+});
+
+describe('refused writes', () => {
+  it('answers a failed condition with the fallback and rethrows anything else', async () => {
+    expect(await unlessConditionFails(Promise.reject(conditionFailed()), 'gone')).toBe('gone');
+    expect(await unlessConditionFails(Promise.resolve('written'), 'gone')).toBe('written');
+    await expect(unlessConditionFails(Promise.reject(new Error('throttled')), 'gone')).rejects.toThrow('throttled');
+    expect(isConditionFailed(conditionFailed())).toBe(true);
+    expect(isConditionFailed(cancelled(['ConditionalCheckFailed']))).toBe(false);
+  });
+
+  it('reads a cancelled transaction item by item: which condition failed, the item as stored, a conflict', () => {
+    const cancellation = cancellationOf(cancelled(['None', { Code: 'ConditionalCheckFailed', Item: { pk: 'KEY#a', held: 5 } }, 'ConditionalCheckFailed']))!;
+    expect(cancellation.conflict).toBe(false);
+    expect(cancellation.failedAt(0)).toBe(false);
+    expect(cancellation.failedAt(1)).toBe(true);
+    expect(cancellation.failedAt(-1)).toBe(false);
+    expect(cancellation.stored(0)).toBeUndefined();
+    expect(cancellation.stored(1)).toEqual({ item: { pk: 'KEY#a', held: 5 } });
+    expect(cancellation.stored(2)).toEqual({ item: undefined });
+    expect(cancellationOf(cancelled(['None', 'TransactionConflict']))!.conflict).toBe(true);
+    expect(cancellationOf(conditionFailed())).toBeUndefined();
+    expect(cancellationOf(new Error('other'))).toBeUndefined();
+  });
+});
+
+const db = DynamoDBDocumentClient.from(new DynamoDBClient({ region: 'us-east-1' }));
+const mock = mockClient(db);
+const input = { TableName: 't', KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': 'P' } };
+const items = (...names: string[]) => names.map((name) => ({ name }));
+
+describe('paging', () => {
+  beforeEach(() => { mock.reset(); });
+
+  it('follows LastEvaluatedKey to the end', async () => {
+    mock.on(QueryCommand)
+      .resolvesOnce({ Items: items('a', 'b'), LastEvaluatedKey: { pk: 'x' } })
+      .resolvesOnce({ Items: items('c') });
+    expect((await queryAll(db, input)).map((item) => item.name)).toEqual(['a', 'b', 'c']);
+    const calls = mock.commandCalls(QueryCommand).map((call) => call.args[0].input);
+    expect(calls[0]).toEqual({ ...input, ExclusiveStartKey: undefined });
+    expect(calls[1]!.ExclusiveStartKey).toEqual({ pk: 'x' });
+  });
+
+  it('reads no page a caller that stops early does not need', async () => {
+    mock.on(QueryCommand)
+      .resolvesOnce({ Items: items('a', 'b'), LastEvaluatedKey: { pk: 'x' } })
+      .resolvesOnce({ Items: items('c') });
+    for await (const item of queryItems(db, input)) {
+      expect(item.name).toBe('a');
+      break;
+    }
+    expect(mock.commandCalls(QueryCommand)).toHaveLength(1);
+  });
+
+  it('asks each page only for what is still wanted, and stops at atMost', async () => {
+    mock.on(QueryCommand)
+      .resolvesOnce({ Items: items('a', 'b'), LastEvaluatedKey: { pk: 'x' } })
+      .resolvesOnce({ Items: items('c'), LastEvaluatedKey: { pk: 'y' } });
+    const read: unknown[] = [];
+    for await (const item of queryItems(db, input, { atMost: 3 })) read.push(item.name);
+    expect(read).toEqual(['a', 'b', 'c']);
+    expect(mock.commandCalls(QueryCommand).map((call) => call.args[0].input.Limit)).toEqual([3, 1]);
+  });
+
+  it('skips an offset across pages and stops at the page size', async () => {
+    mock.on(QueryCommand)
+      .resolvesOnce({ Items: items('a', 'b'), LastEvaluatedKey: { pk: 'x' } })
+      .resolvesOnce({ Items: items('c', 'd'), LastEvaluatedKey: { pk: 'y' } })
+      .resolvesOnce({ Items: items('e') });
+    expect((await queryPage(db, input, { offset: 1, limit: 2 })).map((item) => item.name)).toEqual(['b', 'c']);
+    expect(mock.commandCalls(QueryCommand)).toHaveLength(2);
+    mock.reset();
+    expect(await queryPage(db, input, { offset: 0, limit: 0 })).toEqual([]);
+    expect(mock.commandCalls(QueryCommand)).toHaveLength(0);
+  });
+
+  it('tells a read cut at its limit from one that just fits', async () => {
+    mock.on(QueryCommand).resolves({ Items: items('a', 'b') });
+    expect(await queryUpTo(db, input, 2)).toEqual({ items: items('a', 'b'), truncated: false });
+    expect(await queryUpTo(db, input, 1)).toEqual({ items: items('a'), truncated: true });
+  });
+
+  it('reads a partition, optionally under a sort-key prefix, consistently or projected', () => {
+    expect(partition('t', 'ORG#o')).toEqual({ TableName: 't', KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': 'ORG#o' } });
+    expect(partition('t', 'ORG#o', { skPrefix: 'WS#', consistent: true, projection: 'pk, sk' })).toEqual({
+      TableName: 't',
+      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+      ExpressionAttributeValues: { ':pk': 'ORG#o', ':prefix': 'WS#' },
+      ConsistentRead: true,
+      ProjectionExpression: 'pk, sk',
+    });
+  });
+});

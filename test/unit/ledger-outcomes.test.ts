@@ -1,0 +1,203 @@
+// The money path's typed outcomes: what LedgerRepository makes of a refused transaction (aws-sdk-client-mock),
+// and the domain errors the Ledger refuses with (a fake repository), with the statuses the error map gives them.
+import { beforeEach, describe, expect, it } from '@jest/globals';
+import { mockClient } from 'aws-sdk-client-mock';
+import { DynamoDBDocumentClient, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBClient, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import { marshall } from '@aws-sdk/util-dynamodb';
+import { LedgerRepository, type HoldRequest, type ReserveOutcome } from '../../lambdas/billing/ledger-repository.js';
+import { Ledger } from '../../lambdas/billing/ledger.js';
+import { CreditsExhausted, KeyDisabled, KeyLimitExceeded, KeyDeleted, ReservationContended, ReservationRefused, TenantGone, WorkspaceBudgetExceeded } from '../../lambdas/billing/errors.js';
+import { keyToItem } from '../../lambdas/keys/api-key-item.js';
+import { workspaceToItem } from '../../lambdas/organizations/organization-item.js';
+import { newApiKey } from '../../lambdas/keys/new-key.js';
+import { newWorkspace } from '../../lambdas/organizations/new-workspace.js';
+import { currentPeriods } from '../../lambdas/billing/periods.js';
+import { RecordCache } from '../../lambdas/platform/record-cache.js';
+import { httpErrorOf, toErrorReply } from '../../lambdas/platform/http/errors.js';
+import type { OrganizationRepository } from '../../lambdas/organizations/organization-repository.js';
+import type { ApiKey } from '../../lambdas/keys/types.js';
+import type { Workspace } from '../../lambdas/organizations/types.js';
+
+const now = new Date('2026-11-24T10:00:00Z');
+const periods = currentPeriods(now);
+const key: ApiKey = { ...newApiKey({ orgId: 'org1', orgKind: 'organization', workspaceId: 'ws1', kind: 'standard', name: 'k', limit: 1000n, now }).key, settings_version: 2 };
+const workspace: Workspace = { ...newWorkspace('org1', { name: 'W', slug: 'w' }, null, now), id: 'ws1', budget_version: 1 };
+
+const db = DynamoDBDocumentClient.from(new DynamoDBClient({ region: 'us-east-1' }));
+const mock = mockClient(db);
+const repository = new LedgerRepository(db, 'table');
+
+const request: HoldRequest = {
+  generationId: 'gen-1', orgId: 'org1', workspaceId: 'ws1', keyHash: key.hash, amount: 100n,
+  key: { hash: key.hash, settingsVersion: 2, limit: { amount: 1000n, window: 'total', withByok: false } },
+  workspace: { id: 'ws1', budgetVersion: 1, budgets: [], withByok: false },
+  keyPeriods: periods, workspacePeriods: periods, createdAt: now.toISOString(), expiresAt: now.toISOString(),
+};
+
+type Reason = string | { Code: string; Item?: Record<string, unknown> };
+const cancel = (...reasons: Reason[]) => new TransactionCanceledException({
+  message: 'cancelled',
+  $metadata: {},
+  CancellationReasons: reasons.map((reason) => (typeof reason === 'string' ? { Code: reason } : { Code: reason.Code, ...(reason.Item ? { Item: marshall(reason.Item, { removeUndefinedValues: true }) } : {}) })),
+});
+const failed = (item?: Record<string, unknown>) => ({ Code: 'ConditionalCheckFailed', ...(item ? { Item: item } : {}) });
+
+describe('LedgerRepository: a refused reservation, decoded', () => {
+  beforeEach(() => { mock.reset(); });
+
+  it('holds, or reports a conflict or a duplicate hold', async () => {
+    mock.on(TransactWriteCommand).resolvesOnce({ ConsumedCapacity: [{ CapacityUnits: 2 }, { WriteCapacityUnits: 4 }] })
+      .rejectsOnce(cancel('None', 'TransactionConflict'))
+      .rejectsOnce(cancel(failed(), 'None', failed(keyToItem(key))));
+    expect(await repository.reserve(request, 1)).toEqual({ kind: 'held', writeUnits: 6 });
+    expect(await repository.reserve(request, 2)).toEqual({ kind: 'conflict' });
+    expect(await repository.reserve(request, 3)).toEqual({ kind: 'duplicate' });
+  });
+
+  it('names the organization that is gone, has no balance yet, or too little of it', async () => {
+    mock.on(TransactWriteCommand)
+      .rejectsOnce(cancel('None', failed()))
+      .rejectsOnce(cancel('None', failed({ pk: 'ORG#org1', total_credits: 5 })))
+      .rejectsOnce(cancel('None', failed({ pk: 'ORG#org1', balance: 42 })));
+    expect(await repository.reserve(request, 1)).toEqual({ kind: 'refused', organization: { kind: 'organization-gone' } });
+    expect(await repository.reserve(request, 1)).toEqual({ kind: 'refused', organization: { kind: 'balance-missing' } });
+    expect(await repository.reserve(request, 1)).toEqual({ kind: 'refused', organization: { kind: 'insufficient-balance', balance: 42n } });
+  });
+
+  it('returns the stored key: stale when its settings changed or it was disabled, its meter otherwise', async () => {
+    const stored = { ...key, meter: { ...key.meter, held: 7n } };
+    mock.on(TransactWriteCommand)
+      .rejectsOnce(cancel('None', 'None', failed()))
+      .rejectsOnce(cancel('None', 'None', failed(keyToItem({ ...stored, settings_version: 3 }))))
+      .rejectsOnce(cancel('None', 'None', failed(keyToItem({ ...stored, disabled: true }))))
+      .rejectsOnce(cancel('None', 'None', failed(keyToItem(stored))));
+    expect(await repository.reserve(request, 1)).toEqual({ kind: 'refused', key: { kind: 'key-gone' } });
+    expect(await repository.reserve(request, 1)).toEqual({ kind: 'refused', key: { kind: 'stale-key', key: { ...stored, settings_version: 3 } } });
+    expect(await repository.reserve(request, 1)).toEqual({ kind: 'refused', key: { kind: 'stale-key', key: { ...stored, disabled: true } } });
+    expect(await repository.reserve(request, 1)).toEqual({ kind: 'refused', key: { kind: 'key-meter', key: stored } });
+  });
+
+  it('returns the stored workspace: stale when its budgets changed, its meter otherwise; several refusals at once', async () => {
+    mock.on(TransactWriteCommand)
+      .rejectsOnce(cancel('None', 'None', 'None', failed(workspaceToItem({ ...workspace, budget_version: 2 }))))
+      .rejectsOnce(cancel('None', failed({ balance: 1 }), 'None', failed(workspaceToItem(workspace))))
+      .rejectsOnce(cancel('None', 'None', 'None', failed()));
+    expect(await repository.reserve(request, 1)).toEqual({ kind: 'refused', workspace: { kind: 'stale-workspace', workspace: { ...workspace, budget_version: 2 } } });
+    expect(await repository.reserve(request, 1)).toEqual({
+      kind: 'refused', organization: { kind: 'insufficient-balance', balance: 1n }, workspace: { kind: 'workspace-meter', workspace },
+    });
+    expect(await repository.reserve(request, 1)).toEqual({ kind: 'refused', workspace: { kind: 'workspace-gone' } });
+  });
+
+  it('rethrows what is not a cancelled transaction', async () => {
+    mock.on(TransactWriteCommand).rejects(new Error('throttled'));
+    await expect(repository.reserve(request, 1)).rejects.toThrow('throttled');
+  });
+});
+
+describe('LedgerRepository: a refused settlement, decoded', () => {
+  beforeEach(() => { mock.reset(); });
+  const hold = { generationId: 'gen-1', orgId: 'org1', workspaceId: 'ws1', keyHash: key.hash, amount: 100n };
+  const settle = { hold, charge: { credits: 10n, byok: 0n }, keyPeriods: periods, workspacePeriods: periods, record: { pk: 'GEN#gen-1', sk: 'GEN' } };
+
+  it('tells a settled generation, a missing hold, a deleted meter and a meter counting other windows apart', async () => {
+    // Items: hold (0), organization (1), key (2), workspace (3), record (4).
+    mock.on(TransactWriteCommand)
+      .rejectsOnce(cancel('None', 'None', 'None', 'None', failed()))
+      .rejectsOnce(cancel(failed(), 'None', 'None', 'None', 'None'))
+      .rejectsOnce(cancel('None', 'None', failed(), failed({ period_daily: '2026-11-23', period_weekly: '2026-11-23', period_monthly: '2026-11-01' }), 'None'))
+      .rejectsOnce(cancel('None', 'None', failed({ pk: 'KEY#x' }), 'None', 'None'));
+    expect(await repository.settle(settle, 1)).toEqual({ kind: 'already' });
+    expect(await repository.settle(settle, 1)).toEqual({ kind: 'hold-missing' });
+    expect(await repository.settle(settle, 1)).toEqual({
+      kind: 'stale', key: { kind: 'meter-gone' }, workspace: { kind: 'meter-windows', periods: { daily: '2026-11-23', weekly: '2026-11-23', monthly: '2026-11-01' } },
+    });
+    // An item from before meters existed counts no windows at all.
+    expect(await repository.settle(settle, 1)).toEqual({ kind: 'stale', key: { kind: 'meter-windows', periods: {} } });
+  });
+
+  it('leaves a skipped meter out of the transaction (its reasons shift)', async () => {
+    mock.on(TransactWriteCommand).rejectsOnce(cancel('None', 'None', failed(), 'None'));
+    expect(await repository.settle({ ...settle, skipKey: true }, 1)).toEqual({ kind: 'stale', workspace: { kind: 'meter-gone' } });
+    const items = mock.commandCalls(TransactWriteCommand)[0]!.args[0].input.TransactItems!;
+    expect(items.map((item) => (item.Put ? 'record' : (item.Update ?? item.Delete)!.Key!.pk))).toEqual(['HOLD#gen-1', 'ORG#org1', 'ORG#org1', 'record']);
+  });
+});
+
+/** A Ledger over a repository that answers reservations from a script. */
+function ledgerWith(outcomes: ReserveOutcome[], calls: string[] = []) {
+  const fake = {
+    reserve: async () => outcomes.shift() ?? { kind: 'conflict' },
+    roll: async (meter: { of: string }) => { calls.push(`roll ${meter.of}`); },
+    addBalance: async () => { calls.push('addBalance'); },
+  } as unknown as LedgerRepository;
+  const organizations = { getWorkspace: async () => workspace } as unknown as OrganizationRepository;
+  return new Ledger({
+    repository: fake, organizations, workspaces: new RecordCache<Workspace>(), keySeen: (seen) => calls.push(`seen ${seen.settings_version}`),
+    clock: () => now, random: () => 0, sleep: async () => {}, log: () => {},
+  });
+}
+
+const spentKey = (usage: bigint): ApiKey => ({ ...key, meter: { ...key.meter, usage: { ...key.meter.usage, total: usage } } });
+
+describe('Ledger: refusals in domain errors', () => {
+  it('refuses with KeyLimitExceeded: the reason, what is left and what was required, answered as the 402 it was', async () => {
+    const refusal = await ledgerWith([{ kind: 'refused', key: { kind: 'key-meter', key: spentKey(950n) } }]).reserve('gen-1', key, 100n).catch((err: unknown) => err);
+    expect(refusal).toBeInstanceOf(KeyLimitExceeded);
+    expect(refusal).toBeInstanceOf(ReservationRefused);
+    expect(refusal).toMatchObject({ reason: 'key_limit', remaining: 50n, required: 100n });
+    const reply = toErrorReply(refusal, 'req-1');
+    expect(reply.status).toBe(402);
+    expect(reply.body.error.metadata).toEqual({ reason: 'key_limit', limit_reset: null, limit: '0.000001', required: '0.0000001', remaining: '0.00000005' });
+    expect(reply.headers).toEqual({});
+  });
+
+  it('names the tightest of several refusing limits, as its own kind', async () => {
+    const both: ReserveOutcome = { kind: 'refused', organization: { kind: 'insufficient-balance', balance: 10n }, key: { kind: 'key-meter', key: spentKey(950n) } };
+    await expect(ledgerWith([both]).reserve('gen-1', key, 100n)).rejects.toMatchObject({ constructor: CreditsExhausted, reason: 'insufficient_credits', remaining: 10n });
+    const budgeted: Workspace = { ...workspace, budgets: { daily: { id: 'b', limit: 60n, created_at: '', updated_at: '' } } };
+    await expect(ledgerWith([{ kind: 'refused', workspace: { kind: 'workspace-meter', workspace: budgeted } }]).reserve('gen-1', key, 100n))
+      .rejects.toMatchObject({ constructor: WorkspaceBudgetExceeded, reason: 'workspace_budget', remaining: 60n, required: 100n });
+  });
+
+  it('refuses a key that is gone or disabled as unauthenticated, a vanished tenant as forbidden', async () => {
+    const cases: Array<[ReserveOutcome, unknown, number, string]> = [
+      [{ kind: 'refused', key: { kind: 'key-gone' } }, KeyDeleted, 401, 'API key not found'],
+      [{ kind: 'refused', key: { kind: 'stale-key', key: { ...key, disabled: true, settings_version: 3 } } }, KeyDisabled, 401, 'API key disabled'],
+      [{ kind: 'refused', organization: { kind: 'organization-gone' } }, TenantGone, 403, 'The organization of this API key no longer exists'],
+      [{ kind: 'refused', workspace: { kind: 'workspace-gone' } }, TenantGone, 403, 'The workspace of this API key no longer exists'],
+    ];
+    for (const [outcome, kind, status, message] of cases) {
+      const err = await ledgerWith([outcome]).reserve('gen-1', key, 100n).catch((thrown: unknown) => thrown);
+      expect(err).toBeInstanceOf(kind as new () => Error);
+      expect(httpErrorOf(err as KeyDeleted)).toMatchObject({ status, message });
+    }
+  });
+
+  it('gives up on contention with ReservationContended: a 503 that says when to retry', async () => {
+    const err = await ledgerWith([]).reserve('gen-1', key, 100n).catch((thrown: unknown) => thrown);
+    expect(err).toBeInstanceOf(ReservationContended);
+    const reply = toErrorReply(err, 'req-1', () => {});
+    expect(reply.status).toBe(503);
+    expect(reply.headers).toEqual({ 'retry-after': '1' });
+    expect(reply.body.error.message).toBe('Could not reserve credits: too much contention on this account; retry shortly');
+  });
+
+  it('retries after taking a fresher key, adding a missing balance or rolling a window, then holds', async () => {
+    const calls: string[] = [];
+    const behind: ApiKey = { ...key, meter: { ...key.meter, periods: { daily: '2026-11-23', weekly: periods.weekly, monthly: periods.monthly } } };
+    const ledger = ledgerWith([
+      { kind: 'refused', key: { kind: 'stale-key', key: { ...key, settings_version: 3 } } },
+      { kind: 'refused', organization: { kind: 'balance-missing' } },
+      { kind: 'refused', key: { kind: 'key-meter', key: behind } },
+      { kind: 'held', writeUnits: 6 },
+    ], calls);
+    expect(await ledger.reserve('gen-1', key, 100n)).toMatchObject({ generationId: 'gen-1', amount: 100n, attempts: 4, writeUnits: 6 });
+    expect(calls).toEqual(['seen 3', 'addBalance', 'roll key']);
+  });
+
+  it('never hides a duplicate generation id behind a retry', async () => {
+    await expect(ledgerWith([{ kind: 'duplicate' }]).reserve('gen-1', key, 100n)).rejects.toThrow('generation id gen-1 already has a hold');
+  });
+});
