@@ -100,14 +100,14 @@ function withGeneration(err: unknown, trace: RouteTrace, withMetadata: boolean, 
 
 /**
  * Where the pipeline's settlement and release go: the invocation's defer, or without one a list awaited
- * (drain) where the reply ends, so that the reply still waits for them.
+ * (drain) where the reply ends, so that the reply still waits for them. With the invocation's defer there
+ * is nothing to drain (no `drain`, no await).
  */
-function deferralOf(defer: Defer | undefined): { defer: Defer; drain: () => Promise<unknown> } {
-  if (defer) return { defer, drain: drained };
+function deferralOf(defer: Defer | undefined): { defer: Defer; drain: (() => Promise<unknown>) | undefined } {
+  if (defer) return { defer, drain: undefined };
   const pending: Promise<unknown>[] = [];
   return { defer: (work) => { pending.push(work); }, drain: () => Promise.all(pending.splice(0)) };
 }
-const drained = () => Promise.resolve();
 
 async function run(inference: InferenceRequest, principal: Principal | null, http: GatewayRequest, engine: EngineDeps, defer: Defer | undefined): Promise<OperationResult> {
   // A process shutting down takes no new work (also before the request is looked at).
@@ -130,10 +130,10 @@ async function run(inference: InferenceRequest, principal: Principal | null, htt
     const body = request.format === 'chat'
       ? chatCompletion(identity, outcome.result, chatUsage(outcome.usage, outcome.cost, outcome.isByok), extra)
       : responseResult(identity, request.echo, outcome.result, responsesUsage(outcome.usage, outcome.cost, outcome.isByok), Math.floor(Date.now() / 1000), extra);
-    await deferral.drain();
+    if (deferral.drain) await deferral.drain();
     return { status: 200, headers: { 'x-generation-id': trace.generationId }, body };
   } catch (err) {
-    await deferral.drain();
+    if (deferral.drain) await deferral.drain();
     throw withGeneration(err, trace, withMetadata, engine);
   }
 }
@@ -171,7 +171,7 @@ async function streamReply(options: StreamReplyOptions): Promise<OperationResult
     clearTimeout(waitTimer);
     if (first.kind === 'failed') throw first.error;
   } catch (err) {
-    await deferral.drain();
+    if (deferral.drain) await deferral.drain();
     throw withGeneration(err, trace, options.withMetadata, engine);
   }
 
@@ -234,39 +234,59 @@ async function writeStream(options: StreamReplyOptions & { body: Readable; strea
       push(writer.start() + writer.error(error.status, error.message, metadata));
     }
     clearTimeout(keepAlive);
-    await deferral.drain();
+    if (deferral.drain) await deferral.drain();
     if (!body.destroyed) body.push(null);
     return;
   }
 
-  const { candidate } = outcome.start;
-  const identity = identityOf(trace, candidate, undefined);
-  const chat = request.format === 'chat' ? new ChatStreamWriter(identity) : undefined;
-  const responses = request.format === 'responses' ? new ResponsesStreamWriter(identity, request.echo) : undefined;
-  push(chat ? chat.start() : responses!.start());
-  for await (const event of options.stream) {
-    if (event.type === 'start') continue;
-    if (event.type !== 'end') {
-      push(chat ? chat.event(event) : responses!.event(event));
-      // Let the response stream write what was pushed before the next upstream event is handled: when a
-      // provider's events arrive together, a promise chain alone would hold every frame back until the last.
-      await nextTick();
-      continue;
+  const { stream } = options;
+  try {
+    const { candidate } = outcome.start;
+    const identity = identityOf(trace, candidate, undefined);
+    const chat = request.format === 'chat' ? new ChatStreamWriter(identity) : undefined;
+    const responses = request.format === 'responses' ? new ResponsesStreamWriter(identity, request.echo) : undefined;
+    push(chat ? chat.start() : responses!.start());
+    let step = await stream.next();
+    while (!step.done) {
+      const event = step.value;
+      if (event.type === 'end') {
+        // Cancelled (the client went away): nothing more to write.
+        if (event.status !== 'cancelled') {
+          const metadata = withMetadata ? { service_metadata: serviceMetadata(trace, candidate, engine) } : {};
+          if (event.failure) {
+            const failure = asStreamError(event.failure);
+            push(chat ? chat.error(failure.status, failure.message, failure.metadata) : responses!.error(failure.status, failure.message, metadata));
+          } else if (chat) {
+            push(chat.usage(chatUsage(event.usage, event.cost, event.isByok), metadata) + SSE_DONE);
+          } else {
+            push(responses!.finish(event.result.finish_reason, responsesUsage(event.usage, event.cost, event.isByok), Math.floor(Date.now() / 1000), metadata) + SSE_DONE);
+          }
+        }
+      } else if (event.type !== 'start') {
+        try {
+          push(chat ? chat.event(event) : responses!.event(event));
+        } catch (err) {
+          // An event that cannot be written fails the stream as an upstream failure mid-way does: the
+          // pipeline closes the upstream call, settles it as an error, and its end event carries the error.
+          step = await stream.throw(err);
+          continue;
+        }
+        // Let the response stream write what was pushed before the next upstream event is handled: when a
+        // provider's events arrive together, a promise chain alone would hold every frame back until the last.
+        await nextTick();
+      }
+      step = await stream.next();
     }
-    // Cancelled (the client went away): nothing more to write.
-    if (event.status === 'cancelled') continue;
-    const metadata = withMetadata ? { service_metadata: serviceMetadata(trace, candidate, engine) } : {};
-    if (event.failure) {
-      const failure = asStreamError(event.failure);
-      push(chat ? chat.error(failure.status, failure.message, failure.metadata) : responses!.error(failure.status, failure.message, metadata));
-    } else if (chat) {
-      push(chat.usage(chatUsage(event.usage, event.cost, event.isByok), metadata) + SSE_DONE);
-    } else {
-      push(responses!.finish(event.result.finish_reason, responsesUsage(event.usage, event.cost, event.isByok), Math.floor(Date.now() / 1000), metadata) + SSE_DONE);
-    }
+  } catch (err) {
+    // A failure of the reply itself: the stream still ends (its hold settled, the request's listeners
+    // removed) before the failure cuts the reply, as it did before the pipeline existed.
+    await stream.return(undefined).catch(() => undefined);
+    if (deferral.drain) await deferral.drain().catch((failure: unknown) => engine.log(logLine('error', 'stream settlement failed', { generation_id: trace.generationId, error: String(failure) })));
+    throw err;
+  } finally {
+    clearTimeout(keepAlive);
   }
-  clearTimeout(keepAlive);
-  await deferral.drain();
+  if (deferral.drain) await deferral.drain();
   if (!body.destroyed) body.push(null);
 }
 

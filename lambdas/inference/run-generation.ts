@@ -10,7 +10,7 @@ import type { GenerationResult, StreamEvent } from '../providers/types.js';
 import { generate, startStream, type Generated, type Streaming } from './attempts.js';
 import type { Caller, EngineDeps } from './engine.js';
 import type { InferenceRequest } from './inference-request.js';
-import { chainOf, wrappedGenerate, wrappedStream, type GenerationCall, type GenerationMiddleware, type MiddlewareChain } from './middleware.js';
+import { chainOf, wrappedGenerate, wrappedStream, type GenerationCall, type GenerationMiddleware, type GenerationParams, type MiddlewareChain } from './middleware.js';
 import { byokMiddleware } from './middleware/byok.js';
 import { abortedError, upstreamError } from './provider-failure.js';
 import type { Candidate } from './routing.js';
@@ -151,10 +151,14 @@ class Run {
     this.unlink = undefined;
   }
 
-  /** Work that may finish after the reply: handed to the caller's defer, or awaited here. */
-  async later(work: Promise<unknown>): Promise<void> {
-    if (this.options.defer) this.options.defer(work);
-    else await work;
+  /**
+   * Work that may finish after the reply: handed to the caller's defer (nothing to await then, so the
+   * caller skips the await), or returned for the caller to await.
+   */
+  later(work: Promise<unknown>): Promise<unknown> | undefined {
+    if (!this.options.defer) return work;
+    this.options.defer(work);
+    return undefined;
   }
 
   reserve(): Promise<Hold> {
@@ -162,16 +166,30 @@ class Run {
   }
 
   /** The request failed before any of its reply: release (or charge the prompt of an abandoned attempt). */
-  fail(hold: Hold): Promise<void> {
+  fail(hold: Hold): Promise<unknown> {
     if (this.ended) return Promise.resolve();
     this.ended = true;
     return this.later(releaseOrCharge({
       request: this.request, caller: this.call.caller, trace: this.call.trace, deps: this.call.deps,
       hold, signal: this.signal, streamed: this.options.stream, invocation: this.options.invocation,
-    }));
+    })) ?? Promise.resolve();
   }
 
-  /** Settles at the generation's cost; should accounting itself throw, the hold is released instead. */
+  /**
+   * A middleware threw after it called the provider: the call may have been served (and billed by the
+   * provider) or still be running. Stops it if it runs, and gives what it served, if anything.
+   */
+  async served<T>(provider: Promise<T> | undefined): Promise<T | undefined> {
+    if (!provider) return undefined;
+    // An abort also makes a call cut short here charge its prompt (releaseOrCharge), as a client gone would.
+    if (!this.signal.aborted) this.controller.abort(new Error('middleware failed after the provider call'));
+    return provider.catch(() => undefined);
+  }
+
+  /**
+   * Settles at the generation's cost. Should accounting throw before the ledger's settle began, the hold
+   * is released instead; complete() throws nothing once it began (so a hold is never both settled and released).
+   */
   settle(hold: Hold, candidate: Candidate, completion: Completion): Accounted & { persisted: Promise<unknown> } {
     if (this.ended) throw new Error(`the hold of ${this.call.trace.generationId} has ended already`);
     this.ended = true;
@@ -179,33 +197,58 @@ class Run {
       return complete({ request: this.request, caller: this.call.caller, trace: this.call.trace, deps: this.call.deps, candidate, completion, hold, invocation: this.options.invocation });
     } catch (err) {
       const { deps, trace } = this.call;
-      this.later(release(hold, deps)).catch((failure: unknown) => deps.log(logLine('error', 'hold not released', { generation_id: trace.generationId, error: String(failure) })));
+      const released = release(hold, deps).catch((failure: unknown) => deps.log(logLine('error', 'hold not released', { generation_id: trace.generationId, error: String(failure) })));
+      this.later(released);
       throw err;
     }
   }
 }
 
-/** Plans with the middleware, then reserves: nothing is held when a middleware refuses the request. */
-async function prepare(run: Run): Promise<Hold> {
+/**
+ * Plans with the middleware: a promise only when a middleware returned one (BYOK without a source costs
+ * nothing). Nothing is held yet, so a middleware that refuses the request leaves nothing to release.
+ */
+function transform(run: Run): Promise<void> | undefined {
   const { call } = run;
-  // Awaited only when a middleware returned a promise: BYOK without a source costs nothing.
-  for (const middleware of run.chain.transforms) {
-    const params = middleware.transformParams!(call);
-    call.params = params instanceof Promise ? await params : params;
+  const transforms = run.chain.transforms;
+  for (let index = 0; index < transforms.length; index += 1) {
+    const params = transforms[index]!.transformParams!(call);
+    // Any thenable, not only a native promise: a middleware may return another library's.
+    if (typeof (params as { then?: unknown } | undefined)?.then === 'function') return finishTransform(run, params as PromiseLike<GenerationParams>, index);
+    call.params = params as GenerationParams;
   }
   call.trace.plan.candidates = call.params.candidates;
-  const hold = await run.reserve();
-  run.link();
-  return hold;
+  return undefined;
+}
+
+async function finishTransform(run: Run, pending: PromiseLike<GenerationParams>, index: number): Promise<void> {
+  const { call } = run;
+  const transforms = run.chain.transforms;
+  call.params = await pending;
+  for (let next = index + 1; next < transforms.length; next += 1) call.params = await transforms[next]!.transformParams!(call);
+  call.trace.plan.candidates = call.params.candidates;
 }
 
 async function buffered(run: Run): Promise<GenerationOutcome> {
-  const hold = await prepare(run);
+  const transformed = transform(run);
+  if (transformed) await transformed;
+  const hold = await run.reserve();
+  run.link();
   const { call } = run;
   let generated: Generated;
+  let provider: Promise<Generated> | undefined;
   try {
-    generated = await wrappedGenerate(run.chain, call, () => generate({ request: run.request, caller: call.caller, trace: call.trace, deps: call.deps, signal: run.signal }));
+    generated = await wrappedGenerate(run.chain, call, () => (provider = generate({ request: run.request, caller: call.caller, trace: call.trace, deps: call.deps, signal: run.signal })));
   } catch (err) {
+    // A middleware that failed after the provider served: the provider billed it, so it is charged
+    // (cancelled: the reply never went out, which says nothing about the endpoint).
+    const served = provider === undefined || run.chain.generateWrappers.length === 0 ? undefined : await run.served(provider);
+    if (served) {
+      run.dispose();
+      const pending = run.later(run.settle(hold, served.candidate, { status: 'cancelled', result: served.result, firstTokenMs: served.firstTokenMs, streamed: false }).persisted);
+      if (pending) await pending;
+      throw err;
+    }
     // Also when the client went away (its reply is never written) or the gateway is shutting down.
     await run.fail(hold);
     throw err;
@@ -218,12 +261,16 @@ async function buffered(run: Run): Promise<GenerationOutcome> {
     firstTokenMs: generated.firstTokenMs,
     streamed: false,
   });
-  await run.later(accounted.persisted);
+  const pending = run.later(accounted.persisted);
+  if (pending) await pending;
   return { candidate: generated.candidate, result: generated.result, firstTokenMs: generated.firstTokenMs, usage: accounted.usage, cost: accounted.cost, isByok: accounted.isByok };
 }
 
 async function streamed(run: Run): Promise<GenerationStream> {
-  const hold = await prepare(run);
+  const transformed = transform(run);
+  if (transformed) await transformed;
+  const hold = await run.reserve();
+  run.link();
   return new GenerationStream(run, hold);
 }
 
@@ -246,14 +293,24 @@ export class GenerationStream implements AsyncIterableIterator<GenerationEvent> 
     return this.events.next();
   }
 
-  async return(value?: unknown): Promise<IteratorResult<GenerationEvent>> {
-    await this.abandonUnstarted();
-    return this.events.return(value as undefined);
+  /** Stops the stream: what was produced is settled as cancelled (a stream never read gives its hold back). */
+  return(value?: unknown): Promise<IteratorResult<GenerationEvent>> {
+    if (this.started) return this.events.return(value as undefined);
+    // Closed before anything awaits: a next() that follows at once must find nothing to start.
+    const closed = this.events.return(value as undefined);
+    return this.abandon().then(() => closed);
   }
 
-  async throw(error?: unknown): Promise<IteratorResult<GenerationEvent>> {
-    await this.abandonUnstarted();
-    return this.events.throw(error);
+  /**
+   * Fails the stream with `error` where it stands: after its start event, the stream ends as a
+   * mid-stream failure would (upstream closed, settled as an error, the end event carries the failure).
+   */
+  throw(error?: unknown): Promise<IteratorResult<GenerationEvent>> {
+    if (this.started) return this.events.throw(error);
+    const thrown = this.events.throw(error);
+    // Handled here: it rejects (with `error`) before the release is done, and is returned after it.
+    thrown.catch(() => undefined);
+    return this.abandon().then(() => thrown);
   }
 
   [Symbol.asyncIterator](): this {
@@ -261,27 +318,31 @@ export class GenerationStream implements AsyncIterableIterator<GenerationEvent> 
   }
 
   /** Stopped before the first next(): nothing was sent upstream, so the hold goes back. */
-  private async abandonUnstarted(): Promise<void> {
-    if (this.started) return;
+  private abandon(): Promise<unknown> {
     this.started = true;
-    this.run.stopped = true;
+    // Nothing may start upstream from here: the generation is over.
+    this.run.abort(new Error('stream stopped before it was read'));
     this.run.dispose();
-    await this.run.fail(this.hold);
+    return this.run.fail(this.hold);
   }
 }
 
 async function* produce(run: Run, hold: Hold): AsyncGenerator<GenerationEvent> {
   const { call } = run;
   let streaming: Streaming;
+  let provider: Promise<Streaming> | undefined;
   try {
-    streaming = await wrappedStream(run.chain, call, () => startStream({ request: run.request, caller: call.caller, trace: call.trace, deps: call.deps, signal: run.signal }));
+    streaming = await wrappedStream(run.chain, call, () => (provider = startStream({ request: run.request, caller: call.caller, trace: call.trace, deps: call.deps, signal: run.signal })));
   } catch (err) {
+    // A middleware that failed after the provider answered: the upstream call is closed, and the aborted
+    // run makes fail() charge the prompt the provider billed, as a stream cut before its first event is.
+    const served = provider === undefined || run.chain.streamWrappers.length === 0 ? undefined : await run.served(provider);
+    if (served) await served.events.return(undefined).catch(() => undefined);
     run.dispose();
     await run.fail(hold);
     throw err;
   }
   const state = newStreamState();
-  let persisted: Promise<unknown> | undefined;
   try {
     yield { type: 'start', candidate: streaming.candidate, firstTokenMs: streaming.firstTokenMs };
     let failure: DomainError | undefined;
@@ -300,17 +361,20 @@ async function* produce(run: Run, hold: Hold): AsyncGenerator<GenerationEvent> {
     const result = resultFromState(state, run.request);
     const status: Completion['status'] = cancelled ? 'cancelled' : failure ? 'error' : result.finish_reason === 'length' ? 'incomplete' : 'completed';
     const accounted = run.settle(hold, streaming.candidate, streamCompletion(result, run, streaming, status, failure));
-    persisted = accounted.persisted;
+    // Handed over (or awaited) before the end event: a consumer may stop at it without another next().
+    run.dispose();
+    const pending = run.later(accounted.persisted);
+    if (pending) await pending;
     yield { type: 'end', status, failure, result, usage: accounted.usage, cost: accounted.cost, isByok: accounted.isByok };
   } finally {
     if (!run.ended) {
       // The consumer stopped early: close the upstream call and settle what was produced as cancelled.
       run.stopped = true;
       await streaming.events.return(undefined).catch(() => undefined);
-      persisted = run.settle(hold, streaming.candidate, streamCompletion(resultFromState(state, run.request), run, streaming, 'cancelled', undefined)).persisted;
-    }
-    run.dispose();
-    if (persisted) await run.later(persisted);
+      run.dispose();
+      const pending = run.later(run.settle(hold, streaming.candidate, streamCompletion(resultFromState(state, run.request), run, streaming, 'cancelled', undefined)).persisted);
+      if (pending) await pending;
+    } else run.dispose();
   }
 }
 

@@ -120,6 +120,17 @@ export function countsAgainstEndpoint(attempt: AttemptRecord): boolean {
 function recordFailedAttempts(trace: RouteTrace | undefined, deps: EngineDeps): Promise<void> {
   if (!trace || failuresRecorded.has(trace)) return Promise.resolve();
   failuresRecorded.add(trace);
+  // It runs after the ledger's settle or release has begun: a throw here would make its caller end the
+  // hold a second time, so it is logged like a failed write.
+  try {
+    return addFailedAttempts(trace, deps);
+  } catch (err) {
+    deps.log(logLine('warn', 'endpoint failures not recorded', { generation_id: trace.generationId, error: String(err) }));
+    return Promise.resolve();
+  }
+}
+
+function addFailedAttempts(trace: RouteTrace, deps: EngineDeps): Promise<void> {
   const failed = new Map<string, { model: string; provider: string; count: number }>();
   for (const attempt of trace.attempts) {
     if (!countsAgainstEndpoint(attempt)) continue;
@@ -206,6 +217,7 @@ export function complete({ request, caller, trace, deps, candidate, completion, 
       : undefined;
     deps.log(emfLine(record, infra, deps.clock().getTime()));
   })();
+  // The ledger's settle has begun: nothing from here throws (the caller would release the hold too).
   const persisted = Promise.all([settlement, recordFailedAttempts(trace, deps)]);
   return { usage, cost, isByok, persisted };
 }

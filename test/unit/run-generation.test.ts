@@ -1,7 +1,9 @@
 // runGeneration's hold lifecycle with fakes for the ledger and the adapters: the hold is reserved once and
 // then settled or released exactly once, whatever happens (every candidate failing, success, the consumer
 // stopping a stream or aborting it mid-way, a middleware that throws), and middleware runs in order.
-import { describe, expect, it } from '@jest/globals';
+import { getEventListeners } from 'node:events';
+import type { Readable } from 'node:stream';
+import { describe, expect, it, jest } from '@jest/globals';
 import { buildCatalog, catalogFileSchema } from '../../lambdas/catalog/catalog-config.js';
 import type { CatalogEndpoint } from '../../lambdas/catalog/types.js';
 import { httpErrorOf } from '../../lambdas/platform/http/errors.js';
@@ -12,6 +14,11 @@ import type { InferenceRequest } from '../../lambdas/inference/inference-request
 import type { GenerationMiddleware } from '../../lambdas/inference/middleware.js';
 import { runGeneration, type GenerationEvent, type GenerationStream } from '../../lambdas/inference/run-generation.js';
 import { ShutdownSwitch } from '../../lambdas/inference/shutdown.js';
+import { createInferenceOperations } from '../../lambdas/inference/operations.js';
+import { serviceMetadata } from '../../lambdas/inference/service-metadata.js';
+import { ChatStreamWriter } from '../../lambdas/inference/to-chat.js';
+import type { GatewayRequest } from '../../lambdas/platform/http/request.js';
+import type { Principal } from '../../lambdas/platform/http/auth.js';
 import type { Hold } from '../../lambdas/billing/ledger.js';
 import type { Charge, HoldRef } from '../../lambdas/billing/ledger-repository.js';
 import type { ApiKey } from '../../lambdas/keys/types.js';
@@ -337,5 +344,155 @@ describe('middleware', () => {
     expect(httpErrorOf(error as DomainError).status).toBe(502);
     expect(ledger.reserved).toEqual([]);
     expect(ledger.endings).toEqual([]);
+  });
+});
+
+describe('the hold when the pipeline is misused or fails around the provider call', () => {
+  it('settles what the provider served when a middleware throws after doGenerate: the usage is charged, nothing released', async () => {
+    const { deps, ledger, calls } = setup({ alpha: { generate: async () => result('served') } });
+    const late: GenerationMiddleware = { wrapGenerate: async ({ doGenerate }) => { await doGenerate(); throw new Error('middleware bug after the call'); } };
+    const run = runGeneration({ request: inference(), caller, deps, stream: false, errorStatus, middleware: [late] });
+    await expect(run.result).rejects.toThrow('middleware bug after the call');
+    await settle();
+    expect(calls).toEqual(['alpha']);
+    expect(ledger.endings).toEqual(['settled cancelled']);
+    expect(ledger.settled[0]!.charge).toEqual({ credits: 20_000n, byok: 0n });
+    expect(ledger.settled[0]!.record).toMatchObject({ usage, usage_estimated: false });
+  });
+
+  it('closes the upstream stream and charges its prompt when a stream middleware throws after doStream', async () => {
+    const closed = { value: false };
+    const { deps, ledger } = setup({ alpha: stalling('partial', closed) });
+    const late: GenerationMiddleware = { wrapStream: async ({ doStream }) => { await doStream(); throw new Error('middleware bug after the call'); } };
+    const stream = await runGeneration({ request: inference({ stream: true }), caller, deps, stream: true, errorStatus, middleware: [late] }).result;
+    await expect(stream.next()).rejects.toThrow('middleware bug after the call');
+    await settle();
+    expect(closed.value).toBe(true);
+    expect(ledger.endings).toEqual(['settled cancelled']);
+    expect(ledger.settled[0]!.record).toMatchObject({ provider: 'alpha', usage_estimated: true });
+  });
+
+  it('starts nothing upstream when next() follows return() at once on an unread stream', async () => {
+    const { deps, ledger, calls } = setup({ alpha: streaming('never') });
+    const stream = await runGeneration({ request: inference({ stream: true }), caller, deps, stream: true, errorStatus }).result;
+    const returned = stream.return(undefined);
+    const next = stream.next();
+    await returned;
+    expect(await next).toEqual({ done: true, value: undefined });
+    await settle();
+    expect(calls).toEqual([]);
+    expect(ledger.endings).toEqual(['released']);
+  });
+
+  it('awaits a transformParams that returns a thenable other than a native promise', async () => {
+    const { deps, ledger } = setup({ alpha: { generate: async () => result('from alpha') }, beta: { generate: async () => result('from beta') } });
+    const thenable: GenerationMiddleware = {
+      transformParams: ({ params }) => ({ then: (resolve: (value: typeof params) => void) => resolve({ ...params, candidates: params.candidates.slice(1) }) }) as unknown as Promise<typeof params>,
+    };
+    const outcome = await runGeneration({ request: inference(), caller, deps, stream: false, errorStatus, middleware: [thenable] }).result;
+    expect(outcome.result.text).toBe('from beta');
+    expect(ledger.endings).toEqual(['settled completed']);
+  });
+
+  it('hands the settlement to `defer` and unhooks the request with the end event, for a consumer that stops there', async () => {
+    const { deps, ledger } = setup({ alpha: streaming('hel', 'lo') });
+    const deferred: Array<Promise<unknown>> = [];
+    const stream = await runGeneration({ request: inference({ stream: true }), caller, deps, stream: true, errorStatus, defer: (work) => { deferred.push(work); } }).result;
+    let step = await stream.next();
+    while (!step.done && step.value.type !== 'end') step = await stream.next();
+    // No next() or return() after the end event.
+    expect(deferred).toHaveLength(1);
+    expect(getEventListeners(deps.shutdown.signal, 'abort')).toHaveLength(0);
+    await Promise.all(deferred);
+    expect(ledger.endings).toEqual(['settled completed']);
+  });
+
+  it('never releases a hold whose settlement has begun, even when recording failed attempts throws', async () => {
+    let served = false;
+    let clockCalls = 0;
+    const { deps, ledger } = setup({ alpha: failing(503), beta: { generate: async () => { served = true; return result('done'); } } });
+    const time = deps.clock().getTime();
+    // After the provider served: the record's timestamp is fine, the failed attempts' hour is not.
+    deps.clock = () => (served && ++clockCalls === 2 ? new Date(Number.NaN) : new Date(time));
+    const outcome = await runGeneration({ request: inference(), caller, deps, stream: false, errorStatus }).result;
+    expect(outcome.result.text).toBe('done');
+    await settle();
+    expect(ledger.endings).toEqual(['settled completed']);
+  });
+
+  it('shows no available endpoint in the trace when the BYOK credentials that must be used do not apply', async () => {
+    const { deps, ledger } = setup({ alpha: { generate: async () => result('never') } });
+    const onlyOther = {
+      id: 'cred-1', org_id: 'org-1', provider: 'alpha', name: null, label: 'sk-…0000', disabled: false, is_fallback: false,
+      is_required: false, is_byok_only: true, sort_order: 0, allowed_models: ['m/other'], allowed_user_ids: null, allowed_api_key_hashes: null,
+      declared_zdr: null, workspace_id: null, sealed: '', created_at: '2026-01-01T00:00:00.000Z', updated_at: '2026-01-01T00:00:00.000Z',
+    };
+    deps.byok = { credentialsFor: async () => [onlyOther], apiKey: async () => 'key', kmsCalls: 0 } as unknown as EngineDeps['byok'];
+    const run = runGeneration({ request: inference({ models: ['m/alpha'] }), caller, deps, stream: false, errorStatus });
+    const error = await run.result.catch((err: unknown) => err);
+    expect((error as Error).message).toBe('No endpoint is available: the BYOK credentials that must be used do not apply to this request');
+    expect(serviceMetadata(run.trace, undefined, deps).endpoints.available).toEqual([]);
+    expect(ledger.reserved).toEqual([]);
+  });
+});
+
+describe('the SSE reply (operations)', () => {
+  const principal = { key: { org_id: 'org-1', workspace_id: 'ws-1', hash: 'a'.repeat(64) } as ApiKey, isManagement: false, readUnits: 0 } as Principal;
+  const http = (): GatewayRequest => ({ method: 'POST', path: '/api/v1/chat/completions', headers: {}, query: {}, body: undefined, requestId: 'req-1', sourceIp: '127.0.0.1', host: 'localhost' });
+
+  async function streamChat(deps: EngineDeps) {
+    const operations = createInferenceOperations({ engine: deps });
+    const body = { model: 'm/alpha', messages: [{ role: 'user', content: 'hello' }], stream: true };
+    return operations.chatCompletions({ body, principal, request: http(), defer: undefined } as unknown as Parameters<typeof operations.chatCompletions>[0]);
+  }
+
+  /** The reply's text, and the error that cut it (none for a clean end). */
+  function read(body: Readable): Promise<{ text: string; error: Error | undefined }> {
+    return new Promise((resolve) => {
+      let text = '';
+      body.on('data', (chunk: Buffer | string) => { text += chunk.toString(); });
+      body.on('end', () => resolve({ text, error: undefined }));
+      body.on('error', (error) => resolve({ text, error }));
+    });
+  }
+
+  it('turns a formatter failure mid-stream into the stream\'s failure: a 502 error event, a clean end, settled as an error', async () => {
+    const { deps, ledger } = setup({ alpha: streaming('hel', 'lo') });
+    const original = ChatStreamWriter.prototype.event;
+    const spy = jest.spyOn(ChatStreamWriter.prototype, 'event').mockImplementation(function (this: ChatStreamWriter, event: StreamEvent) {
+      if (event.type === 'text-delta' && event.delta === 'lo') throw new Error('formatter bug');
+      return original.call(this, event);
+    });
+    try {
+      const reply = await streamChat(deps);
+      expect(reply.status).toBe(200);
+      const { text, error } = await read((reply as { body: Readable }).body);
+      expect(error).toBeUndefined();
+      expect(text).toContain('"code":502');
+      expect(text).toContain('formatter bug');
+      expect(ledger.endings).toEqual(['settled error']);
+      expect(ledger.settled[0]!.record).toMatchObject({ status: 'error', error: { status: 502 } });
+      expect(getEventListeners(deps.shutdown.signal, 'abort')).toHaveLength(0);
+    } finally {
+      spy.mockRestore();
+    }
+  });
+
+  it('ends the generation when the reply fails before its first frame: the stream is cut as before, the hold settled, the request unhooked', async () => {
+    const closed = { value: false };
+    const { deps, ledger } = setup({ alpha: stalling('partial', closed) });
+    const spy = jest.spyOn(ChatStreamWriter.prototype, 'start').mockImplementation(() => { throw new Error('formatter bug'); });
+    try {
+      const reply = await streamChat(deps);
+      expect(reply.status).toBe(200);
+      const { error } = await read((reply as { body: Readable }).body);
+      expect(error?.message).toBe('formatter bug');
+      await settle();
+      expect(closed.value).toBe(true);
+      expect(ledger.endings).toEqual(['settled cancelled']);
+      expect(getEventListeners(deps.shutdown.signal, 'abort')).toHaveLength(0);
+    } finally {
+      spy.mockRestore();
+    }
   });
 });

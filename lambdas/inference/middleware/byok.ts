@@ -4,14 +4,15 @@
 import { UpstreamError } from '../../platform/errors.js';
 import type { ByokSource } from '../../byok/byok-source.js';
 import { withByokCandidates } from '../../byok/routing.js';
-import type { Caller } from '../engine.js';
 import type { GenerationCall, GenerationMiddleware, GenerationParams } from '../middleware.js';
 
-async function withCredentials(params: GenerationParams, caller: Caller, byok: ByokSource): Promise<GenerationParams> {
+async function withCredentials(params: GenerationParams, { caller, trace }: GenerationCall, byok: ByokSource): Promise<GenerationParams> {
   const credentials = await byok.credentialsFor(caller.orgId);
   if (credentials.length === 0) return params;
   const candidates = withByokCandidates(params.candidates, credentials, { workspaceId: caller.workspaceId, keyHash: caller.keyHash, user: params.request.user });
   if (candidates.length === 0) {
+    // The error's service_metadata shows the plan as BYOK left it: no endpoint available.
+    trace.plan.candidates = candidates;
     // A 502 as before: nothing the caller's request could change would make an endpoint available.
     throw new UpstreamError('No endpoint is available: the BYOK credentials that must be used do not apply to this request', { reason: 'unavailable' });
   }
@@ -19,8 +20,8 @@ async function withCredentials(params: GenerationParams, caller: Caller, byok: B
 }
 
 export const byokMiddleware: GenerationMiddleware = {
-  transformParams({ params, caller, deps }: GenerationCall) {
-    return deps.byok ? withCredentials(params, caller, deps.byok) : params;
+  transformParams(call: GenerationCall) {
+    return call.deps.byok ? withCredentials(call.params, call, call.deps.byok) : call.params;
   },
 };
 
