@@ -5,7 +5,7 @@
 //   json            every line as on Lambda (metrics included) plus a JSON line per request, on stdout.
 // GATEWAY_LOG_FILE, in either format, also appends every machine line (JSON, EMF, per-request JSON) to a file.
 import { createWriteStream } from 'node:fs';
-import { isEmfLine } from '../../lambdas/platform/metrics.js';
+import { isEmfLine } from '../../lambdas/billing/metrics.js';
 import { logLine } from '../../lambdas/platform/log-line.js';
 import type { RequestDone } from './server.js';
 

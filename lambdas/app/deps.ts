@@ -10,7 +10,7 @@ import { AwsKms, kmsConfigFromEnv } from '../platform/aws/kms.js';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 
 import type { EngineDeps } from '../inference/engine.js';
-import { createEngineDeps } from '../inference/engine-deps.js';
+import { createEngineDeps } from './engine-deps.js';
 import { gatewayEnvironment } from '../platform/aws/provider-secrets.js';
 
 export interface GatewayDeps extends AuthDeps {

@@ -23,11 +23,9 @@ import { itemKeys } from '../platform/dynamo/item-keys.js';
 import { queryItems } from '../platform/dynamo/query.js';
 import { UpdateBuilder } from '../platform/dynamo/update-builder.js';
 import { cancellationOf, unlessConditionFails, type Cancellation } from '../platform/dynamo/write-failures.js';
-import type { ApiKey } from '../keys/types.js';
-import { keyFromItem } from '../keys/api-key-item.js';
-import type { Workspace } from '../organizations/types.js';
-import { workspaceFromItem } from '../organizations/organization-item.js';
-import { infrastructureToItem } from '../generations/generation-repository.js';
+import type { ApiKey } from '../keys/index.js';
+import type { Workspace } from '../organizations/index.js';
+import { infrastructureToItem } from './generation-record.js';
 
 export const HOLD_SHARDS = 16;
 
@@ -193,7 +191,17 @@ function organizationRefusal(cancellation: Cancellation, index: number): Organiz
   return { kind: 'insufficient-balance', balance: nanosFromStore(failed.item.balance) };
 }
 
-function keyRefusal(cancellation: Cancellation, index: number, terms: KeyTerms): KeyRefusal | undefined {
+/**
+ * How the ledger reads back the key and workspace items its transactions meter (a refused reservation
+ * returns them as stored): their features' item codecs, wired in by the composition root, so billing calls
+ * no feature code.
+ */
+export interface MeteredItemCodecs {
+  keyFromItem: (item: Record<string, unknown>) => ApiKey;
+  workspaceFromItem: (item: Record<string, unknown>) => Workspace;
+}
+
+function keyRefusal(cancellation: Cancellation, index: number, terms: KeyTerms, keyFromItem: MeteredItemCodecs['keyFromItem']): KeyRefusal | undefined {
   const failed = cancellation.stored(index);
   if (!failed) return undefined;
   if (!failed.item) return { kind: 'key-gone' };
@@ -201,7 +209,7 @@ function keyRefusal(cancellation: Cancellation, index: number, terms: KeyTerms):
   return key.settings_version !== terms.settingsVersion || key.disabled ? { kind: 'stale-key', key } : { kind: 'key-meter', key };
 }
 
-function workspaceRefusal(cancellation: Cancellation, index: number, terms: WorkspaceTerms): WorkspaceRefusal | undefined {
+function workspaceRefusal(cancellation: Cancellation, index: number, terms: WorkspaceTerms, workspaceFromItem: MeteredItemCodecs['workspaceFromItem']): WorkspaceRefusal | undefined {
   const failed = cancellation.stored(index);
   if (!failed) return undefined;
   if (!failed.item) return { kind: 'workspace-gone' };
@@ -216,7 +224,7 @@ function meterMismatch(cancellation: Cancellation, index: number): MeterMismatch
 }
 
 export class LedgerRepository {
-  constructor(private readonly db: DynamoDBDocumentClient, private readonly tableName: string) {}
+  constructor(private readonly db: DynamoDBDocumentClient, private readonly tableName: string, private readonly codecs: MeteredItemCodecs) {}
 
   async reserve(request: HoldRequest, attempt: number): Promise<ReserveOutcome> {
     const amount = request.amount;
@@ -284,8 +292,8 @@ export class LedgerRepository {
       if (cancellation.conflict) return { kind: 'conflict' };
       if (cancellation.failedAt(0)) return { kind: 'duplicate' };
       const organization = organizationRefusal(cancellation, 1);
-      const key = keyRefusal(cancellation, 2, request.key);
-      const workspace = workspaceRefusal(cancellation, 3, request.workspace);
+      const key = keyRefusal(cancellation, 2, request.key, this.codecs.keyFromItem);
+      const workspace = workspaceRefusal(cancellation, 3, request.workspace, this.codecs.workspaceFromItem);
       return {
         kind: 'refused',
         ...(organization ? { organization } : {}),

@@ -3,17 +3,16 @@
 // workspace that has changed (take the stored one and retry), a reset window that has not been started yet
 // (roll it and retry), a conflict with a concurrent transaction (back off and retry), or a limit that
 // cannot cover the request (refused with the domain error naming which one: errors.ts).
-import type { ApiKey } from '../keys/types.js';
-import type { OrganizationRepository } from '../organizations/organization-repository.js';
+import type { ApiKey } from '../keys/index.js';
+import type { OrganizationRepository } from '../organizations/index.js';
 import type { Charge, HoldRef, KeyTerms, LedgerRepository, MeterMismatch, MeterRef, RollupDelta, WorkspaceTerms } from './ledger-repository.js';
 import type { RecordCache } from '../platform/record-cache.js';
 import { nanosToDecimal, type Nanos } from '../platform/money.js';
 import { logLine } from '../platform/log-line.js';
-import type { Workspace } from '../organizations/types.js';
-import { BUDGET_INTERVALS } from '../organizations/types.js';
+import type { Workspace } from '../organizations/index.js';
 import { budgetWindow, spent } from './meter.js';
 import { infrastructureCost, type InfrastructureCost, type Invocation, type ResourceUse } from './infrastructure.js';
-import { currentPeriods, INTERVALS, windowEnd, type Periods } from './periods.js';
+import { BUDGET_INTERVALS, currentPeriods, INTERVALS, windowEnd, type Periods } from './periods.js';
 import { CreditsExhausted, KeyDisabled, KeyLimitExceeded, KeyDeleted, ReservationContended, TenantGone, WorkspaceBudgetExceeded, type RefusalReason, type ReservationRefused } from './errors.js';
 
 /** A hold outlives any invocation that could settle it: Lambda's 15-minute maximum, plus margin. */

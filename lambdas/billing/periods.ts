@@ -5,6 +5,10 @@ export const INTERVALS: readonly Interval[] = ['daily', 'weekly', 'monthly'];
 
 export type Periods = Record<Interval, string>;
 
+/** The windows a workspace budget can have: the reset windows, or none (lifetime). */
+export type BudgetInterval = Interval | 'lifetime';
+export const BUDGET_INTERVALS: readonly BudgetInterval[] = ['daily', 'weekly', 'monthly', 'lifetime'];
+
 const DAY_MS = 86_400_000;
 
 const day = (ms: number) => new Date(ms).toISOString().slice(0, 10);

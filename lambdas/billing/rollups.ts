@@ -1,11 +1,11 @@
 // Hourly rollup rows, one per (hour, workspace, key, model, provider), added to in the settlement
 // transaction of every generation. Reports (/activity, /analytics/query) read these rows, never the
 // generations themselves, so a month of reports is at most 720 rows per combination in use.
-import type { GenerationRecord } from '../generations/generation-repository.js';
+import type { GenerationRecord } from './generation-record.js';
 import type { RollupDelta } from './ledger-repository.js';
 import { itemKeys } from '../platform/dynamo/item-keys.js';
 import { nanosToStore } from '../platform/money.js';
-import { shuttingDownError } from '../inference/shutdown.js';
+import { shuttingDownError } from '../platform/shutdown.js';
 
 /** Rows are kept for 400 days (DynamoDB TTL), beyond which reports have nothing to read. */
 export const ROLLUP_RETENTION_S = 400 * 86_400;

@@ -3,6 +3,6 @@
 export type { ByokCredential } from './types.js';
 export { ByokRepository } from './byok-repository.js';
 export { ByokSource } from './byok-source.js';
-export { usableEndpointFilter, withByokCandidates } from './routing.js';
+export { endpointCredentials, usableEndpointFilter, type ByokContext } from './routing.js';
 export { byokRoutes, type ByokOperations } from './routes.js';
 export { createByokOperations, type ByokPorts } from './operations.js';

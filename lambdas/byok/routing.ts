@@ -1,9 +1,8 @@
-// BYOK in routing: for each candidate endpoint whose provider has usable BYOK credentials, the customer's
+// BYOK's rule for routing (applied to the candidates by inference/middleware/byok.ts): for each candidate endpoint whose provider has usable BYOK credentials, the customer's
 // credentials come first (ascending sort_order), then the gateway's own endpoint, then credentials marked
 // is_fallback. is_required drops the gateway's own endpoint for the models the credential applies to;
 // is_byok_only drops it for every model of that provider. A credential applies when it is enabled, global
 // or for the caller's workspace, and its model, key and user allowlists (when set) include the request's.
-import type { Candidate } from '../inference/routing.js';
 import type { CatalogEndpoint } from '../catalog/index.js';
 import type { ByokCredential } from './types.js';
 
@@ -19,12 +18,6 @@ function inScope(credential: ByokCredential, context: ByokContext): boolean {
     && (credential.allowed_user_ids === null || (context.user !== undefined && credential.allowed_user_ids.includes(context.user)));
 }
 
-const byokCandidate = (candidate: Candidate, credential: ByokCredential): Candidate => ({
-  ...candidate,
-  key: `${candidate.key}#byok:${credential.id}`,
-  byok: credential,
-});
-
 /** How one endpoint may be called for this caller: with which credentials first and last, and whether with the gateway's own. */
 export interface EndpointCredentials {
   first: ByokCredential[];
@@ -33,7 +26,7 @@ export interface EndpointCredentials {
 }
 
 /**
- * The one decision of BYOK for an endpoint, used by routing (withByokCandidates) and by the models a key
+ * The one decision of BYOK for an endpoint, used by routing (inference/middleware/byok.ts withByokCandidates) and by the models a key
  * may use (catalog modelsForKey): an endpoint with no credential and without the gateway's own is one
  * the caller cannot call.
  */
@@ -65,16 +58,4 @@ export function usableEndpointFilter(credentials: ByokCredential[], key: { works
   if (credentials.length === 0) return undefined;
   const context = { workspaceId: key.workspace_id, keyHash: key.hash, user: undefined };
   return (endpoint) => isUsableEndpoint(endpoint, credentials, context);
-}
-
-export function withByokCandidates(candidates: Candidate[], credentials: ByokCredential[], context: ByokContext): Candidate[] {
-  if (credentials.length === 0) return candidates;
-  const out: Candidate[] = [];
-  for (const candidate of candidates) {
-    const { first, shared, last } = endpointCredentials(candidate.endpoint, credentials, context);
-    out.push(...first.map((credential) => byokCandidate(candidate, credential)));
-    if (shared) out.push(candidate);
-    out.push(...last.map((credential) => byokCandidate(candidate, credential)));
-  }
-  return out;
 }

@@ -1,17 +1,12 @@
 // The model catalog: gateway models, each served by one or more provider endpoints with their own prices.
 import type { Nanos } from '../platform/money.js';
+import type { Pricing } from '../billing/cost.js';
 
 export type AdapterKind = 'openai-chat' | 'openai-responses' | 'anthropic' | 'gemini' | 'bedrock';
 
 /** Prices per token (or per request) in nano-dollars; exact, possibly zero. */
-export interface EndpointPricing {
-  prompt: Nanos;
-  completion: Nanos;
-  request: Nanos;
-  input_cache_read: Nanos;
-  input_cache_write: Nanos;
-  internal_reasoning: Nanos;
-}
+/** What an endpoint charges (billing/cost.ts prices a generation from it). */
+export type EndpointPricing = Pricing;
 
 export interface CatalogEndpoint {
   /** Gateway model id this endpoint serves, e.g. simulator/echo. */

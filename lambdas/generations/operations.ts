@@ -7,7 +7,8 @@ import type { Principal } from '../platform/http/auth.js';
 import { nanosToUsd } from '../platform/money.js';
 import type { Ledger } from '../billing/ledger.js';
 import { attoToUsd, nanosToAtto } from '../billing/infrastructure.js';
-import type { GenerationRecord, GenerationRepository } from './generation-repository.js';
+import type { GenerationRepository } from './generation-repository.js';
+import type { GenerationRecord } from '../billing/generation-record.js';
 import type { generationReply } from './schemas.js';
 import type { GenerationOperations } from './routes.js';
 

@@ -2,7 +2,7 @@
 // credit holds whose invocation ended without settling them (a crash, a timeout), so no balance, key limit
 // or budget stays blocked by a request that will never finish.
 import { createDocumentClient, storeConfigFromEnv } from '../platform/dynamo/client.js';
-import { createLedger } from '../inference/engine-deps.js';
+import { createLedger } from '../app/engine-deps.js';
 import type { Ledger } from '../billing/ledger.js';
 import { logLine } from '../platform/log-line.js';
 

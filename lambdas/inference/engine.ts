@@ -1,16 +1,16 @@
 // The inference engine's ports and configuration: who calls (Caller), what it needs (EngineDeps) and its
 // timeouts. The pipeline itself is run-generation.ts; its stages are attempts.ts (retries and fallbacks),
 // settlement.ts (the hold), provider-failure.ts (failures as domain errors), trace.ts and middleware.ts.
-import type { Catalog } from '../catalog/types.js';
+import type { Catalog } from '../catalog/index.js';
 import type { AdapterRegistry } from '../providers/registry.js';
-import type { GenerationRepository } from '../generations/generation-repository.js';
+import type { GenerationRepository } from '../generations/index.js';
 import type { Ledger } from '../billing/ledger.js';
-import type { EndpointFailureRepository } from '../catalog/endpoint-failure-repository.js';
-import type { ApiKey } from '../keys/types.js';
-import type { ByokSource } from '../byok/byok-source.js';
+import type { EndpointFailureRepository } from '../catalog/index.js';
+import type { ApiKey } from '../keys/index.js';
+import type { ByokSource } from '../byok/index.js';
 import type { EndpointHealth, StickySessions } from './endpoint-health.js';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from './retry-policy.js';
-import type { ShutdownSwitch } from './shutdown.js';
+import type { ShutdownSwitch } from '../platform/shutdown.js';
 
 export interface Caller {
   orgId: string;

@@ -13,7 +13,7 @@ import type { Invocation } from '../billing/infrastructure.js';
 import type { Caller, EngineDeps } from './engine.js';
 import { runGeneration, type Defer, type GenerationRun, type GenerationStream, type RunGenerationOptions, type StreamStart } from './run-generation.js';
 import { serviceMetadata } from './service-metadata.js';
-import { shuttingDownError } from './shutdown.js';
+import { shuttingDownError } from '../platform/shutdown.js';
 import type { RouteTrace } from './trace.js';
 import type { InferenceRequest } from './inference-request.js';
 import { fromChat } from './from-chat.js';

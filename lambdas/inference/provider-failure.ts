@@ -2,9 +2,9 @@
 // them into statuses): the last provider failure as an UpstreamError (a ClientClosedError for an attempt
 // the adapter reports as aborted), the client gone or the gateway shutting down.
 import { ClientClosedError, UpstreamError, type DomainError } from '../platform/errors.js';
-import type { CatalogEndpoint } from '../catalog/types.js';
+import type { CatalogEndpoint } from '../catalog/index.js';
 import { ProviderError } from '../providers/provider-error.js';
-import { isShuttingDown, shuttingDownError } from './shutdown.js';
+import { isShuttingDown, shuttingDownError } from '../platform/shutdown.js';
 import type { RouteTrace } from './trace.js';
 
 /** Provider statuses the caller is answered with as they are; anything else reads as a bad gateway. */

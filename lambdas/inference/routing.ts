@@ -3,10 +3,10 @@
 // data_collection); default choice weighted by price; cooled-down endpoints last; sticky sessions first.
 import { InvalidInputError, NotFoundError } from '../platform/errors.js';
 import { usdToNanos } from '../platform/money.js';
-import { endpointKey, type Catalog, type CatalogEndpoint } from '../catalog/types.js';
-import type { ByokCredential } from '../byok/types.js';
+import { endpointKey, type Catalog, type CatalogEndpoint } from '../catalog/index.js';
+import type { ByokCredential } from '../byok/index.js';
 import type { GenerationRequest } from '../providers/types.js';
-import { estimatePromptTokens } from '../billing/estimate.js';
+import { estimatePromptTokens } from './estimate.js';
 import { requestedParameters, type InferenceRequest } from './inference-request.js';
 import type { EndpointHealth } from './endpoint-health.js';
 

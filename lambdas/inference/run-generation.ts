@@ -15,7 +15,7 @@ import { byokMiddleware } from './middleware/byok.js';
 import { abortedError, upstreamError } from './provider-failure.js';
 import type { Candidate } from './routing.js';
 import { complete, release, releaseOrCharge, reserve, type Accounted, type Completion } from './settlement.js';
-import { isShuttingDown, shuttingDownError } from './shutdown.js';
+import { isShuttingDown, shuttingDownError } from '../platform/shutdown.js';
 import { gather, newStreamState, resultFromState } from './stream-state.js';
 import { startTrace, type RouteTrace } from './trace.js';
 import { logLine } from '../platform/log-line.js';

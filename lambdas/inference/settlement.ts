@@ -3,20 +3,20 @@
 // given back. Failed attempts are added to their endpoints' failure counts either way. Only the pipeline
 // (run-generation.ts) calls these, once per request.
 import type { Hold } from '../billing/ledger.js';
-import { affordableOutputTokens, estimateUsage, reservationFor, reservedOutputTokens } from '../billing/estimate.js';
+import { affordableOutputTokens, estimateUsage, reservationFor, reservedOutputTokens } from './estimate.js';
 import { endedByShutdown, hourOf, rollupDelta } from '../billing/rollups.js';
 import type { Invocation } from '../billing/infrastructure.js';
-import { emfLine } from '../platform/metrics.js';
+import { emfLine } from '../billing/metrics.js';
 import type { GenerationResult, Usage } from '../providers/types.js';
 import { emptyUsage } from '../providers/types.js';
-import { generationToItem, type GenerationRecord } from '../generations/generation-repository.js';
-import { FAILURE_SHARDS } from '../catalog/endpoint-failure-repository.js';
+import { generationToItem, type GenerationRecord } from '../billing/generation-record.js';
+import { FAILURE_SHARDS } from '../catalog/index.js';
 import { logLine } from '../platform/log-line.js';
-import { computeCost, type CostBreakdown } from './cost.js';
+import { computeCost, type CostBreakdown } from '../billing/cost.js';
 import type { Caller, EngineDeps } from './engine.js';
 import type { InferenceRequest } from './inference-request.js';
 import type { Candidate } from './routing.js';
-import { shuttingDownError } from './shutdown.js';
+import { shuttingDownError } from '../platform/shutdown.js';
 import { hashedUser, type AttemptRecord, type RouteTrace } from './trace.js';
 
 /** The request whose money is being handled. */

@@ -1,6 +1,6 @@
 // What a stream has produced so far, gathered event by event: the result its settlement charges, with
 // usage estimated from the output when the provider reported none (a stream cut short).
-import { estimateUsage } from '../billing/estimate.js';
+import { estimateUsage } from './estimate.js';
 import type { GenerationResult, StreamEvent, ToolCall } from '../providers/types.js';
 import type { InferenceRequest } from './inference-request.js';
 

@@ -2,7 +2,7 @@
 // (response.created, response.in_progress, output items and parts, deltas, .done events, response.completed).
 import { randomBytes } from 'node:crypto';
 import type { FinishReason, GenerationResult, StreamEvent, Usage } from '../providers/types.js';
-import { costFields, type CostBreakdown } from './cost.js';
+import { costFields, type CostBreakdown } from '../billing/cost.js';
 import { sseEvent } from './sse.js';
 import { apiErrorType, type ReplyIdentity } from './to-chat.js';
 

@@ -10,3 +10,4 @@ export { creditAmountSchema } from './schemas.js';
 export { keyRoutes, type KeyOperations } from './routes.js';
 export { createKeyOperations, type KeyPorts } from './operations.js';
 export { authenticate, createAuthenticator, type AuthDeps, MANAGEMENT_ONLY_MESSAGE, NO_INFERENCE_FOR_MANAGEMENT_MESSAGE, MULTIPLE_CREDENTIALS_MESSAGE, REGULAR_KEYS_ONLY_MESSAGE } from './authenticate.js';
+export { keyFromItem } from './api-key-item.js';

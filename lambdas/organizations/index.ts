@@ -6,3 +6,4 @@ export { BUDGET_INTERVALS } from './types.js';
 export { newWorkspace, SLUG_PATTERN } from './new-workspace.js';
 export { organizationRoutes, type OrganizationOperations } from './routes.js';
 export { createOrganizationOperations, type OrganizationPorts } from './operations.js';
+export { workspaceFromItem } from './organization-item.js';

@@ -1,6 +1,7 @@
 // Tenancy: organization (or personal account) → workspaces → keys.
 import type { Nanos } from '../platform/money.js';
 import type { Meter } from '../billing/meter.js';
+import { BUDGET_INTERVALS, type BudgetInterval } from '../billing/periods.js';
 
 export type AccountKind = 'organization' | 'personal';
 
@@ -27,8 +28,8 @@ export interface Organization {
   updated_at: string;
 }
 
-export type BudgetInterval = 'daily' | 'weekly' | 'monthly' | 'lifetime';
-export const BUDGET_INTERVALS: readonly BudgetInterval[] = ['daily', 'weekly', 'monthly', 'lifetime'];
+// Budget windows are billing's periods.
+export { BUDGET_INTERVALS, type BudgetInterval };
 
 export interface Budget {
   id: string;

@@ -9,7 +9,7 @@ import { installAwsLambdaShim } from '../../bin/local/awslambda-shim.js';
 import { createDocumentClient } from '../../lambdas/platform/dynamo/client.js';
 import type { CatalogFile } from '../../lambdas/catalog/catalog-config.js';
 import { usdToNanos } from '../../lambdas/platform/money.js';
-import { ShutdownSwitch } from '../../lambdas/inference/shutdown.js';
+import { ShutdownSwitch } from '../../lambdas/platform/shutdown.js';
 import { createTestStore, type TestStore } from '../support/store.js';
 import { createTenant, type Tenant } from '../support/tenants.js';
 import { httpEvent } from '../support/events.js';

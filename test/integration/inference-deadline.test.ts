@@ -10,7 +10,7 @@ import { installAwsLambdaShim } from '../../bin/local/awslambda-shim.js';
 import { startSimulator, type Simulator } from '../../bin/simulator/server.js';
 import type { CatalogFile } from '../../lambdas/catalog/catalog-config.js';
 import { DEFAULT_ENGINE_CONFIG } from '../../lambdas/inference/engine.js';
-import { engineConfigFromEnv } from '../../lambdas/inference/engine-deps.js';
+import { engineConfigFromEnv } from '../../lambdas/app/engine-deps.js';
 import { createTestStore, type TestStore } from '../support/store.js';
 import { createTenant } from '../support/tenants.js';
 import { httpEvent } from '../support/events.js';

@@ -12,7 +12,7 @@ import type { Readable } from 'node:stream';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { installAwsLambdaShim } from '../../bin/local/awslambda-shim.js';
 import type { CatalogFile } from '../../lambdas/catalog/catalog-config.js';
-import { ShutdownSwitch } from '../../lambdas/inference/shutdown.js';
+import { ShutdownSwitch } from '../../lambdas/platform/shutdown.js';
 import { createDocumentClient } from '../../lambdas/platform/dynamo/client.js';
 import { itemKeys } from '../../lambdas/platform/dynamo/item-keys.js';
 import { createTestStore, type TestStore } from '../support/store.js';

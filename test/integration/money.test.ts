@@ -15,6 +15,7 @@ import { httpErrorOf } from '../../lambdas/platform/http/errors.js';
 import { createTestStore, type TestStore } from '../support/store.js';
 import { createTenant, type Tenant } from '../support/tenants.js';
 import { httpEvent } from '../support/events.js';
+import { meteredItemCodecs } from '../../lambdas/app/engine-deps.js';
 
 installAwsLambdaShim();
 const { handleInference } = await import('../../lambdas/handlers/inference.js');
@@ -284,7 +285,7 @@ describe('settlement happens exactly once', () => {
     // …and any other delivery finds the hold gone and the record present.
     const current = { daily: '2026-01-01', weekly: '2026-01-01', monthly: '2026-01-01' };
     const db = createDocumentClient({ endpoint: store.endpoint });
-    const again = await new LedgerRepository(db, store.tableName).settle({ hold, charge, keyPeriods: current, workspacePeriods: current, record }, 7);
+    const again = await new LedgerRepository(db, store.tableName, meteredItemCodecs).settle({ hold, charge, keyPeriods: current, workspacePeriods: current, record }, 7);
     db.destroy();
     expect(again.kind).toBe('already');
     expect((await ledger.release(hold)).outcome).toBe('already');

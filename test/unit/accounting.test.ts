@@ -2,14 +2,14 @@
 import { describe, expect, it } from '@jest/globals';
 import { currentPeriods, windowEnd, windowStart } from '../../lambdas/billing/periods.js';
 import { meterAt, newMeter, spent } from '../../lambdas/billing/meter.js';
-import { IMAGE_TOKENS, MESSAGE_OVERHEAD_TOKENS, maxCost, outputTokenBound, promptTokenBound, reservationFor } from '../../lambdas/billing/estimate.js';
+import { IMAGE_TOKENS, MESSAGE_OVERHEAD_TOKENS, maxCost, outputTokenBound, promptTokenBound, reservationFor } from '../../lambdas/inference/estimate.js';
 import { attoToDecimal, infrastructureCost, type Invocation } from '../../lambdas/billing/infrastructure.js';
 import { priceToAttoUsd, pricesFor } from '../../lambdas/billing/aws-prices.js';
-import { emfLine } from '../../lambdas/platform/metrics.js';
+import { emfLine } from '../../lambdas/billing/metrics.js';
 import { runAnalyticsQuery } from '../../lambdas/analytics/analytics.js';
 import type { RollupRow } from '../../lambdas/billing/rollup-repository.js';
 import type { CatalogEndpoint } from '../../lambdas/catalog/types.js';
-import type { GenerationRecord } from '../../lambdas/generations/generation-repository.js';
+import type { GenerationRecord } from '../../lambdas/billing/generation-record.js';
 import { emptyUsage } from '../../lambdas/providers/types.js';
 import { HttpError, httpErrorOf } from '../../lambdas/platform/http/errors.js';
 import { DomainError } from '../../lambdas/platform/errors.js';

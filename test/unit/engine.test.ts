@@ -14,7 +14,7 @@ import { complete, type Completion } from '../../lambdas/inference/settlement.js
 import { hashedUser, startTrace, type RouteTrace } from '../../lambdas/inference/trace.js';
 import { EndpointHealth, StickySessions } from '../../lambdas/inference/endpoint-health.js';
 import type { InferenceRequest } from '../../lambdas/inference/inference-request.js';
-import { ShutdownSwitch, shuttingDownError } from '../../lambdas/inference/shutdown.js';
+import { ShutdownSwitch, shuttingDownError } from '../../lambdas/platform/shutdown.js';
 import type { Hold } from '../../lambdas/billing/ledger.js';
 import type { Invocation } from '../../lambdas/billing/infrastructure.js';
 import type { ByokCredential } from '../../lambdas/byok/types.js';

@@ -18,6 +18,7 @@ import { httpErrorOf, toErrorReply } from '../../lambdas/platform/http/errors.js
 import type { OrganizationRepository } from '../../lambdas/organizations/organization-repository.js';
 import type { ApiKey } from '../../lambdas/keys/types.js';
 import type { Workspace } from '../../lambdas/organizations/types.js';
+import { meteredItemCodecs } from '../../lambdas/app/engine-deps.js';
 
 const now = new Date('2026-11-24T10:00:00Z');
 const periods = currentPeriods(now);
@@ -26,7 +27,7 @@ const workspace: Workspace = { ...newWorkspace('org1', { name: 'W', slug: 'w' },
 
 const db = DynamoDBDocumentClient.from(new DynamoDBClient({ region: 'us-east-1' }));
 const mock = mockClient(db);
-const repository = new LedgerRepository(db, 'table');
+const repository = new LedgerRepository(db, 'table', meteredItemCodecs);
 
 const request: HoldRequest = {
   generationId: 'gen-1', orgId: 'org1', workspaceId: 'ws1', keyHash: key.hash, amount: 100n,

@@ -4,7 +4,7 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createLocalLogger, logFormatFromEnv } from '../../bin/local/logger.js';
-import { isEmfLine } from '../../lambdas/platform/metrics.js';
+import { isEmfLine } from '../../lambdas/billing/metrics.js';
 
 const EMF = JSON.stringify({ _aws: { Timestamp: 1, CloudWatchMetrics: [] }, Model: 'simulator/echo', UpstreamCostUSD: 0.000123, generation_id: 'gen-1' });
 const WARNING = JSON.stringify({ level: 'warn', message: 'settlement attempt failed' });

@@ -1,10 +1,11 @@
 // The models a key may use (catalog modelsForKey) against what routing does with the same BYOK credentials
-// (byok/routing withByokCandidates): a model is listed exactly when routing leaves it a candidate.
+// (inference/middleware/byok withByokCandidates): a model is listed exactly when routing leaves it a candidate.
 import { describe, expect, it } from '@jest/globals';
 import { buildCatalog, catalogFileSchema } from '../../lambdas/catalog/catalog-config.js';
 import { endpointKey } from '../../lambdas/catalog/types.js';
 import { modelsForKey } from '../../lambdas/catalog/operations.js';
-import { usableEndpointFilter, withByokCandidates } from '../../lambdas/byok/routing.js';
+import { usableEndpointFilter } from '../../lambdas/byok/routing.js';
+import { withByokCandidates } from '../../lambdas/inference/middleware/byok.js';
 import type { ByokCredential } from '../../lambdas/byok/types.js';
 
 const endpoint = (provider: string, adapter: 'openai-chat' | 'bedrock' = 'openai-chat') => ({

@@ -3,7 +3,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { httpErrorOf, toErrorReply } from '../../lambdas/platform/http/errors.js';
 import { abortedError, upstreamError } from '../../lambdas/inference/provider-failure.js';
-import { ShuttingDown } from '../../lambdas/inference/shutdown.js';
+import { ShuttingDown } from '../../lambdas/platform/shutdown.js';
 import { ProviderError, type ProviderErrorKind } from '../../lambdas/providers/provider-error.js';
 import type { RouteTrace } from '../../lambdas/inference/trace.js';
 

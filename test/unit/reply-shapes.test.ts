@@ -12,7 +12,7 @@ import { ChatStreamWriter, chatCompletion, chatUsage, type ReplyIdentity } from 
 import { ResponsesStreamWriter, responseResult, responsesUsage } from '../../lambdas/inference/to-responses.js';
 import { fromResponses } from '../../lambdas/inference/from-responses.js';
 import { responsesRequestSchema } from '../../lambdas/inference/responses-schema.js';
-import type { CostBreakdown } from '../../lambdas/inference/cost.js';
+import type { CostBreakdown } from '../../lambdas/billing/cost.js';
 import { unknownPaths } from '../support/sdk-shapes.js';
 
 const identity: ReplyIdentity = { id: 'gen-1-abc', model: 'simulator/echo', provider: 'simulator', created: 1_700_000_000, serviceTier: null, reasoningFormat: 'anthropic-claude-v1' };

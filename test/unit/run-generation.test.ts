@@ -13,7 +13,7 @@ import { EndpointHealth, StickySessions } from '../../lambdas/inference/endpoint
 import type { InferenceRequest } from '../../lambdas/inference/inference-request.js';
 import type { GenerationMiddleware } from '../../lambdas/inference/middleware.js';
 import { runGeneration, type GenerationEvent, type GenerationStream } from '../../lambdas/inference/run-generation.js';
-import { ShutdownSwitch } from '../../lambdas/inference/shutdown.js';
+import { ShutdownSwitch } from '../../lambdas/platform/shutdown.js';
 import { createInferenceOperations } from '../../lambdas/inference/operations.js';
 import { serviceMetadata } from '../../lambdas/inference/service-metadata.js';
 import { ChatStreamWriter } from '../../lambdas/inference/to-chat.js';

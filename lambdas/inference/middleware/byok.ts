@@ -2,9 +2,31 @@
 // before anything is reserved (before the gateway's own endpoint, after it for fallback credentials, or
 // instead of it when a credential requires that). Without a BYOK source it does nothing, synchronously.
 import { UpstreamError } from '../../platform/errors.js';
-import type { ByokSource } from '../../byok/byok-source.js';
-import { withByokCandidates } from '../../byok/routing.js';
+import { endpointCredentials, type ByokContext, type ByokCredential, type ByokSource } from '../../byok/index.js';
+import type { Candidate } from '../routing.js';
 import type { GenerationCall, GenerationMiddleware, GenerationParams } from '../middleware.js';
+
+const byokCandidate = (candidate: Candidate, credential: ByokCredential): Candidate => ({
+  ...candidate,
+  key: `${candidate.key}#byok:${credential.id}`,
+  byok: credential,
+});
+
+/**
+ * The candidates with the caller's BYOK credentials put in: each endpoint's applying credentials before it,
+ * the gateway's own endpoint when the credentials leave it usable, fallback credentials after it.
+ */
+export function withByokCandidates(candidates: Candidate[], credentials: ByokCredential[], context: ByokContext): Candidate[] {
+  if (credentials.length === 0) return candidates;
+  const out: Candidate[] = [];
+  for (const candidate of candidates) {
+    const { first, shared, last } = endpointCredentials(candidate.endpoint, credentials, context);
+    out.push(...first.map((credential) => byokCandidate(candidate, credential)));
+    if (shared) out.push(candidate);
+    out.push(...last.map((credential) => byokCandidate(candidate, credential)));
+  }
+  return out;
+}
 
 async function withCredentials(params: GenerationParams, { caller, trace }: GenerationCall, byok: ByokSource): Promise<GenerationParams> {
   const credentials = await byok.credentialsFor(caller.orgId);

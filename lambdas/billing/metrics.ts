@@ -2,9 +2,9 @@
 // model, by provider, and overall) with no agent and no PutMetricData calls, so cost dashboards and alarms
 // work from the function's log group alone. High-cardinality ids ride along as properties, not dimensions.
 // UpstreamCostUSD is the provider's price of the generation; for BYOK (is_byok) the customer pays it directly.
-import type { GenerationRecord } from '../generations/generation-repository.js';
-import { nanosToUsd } from './money.js';
-import { attoToUsd, type InfrastructureCost } from '../billing/infrastructure.js';
+import type { GenerationRecord } from './generation-record.js';
+import { nanosToUsd } from '../platform/money.js';
+import { attoToUsd, type InfrastructureCost } from './infrastructure.js';
 
 export const METRICS_NAMESPACE = 'ModelGateway';
 

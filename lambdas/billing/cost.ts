@@ -1,7 +1,16 @@
 // What a generation cost, exactly, from the provider's token counts and the endpoint's prices.
-import type { EndpointPricing } from '../catalog/types.js';
 import type { Usage } from '../providers/types.js';
 import { nanosToUsd, type Nanos } from '../platform/money.js';
+
+/** Nano-dollars per token (per request for `request`), as the catalog lists an endpoint's prices. */
+export interface Pricing {
+  prompt: Nanos;
+  completion: Nanos;
+  request: Nanos;
+  input_cache_read: Nanos;
+  input_cache_write: Nanos;
+  internal_reasoning: Nanos;
+}
 
 export interface CostBreakdown {
   prompt: Nanos;
@@ -15,7 +24,7 @@ export interface CostBreakdown {
 
 const n = (value: number) => BigInt(Math.max(0, Math.trunc(value)));
 
-export function computeCost(usage: Usage, pricing: EndpointPricing): CostBreakdown {
+export function computeCost(usage: Usage, pricing: Pricing): CostBreakdown {
   const uncachedInput = n(usage.input_tokens - usage.cached_input_tokens - usage.cache_write_tokens);
   const plainOutput = n(usage.output_tokens - usage.reasoning_tokens);
   const prompt = uncachedInput * pricing.prompt;

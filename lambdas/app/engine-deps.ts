@@ -2,19 +2,21 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import { performance } from 'node:perf_hooks';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { loadCatalog } from '../catalog/catalog-config.js';
+import { loadCatalog } from '../catalog/index.js';
 import { AdapterRegistry, envCredentials } from '../providers/registry.js';
-import { GenerationRepository } from '../generations/generation-repository.js';
-import { LedgerRepository } from '../billing/ledger-repository.js';
-import { EndpointFailureRepository } from '../catalog/endpoint-failure-repository.js';
-import { OrganizationRepository } from '../organizations/organization-repository.js';
+import { GenerationRepository } from '../generations/index.js';
+import { LedgerRepository, type MeteredItemCodecs } from '../billing/ledger-repository.js';
+import { keyFromItem } from '../keys/index.js';
+import { workspaceFromItem } from '../organizations/index.js';
+import { EndpointFailureRepository } from '../catalog/index.js';
+import { OrganizationRepository } from '../organizations/index.js';
 import { Ledger } from '../billing/ledger.js';
 import { RecordCache } from '../platform/record-cache.js';
-import type { ApiKey } from '../keys/types.js';
-import type { Workspace } from '../organizations/types.js';
-import { EndpointHealth, StickySessions } from './endpoint-health.js';
-import { ShutdownSwitch } from './shutdown.js';
-import { DEFAULT_ENGINE_CONFIG, type EngineConfig, type EngineDeps } from './engine.js';
+import type { ApiKey } from '../keys/index.js';
+import type { Workspace } from '../organizations/index.js';
+import { EndpointHealth, StickySessions } from '../inference/endpoint-health.js';
+import { ShutdownSwitch } from '../platform/shutdown.js';
+import { DEFAULT_ENGINE_CONFIG, type EngineConfig, type EngineDeps } from '../inference/engine.js';
 
 function positiveInt(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
   const raw = env[name];
@@ -47,9 +49,12 @@ export interface EngineWiring {
   workspaceCacheTtlMs?: number;
 }
 
+/** The key and workspace item codecs the ledger reads refused reservations back with. */
+export const meteredItemCodecs: MeteredItemCodecs = { keyFromItem, workspaceFromItem };
+
 export function createLedger(db: DynamoDBDocumentClient, tableName: string, wiring: EngineWiring = {}): Ledger {
   return new Ledger({
-    repository: new LedgerRepository(db, tableName),
+    repository: new LedgerRepository(db, tableName, meteredItemCodecs),
     organizations: new OrganizationRepository(db, tableName),
     workspaces: new RecordCache<Workspace>(wiring.workspaceCacheTtlMs ?? 2000),
     ...(wiring.keySeen ? { keySeen: wiring.keySeen } : {}),

@@ -3,7 +3,7 @@
 // stream, a 503 otherwise) and settle or release their holds as usual; new requests get a 503 before
 // anything is reserved. Lambda never triggers it.
 import { setMaxListeners } from 'node:events';
-import { UnavailableError } from '../platform/errors.js';
+import { UnavailableError } from './errors.js';
 
 /** The abort reason of the switch: tells a shutdown apart from a client that went away. */
 export class ShuttingDown extends Error {

@@ -6,7 +6,7 @@
 //   providers per tile or page, not by bytes: each gets a fixed allowance (IMAGE_TOKENS) instead.
 // - output tokens: the request's max_output_tokens, capped by the endpoint's maximum output (else what is
 //   left of the context window), priced at the dearer of completion and reasoning.
-import type { CatalogEndpoint } from '../catalog/types.js';
+import type { CatalogEndpoint } from '../catalog/index.js';
 import type { ContentPart, GenerationRequest, Message, Usage } from '../providers/types.js';
 import type { Nanos } from '../platform/money.js';
 
