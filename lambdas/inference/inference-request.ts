@@ -1,6 +1,6 @@
 // The format-independent inference request both inbound formats are translated into.
 import type { GenerationRequest } from '../providers/types.js';
-import type { Plugin, ProviderPreferences } from './common-schema.js';
+import type { Plugin, ProviderPreferences } from './formats/common-schema.js';
 
 export type InboundFormat = 'chat' | 'responses';
 

@@ -16,11 +16,11 @@ import { serviceMetadata } from './service-metadata.js';
 import { shuttingDownError } from '../platform/shutdown.js';
 import type { RouteTrace } from './trace.js';
 import type { InferenceRequest } from './inference-request.js';
-import { fromChat } from './from-chat.js';
-import { fromResponses } from './from-responses.js';
-import { chatCompletion, chatUsage, ChatStreamWriter, type ReplyIdentity } from './to-chat.js';
-import { responseResult, responsesUsage, ResponsesStreamWriter } from './to-responses.js';
-import { SSE_DONE, SSE_KEEPALIVE } from './sse.js';
+import { fromChat } from './formats/from-chat.js';
+import { fromResponses } from './formats/from-responses.js';
+import { chatCompletion, chatUsage, ChatStreamWriter, type ReplyIdentity } from './formats/to-chat.js';
+import { responseResult, responsesUsage, ResponsesStreamWriter } from './formats/to-responses.js';
+import { SSE_DONE, SSE_KEEPALIVE } from './formats/sse.js';
 import type { Candidate } from './routing.js';
 import { logLine } from '../platform/log-line.js';
 

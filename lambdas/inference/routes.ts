@@ -1,7 +1,7 @@
 // The inference routes (regular keys), served by the inference function.
 import type { OperationsFor, RouteDef } from '../platform/http/route.js';
-import { chatRequestSchema } from './chat-schema.js';
-import { responsesRequestSchema } from './responses-schema.js';
+import { chatRequestSchema } from './formats/chat-schema.js';
+import { responsesRequestSchema } from './formats/responses-schema.js';
 
 /** Lambda Function URLs accept request payloads up to 6 MB. */
 const INFERENCE_MAX_BODY_BYTES = 6 * 1024 * 1024;

@@ -8,10 +8,10 @@ import {
 } from '@openrouter/sdk/models';
 import type { z } from 'zod/v4';
 import type { GenerationResult, StreamEvent, Usage } from '../../lambdas/providers/types.js';
-import { ChatStreamWriter, chatCompletion, chatUsage, type ReplyIdentity } from '../../lambdas/inference/to-chat.js';
-import { ResponsesStreamWriter, responseResult, responsesUsage } from '../../lambdas/inference/to-responses.js';
-import { fromResponses } from '../../lambdas/inference/from-responses.js';
-import { responsesRequestSchema } from '../../lambdas/inference/responses-schema.js';
+import { ChatStreamWriter, chatCompletion, chatUsage, type ReplyIdentity } from '../../lambdas/inference/formats/to-chat.js';
+import { ResponsesStreamWriter, responseResult, responsesUsage } from '../../lambdas/inference/formats/to-responses.js';
+import { fromResponses } from '../../lambdas/inference/formats/from-responses.js';
+import { responsesRequestSchema } from '../../lambdas/inference/formats/responses-schema.js';
 import type { CostBreakdown } from '../../lambdas/billing/cost.js';
 import { unknownPaths } from '../support/sdk-shapes.js';
 

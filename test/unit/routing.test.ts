@@ -7,9 +7,9 @@ import { DomainError } from '../../lambdas/platform/errors.js';
 import { EndpointHealth } from '../../lambdas/inference/endpoint-health.js';
 import type { InferenceRequest } from '../../lambdas/inference/inference-request.js';
 import { planRoute, requestFor, type RoutingInput, type RoutingPlan } from '../../lambdas/inference/routing.js';
-import { chatRequestSchema } from '../../lambdas/inference/chat-schema.js';
-import { fromChat } from '../../lambdas/inference/from-chat.js';
-import type { ProviderPreferences } from '../../lambdas/inference/common-schema.js';
+import { chatRequestSchema } from '../../lambdas/inference/formats/chat-schema.js';
+import { fromChat } from '../../lambdas/inference/formats/from-chat.js';
+import type { ProviderPreferences } from '../../lambdas/inference/formats/common-schema.js';
 import type { Message } from '../../lambdas/providers/types.js';
 import { seeded } from '../support/random.js';
 

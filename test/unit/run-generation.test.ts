@@ -16,7 +16,7 @@ import { runGeneration, type GenerationEvent, type GenerationStream } from '../.
 import { ShutdownSwitch } from '../../lambdas/platform/shutdown.js';
 import { createInferenceOperations } from '../../lambdas/inference/operations.js';
 import { serviceMetadata } from '../../lambdas/inference/service-metadata.js';
-import { ChatStreamWriter } from '../../lambdas/inference/to-chat.js';
+import { ChatStreamWriter } from '../../lambdas/inference/formats/to-chat.js';
 import type { GatewayRequest } from '../../lambdas/platform/http/request.js';
 import type { Principal } from '../../lambdas/platform/http/auth.js';
 import type { Hold } from '../../lambdas/billing/ledger.js';

@@ -1,8 +1,8 @@
 // Chat Completions request → InferenceRequest.
-import { InvalidInputError } from '../platform/errors.js';
-import type { ContentPart, FunctionTool, Message, ReasoningConfig, ReasoningEffort, ResponseFormat, ToolChoice } from '../providers/types.js';
+import { InvalidInputError } from '../../platform/errors.js';
+import type { ContentPart, FunctionTool, Message, ReasoningConfig, ReasoningEffort, ResponseFormat, ToolChoice } from '../../providers/types.js';
 import type { ChatMessage, ChatRequest } from './chat-schema.js';
-import type { InferenceRequest } from './inference-request.js';
+import type { InferenceRequest } from '../inference-request.js';
 import { chatContentPart } from './chat-schema.js';
 import type { z } from 'zod';
 

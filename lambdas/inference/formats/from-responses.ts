@@ -1,7 +1,7 @@
 // Responses request → InferenceRequest. The request is stateless: the whole history arrives in `input`.
 import type { z } from 'zod';
-import type { ContentPart, FunctionTool, Message, ResponseFormat, ToolChoice } from '../providers/types.js';
-import type { InferenceRequest } from './inference-request.js';
+import type { ContentPart, FunctionTool, Message, ResponseFormat, ToolChoice } from '../../providers/types.js';
+import type { InferenceRequest } from '../inference-request.js';
 import { functionToolsOnly, rejectPlugins, routingFields, toReasoning } from './from-chat.js';
 import type { InputItem, ResponsesRequest, inputContentPart } from './responses-schema.js';
 

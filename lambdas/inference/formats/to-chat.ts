@@ -1,6 +1,6 @@
 // Internal results and stream events → Chat Completions replies and chat.completion.chunk events.
-import type { GenerationResult, StreamEvent, Usage } from '../providers/types.js';
-import { costFields, type CostBreakdown } from '../billing/cost.js';
+import type { GenerationResult, StreamEvent, Usage } from '../../providers/types.js';
+import { costFields, type CostBreakdown } from '../../billing/cost.js';
 import { sseData } from './sse.js';
 
 export interface ReplyIdentity {

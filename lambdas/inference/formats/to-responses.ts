@@ -1,8 +1,8 @@
 // Internal results and stream events → Responses results and the Responses event sequence
 // (response.created, response.in_progress, output items and parts, deltas, .done events, response.completed).
 import { randomBytes } from 'node:crypto';
-import type { FinishReason, GenerationResult, StreamEvent, Usage } from '../providers/types.js';
-import { costFields, type CostBreakdown } from '../billing/cost.js';
+import type { FinishReason, GenerationResult, StreamEvent, Usage } from '../../providers/types.js';
+import { costFields, type CostBreakdown } from '../../billing/cost.js';
 import { sseEvent } from './sse.js';
 import { apiErrorType, type ReplyIdentity } from './to-chat.js';
 
