@@ -24,28 +24,42 @@ let invocations = 0;
  */
 const INIT_MS = performance.now();
 
+/** What the function runs as: the same for every invocation of a process, so read once. */
+export interface FunctionSettings {
+  memoryMb: number;
+  architecture: Architecture;
+  region: string;
+}
+
 /**
- * Starts the accounting of an invocation. On Lambda the memory and region come from the runtime's
- * environment; locally (npm start) from GATEWAY_LAMBDA_MEMORY_MB / GATEWAY_LAMBDA_ARCHITECTURE /
- * AWS_REGION, defaulting to what `cdk deploy` would configure, so local figures estimate the AWS bill.
+ * On Lambda the memory and region come from the runtime's environment; locally (npm start) from
+ * GATEWAY_LAMBDA_MEMORY_MB / GATEWAY_LAMBDA_ARCHITECTURE / AWS_REGION, defaulting to what `cdk deploy`
+ * would configure, so local figures estimate the AWS bill.
  */
-export function startInvocation(env: NodeJS.ProcessEnv = process.env): Invocation {
-  invocations += 1;
-  const startedAt = performance.now();
+export function functionSettingsFromEnv(env: NodeJS.ProcessEnv): FunctionSettings {
   const onLambda = Boolean(env.AWS_LAMBDA_FUNCTION_NAME);
-  const memoryMb = Number(env.AWS_LAMBDA_FUNCTION_MEMORY_SIZE ?? env.GATEWAY_LAMBDA_MEMORY_MB ?? 1024) || 1024;
-  const architecture: Architecture = onLambda
-    ? (process.arch === 'arm64' ? 'arm64' : 'x86_64')
-    : (env.GATEWAY_LAMBDA_ARCHITECTURE === 'x86_64' ? 'x86_64' : 'arm64');
-  const coldStart = invocations === 1;
   return {
-    startedAt,
-    coldStart,
-    initMs: coldStart ? Math.round(INIT_MS) : null,
-    memoryMb,
-    architecture,
+    memoryMb: Number(env.AWS_LAMBDA_FUNCTION_MEMORY_SIZE ?? env.GATEWAY_LAMBDA_MEMORY_MB ?? 1024) || 1024,
+    architecture: onLambda
+      ? (process.arch === 'arm64' ? 'arm64' : 'x86_64')
+      : (env.GATEWAY_LAMBDA_ARCHITECTURE === 'x86_64' ? 'x86_64' : 'arm64'),
     region: env.AWS_REGION || 'local',
-    responseBytes: 0,
   };
 }
 
+let processSettings: FunctionSettings | undefined;
+
+/** Starts the accounting of an invocation, with the process's function settings (read on first use). */
+export function startInvocation(settings: FunctionSettings = processSettings ??= functionSettingsFromEnv(process.env)): Invocation {
+  invocations += 1;
+  const coldStart = invocations === 1;
+  return {
+    startedAt: performance.now(),
+    coldStart,
+    initMs: coldStart ? Math.round(INIT_MS) : null,
+    memoryMb: settings.memoryMb,
+    architecture: settings.architecture,
+    region: settings.region,
+    responseBytes: 0,
+  };
+}
