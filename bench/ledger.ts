@@ -14,6 +14,7 @@ import { startDynamoDbLocal } from '../bin/local/dynamodb-local.js';
 import { ensureTable } from '../lambdas/platform/dynamo/create-table.js';
 import { createDocumentClient } from '../lambdas/platform/dynamo/client.js';
 import { OrganizationRepository } from '../lambdas/organizations/organization-repository.js';
+import { WorkspaceRepository } from '../lambdas/organizations/workspace-repository.js';
 import { ApiKeyRepository } from '../lambdas/keys/api-key-repository.js';
 import { generationToItem, type GenerationRecord } from '../lambdas/billing/generation-record.js';
 import { createOrganization } from '../lambdas/organizations/create-organization.js';
@@ -41,11 +42,12 @@ const admin = new DynamoDBClient({ endpoint: ddb.endpoint, region: 'local', cred
 await ensureTable(admin, tableName);
 const db = createDocumentClient({ endpoint: ddb.endpoint });
 const organizations = new OrganizationRepository(db, tableName);
+const workspaces = new WorkspaceRepository(db, tableName);
 const keys = new ApiKeyRepository(db, tableName);
 const { org, workspace } = await createOrganization(organizations, { name: 'Bench', kind: 'organization', credits: 1_000_000n * 1_000_000_000n, now: new Date() });
 const { key } = newApiKey({ orgId: org.id, orgKind: 'organization', workspaceId: workspace.id, kind: 'standard', name: 'bench', limit: 500_000n * 1_000_000_000n, limitReset: 'daily', now: new Date() });
 await keys.create(key);
-await organizations.putBudget(org.id, workspace.id, 'monthly', { id: 'b', limit: 500_000n * 1_000_000_000n, created_at: new Date().toISOString(), updated_at: new Date().toISOString() }, undefined, new Date().toISOString());
+await workspaces.putBudget(org.id, workspace.id, 'monthly', { id: 'b', limit: 500_000n * 1_000_000_000n, created_at: new Date().toISOString(), updated_at: new Date().toISOString() }, undefined, new Date().toISOString());
 const ledger = createLedger(db, tableName, { log: () => undefined, workspaceCacheTtlMs: 60_000 });
 
 let n = 0;

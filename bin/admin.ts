@@ -17,11 +17,12 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { createDocumentClient } from '../lambdas/platform/dynamo/client.js';
 import { ApiKeyRepository } from '../lambdas/keys/api-key-repository.js';
 import { OrganizationRepository } from '../lambdas/organizations/organization-repository.js';
+import { WorkspaceRepository } from '../lambdas/organizations/workspace-repository.js';
 import { ensureTable } from '../lambdas/platform/dynamo/create-table.js';
 import { ensureDefaultOrganization } from '../lambdas/organizations/default-organization.js';
 import { createOrganization } from '../lambdas/organizations/create-organization.js';
 import { newApiKey } from '../lambdas/keys/new-key.js';
-import { newCreditGrant } from '../lambdas/credits/index.js';
+import { CreditRepository, newCreditGrant } from '../lambdas/credits/index.js';
 import { MoneyFormatError, nanosToDecimal, usdToNanos } from '../lambdas/platform/money.js';
 import { startDynamoDbLocal, type DynamoDbLocal } from './local/dynamodb-local.js';
 
@@ -46,6 +47,8 @@ class UsageError extends Error {}
 interface Target {
   keys: ApiKeyRepository;
   organizations: OrganizationRepository;
+  workspaces: WorkspaceRepository;
+  credits: CreditRepository;
   close(): Promise<void>;
 }
 
@@ -73,6 +76,8 @@ async function openTarget(values: Record<string, string | boolean | undefined>):
   return {
     keys: new ApiKeyRepository(db, tableName),
     organizations: new OrganizationRepository(db, tableName),
+    workspaces: new WorkspaceRepository(db, tableName),
+    credits: new CreditRepository(db, tableName),
     close: async () => {
       db.destroy();
       await localDb?.stop();
@@ -100,9 +105,9 @@ async function resolveScope(target: Target, values: Record<string, string | bool
   if (!needWorkspace) return { orgId, workspaceId: '', orgKind: org.kind };
   let workspaceId = values.workspace as string | undefined;
   if (workspaceId) {
-    if (!(await target.organizations.getWorkspace(orgId, workspaceId))) throw new UsageError(`no workspace ${workspaceId} in organization ${orgId}`);
+    if (!(await target.workspaces.getWorkspace(orgId, workspaceId))) throw new UsageError(`no workspace ${workspaceId} in organization ${orgId}`);
   } else {
-    const workspaces = await target.organizations.listWorkspaces(orgId);
+    const workspaces = await target.workspaces.listWorkspaces(orgId);
     if (workspaces.length !== 1) throw new UsageError(`organization ${orgId} has ${workspaces.length} workspaces: name one with --workspace`);
     workspaceId = workspaces[0]!.id;
   }
@@ -204,7 +209,7 @@ async function main(argv: string[]): Promise<number> {
       case 'add-credits': {
         const { orgId } = await resolveScope(target, { ...values, workspace: undefined }, false);
         const grant = newCreditGrant({ amount, note: values.note ?? null, by: 'operator', now: new Date() });
-        const org = await target.organizations.addCredits(orgId, grant);
+        const org = await target.credits.addCredits(orgId, grant);
         if (!org) throw new UsageError(`no organization ${orgId}`);
         print({ org_id: org.id, grant_id: grant.id, amount: nanosToDecimal(amount), total_credits: nanosToDecimal(org.total_credits), total_usage: nanosToDecimal(org.total_usage) },
           `added $${nanosToDecimal(amount)} to ${org.id}: credits $${nanosToDecimal(org.total_credits)}, used $${nanosToDecimal(org.total_usage)}, held $${nanosToDecimal(org.held)}`);

@@ -2,7 +2,9 @@
 // once per local process); app/operations.ts hands each feature just the ones it uses.
 import { createDocumentClient, storeConfigFromEnv } from '../platform/dynamo/client.js';
 import { ApiKeyRepository, KeyCache, type AuthDeps } from '../keys/index.js';
-import { OrganizationRepository } from '../organizations/index.js';
+import { OrganizationRepository, WorkspaceRepository } from '../organizations/index.js';
+import { CreditRepository } from '../credits/index.js';
+import { InternRepository } from '../interns/index.js';
 import { RollupRepository } from '../billing/rollup-repository.js';
 import { Vault, VaultRepository } from '../vault/index.js';
 import { ByokRepository, ByokSource } from '../byok/index.js';
@@ -15,12 +17,16 @@ import { gatewayEnvironment } from '../platform/aws/provider-secrets.js';
 
 export interface GatewayDeps extends AuthDeps {
   organizations: OrganizationRepository;
+  /** Workspaces and their budgets. */
+  workspaces: WorkspaceRepository;
+  /** Credit grants (they raise an organization's credits). */
+  credits: CreditRepository;
   /** Hourly usage rollups, for the reports. */
   rollups: RollupRepository;
   /** Secrets per workspace and intern, under KMS envelope encryption; undefined without a KMS key. */
   vault: Vault | undefined;
-  /** Interns (and the vault's rows). */
-  interns: VaultRepository;
+  /** Interns (their secrets are the vault's). */
+  interns: InternRepository;
   /** BYOK provider credentials (sealed). */
   byok: ByokRepository;
   /** The inference engine: catalog, provider adapters, routing state, generation records. */
@@ -69,9 +75,11 @@ export function createDeps(env: NodeJS.ProcessEnv = process.env, wiring: DepsWir
   return {
     keys: new ApiKeyRepository(db, tableName),
     organizations: new OrganizationRepository(db, tableName),
+    workspaces: new WorkspaceRepository(db, tableName),
+    credits: new CreditRepository(db, tableName),
     rollups: new RollupRepository(db, tableName),
     vault,
-    interns: new VaultRepository(db, tableName),
+    interns: new InternRepository(db, tableName),
     byok,
     engine,
     keyCache,

@@ -9,7 +9,7 @@ import { LedgerRepository, type MeteredItemCodecs } from '../billing/ledger-repo
 import { keyFromItem } from '../keys/index.js';
 import { workspaceFromItem } from '../organizations/index.js';
 import { EndpointFailureRepository } from '../catalog/index.js';
-import { OrganizationRepository } from '../organizations/index.js';
+import { WorkspaceRepository } from '../organizations/index.js';
 import { Ledger } from '../billing/ledger.js';
 import { RecordCache } from '../platform/record-cache.js';
 import type { ApiKey } from '../keys/index.js';
@@ -55,8 +55,8 @@ export const meteredItemCodecs: MeteredItemCodecs = { keyFromItem, workspaceFrom
 export function createLedger(db: DynamoDBDocumentClient, tableName: string, wiring: EngineWiring = {}): Ledger {
   return new Ledger({
     repository: new LedgerRepository(db, tableName, meteredItemCodecs),
-    organizations: new OrganizationRepository(db, tableName),
-    workspaces: new RecordCache<Workspace>(wiring.workspaceCacheTtlMs ?? 2000),
+    workspaces: new WorkspaceRepository(db, tableName),
+    workspaceCache: new RecordCache<Workspace>(wiring.workspaceCacheTtlMs ?? 2000),
     ...(wiring.keySeen ? { keySeen: wiring.keySeen } : {}),
     clock: wiring.clock ?? (() => new Date()),
     random: Math.random,

@@ -15,7 +15,7 @@ import { createInternOperations } from '../interns/index.js';
 import { createByokOperations, usableEndpointFilter } from '../byok/index.js';
 
 export function createManagementOperations(deps: GatewayDeps): ManagementOperations {
-  const { keys, keyCache, organizations, rollups, vault, interns, byok, engine, clock } = deps;
+  const { keys, keyCache, organizations, workspaces, credits, rollups, vault, interns, byok, engine, clock } = deps;
   // Read through deps at call time: the local runtime replaces its log sink, and the BYOK source is attached
   // to the engine after the deps are built.
   const log = (line: string) => deps.log(line);
@@ -23,20 +23,20 @@ export function createManagementOperations(deps: GatewayDeps): ManagementOperati
   const names = providerNames(engine.catalog);
   return {
     ...systemOperations,
-    ...createKeyOperations({ keys, keyCache, organizations, clock }),
+    ...createKeyOperations({ keys, keyCache, workspaces, clock }),
     ...createOrganizationOperations({ organizations, clock }),
     ...createCatalogOperations({
       catalog: engine.catalog,
       usableEndpointsFor: async (key) => (deps.engine.byok ? usableEndpointFilter(await deps.engine.byok.credentialsFor(key.org_id), key) : undefined),
       organizations, rollups, endpointFailures: engine.endpointFailures, clock, log,
     }),
-    ...createWorkspaceOperations({ organizations, keys, interns, vault, byok, invalidateCredentials, clock }),
-    ...createCreditOperations({ organizations, clock }),
+    ...createWorkspaceOperations({ workspaces, keys, interns, vault, byok, invalidateCredentials, clock }),
+    ...createCreditOperations({ organizations, credits, clock }),
     ...createGenerationOperations({ generations: engine.generations, ledger: engine.ledger, providerNames: names, clock }),
     ...createAnalyticsOperations({ rollups, keys, providerNames: names, clock }),
     ...createVaultOperations({ vault, organizations, interns }),
     ...createInternOperations({ interns, organizations, keys, keyCache, vault, clock }),
-    ...createByokOperations({ byok, vault, providers: byokProviders(engine.catalog), keys, organizations, invalidateCredentials, clock }),
+    ...createByokOperations({ byok, vault, providers: byokProviders(engine.catalog), keys, workspaces, invalidateCredentials, clock }),
   };
 }
 

@@ -4,12 +4,11 @@
 // (roll it and retry), a conflict with a concurrent transaction (back off and retry), or a limit that
 // cannot cover the request (refused with the domain error naming which one: errors.ts).
 import type { ApiKey } from '../keys/index.js';
-import type { OrganizationRepository } from '../organizations/index.js';
 import type { Charge, HoldRef, KeyTerms, LedgerRepository, MeterMismatch, MeterRef, RollupDelta, WorkspaceTerms } from './ledger-repository.js';
 import type { RecordCache } from '../platform/record-cache.js';
 import { nanosToDecimal, type Nanos } from '../platform/money.js';
 import { logLine } from '../platform/log-line.js';
-import type { Workspace } from '../organizations/index.js';
+import type { Workspace, WorkspaceRepository } from '../organizations/index.js';
 import { budgetWindow, spent } from './meter.js';
 import { infrastructureCost, type InfrastructureCost, type Invocation, type ResourceUse } from './infrastructure.js';
 import { BUDGET_INTERVALS, currentPeriods, INTERVALS, windowEnd, type Periods } from './periods.js';
@@ -23,8 +22,9 @@ const SETTLE_ATTEMPTS = 160;
 
 export interface LedgerDeps {
   repository: LedgerRepository;
-  organizations: OrganizationRepository;
-  workspaces: RecordCache<Workspace>;
+  /** Where a workspace (its budgets) is read from when the cache has no copy. */
+  workspaces: Pick<WorkspaceRepository, 'getWorkspace'>;
+  workspaceCache: RecordCache<Workspace>;
   /** Told about a fresher copy of a key seen while reserving, so later requests start from it. */
   keySeen?: (key: ApiKey) => void;
   clock: () => Date;
@@ -104,7 +104,7 @@ export class Ledger {
   }
 
   async workspaceOf(orgId: string, workspaceId: string, readUnits?: (units: number) => void): Promise<Workspace> {
-    const workspace = await this.deps.workspaces.getOrLoad(`${orgId}/${workspaceId}`, () => this.deps.organizations.getWorkspace(orgId, workspaceId, readUnits));
+    const workspace = await this.deps.workspaceCache.getOrLoad(`${orgId}/${workspaceId}`, () => this.deps.workspaces.getWorkspace(orgId, workspaceId, readUnits));
     if (!workspace) throw new TenantGone('workspace');
     return workspace;
   }
@@ -178,7 +178,7 @@ export class Ledger {
         const periods = stored.meter.periods;
         if (workspaceRefusal.kind === 'stale-workspace') {
           workspace = stored;
-          this.deps.workspaces.set(`${stored.org_id}/${stored.id}`, stored);
+          this.deps.workspaceCache.set(`${stored.org_id}/${stored.id}`, stored);
           retry = true;
         } else if (isBehind(periods, current)) {
           await this.deps.repository.roll({ of: 'workspace', orgId: key.org_id, workspaceId: key.workspace_id }, current, periods);

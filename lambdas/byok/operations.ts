@@ -6,7 +6,7 @@ import { InvalidInputError, NotFoundError, UnavailableError } from '../platform/
 import type { Principal } from '../platform/http/auth.js';
 import type { Vault } from '../vault/index.js';
 import type { ApiKeyRepository } from '../keys/index.js';
-import type { OrganizationRepository } from '../organizations/index.js';
+import type { WorkspaceRepository } from '../organizations/index.js';
 import type { ByokRepository } from './byok-repository.js';
 import { byokVaultRef, maskKey, type ByokCredential } from './types.js';
 import type { byokSchema } from './schemas.js';
@@ -19,7 +19,7 @@ export interface ByokPorts {
   /** The providers a credential may be for. */
   providers: ReadonlySet<string>;
   keys: Pick<ApiKeyRepository, 'get'>;
-  organizations: Pick<OrganizationRepository, 'getWorkspace'>;
+  workspaces: Pick<WorkspaceRepository, 'getWorkspace'>;
   /** Drops the organization's credentials cached for inference. */
   invalidateCredentials: (orgId: string) => void;
   clock: () => Date;
@@ -87,7 +87,7 @@ export function createByokOperations(deps: ByokPorts): ByokOperations {
     if (!providers.has(body.provider)) {
       throw new InvalidInputError(`Invalid body.provider: "${body.provider}" is not a provider of this gateway's catalog (${[...providers].sort().join(', ')})`);
     }
-    if (body.workspace_id !== undefined && !(await deps.organizations.getWorkspace(orgId, body.workspace_id))) {
+    if (body.workspace_id !== undefined && !(await deps.workspaces.getWorkspace(orgId, body.workspace_id))) {
       throw new InvalidInputError(`Invalid body.workspace_id: no workspace ${body.workspace_id} in this organization`);
     }
     await checkKeyHashes(deps, orgId, body.allowed_api_key_hashes);

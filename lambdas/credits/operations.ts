@@ -3,15 +3,17 @@
 import { ForbiddenError, NotFoundError } from '../platform/errors.js';
 import { nanosToUsd, usdToNanos } from '../platform/money.js';
 import type { OrganizationRepository } from '../organizations/index.js';
+import type { CreditRepository } from './credit-repository.js';
 import { newCreditGrant } from './credit-grant.js';
 import type { CreditOperations } from './routes.js';
 
 export interface CreditPorts {
-  organizations: Pick<OrganizationRepository, 'get' | 'getDefaultOrganization' | 'addCredits'>;
+  organizations: Pick<OrganizationRepository, 'get' | 'getDefaultOrganization'>;
+  credits: Pick<CreditRepository, 'addCredits'>;
   clock: () => Date;
 }
 
-export function createCreditOperations({ organizations, clock }: CreditPorts): CreditOperations {
+export function createCreditOperations({ organizations, credits, clock }: CreditPorts): CreditOperations {
   return {
     async getCredits({ principal }) {
       const org = await organizations.get(principal.key.org_id);
@@ -27,7 +29,7 @@ export function createCreditOperations({ organizations, clock }: CreditPorts): C
       }
       const orgId = body.organization_id ?? caller.org_id;
       const grant = newCreditGrant({ amount: usdToNanos(body.amount), note: body.note ?? null, by: caller.hash, now: clock() });
-      const org = await organizations.addCredits(orgId, grant);
+      const org = await credits.addCredits(orgId, grant);
       if (!org) throw new NotFoundError(`Organization not found: ${orgId}`);
       return {
         body: {

@@ -8,15 +8,13 @@ import type { Principal } from '../platform/http/auth.js';
 import type { GatewayRequest } from '../platform/http/request.js';
 import { keyView, newApiKey, type ApiKeyRepository, type KeyCache } from '../keys/index.js';
 import type { OrganizationRepository } from '../organizations/index.js';
-import {
-  callerOf, internOf, internVault, notForInternKeys, NOT_FOUND, vaultIdOf, type Intern, type InternStatus, type Vault, type VaultRepository,
-} from '../vault/index.js';
+import { callerOf, internOf, internVault, notForInternKeys, NOT_FOUND, vaultIdOf, type Vault } from '../vault/index.js';
+import type { Intern, InternRepository, InternStatus } from './intern-repository.js';
 import { INTERN_STATUSES, type internSchema } from './schemas.js';
 import type { InternOperations } from './routes.js';
 
 export interface InternPorts {
-  /** Interns are stored beside the vault's rows. */
-  interns: Pick<VaultRepository, 'listInterns' | 'getIntern' | 'putIntern' | 'deleteIntern'>;
+  interns: Pick<InternRepository, 'listInterns' | 'getIntern' | 'putIntern' | 'deleteIntern'>;
   /** The caller's organization (in the intern programme). */
   organizations: Pick<OrganizationRepository, 'get'>;
   /** An intern's keys: created here, deleted with the intern. */

@@ -6,7 +6,7 @@ import { newApiKey } from './new-key.js';
 import type { ApiKeyRepository, KeyPatch } from './api-key-repository.js';
 import type { KeyCache } from './key-cache.js';
 import type { KeyOperations } from './routes.js';
-import type { OrganizationRepository } from '../organizations/index.js';
+import type { WorkspaceRepository } from '../organizations/index.js';
 
 export const KEY_PAGE_SIZE = 100;
 
@@ -14,7 +14,7 @@ export interface KeyPorts {
   keys: ApiKeyRepository;
   keyCache: KeyCache;
   /** To check that a new key's workspace belongs to the organization. */
-  organizations: Pick<OrganizationRepository, 'getWorkspace'>;
+  workspaces: Pick<WorkspaceRepository, 'getWorkspace'>;
   clock: () => Date;
 }
 
@@ -35,7 +35,7 @@ export function createKeyOperations(deps: KeyPorts): KeyOperations {
   async createKey({ principal, body }) {
     const { key: caller } = principal;
     const workspaceId = body.workspace_id ?? caller.workspace_id;
-    if (body.workspace_id !== undefined && !(await deps.organizations.getWorkspace(caller.org_id, workspaceId))) {
+    if (body.workspace_id !== undefined && !(await deps.workspaces.getWorkspace(caller.org_id, workspaceId))) {
       throw new InvalidInputError(`Invalid body.workspace_id: no workspace ${workspaceId} in this organization`);
     }
     const now = deps.clock();

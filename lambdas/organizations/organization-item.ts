@@ -1,6 +1,6 @@
 // How organizations and workspaces are stored: one item each under the organization's partition, settings
 // as top-level attributes, a workspace's meter beside them (billing/meter-item.ts). Read by the organization
-// repository and by the ledger, whose transactions see these items when a reservation is refused.
+// and workspace repositories and by the ledger, whose transactions see these items when a reservation is refused.
 import { BUDGET_INTERVALS, DEFAULT_WORKSPACE_SETTINGS, type Budget, type Organization, type OrganizationSettings, type Workspace } from './types.js';
 import { meterFromItem, meterToItem } from '../billing/meter-item.js';
 import { nanosFromStore, nanosToStore } from '../platform/money.js';
@@ -57,6 +57,11 @@ function budgetsFromItem(value: unknown): Workspace['budgets'] {
 export function workspaceToItem(workspace: Workspace): Record<string, unknown> {
   const { meter, budgets, ...rest } = workspace;
   return { ...itemKeys.workspace(workspace.org_id, workspace.id), type: 'workspace', ...rest, budgets: budgetsToItem(budgets), ...meterToItem(meter) };
+}
+
+/** The item that claims a workspace's slug in its organization (slugs are unique per organization). */
+export function workspaceSlugClaimItem(workspace: Pick<Workspace, 'org_id' | 'id' | 'slug'>): Record<string, unknown> {
+  return { ...itemKeys.workspaceSlug(workspace.org_id, workspace.slug), type: 'workspace_slug', workspace_id: workspace.id };
 }
 
 export function workspaceFromItem(item: Record<string, unknown>): Workspace {

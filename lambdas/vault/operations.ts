@@ -6,8 +6,7 @@ import type { OrganizationRepository } from '../organizations/index.js';
 import type { VaultRef } from './envelope.js';
 import { HostError, normalizeHosts } from './hosts.js';
 import type { SecretMetadata, Vault } from './vault.js';
-import type { VaultRepository } from './vault-repository.js';
-import { callerOf, internOf, internVault, keyScope, notForInternKeys, workspaceVault, type Caller } from './scope.js';
+import { callerOf, internOf, internVault, keyScope, notForInternKeys, workspaceVault, type Caller, type InternLookup } from './scope.js';
 import type { VaultOperations } from './routes.js';
 
 export interface VaultPorts {
@@ -15,7 +14,8 @@ export interface VaultPorts {
   vault: Vault | undefined;
   /** The caller's organization: in the intern programme, vault writes enabled. */
   organizations: Pick<OrganizationRepository, 'get'>;
-  interns: Pick<VaultRepository, 'getIntern'>;
+  /** The interns whose private vaults the intern secret routes reach. */
+  interns: InternLookup;
 }
 
 function vaultOf(deps: VaultPorts): Vault {

@@ -6,7 +6,6 @@ import type { Principal } from '../platform/http/auth.js';
 import type { GatewayRequest } from '../platform/http/request.js';
 import { hashKey, hashesEqual, type ApiKey } from '../keys/index.js';
 import type { Organization, OrganizationRepository } from '../organizations/index.js';
-import type { Intern, VaultRepository } from './vault-repository.js';
 import type { VaultRef } from './envelope.js';
 import { FRONT_DOOR_HEADER } from './front-door-header.js';
 
@@ -50,8 +49,22 @@ export function keyScope(caller: Caller): VaultRef {
   return caller.key.intern_id ? internVault(caller.key, caller.key.intern_id) : workspaceVault(caller.key);
 }
 
+/** What the scope rules read of an intern (the interns feature's Intern has these). */
+export interface InternRef {
+  id: string;
+  workspace_id: string;
+}
+
+/**
+ * The port to the interns' store: interns build on the vault (their secrets are vault routes), so the
+ * vault names only the lookup it needs rather than importing the interns feature.
+ */
+export interface InternLookup<T extends InternRef = InternRef> {
+  getIntern(orgId: string, internId: string): Promise<T | undefined>;
+}
+
 /** An intern of the key's workspace, for intern routes; 404 for any other (and for other interns' keys). */
-export async function internOf(caller: Caller, interns: Pick<VaultRepository, 'getIntern'>, internId: string): Promise<Intern> {
+export async function internOf<T extends InternRef>(caller: Caller, interns: InternLookup<T>, internId: string): Promise<T> {
   if (caller.key.intern_id && caller.key.intern_id !== internId) throw new NotFoundError(NOT_FOUND);
   const intern = await interns.getIntern(caller.key.org_id, internId);
   if (!intern || intern.workspace_id !== caller.key.workspace_id) throw new NotFoundError(NOT_FOUND);

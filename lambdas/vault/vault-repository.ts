@@ -1,5 +1,5 @@
 // Vault rows: each vault's encrypted data key, its sealed secrets (ordered by name) and its release audit
-// trail, under one partition per vault; interns under their organization. No row holds a plaintext value.
+// trail, under one partition per vault. No row holds a plaintext value.
 import { DeleteCommand, GetCommand, PutCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { randomUUID } from 'node:crypto';
 import { itemKeys } from '../platform/dynamo/item-keys.js';
@@ -27,22 +27,6 @@ export interface AuditEntry {
   at: string;
 }
 
-export type InternStatus = 'awaiting_slack_install' | 'queued' | 'provisioning' | 'running' | 'failed' | 'stopped' | 'destroying' | 'destroy_failed';
-
-export interface Intern {
-  id: string;
-  org_id: string;
-  workspace_id: string;
-  name: string;
-  description: string | null;
-  instructions: string | null;
-  model: string | null;
-  status: InternStatus;
-  created_by: string;
-  created_at: string;
-  updated_at: string;
-}
-
 function secretFromItem(item: Record<string, unknown>): SecretRow {
   return {
     name: item.name as string,
@@ -51,22 +35,6 @@ function secretFromItem(item: Record<string, unknown>): SecretRow {
     fingerprint: typeof item.fingerprint === 'string' ? item.fingerprint : null,
     created_at: item.created_at as string,
     updated_at: (item.updated_at ?? item.created_at) as string,
-  };
-}
-
-function internFromItem(item: Record<string, unknown>): Intern {
-  return {
-    id: item.id as string,
-    org_id: item.org_id as string,
-    workspace_id: item.workspace_id as string,
-    name: item.name as string,
-    description: (item.description ?? null) as string | null,
-    instructions: (item.instructions ?? null) as string | null,
-    model: (item.model ?? null) as string | null,
-    status: item.status as InternStatus,
-    created_by: item.created_by as string,
-    created_at: item.created_at as string,
-    updated_at: item.updated_at as string,
   };
 }
 
@@ -138,28 +106,5 @@ export class VaultRepository {
       action: item.action as AuditEntry['action'], secret: item.secret as string, host: item.host as string, requester: item.requester as string,
       ...(item.reason ? { reason: item.reason as string } : {}), at: item.at as string,
     }));
-  }
-
-  /** Creates an intern (`mustExist` false) or replaces one that still exists; false when that condition fails. */
-  async putIntern(intern: Intern, mustExist = false): Promise<boolean> {
-    return unlessConditionFails(this.db.send(new PutCommand({
-      TableName: this.tableName,
-      Item: { ...itemKeys.intern(intern.org_id, intern.id), type: 'intern', ...intern },
-      ConditionExpression: mustExist ? 'attribute_exists(pk)' : 'attribute_not_exists(pk)',
-    })).then(() => true), false);
-  }
-
-  async getIntern(orgId: string, internId: string): Promise<Intern | undefined> {
-    const { Item } = await this.db.send(new GetCommand({ TableName: this.tableName, Key: itemKeys.intern(orgId, internId), ConsistentRead: true }));
-    return Item ? internFromItem(Item) : undefined;
-  }
-
-  async listInterns(orgId: string): Promise<Intern[]> {
-    const { pk, skPrefix } = itemKeys.internsOf(orgId);
-    return (await queryAll(this.db, partition(this.tableName, pk, { skPrefix }))).map(internFromItem);
-  }
-
-  async deleteIntern(orgId: string, internId: string): Promise<void> {
-    await this.db.send(new DeleteCommand({ TableName: this.tableName, Key: itemKeys.intern(orgId, internId) }));
   }
 }

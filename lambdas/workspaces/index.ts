@@ -1,4 +1,4 @@
-// The workspaces feature as other folders see it: the workspace and budget routes (workspaces themselves
-// are part of the organizations aggregate).
+// The workspaces feature as other folders see it: the workspace and budget routes (the Workspace type and
+// its repository live in organizations/, beside the organization a workspace is created with).
 export { workspaceRoutes, type WorkspaceOperations } from './routes.js';
 export { createWorkspaceOperations, type WorkspacePorts } from './operations.js';

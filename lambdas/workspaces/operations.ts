@@ -7,18 +7,19 @@ import type { Principal } from '../platform/http/auth.js';
 import { nanosToUsd, usdToNanos } from '../platform/money.js';
 import { budgetWindow, meterAt, spent } from '../billing/meter.js';
 import { windowEnd } from '../billing/periods.js';
-import { BUDGET_INTERVALS, newWorkspace, type BudgetInterval, type OrganizationRepository, type Workspace } from '../organizations/index.js';
+import { BUDGET_INTERVALS, newWorkspace, type BudgetInterval, type Workspace, type WorkspaceRepository } from '../organizations/index.js';
 import type { ApiKeyRepository } from '../keys/index.js';
-import type { Vault, VaultRepository } from '../vault/index.js';
+import type { Vault } from '../vault/index.js';
+import type { InternRepository } from '../interns/index.js';
 import type { ByokRepository } from '../byok/index.js';
 import type { budgetSchema, workspaceSchema } from './schemas.js';
 import type { WorkspaceOperations } from './routes.js';
 
 export interface WorkspacePorts {
-  organizations: Pick<OrganizationRepository, 'listWorkspaces' | 'findWorkspace' | 'createWorkspace' | 'updateWorkspace' | 'deleteWorkspace' | 'putBudget'>;
+  workspaces: Pick<WorkspaceRepository, 'listWorkspaces' | 'findWorkspace' | 'createWorkspace' | 'updateWorkspace' | 'deleteWorkspace' | 'putBudget'>;
   /** A workspace with keys or interns is not deleted. */
   keys: Pick<ApiKeyRepository, 'list'>;
-  interns: Pick<VaultRepository, 'listInterns'>;
+  interns: Pick<InternRepository, 'listInterns'>;
   /** What a deleted workspace leaves behind: its vault (undefined without a KMS key) and its BYOK credentials. */
   vault: Pick<Vault, 'destroy'> | undefined;
   byok: Pick<ByokRepository, 'list' | 'delete'>;
@@ -75,7 +76,7 @@ function budgetView(workspace: Workspace, interval: BudgetInterval, now: Date): 
 }
 
 async function workspaceOr404(deps: WorkspacePorts, orgId: string, ref: string): Promise<Workspace> {
-  const workspace = await deps.organizations.findWorkspace(orgId, ref);
+  const workspace = await deps.workspaces.findWorkspace(orgId, ref);
   if (!workspace) throw new NotFoundError(`Workspace not found: ${ref}`);
   return workspace;
 }
@@ -86,7 +87,7 @@ const intervalParam = (value: string): BudgetInterval => value as BudgetInterval
 export function createWorkspaceOperations(deps: WorkspacePorts): WorkspaceOperations {
   return {
   async listWorkspaces({ principal, query }) {
-    const all = (await deps.organizations.listWorkspaces(orgOf(principal))).sort((a, b) => a.created_at.localeCompare(b.created_at) || a.id.localeCompare(b.id));
+    const all = (await deps.workspaces.listWorkspaces(orgOf(principal))).sort((a, b) => a.created_at.localeCompare(b.created_at) || a.id.localeCompare(b.id));
     const offset = query.offset ?? 0;
     const page = all.slice(offset, offset + (query.limit ?? DEFAULT_PAGE));
     return { body: { data: page.map(workspaceView), total_count: all.length } };
@@ -95,7 +96,7 @@ export function createWorkspaceOperations(deps: WorkspacePorts): WorkspaceOperat
   async createWorkspace({ principal, body }) {
     const orgId = orgOf(principal);
     const workspace = newWorkspace(orgId, body, principal.key.creator_user_id, deps.clock());
-    if (!(await deps.organizations.createWorkspace(workspace))) throw new ConflictError(`A workspace with slug "${body.slug}" already exists`);
+    if (!(await deps.workspaces.createWorkspace(workspace))) throw new ConflictError(`A workspace with slug "${body.slug}" already exists`);
     return { status: 201, body: { data: workspaceView(workspace) } };
   },
 
@@ -107,7 +108,7 @@ export function createWorkspaceOperations(deps: WorkspacePorts): WorkspaceOperat
     const orgId = orgOf(principal);
     for (let attempt = 0; attempt < 3; attempt += 1) {
       const current = await workspaceOr404(deps, orgId, params.id);
-      const updated = await deps.organizations.updateWorkspace(current, body, deps.clock().toISOString());
+      const updated = await deps.workspaces.updateWorkspace(current, body, deps.clock().toISOString());
       if (updated === 'conflict') throw new ConflictError(`A workspace with slug "${body.slug}" already exists`);
       if (updated) return { body: { data: workspaceView(updated) } };
       // Renamed or deleted meanwhile: read it again.
@@ -122,7 +123,7 @@ export function createWorkspaceOperations(deps: WorkspacePorts): WorkspaceOperat
     if (keys.length > 0) throw new ConflictError(`Workspace ${workspace.slug} still has API keys; delete them or create them elsewhere first`);
     const interns = (await deps.interns.listInterns(orgId)).filter((intern) => intern.workspace_id === workspace.id);
     if (interns.length > 0) throw new ConflictError(`Workspace ${workspace.slug} still has interns; delete them first`);
-    if (!(await deps.organizations.deleteWorkspace(workspace))) throw new NotFoundError(`Workspace not found: ${params.id}`);
+    if (!(await deps.workspaces.deleteWorkspace(workspace))) throw new NotFoundError(`Workspace not found: ${params.id}`);
     // What belonged to it only: its vault (secrets and data key) and the BYOK credentials scoped to it.
     if (deps.vault) await deps.vault.destroy({ orgId, workspaceId: workspace.id, purpose: 'vault' });
     for (const credential of await deps.byok.list(orgId)) {
@@ -154,7 +155,7 @@ export function createWorkspaceOperations(deps: WorkspacePorts): WorkspaceOperat
     const now = deps.clock();
     const existing = workspace.budgets[interval];
     const budget = { id: existing?.id ?? randomUUID(), limit: usdToNanos(body.limit_usd), created_at: existing?.created_at ?? now.toISOString(), updated_at: now.toISOString() };
-    const updated = await deps.organizations.putBudget(orgId, workspace.id, interval, budget, body.include_byok_in_budgets, now.toISOString());
+    const updated = await deps.workspaces.putBudget(orgId, workspace.id, interval, budget, body.include_byok_in_budgets, now.toISOString());
     if (!updated) throw new NotFoundError(`Workspace not found: ${params.workspace_ref}`);
     return { body: { data: budgetView(updated, interval, now)!, include_byok_in_budgets: updated.include_byok_in_budgets } };
   },
@@ -163,7 +164,7 @@ export function createWorkspaceOperations(deps: WorkspacePorts): WorkspaceOperat
     const interval = intervalParam(params.interval);
     const orgId = orgOf(principal);
     const workspace = await workspaceOr404(deps, orgId, params.workspace_ref);
-    if (workspace.budgets[interval]) await deps.organizations.putBudget(orgId, workspace.id, interval, null, undefined, deps.clock().toISOString());
+    if (workspace.budgets[interval]) await deps.workspaces.putBudget(orgId, workspace.id, interval, null, undefined, deps.clock().toISOString());
     return { body: { deleted: true as const } };
   },
   };

@@ -378,7 +378,7 @@ describe('edge cases of the money path', () => {
     await db.send(new UpdateCommand({ TableName: store.tableName, Key: itemKeys.workspace(owner.tenant.orgId, owner.tenant.workspaceId), UpdateExpression: `REMOVE budgets, budget_version, ${meterAttrs.filter((name) => name !== 'settings_version').join(', ')}` }));
     db.destroy();
 
-    const granted = await store.deps.organizations.addCredits(owner.tenant.orgId, { id: 'g1', amount: nanos(1), note: null, by: 'test', created_at: new Date().toISOString() });
+    const granted = await store.deps.credits.addCredits(owner.tenant.orgId, { id: 'g1', amount: nanos(1), note: null, by: 'test', created_at: new Date().toISOString() });
     expect(granted!.total_credits).toBe(nanos(1001));
     expect(BigInt((await rawItem(itemKeys.organization(owner.tenant.orgId))).balance)).toBe(nanos(1001));
     expect((await manage(owner.admin, 'PUT', `/workspaces/${owner.tenant.workspaceId}/budgets/monthly`, { limit_usd: 50 })).status).toBe(200);

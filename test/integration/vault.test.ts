@@ -7,6 +7,7 @@ import { installAwsLambdaShim } from '../../bin/local/awslambda-shim.js';
 import { createDocumentClient } from '../../lambdas/platform/dynamo/client.js';
 import { itemKeys } from '../../lambdas/platform/dynamo/item-keys.js';
 import { VaultRepository } from '../../lambdas/vault/vault-repository.js';
+import { InternRepository } from '../../lambdas/interns/intern-repository.js';
 import { AwsKms } from '../../lambdas/platform/aws/kms.js';
 import { Vault, ReleaseRefused } from '../../lambdas/vault/vault.js';
 import { encryptionContextOf, open, SealedValueError, vaultIdOf, type VaultRef } from '../../lambdas/vault/envelope.js';
@@ -342,7 +343,7 @@ describe('workspace deletion', () => {
     const blocked = await call(owner.admin, 'DELETE', '/workspaces/temp');
     expect(blocked.status).toBe(409);
     expect(blocked.json!.error.message).toMatch(/interns/);
-    await new VaultRepository(db, store.tableName).deleteIntern(owner.tenant.orgId, intern.json!.id as string);
+    await new InternRepository(db, store.tableName).deleteIntern(owner.tenant.orgId, intern.json!.id as string);
     expect((await call(owner.admin, 'DELETE', '/workspaces/temp')).json).toEqual({ deleted: true });
     const vaultId = vaultIdOf({ orgId: owner.tenant.orgId, workspaceId, purpose: 'vault' });
     expect(await new VaultRepository(db, store.tableName).getDataKey(vaultId)).toBeUndefined();

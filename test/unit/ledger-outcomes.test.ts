@@ -15,7 +15,7 @@ import { newWorkspace } from '../../lambdas/organizations/new-workspace.js';
 import { currentPeriods } from '../../lambdas/billing/periods.js';
 import { RecordCache } from '../../lambdas/platform/record-cache.js';
 import { httpErrorOf, toErrorReply } from '../../lambdas/platform/http/errors.js';
-import type { OrganizationRepository } from '../../lambdas/organizations/organization-repository.js';
+import type { WorkspaceRepository } from '../../lambdas/organizations/workspace-repository.js';
 import type { ApiKey } from '../../lambdas/keys/types.js';
 import type { Workspace } from '../../lambdas/organizations/types.js';
 import { meteredItemCodecs } from '../../lambdas/app/engine-deps.js';
@@ -133,9 +133,9 @@ function ledgerWith(outcomes: ReserveOutcome[], calls: string[] = []) {
     roll: async (meter: { of: string }) => { calls.push(`roll ${meter.of}`); },
     addBalance: async () => { calls.push('addBalance'); },
   } as unknown as LedgerRepository;
-  const organizations = { getWorkspace: async () => workspace } as unknown as OrganizationRepository;
+  const workspaces = { getWorkspace: async () => workspace } as unknown as WorkspaceRepository;
   return new Ledger({
-    repository: fake, organizations, workspaces: new RecordCache<Workspace>(), keySeen: (seen) => calls.push(`seen ${seen.settings_version}`),
+    repository: fake, workspaces, workspaceCache: new RecordCache<Workspace>(), keySeen: (seen) => calls.push(`seen ${seen.settings_version}`),
     clock: () => now, random: () => 0, sleep: async () => {}, log: () => {},
   });
 }
