@@ -15,7 +15,9 @@ import { createInternOperations } from '../interns/index.js';
 import { createByokOperations, usableEndpointFilter } from '../byok/index.js';
 
 export function createManagementOperations(deps: GatewayDeps): ManagementOperations {
-  const { keys, keyCache, organizations, workspaces, credits, rollups, vault, interns, byok, engine, clock } = deps;
+  const { keys, organizations, workspaces, credits, rollups, vault, interns, byok, engine, clock } = deps;
+  // Read through deps at call time too: the cache authentication reads may be replaced (the bench does).
+  const keyCache = { invalidate: (hash: string) => deps.keyCache.invalidate(hash) };
   // Read through deps at call time: the local runtime replaces its log sink, and the BYOK source is attached
   // to the engine after the deps are built.
   const log = (line: string) => deps.log(line);

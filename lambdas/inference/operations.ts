@@ -76,16 +76,9 @@ function errorStatus(error: DomainError): number {
   return httpErrorOf(error).status;
 }
 
-/** A failure as the HttpError it is answered with; the domain error's own cause stays what a 5xx log shows. */
+/** A failure as the HttpError it is answered with (the error map's; a 5xx log still names the domain error). */
 function asHttpError(err: unknown): unknown {
-  if (!(err instanceof DomainError)) return err;
-  const mapped = httpErrorOf(err);
-  return new HttpError(mapped.status, mapped.message, {
-    ...(mapped.metadata ? { metadata: mapped.metadata } : {}),
-    ...(mapped.headers ? { headers: mapped.headers } : {}),
-    ...(mapped.envelope ? { envelope: mapped.envelope } : {}),
-    cause: err.cause,
-  });
+  return err instanceof DomainError ? httpErrorOf(err) : err;
 }
 
 /** A failure after planning: its reply names the generation and, when asked for, what routing did. */

@@ -12,7 +12,7 @@ export const KEY_PAGE_SIZE = 100;
 
 export interface KeyPorts {
   keys: ApiKeyRepository;
-  keyCache: KeyCache;
+  keyCache: Pick<KeyCache, 'invalidate'>;
   /** To check that a new key's workspace belongs to the organization. */
   workspaces: Pick<WorkspaceRepository, 'getWorkspace'>;
   clock: () => Date;

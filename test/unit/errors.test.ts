@@ -1,5 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { BadRequestError, HttpError, MethodNotAllowedError, ServiceUnavailableError, toErrorReply } from '../../lambdas/platform/http/errors.js';
+import { ConflictError, InsufficientFundsError, UnavailableError, UpstreamError } from '../../lambdas/platform/errors.js';
 
 describe('error envelope', () => {
   it('exposes client errors with their status, message and metadata', () => {
@@ -25,6 +26,27 @@ describe('error envelope', () => {
     const reply = toErrorReply(new ServiceUnavailableError('Vault writes are disabled'), 'r', () => undefined);
     expect(reply.body.error).toMatchObject({ code: 503, message: 'Vault writes are disabled' });
     expect(toErrorReply(new HttpError(500, 'db password wrong'), 'r', () => undefined).body.error.message).toBe('Internal server error');
+  });
+
+  it('answers domain errors through the error map: status, Retry-After, metadata and envelope fields', () => {
+    expect(toErrorReply(new ConflictError('busy', { metadata: { slug: 'a' } }), 'r', () => undefined))
+      .toEqual({ status: 409, headers: {}, body: { error: { code: 409, message: 'busy', metadata: { slug: 'a' } } } });
+    const refused = toErrorReply(new InsufficientFundsError('Insufficient credits', { reply: { service_metadata: { x: 1 } } }), 'r', () => undefined);
+    expect(refused).toEqual({ status: 402, headers: {}, body: { error: { code: 402, message: 'Insufficient credits' }, service_metadata: { x: 1 } } });
+    expect(toErrorReply(new UpstreamError('Provider p returned 429: slow down', { reason: 'status', upstreamStatus: 429, retryAfterSeconds: 3 }), 'r', () => undefined))
+      .toMatchObject({ status: 429, headers: { 'retry-after': '3' } });
+    expect(toErrorReply(new UpstreamError('Provider p returned 500', { reason: 'status', upstreamStatus: 500 }), 'r', () => undefined).status).toBe(502);
+  });
+
+  it('logs a 5xx domain error under its own name and throw site, with its cause', () => {
+    const logs: string[] = [];
+    const reply = toErrorReply(new UnavailableError('The vault is not configured', { cause: new Error('no KMS key id') }), 'r9', (line) => logs.push(line));
+    expect(reply.status).toBe(503);
+    expect(reply.body.error.message).toBe('The vault is not configured');
+    const logged = JSON.parse(logs[0]!);
+    expect(logged.error.name).toBe('UnavailableError');
+    expect(logged.error.stack).toContain('errors.test.ts');
+    expect(logged.cause).toEqual({ name: 'Error', message: 'no KMS key id' });
   });
 
   it('caps what any envelope repeats, whatever built it', () => {

@@ -99,12 +99,16 @@ function statusOf(err: DomainError): number {
 /** The error map: a domain error as the HttpError it is answered with (status, Retry-After, envelope fields). */
 export function httpErrorOf(err: DomainError): HttpError {
   const headers = err.retryAfterSeconds === undefined ? undefined : { 'retry-after': String(err.retryAfterSeconds) };
-  return new HttpError(statusOf(err), err.message, {
+  const mapped = new HttpError(statusOf(err), err.message, {
     ...(err.metadata ? { metadata: err.metadata } : {}),
     ...(headers ? { headers } : {}),
     ...(err.reply ? { envelope: err.reply } : {}),
-    cause: err,
+    cause: err.cause,
   });
+  // The log of a 5xx names the domain error and where it was thrown, and its cause, not this mapping.
+  mapped.name = err.name;
+  if (err.stack !== undefined) mapped.stack = err.stack;
+  return mapped;
 }
 
 /** On every reply: browsers must not guess a content type (a JSON error that echoes input is never HTML). */
