@@ -1,5 +1,6 @@
 // The HTTP side of errors: the error map from domain errors to statuses, the few errors only HTTP has
-// (no route, wrong method, body too large), and the one envelope every failure is written as.
+// (invalid input at the edge, no route, wrong method, body too large, the store unreachable), and the one
+// envelope every failure is written as.
 import {
   ClientClosedError, ConflictError as DomainConflict, DomainError, ForbiddenError as DomainForbidden, InsufficientFundsError, InvalidInputError,
   NotFoundError as DomainNotFound, UnauthenticatedError, UnavailableError, UpstreamError,
@@ -30,15 +31,6 @@ type Options = ConstructorParameters<typeof HttpError>[2];
 export class BadRequestError extends HttpError {
   constructor(message: string, options?: Options) { super(400, message, options); }
 }
-export class UnauthorizedError extends HttpError {
-  constructor(message: string, options?: Options) { super(401, message, options); }
-}
-export class PaymentRequiredError extends HttpError {
-  constructor(message: string, options?: Options) { super(402, message, options); }
-}
-export class ForbiddenError extends HttpError {
-  constructor(message: string, options?: Options) { super(403, message, options); }
-}
 export class NotFoundError extends HttpError {
   constructor(message = 'Not found', options?: Options) { super(404, message, options); }
 }
@@ -49,16 +41,10 @@ export class MethodNotAllowedError extends HttpError {
     });
   }
 }
-export class ConflictError extends HttpError {
-  constructor(message: string, options?: Options) { super(409, message, options); }
-}
 export class PayloadTooLargeError extends HttpError {
   constructor(limitBytes: number) {
     super(413, `Request body is larger than this route's limit of ${limitBytes} bytes`, { metadata: { limit_bytes: limitBytes } });
   }
-}
-export class UnsupportedMediaTypeError extends HttpError {
-  constructor(message: string) { super(415, message); }
 }
 export class ServiceUnavailableError extends HttpError {
   constructor(message: string, options?: Options) { super(503, message, options); }
