@@ -20,6 +20,7 @@ import { generationToItem, type GenerationRecord } from '../lambdas/billing/gene
 import { createOrganization } from '../lambdas/organizations/create-organization.js';
 import { newApiKey } from '../lambdas/keys/new-key.js';
 import { createLedger } from '../lambdas/app/engine-deps.js';
+import { Logger } from '../lambdas/platform/logger.js';
 import { rollupDelta } from '../lambdas/billing/rollups.js';
 import { startInvocation } from '../lambdas/billing/infrastructure.js';
 import { computeCost } from '../lambdas/billing/cost.js';
@@ -48,7 +49,7 @@ const { org, workspace } = await createOrganization(organizations, { name: 'Benc
 const { key } = newApiKey({ orgId: org.id, orgKind: 'organization', workspaceId: workspace.id, kind: 'standard', name: 'bench', limit: 500_000n * 1_000_000_000n, limitReset: 'daily', now: new Date() });
 await keys.create(key);
 await workspaces.putBudget(org.id, workspace.id, 'monthly', { id: 'b', limit: 500_000n * 1_000_000_000n, created_at: new Date().toISOString(), updated_at: new Date().toISOString() }, undefined, new Date().toISOString());
-const ledger = createLedger(db, tableName, { log: () => undefined, workspaceCacheTtlMs: 60_000 });
+const ledger = createLedger(db, tableName, { log: new Logger(() => undefined), workspaceCacheTtlMs: 60_000 });
 
 let n = 0;
 function record(id: string): GenerationRecord {

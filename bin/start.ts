@@ -6,6 +6,7 @@
 // notices its parent is gone and stops the same way. DynamoDB Local stops with this process however it
 // ends (see bin/local/dynamodb-local.ts).
 import { configFromEnv, startLocalRuntime } from './local/runtime.js';
+import { logLine } from '../lambdas/platform/logger.js';
 
 // Local development may run on Node 20; the SDK's notice that future releases need Node 22 is noise here.
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
@@ -15,7 +16,7 @@ const PARENT_CHECK_MS = 1000;
 
 // A stray rejected promise is a bug to log, not a reason to take every client's connection down with the process.
 process.on('unhandledRejection', (reason) => {
-  console.error(JSON.stringify({ level: 'error', message: 'unhandled rejection', error: reason instanceof Error ? reason.stack : String(reason) }));
+  console.error(logLine('error', 'unhandled rejection', { error: reason instanceof Error ? reason.stack : String(reason) }));
 });
 
 const started = Date.now();

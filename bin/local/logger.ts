@@ -6,7 +6,7 @@
 // GATEWAY_LOG_FILE, in either format, also appends every machine line (JSON, EMF, per-request JSON) to a file.
 import { createWriteStream } from 'node:fs';
 import { isEmfLine } from '../../lambdas/billing/metrics.js';
-import { logLine } from '../../lambdas/platform/log-line.js';
+import { logLine } from '../../lambdas/platform/logger.js';
 import type { RequestDone } from './server.js';
 
 export type LogFormat = 'text' | 'json';

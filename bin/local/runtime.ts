@@ -246,10 +246,9 @@ export async function startLocalRuntime(config: LocalConfig, output: RuntimeOutp
     const { handler: management } = await import('../../lambdas/handlers/management.js');
     const { defaultDeps } = await import('../../lambdas/app/deps.js');
     const deps = await defaultDeps();
-    // The handlers log through deps (to stdout, for CloudWatch on Lambda); here through the local sink,
-    // which keeps the per-generation metrics lines off the console.
-    deps.log = log;
-    deps.engine.log = log;
+    // The handlers, the engine and the ledger log through the deps' one logger (to stdout, for CloudWatch on
+    // Lambda); here through the local sink, which keeps the per-generation metrics lines off the console.
+    deps.log.sink = log;
     const bootstrap = await bootstrapLocal({
       organizations: deps.organizations, keys: deps.keys, adminKeyText: config.adminKey, initialCredits, internProgramme: config.internProgramme, now: new Date(),
     });

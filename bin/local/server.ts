@@ -9,7 +9,7 @@ import { routes } from '../../lambdas/app/routes.js';
 import { CORS_ALLOWED_HEADERS } from '../../lambdas/platform/http/cors.js';
 import { DEFAULT_MAX_BODY_BYTES, type LambdaFunction, type RouteDef } from '../../lambdas/platform/http/route.js';
 import { HttpError, PayloadTooLargeError, toErrorReply, BadRequestError, ServiceUnavailableError } from '../../lambdas/platform/http/errors.js';
-import { logLine } from '../../lambdas/platform/log-line.js';
+import { Logger } from '../../lambdas/platform/logger.js';
 import { performance } from 'node:perf_hooks';
 
 export type BufferedHandler = (event: APIGatewayProxyEventV2, context: Context) => Promise<APIGatewayProxyStructuredResultV2>;
@@ -100,7 +100,7 @@ export function largestRouteBody(list: readonly RouteDef[]): number {
 export async function startLocalServer(options: LocalServerOptions): Promise<LocalServer> {
   const matchAny = createRouter(routes as readonly RouteDef[]);
   const maxBody = options.maxBodyBytes ?? Math.min(LAMBDA_PAYLOAD_LIMIT, Math.max(largestRouteBody(routes), DEFAULT_MAX_BODY_BYTES));
-  const log = options.log ?? ((line: string) => console.error(line));
+  const log = new Logger(options.log ?? ((line: string) => console.error(line)));
   const timeoutMs = options.timeoutMs ?? 15 * 60 * 1000;
 
   function functionFor(method: string, path: string): LambdaFunction {
@@ -141,7 +141,7 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
       if (!res.headersSent) {
         writeEnvelope(res, err, requestId, log);
       } else {
-        log(JSON.stringify({ level: 'error', request_id: requestId, message: 'handler failed after the first byte', error: String(err) }));
+        log.entry('error', { request_id: requestId, message: 'handler failed after the first byte', error: String(err) });
         res.destroy();
       }
     }).finally(() => {
@@ -238,7 +238,7 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
       server.closeAllConnections();
       if (inFlight.size > 0 && (close.finishMs ?? 0) > 0) await settledWithin(inFlight, close.finishMs ?? 0);
       if (inFlight.size > 0) {
-        log(logLine('warn', `${inFlight.size} request(s) still unsettled at shutdown: their credit holds are left to the expired-hold sweep`));
+        log.warn(`${inFlight.size} request(s) still unsettled at shutdown: their credit holds are left to the expired-hold sweep`);
       }
       await closed;
     },
@@ -255,7 +255,7 @@ async function settledWithin(pending: Map<Promise<void>, unknown>, ms: number): 
   clearTimeout(timer);
 }
 
-function writeEnvelope(res: ServerResponse, err: unknown, requestId: string, log: (line: string) => void): void {
+function writeEnvelope(res: ServerResponse, err: unknown, requestId: string, log: Logger): void {
   const reply = toErrorReply(err, requestId, log);
   // Also for replies written without serve() (the 503 of a request arriving while draining): every reply says nosniff.
   const headers: Record<string, string> = { 'content-type': 'application/json', 'x-content-type-options': 'nosniff', 'x-request-id': requestId, ...reply.headers };

@@ -1,6 +1,7 @@
 // The process's ports (repositories, the vault, the inference engine), wired once per Lambda instance (and
-// once per local process); app/operations.ts hands each feature just the ones it uses.
-import { createDocumentClient, storeConfigFromEnv } from '../platform/dynamo/client.js';
+// once per local process) from the configuration read then; app/management-operations.ts hands each feature
+// just the ones it uses.
+import { createDocumentClient, type StoreConfig } from '../platform/dynamo/client.js';
 import { ApiKeyRepository, KeyCache, type AuthDeps } from '../keys/index.js';
 import { OrganizationRepository, WorkspaceRepository } from '../organizations/index.js';
 import { CreditRepository } from '../credits/index.js';
@@ -8,12 +9,14 @@ import { InternRepository } from '../interns/index.js';
 import { RollupRepository } from '../billing/rollup-repository.js';
 import { Vault, VaultRepository } from '../vault/index.js';
 import { ByokRepository, ByokSource } from '../byok/index.js';
-import { AwsKms, kmsConfigFromEnv } from '../platform/aws/kms.js';
+import { AwsKms, type KmsConfig } from '../platform/aws/kms.js';
+import { Logger, type LogSink } from '../platform/logger.js';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 
 import type { EngineDeps } from '../inference/engine.js';
 import { createEngineDeps } from './engine-deps.js';
 import { gatewayEnvironment } from '../platform/aws/provider-secrets.js';
+import { readConfig, type GatewayConfig } from './config.js';
 
 export interface GatewayDeps extends AuthDeps {
   organizations: OrganizationRepository;
@@ -31,41 +34,43 @@ export interface GatewayDeps extends AuthDeps {
   byok: ByokRepository;
   /** The inference engine: catalog, provider adapters, routing state, generation records. */
   engine: EngineDeps;
-  log: (line: string) => void;
+  /** The one logger of the process, shared with the engine; the local runtime points its sink elsewhere. */
+  log: Logger;
+  /** The configuration these deps were built from. */
+  config: GatewayConfig;
 }
 
 /** The vault over KMS when GATEWAY_KMS_KEY_ID names a key (the CDK stack's, or npm start's local KMS). */
-export function createVault(db: DynamoDBDocumentClient, tableName: string, env: NodeJS.ProcessEnv, clock: () => Date = () => new Date()): Vault | undefined {
-  const kms = kmsConfigFromEnv(env);
+export function createVault(db: DynamoDBDocumentClient, tableName: string, kms: KmsConfig | undefined, clock: () => Date = () => new Date()): Vault | undefined {
   return kms ? new Vault(new VaultRepository(db, tableName), new AwsKms(kms), clock) : undefined;
 }
 
-/** What a caller may wire differently from the environment (the tests: their own table, clock and log). */
+/** What a caller may wire differently from the configuration (the tests: their own table, clock and log sink). */
 export interface DepsWiring {
   db?: DynamoDBDocumentClient;
   tableName?: string;
   clock?: () => Date;
-  log?: (line: string) => void;
+  log?: LogSink;
   /** Cache lifetimes of keys, workspaces and BYOK credentials (0: every request reads the store). */
   keyCacheTtlMs?: number;
   workspaceCacheTtlMs?: number;
   credentialCacheTtlMs?: number;
 }
 
-/** The table named by TABLE_NAME, through a client configured from the environment. */
-function storeFromEnv(env: NodeJS.ProcessEnv): { db: DynamoDBDocumentClient; tableName: string } {
-  const config = storeConfigFromEnv(env);
+/** The table named by TABLE_NAME, through a client configured as the environment says. */
+function storeOf(config: StoreConfig | undefined): { db: DynamoDBDocumentClient; tableName: string } {
+  if (!config) throw new Error('TABLE_NAME is not set');
   return { db: createDocumentClient(config), tableName: config.tableName };
 }
 
-export function createDeps(env: NodeJS.ProcessEnv = process.env, wiring: DepsWiring = {}): GatewayDeps {
-  const { db, tableName } = wiring.db && wiring.tableName ? { db: wiring.db, tableName: wiring.tableName } : storeFromEnv(env);
-  const log = wiring.log ?? ((line: string) => console.log(line));
+export function createDeps(config: GatewayConfig, wiring: DepsWiring = {}): GatewayDeps {
+  const { db, tableName } = wiring.db && wiring.tableName ? { db: wiring.db, tableName: wiring.tableName } : storeOf(config.store);
+  const log = new Logger(wiring.log ?? ((line: string) => console.log(line)));
   const clock = wiring.clock ?? (() => new Date());
-  const keyCache = new KeyCache(wiring.keyCacheTtlMs ?? Number(env.GATEWAY_KEY_CACHE_TTL_MS ?? 2000));
-  const vault = createVault(db, tableName, env, clock);
+  const keyCache = new KeyCache(wiring.keyCacheTtlMs ?? config.keyCacheTtlMs);
+  const vault = createVault(db, tableName, config.kms, clock);
   const byok = new ByokRepository(db, tableName);
-  const engine = createEngineDeps(db, tableName, env, {
+  const engine = createEngineDeps(db, tableName, config, {
     log,
     clock,
     keySeen: (key) => keyCache.set(key.hash, key),
@@ -84,19 +89,20 @@ export function createDeps(env: NodeJS.ProcessEnv = process.env, wiring: DepsWir
     engine,
     keyCache,
     clock,
-    operatorKeyText: env.GATEWAY_ADMIN_KEY || undefined,
+    operatorKeyText: config.operatorKeyText,
     log,
+    config,
   };
 }
 
 let shared: Promise<GatewayDeps> | undefined;
 
 /**
- * The process-wide deps, built once (a Lambda cold start reads the provider secret here); the inference
- * and management handlers share them, and their key cache, locally.
+ * The process-wide deps, built once from the configuration read once (a Lambda cold start reads the provider
+ * secret here); the inference and management handlers share them, and their key cache, locally.
  */
 export function defaultDeps(): Promise<GatewayDeps> {
-  shared ??= gatewayEnvironment().then((env) => createDeps(env));
+  shared ??= gatewayEnvironment().then((env) => createDeps(readConfig(env)));
   shared.catch(() => { shared = undefined; });
   return shared;
 }

@@ -1,5 +1,5 @@
 // What the HTTP platform's dispatch gets from the composition root: the keys feature's authenticator over
-// these deps, and their log sink (read at call time: the local runtime replaces it).
+// these deps, and their logger (whose sink the local runtime replaces).
 import type { GatewayDeps } from './deps.js';
 import type { DispatchDeps } from '../platform/http/dispatch.js';
 import { createAuthenticator } from '../keys/index.js';
@@ -8,6 +8,6 @@ const composed = new WeakMap<GatewayDeps, DispatchDeps>();
 
 export function dispatchDepsOf(deps: GatewayDeps): DispatchDeps {
   let dispatchDeps = composed.get(deps);
-  if (!dispatchDeps) composed.set(deps, dispatchDeps = { authenticate: createAuthenticator(deps), log: (line) => deps.log(line) });
+  if (!dispatchDeps) composed.set(deps, dispatchDeps = { authenticate: createAuthenticator(deps), log: deps.log });
   return dispatchDeps;
 }

@@ -1,9 +1,9 @@
-// Wires the inference engine once per process from the environment.
+// Wires the inference engine once per process from its configuration (app/config.ts reads it).
 import { setTimeout as delay } from 'node:timers/promises';
 import { performance } from 'node:perf_hooks';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { loadCatalog } from '../catalog/index.js';
-import { AdapterRegistry, envCredentials } from '../providers/registry.js';
+import { catalogOf, type CatalogConfig } from '../catalog/index.js';
+import { AdapterRegistry, type CredentialSource } from '../providers/registry.js';
 import { GenerationRepository } from '../generations/index.js';
 import { LedgerRepository, type MeteredItemCodecs } from '../billing/ledger-repository.js';
 import { keyFromItem } from '../keys/index.js';
@@ -17,6 +17,7 @@ import type { Workspace } from '../organizations/index.js';
 import { EndpointHealth, StickySessions } from '../inference/endpoint-health.js';
 import { ShutdownSwitch } from '../platform/shutdown.js';
 import { DEFAULT_ENGINE_CONFIG, type EngineConfig, type EngineDeps } from '../inference/engine.js';
+import { consoleLogger, type Logger } from '../platform/logger.js';
 
 function positiveInt(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
   const raw = env[name];
@@ -40,8 +41,15 @@ export function engineConfigFromEnv(env: NodeJS.ProcessEnv = process.env): Engin
   };
 }
 
+/** What the engine is built from: its part of the GatewayConfig. */
+export interface EngineSettings {
+  engine: EngineConfig;
+  catalog: CatalogConfig;
+  credentials: CredentialSource;
+}
+
 export interface EngineWiring {
-  log?: (line: string) => void;
+  log?: Logger;
   /** Wall clock for reset windows and timestamps (tests move it). */
   clock?: () => Date;
   /** Told about a fresher copy of an API key seen while reserving (the key cache takes it). */
@@ -61,25 +69,25 @@ export function createLedger(db: DynamoDBDocumentClient, tableName: string, wiri
     clock: wiring.clock ?? (() => new Date()),
     random: Math.random,
     sleep: (ms) => delay(ms),
-    log: wiring.log ?? console.log,
+    log: wiring.log ?? consoleLogger(),
   });
 }
 
-export function createEngineDeps(db: DynamoDBDocumentClient, tableName: string, env: NodeJS.ProcessEnv = process.env, wiring: EngineWiring = {}): EngineDeps {
-  const log = wiring.log ?? console.log;
+export function createEngineDeps(db: DynamoDBDocumentClient, tableName: string, settings: EngineSettings, wiring: EngineWiring = {}): EngineDeps {
+  const log = wiring.log ?? consoleLogger();
   const clock = wiring.clock ?? (() => new Date());
   const generations = new GenerationRepository(db, tableName);
-  const ledger = createLedger(db, tableName, wiring);
+  const ledger = createLedger(db, tableName, { ...wiring, log });
   return {
-    catalog: loadCatalog(env),
-    adapters: new AdapterRegistry(envCredentials(env)),
+    catalog: catalogOf(settings.catalog),
+    adapters: new AdapterRegistry(settings.credentials),
     health: new EndpointHealth(),
     sessions: new StickySessions(),
     generations,
     ledger,
     endpointFailures: new EndpointFailureRepository(db, tableName),
     clock,
-    config: engineConfigFromEnv(env),
+    config: settings.engine,
     now: () => performance.now(),
     random: Math.random,
     sleep: (ms, signal) => delay(ms, undefined, { signal }).catch(() => undefined),

@@ -15,12 +15,11 @@ import { createInternOperations } from '../interns/index.js';
 import { createByokOperations, usableEndpointFilter } from '../byok/index.js';
 
 export function createManagementOperations(deps: GatewayDeps): ManagementOperations {
-  const { keys, organizations, workspaces, credits, rollups, vault, interns, byok, engine, clock } = deps;
+  const { keys, organizations, workspaces, credits, rollups, vault, interns, byok, engine, clock, log, config } = deps;
   // Read through deps at call time too: the cache authentication reads may be replaced (the bench does).
   const keyCache = { invalidate: (hash: string) => deps.keyCache.invalidate(hash) };
-  // Read through deps at call time: the local runtime replaces its log sink, and the BYOK source is attached
-  // to the engine after the deps are built.
-  const log = (line: string) => deps.log(line);
+  // Read through deps at call time: the BYOK source is attached to the engine after the deps are built. (The
+  // log is the process's one logger: the local runtime replaces its sink, not the logger.)
   const invalidateCredentials = (orgId: string) => deps.engine.byok?.invalidate(orgId);
   const names = providerNames(engine.catalog);
   return {
@@ -36,8 +35,8 @@ export function createManagementOperations(deps: GatewayDeps): ManagementOperati
     ...createCreditOperations({ organizations, credits, clock }),
     ...createGenerationOperations({ generations: engine.generations, ledger: engine.ledger, providerNames: names, clock }),
     ...createAnalyticsOperations({ rollups, keys, providerNames: names, clock }),
-    ...createVaultOperations({ vault, organizations, interns }),
-    ...createInternOperations({ interns, organizations, keys, keyCache, vault, clock }),
+    ...createVaultOperations({ vault, organizations, interns, settings: config.vault }),
+    ...createInternOperations({ interns, organizations, keys, keyCache, vault, clock, hosts: config.vault.hosts }),
     ...createByokOperations({ byok, vault, providers: byokProviders(engine.catalog), keys, workspaces, invalidateCredentials, clock }),
   };
 }

@@ -7,7 +7,7 @@ import type { ApiKey } from '../keys/index.js';
 import type { Charge, HoldRef, KeyTerms, LedgerRepository, MeterMismatch, MeterRef, RollupDelta, WorkspaceTerms } from './ledger-repository.js';
 import type { RecordCache } from '../platform/record-cache.js';
 import { nanosToDecimal, type Nanos } from '../platform/money.js';
-import { logLine } from '../platform/log-line.js';
+import type { Logger } from '../platform/logger.js';
 import type { Workspace, WorkspaceRepository } from '../organizations/index.js';
 import { budgetWindow, spent } from './meter.js';
 import { infrastructureCost, type InfrastructureCost, type Invocation, type ResourceUse } from './infrastructure.js';
@@ -30,7 +30,7 @@ export interface LedgerDeps {
   clock: () => Date;
   random: () => number;
   sleep: (ms: number) => Promise<void>;
-  log: (line: string) => void;
+  log: Logger;
 }
 
 export interface Hold extends HoldRef {
@@ -226,7 +226,7 @@ export class Ledger {
         if (outcome.kind === 'already') return { outcome: 'already', writeUnits, attempts: attempt };
         if (outcome.kind === 'hold-missing') {
           // Swept after its expiry: charge without it; the record's own condition keeps this exactly-once.
-          this.deps.log(logLine('warn', 'hold expired before settlement; charging without it', { generation_id: hold.generationId }));
+          this.deps.log.warn('hold expired before settlement; charging without it', { generation_id: hold.generationId });
           late = true;
         } else if (outcome.kind === 'conflict') {
           await this.backoff(attempt);
@@ -247,11 +247,11 @@ export class Ledger {
         }
       } catch (err) {
         if (attempt === SETTLE_ATTEMPTS) break;
-        this.deps.log(logLine('warn', 'settlement attempt failed', { generation_id: hold.generationId, attempt, error: String(err) }));
+        this.deps.log.warn('settlement attempt failed', { generation_id: hold.generationId, attempt, error: String(err) });
         await this.backoff(attempt);
       }
     }
-    this.deps.log(logLine('error', 'settlement failed; reconcile by hand', {
+    this.deps.log.error('settlement failed; reconcile by hand', {
       generation_id: hold.generationId,
       org_id: hold.orgId,
       key_hash: hold.keyHash,
@@ -259,7 +259,7 @@ export class Ledger {
       held: nanosToDecimal(hold.amount),
       charge: nanosToDecimal(charge.credits),
       byok: nanosToDecimal(charge.byok),
-    }));
+    });
     return { outcome: 'failed', writeUnits, attempts: SETTLE_ATTEMPTS };
   }
 
@@ -277,7 +277,7 @@ export class Ledger {
         if (outcome !== 'conflict') return cost;
         await this.backoff(attempt);
       } catch (err) {
-        this.deps.log(logLine('warn', 'infrastructure cost not recorded', { generation_id: generationId, attempt, error: String(err) }));
+        this.deps.log.warn('infrastructure cost not recorded', { generation_id: generationId, attempt, error: String(err) });
         if (attempt >= 3) return undefined;
         await this.backoff(attempt);
       }
@@ -303,7 +303,7 @@ export class Ledger {
       const result = await this.release(hold);
       if (result.outcome === 'settled') {
         released += 1;
-        this.deps.log(logLine('warn', 'released an expired hold', { generation_id: hold.generationId, org_id: hold.orgId, amount: nanosToDecimal(hold.amount) }));
+        this.deps.log.warn('released an expired hold', { generation_id: hold.generationId, org_id: hold.orgId, amount: nanosToDecimal(hold.amount) });
       }
     }
     return released;

@@ -146,11 +146,25 @@ export function providerCatalog(env: NodeJS.ProcessEnv): CatalogFile {
   return { models };
 }
 
-export function loadCatalog(env: NodeJS.ProcessEnv = process.env): Catalog {
+/** What the catalog is built from, read from the environment once per process (app/config.ts). */
+export interface CatalogConfig {
+  /** SIMULATOR_URL: the simulator's models, when set. */
+  simulatorUrl: string | undefined;
+  /** The real providers the environment has credentials for (OPENAI_API_KEY …, GATEWAY_BEDROCK_ENABLED). */
+  providers: CatalogFile;
+  /** GATEWAY_CATALOG_FILE: more models and endpoints. */
+  catalogFile: string | undefined;
+}
+
+export function catalogConfigFromEnv(env: NodeJS.ProcessEnv): CatalogConfig {
+  return { simulatorUrl: env.SIMULATOR_URL || undefined, providers: providerCatalog(env), catalogFile: env.GATEWAY_CATALOG_FILE || undefined };
+}
+
+export function catalogOf(config: CatalogConfig): Catalog {
   const files: CatalogFile[] = [];
-  if (env.SIMULATOR_URL) files.push(simulatorCatalog(env.SIMULATOR_URL));
-  files.push(providerCatalog(env));
-  if (env.GATEWAY_CATALOG_FILE) files.push(JSON.parse(readFileSync(env.GATEWAY_CATALOG_FILE, 'utf8')) as CatalogFile);
+  if (config.simulatorUrl) files.push(simulatorCatalog(config.simulatorUrl));
+  files.push(config.providers);
+  if (config.catalogFile) files.push(JSON.parse(readFileSync(config.catalogFile, 'utf8')) as CatalogFile);
   const merged = { models: files.flatMap((file) => file.models) };
   const parsed = catalogFileSchema.safeParse(merged);
   if (!parsed.success) {
@@ -158,4 +172,8 @@ export function loadCatalog(env: NodeJS.ProcessEnv = process.env): Catalog {
     throw new Error(`invalid model catalog at ${issue.path.join('.')}: ${issue.message}`);
   }
   return buildCatalog(parsed.data);
+}
+
+export function loadCatalog(env: NodeJS.ProcessEnv = process.env): Catalog {
+  return catalogOf(catalogConfigFromEnv(env));
 }

@@ -6,5 +6,5 @@ export { EndpointFailureRepository } from './endpoint-failure-repository.js';
 export { catalogRoutes, type CatalogOperations } from './routes.js';
 export { createCatalogOperations, type CatalogPorts } from './operations.js';
 export { byokProviders, providerNames } from './providers.js';
-export { loadCatalog } from './catalog-config.js';
+export { loadCatalog, catalogOf, catalogConfigFromEnv, type CatalogConfig } from './catalog-config.js';
 export { FAILURE_SHARDS } from './endpoint-failure-repository.js';

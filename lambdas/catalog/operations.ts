@@ -15,7 +15,7 @@ import type { OrganizationRepository } from '../organizations/index.js';
 import type { endpointSchema, listModelsQuery, modelSchema } from './schemas.js';
 import type { CatalogOperations } from './routes.js';
 import type { EndpointFailureRepository } from './endpoint-failure-repository.js';
-import { logLine } from '../platform/log-line.js';
+import type { Logger } from '../platform/logger.js';
 
 export interface CatalogPorts {
   catalog: Catalog;
@@ -30,7 +30,7 @@ export interface CatalogPorts {
   rollups: Pick<RollupRepository, 'endpointRange'>;
   endpointFailures: Pick<EndpointFailureRepository, 'range'>;
   clock: () => Date;
-  log: (line: string) => void;
+  log: Logger;
 }
 
 function cheapest(endpoints: CatalogEndpoint[]): CatalogEndpoint {
@@ -205,7 +205,7 @@ async function readEndpointStatus(endpoint: CatalogEndpoint, deps: CatalogPorts)
   if (truncated) {
     const oldest = rows[rows.length - 1]!.hour;
     firstHour = rows.some((row) => row.hour > oldest) ? hourOf(new Date(Date.parse(`${oldest}:00:00Z`) + HOUR_MS).toISOString()) : oldest;
-    deps.log(logLine('warn', 'endpoint rollups truncated', { endpoint: `${endpoint.model}@${endpoint.provider}`, rows: rows.length, complete_from_hour: firstHour }));
+    deps.log.warn('endpoint rollups truncated', { endpoint: `${endpoint.model}@${endpoint.provider}`, rows: rows.length, complete_from_hour: firstHour });
   }
   const fromHour = (ms: number) => (hourAgo(ms) > firstHour ? hourAgo(ms) : firstHour);
   const within = (ms: number) => rows.filter((row) => row.hour >= fromHour(ms));

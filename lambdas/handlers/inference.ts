@@ -12,9 +12,11 @@ import { defaultDeps, type GatewayDeps } from '../app/deps.js';
 import { inferenceOperationsOf } from '../app/inference-operations.js';
 import { toErrorReply } from '../platform/http/errors.js';
 import { startInvocation, type Invocation } from '../billing/infrastructure.js';
-import { logLine } from '../platform/log-line.js';
+import { consoleLogger, type Logger } from '../platform/logger.js';
 
 const match = createRouter(routesOf('inference'));
+/** Where a failed start-up (no deps yet) is logged. */
+const STARTUP_LOG = consoleLogger('stderr');
 
 export interface StreamingReply {
   statusCode: number;
@@ -65,7 +67,7 @@ export const handler = awslambda.streamifyResponse(async (event: APIGatewayProxy
   responseStream.once('close', gone);
   responseStream.on('error', gone);
   let reply: StreamingReply;
-  let log: (line: string) => void = (line) => console.error(line);
+  let log: Logger = STARTUP_LOG;
   try {
     const deps = await defaultDeps();
     log = deps.log;
@@ -94,7 +96,7 @@ export const handler = awslambda.streamifyResponse(async (event: APIGatewayProxy
     }
   } catch (err) {
     // The response stream failed: usually the client went away mid-stream.
-    log(logLine('warn', 'response stream ended early', { request_id: event.requestContext?.requestId, error: String(err) }));
+    log.warn('response stream ended early', { request_id: event.requestContext?.requestId, error: String(err) });
   } finally {
     responseStream.off('close', gone);
     responseStream.off('error', gone);

@@ -4,20 +4,21 @@
 import { createDocumentClient, storeConfigFromEnv } from '../platform/dynamo/client.js';
 import { createLedger } from '../app/engine-deps.js';
 import type { Ledger } from '../billing/ledger.js';
-import { logLine } from '../platform/log-line.js';
+import { consoleLogger, type Logger } from '../platform/logger.js';
 
 let ledger: Ledger | undefined;
+const stdout = consoleLogger();
 
-export async function releaseExpiredHolds(target: Ledger, log: (line: string) => void): Promise<{ released: number }> {
+export async function releaseExpiredHolds(target: Ledger, log: Logger): Promise<{ released: number }> {
   const released = await target.releaseExpired();
-  log(logLine('info', 'expired holds released', { released }));
+  log.info('expired holds released', { released });
   return { released };
 }
 
 export const handler = async (): Promise<{ released: number }> => {
   if (!ledger) {
     const config = storeConfigFromEnv();
-    ledger = createLedger(createDocumentClient(config), config.tableName);
+    ledger = createLedger(createDocumentClient(config), config.tableName, { log: stdout });
   }
-  return releaseExpiredHolds(ledger, (line) => console.log(line));
+  return releaseExpiredHolds(ledger, stdout);
 };

@@ -11,6 +11,7 @@ import type { ByokSource } from '../byok/index.js';
 import type { EndpointHealth, StickySessions } from './endpoint-health.js';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from './retry-policy.js';
 import type { ShutdownSwitch } from '../platform/shutdown.js';
+import type { Logger } from '../platform/logger.js';
 
 export interface Caller {
   orgId: string;
@@ -69,7 +70,7 @@ export interface EngineDeps {
   clock: () => Date;
   random: () => number;
   sleep: (ms: number, signal: AbortSignal) => Promise<void>;
-  log: (line: string) => void;
+  log: Logger;
   /** Triggered when a long-lived process shuts down: in-flight requests end early and settle. */
   shutdown: ShutdownSwitch;
 }

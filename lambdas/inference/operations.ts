@@ -22,7 +22,6 @@ import { chatCompletion, chatUsage, ChatStreamWriter, type ReplyIdentity } from 
 import { responseResult, responsesUsage, ResponsesStreamWriter } from './formats/to-responses.js';
 import { SSE_DONE, SSE_KEEPALIVE } from './formats/sse.js';
 import type { Candidate } from './routing.js';
-import { logLine } from '../platform/log-line.js';
 
 const nextTick = () => new Promise<void>((resolve) => process.nextTick(resolve));
 
@@ -180,7 +179,7 @@ async function streamReply(options: StreamReplyOptions): Promise<OperationResult
     .catch((err: unknown) => {
       // A bug past the first byte must not take the process down: log it and cut the stream, which the
       // client sees as an incomplete reply rather than a clean end.
-      engine.log(logLine('error', 'stream producer failed', { generation_id: trace.generationId, error: String(err) }));
+      engine.log.error('stream producer failed', { generation_id: trace.generationId, error: String(err) });
       if (!body.destroyed) body.destroy(err instanceof Error ? err : new Error(String(err)));
     });
   options.defer?.(produced);
@@ -274,7 +273,7 @@ async function writeStream(options: StreamReplyOptions & { body: Readable; strea
     // A failure of the reply itself: the stream still ends (its hold settled, the request's listeners
     // removed) before the failure cuts the reply, as it did before the pipeline existed.
     await stream.return(undefined).catch(() => undefined);
-    if (deferral.drain) await deferral.drain().catch((failure: unknown) => engine.log(logLine('error', 'stream settlement failed', { generation_id: trace.generationId, error: String(failure) })));
+    if (deferral.drain) await deferral.drain().catch((failure: unknown) => engine.log.error('stream settlement failed', { generation_id: trace.generationId, error: String(failure) }));
     throw err;
   } finally {
     clearTimeout(keepAlive);

@@ -18,7 +18,6 @@ import { complete, release, releaseOrCharge, reserve, type Accounted, type Compl
 import { isShuttingDown, shuttingDownError } from '../platform/shutdown.js';
 import { gather, newStreamState, resultFromState } from './stream-state.js';
 import { startTrace, type RouteTrace } from './trace.js';
-import { logLine } from '../platform/log-line.js';
 
 /** Hands work that may outlive the reply (settlement, release) to whoever waits for it. */
 export type Defer = (work: Promise<unknown>) => void;
@@ -197,7 +196,7 @@ class Run {
       return complete({ request: this.request, caller: this.call.caller, trace: this.call.trace, deps: this.call.deps, candidate, completion, hold, invocation: this.options.invocation });
     } catch (err) {
       const { deps, trace } = this.call;
-      const released = release(hold, deps).catch((failure: unknown) => deps.log(logLine('error', 'hold not released', { generation_id: trace.generationId, error: String(failure) })));
+      const released = release(hold, deps).catch((failure: unknown) => deps.log.error('hold not released', { generation_id: trace.generationId, error: String(failure) }));
       this.later(released);
       throw err;
     }

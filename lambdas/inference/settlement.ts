@@ -11,7 +11,6 @@ import type { GenerationResult, Usage } from '../providers/types.js';
 import { emptyUsage } from '../providers/types.js';
 import { generationToItem, type GenerationRecord } from '../billing/generation-record.js';
 import { FAILURE_SHARDS } from '../catalog/index.js';
-import { logLine } from '../platform/log-line.js';
 import { computeCost, type CostBreakdown } from '../billing/cost.js';
 import type { Caller, EngineDeps } from './engine.js';
 import type { InferenceRequest } from './inference-request.js';
@@ -125,7 +124,7 @@ function recordFailedAttempts(trace: RouteTrace | undefined, deps: EngineDeps): 
   try {
     return addFailedAttempts(trace, deps);
   } catch (err) {
-    deps.log(logLine('warn', 'endpoint failures not recorded', { generation_id: trace.generationId, error: String(err) }));
+    deps.log.warn('endpoint failures not recorded', { generation_id: trace.generationId, error: String(err) });
     return Promise.resolve();
   }
 }
@@ -145,7 +144,7 @@ function addFailedAttempts(trace: RouteTrace, deps: EngineDeps): Promise<void> {
     try {
       await deps.endpointFailures.add(model, provider, hour, count, Math.floor(deps.random() * FAILURE_SHARDS));
     } catch (err) {
-      deps.log(logLine('warn', 'endpoint failures not recorded', { endpoint: `${model}@${provider}`, failures: count, generation_id: trace.generationId, error: String(err) }));
+      deps.log.warn('endpoint failures not recorded', { endpoint: `${model}@${provider}`, failures: count, generation_id: trace.generationId, error: String(err) });
     }
   })).then(() => undefined);
 }
@@ -215,7 +214,7 @@ export function complete({ request, caller, trace, deps, candidate, completion, 
     const infra = invocation
       ? await deps.ledger.recordInfrastructure(record.id, rollup.key, invocation, { writeUnits: hold.writeUnits + settled.writeUnits, readUnits: (caller.readUnits ?? 0) + hold.readUnits, kmsRequests: trace.kmsRequests }, deps.now(), itemBytes(item))
       : undefined;
-    deps.log(emfLine(record, infra, deps.clock().getTime()));
+    deps.log.raw(emfLine(record, infra, deps.clock().getTime()));
   })();
   // The ledger's settle has begun: nothing from here throws (the caller would release the hold too).
   const persisted = Promise.all([settlement, recordFailedAttempts(trace, deps)]);

@@ -8,7 +8,7 @@ import type { Principal } from '../platform/http/auth.js';
 import type { GatewayRequest } from '../platform/http/request.js';
 import { keyView, newApiKey, type ApiKeyRepository, type KeyCache } from '../keys/index.js';
 import type { OrganizationRepository } from '../organizations/index.js';
-import { callerOf, internOf, internVault, notForInternKeys, NOT_FOUND, vaultIdOf, type Vault } from '../vault/index.js';
+import { callerOf, internOf, internVault, notForInternKeys, NOT_FOUND, vaultIdOf, type HostRules, type Vault } from '../vault/index.js';
 import type { Intern, InternRepository, InternStatus } from './intern-repository.js';
 import { INTERN_STATUSES, type internSchema } from './schemas.js';
 import type { InternOperations } from './routes.js';
@@ -23,6 +23,8 @@ export interface InternPorts {
   /** The intern's private vault, destroyed with it; undefined without a KMS key. */
   vault: Pick<Vault, 'destroy'> | undefined;
   clock: () => Date;
+  /** Which hosts are regional: intern routes, like the vault's, are refused there. */
+  hosts: HostRules;
 }
 
 export function internView(intern: Intern): z.infer<typeof internSchema> {
@@ -47,7 +49,7 @@ export function internView(intern: Intern): z.infer<typeof internSchema> {
 export function createInternOperations(deps: InternPorts): InternOperations {
   return {
     async listInterns({ principal, request, query }) {
-      const caller = await callerOf(principal, request, deps.organizations);
+      const caller = await callerOf(principal, request, deps.organizations, deps.hosts);
       notForInternKeys(caller);
       if (query.workspace_id !== undefined && query.workspace_id !== caller.key.workspace_id) {
         throw new InvalidInputError('Invalid workspace_id: must be the workspace of the API key');
@@ -71,7 +73,7 @@ export function createInternOperations(deps: InternPorts): InternOperations {
     },
 
     async createIntern({ principal, request, body }) {
-      const caller = await callerOf(principal, request, deps.organizations);
+      const caller = await callerOf(principal, request, deps.organizations, deps.hosts);
       notForInternKeys(caller);
       if (body.workspace_id !== undefined && body.workspace_id !== caller.key.workspace_id) {
         throw new InvalidInputError('Invalid body.workspace_id: must be the workspace of the API key');
@@ -91,13 +93,13 @@ export function createInternOperations(deps: InternPorts): InternOperations {
     },
 
     async getIntern({ principal, request, params }) {
-      const caller = await callerOf(principal, request, deps.organizations);
+      const caller = await callerOf(principal, request, deps.organizations, deps.hosts);
       notForInternKeys(caller);
       return { body: internView(await internOf(caller, deps.interns, params.internId)) };
     },
 
     async updateIntern({ principal, request, params, body }) {
-      const caller = await callerOf(principal, request, deps.organizations);
+      const caller = await callerOf(principal, request, deps.organizations, deps.hosts);
       notForInternKeys(caller);
       const intern = await internOf(caller, deps.interns, params.internId);
       const updated: Intern = {
@@ -114,7 +116,7 @@ export function createInternOperations(deps: InternPorts): InternOperations {
     },
 
     async deleteIntern({ principal, request, params }) {
-      const caller = await callerOf(principal, request, deps.organizations);
+      const caller = await callerOf(principal, request, deps.organizations, deps.hosts);
       notForInternKeys(caller);
       const intern = await internOf(caller, deps.interns, params.internId);
       // Teardown: the intern's keys, its private vault, then the intern itself.
@@ -137,7 +139,7 @@ export function createInternOperations(deps: InternPorts): InternOperations {
     },
 
     async createInternKey({ principal, request, params, body }) {
-      const caller = await callerOf(principal, request, deps.organizations);
+      const caller = await callerOf(principal, request, deps.organizations, deps.hosts);
       notForInternKeys(caller);
       const intern = await internOf(caller, deps.interns, params.internId);
       const now = deps.clock();
@@ -152,7 +154,7 @@ export function createInternOperations(deps: InternPorts): InternOperations {
 }
 
 async function transition<T>(deps: InternPorts, principal: Principal, request: GatewayRequest, internId: string, status: InternStatus, reply: T, code: number) {
-  const caller = await callerOf(principal, request, deps.organizations);
+  const caller = await callerOf(principal, request, deps.organizations, deps.hosts);
   notForInternKeys(caller);
   const intern = await internOf(caller, deps.interns, internId);
   if (intern.status === 'destroying') throw new ConflictError('The intern is being deleted');

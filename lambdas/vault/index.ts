@@ -6,3 +6,4 @@ export { vaultIdOf, type VaultRef } from './envelope.js';
 export { callerOf, internOf, internVault, notForInternKeys, NOT_FOUND, type Caller, type InternLookup, type InternRef } from './scope.js';
 export { vaultRoutes, internIdParam, type VaultOperations } from './routes.js';
 export { createVaultOperations, type VaultPorts } from './operations.js';
+export { hostRulesFromEnv, vaultSettingsFromEnv, type HostRules, type VaultSettings } from './settings.js';

@@ -8,6 +8,7 @@ import { HostError, normalizeHosts } from './hosts.js';
 import type { SecretMetadata, Vault } from './vault.js';
 import { callerOf, internOf, internVault, keyScope, notForInternKeys, workspaceVault, type Caller, type InternLookup } from './scope.js';
 import type { VaultOperations } from './routes.js';
+import type { VaultSettings } from './settings.js';
 
 export interface VaultPorts {
   /** Undefined without a KMS key: then every vault route answers 503. */
@@ -16,6 +17,8 @@ export interface VaultPorts {
   organizations: Pick<OrganizationRepository, 'get'>;
   /** The interns whose private vaults the intern secret routes reach. */
   interns: InternLookup;
+  /** The deployment's vault switch and host rules (read once per process). */
+  settings: VaultSettings;
 }
 
 function vaultOf(deps: VaultPorts): Vault {
@@ -23,8 +26,8 @@ function vaultOf(deps: VaultPorts): Vault {
   return deps.vault;
 }
 
-function writable(caller: Caller): void {
-  if (caller.org.vault_writes_disabled || process.env.GATEWAY_VAULT_WRITES === 'off') {
+function writable(caller: Caller, settings: VaultSettings): void {
+  if (caller.org.vault_writes_disabled || settings.writesDisabled) {
     throw new UnavailableError('Vault writes are disabled for this account; try again later');
   }
 }
@@ -51,12 +54,12 @@ async function putSecret(vault: Vault, ref: VaultRef, name: string, body: { host
 export function createVaultOperations(deps: VaultPorts): VaultOperations {
   return {
     async listVaultSecrets({ principal, request, query }) {
-      const caller = await callerOf(principal, request, deps.organizations);
+      const caller = await callerOf(principal, request, deps.organizations, deps.settings.hosts);
       return { body: page(await vaultOf(deps).list(keyScope(caller)), query) };
     },
 
     async getVaultSecret({ principal, request, params }) {
-      const caller = await callerOf(principal, request, deps.organizations);
+      const caller = await callerOf(principal, request, deps.organizations, deps.settings.hosts);
       const { name } = params;
       const secret = await vaultOf(deps).get(keyScope(caller), name);
       if (!secret) throw new NotFoundError(`Secret not found: ${name}`);
@@ -64,28 +67,28 @@ export function createVaultOperations(deps: VaultPorts): VaultOperations {
     },
 
     async putVaultSecret({ principal, request, params, body }) {
-      const caller = await callerOf(principal, request, deps.organizations);
+      const caller = await callerOf(principal, request, deps.organizations, deps.settings.hosts);
       const { name } = params;
-      writable(caller);
+      writable(caller, deps.settings);
       return { body: await putSecret(vaultOf(deps), keyScope(caller), name, body) };
     },
 
     async deleteVaultSecret({ principal, request, params }) {
-      const caller = await callerOf(principal, request, deps.organizations);
+      const caller = await callerOf(principal, request, deps.organizations, deps.settings.hosts);
       const { name } = params;
-      writable(caller);
+      writable(caller, deps.settings);
       if (!(await vaultOf(deps).delete(keyScope(caller), name))) throw new NotFoundError(`Secret not found: ${name}`);
       return { status: 204, body: undefined };
     },
 
     async listInternVaultSecrets({ principal, request, params, query }) {
-      const caller = await callerOf(principal, request, deps.organizations);
+      const caller = await callerOf(principal, request, deps.organizations, deps.settings.hosts);
       const intern = await internOf(caller, deps.interns, params.internId);
       return { body: page(await vaultOf(deps).list(internVault(caller.key, intern.id)), query) };
     },
 
     async getInternVaultSecret({ principal, request, params }) {
-      const caller = await callerOf(principal, request, deps.organizations);
+      const caller = await callerOf(principal, request, deps.organizations, deps.settings.hosts);
       const intern = await internOf(caller, deps.interns, params.internId);
       const { name } = params;
       const secret = await vaultOf(deps).get(internVault(caller.key, intern.id), name);
@@ -94,27 +97,27 @@ export function createVaultOperations(deps: VaultPorts): VaultOperations {
     },
 
     async putInternVaultSecret({ principal, request, params, body }) {
-      const caller = await callerOf(principal, request, deps.organizations);
+      const caller = await callerOf(principal, request, deps.organizations, deps.settings.hosts);
       const intern = await internOf(caller, deps.interns, params.internId);
       const { name } = params;
-      writable(caller);
+      writable(caller, deps.settings);
       return { body: await putSecret(vaultOf(deps), internVault(caller.key, intern.id), name, body) };
     },
 
     async deleteInternVaultSecret({ principal, request, params }) {
-      const caller = await callerOf(principal, request, deps.organizations);
+      const caller = await callerOf(principal, request, deps.organizations, deps.settings.hosts);
       const intern = await internOf(caller, deps.interns, params.internId);
       const { name } = params;
-      writable(caller);
+      writable(caller, deps.settings);
       if (!(await vaultOf(deps).delete(internVault(caller.key, intern.id), name))) throw new NotFoundError(`Secret not found: ${name}`);
       return { status: 204, body: undefined };
     },
 
     async copyVaultSecretsToIntern({ principal, request, params, body }) {
-      const caller = await callerOf(principal, request, deps.organizations);
+      const caller = await callerOf(principal, request, deps.organizations, deps.settings.hosts);
       notForInternKeys(caller);
       const intern = await internOf(caller, deps.interns, params.internId);
-      writable(caller);
+      writable(caller, deps.settings);
       const result = await vaultOf(deps).copy(workspaceVault(caller.key), internVault(caller.key, intern.id), body.names);
       if ('missing' in result) throw new NotFoundError(`Secret not found in the workspace vault: ${result.missing}`);
       if ('unbound' in result) throw new ConflictError(`Secret ${result.unbound} has no bound hosts; store it again with hosts before copying it`);
@@ -122,7 +125,7 @@ export function createVaultOperations(deps: VaultPorts): VaultOperations {
     },
 
     async listInternEffectiveSecrets({ principal, request, params, query }) {
-      const caller = await callerOf(principal, request, deps.organizations);
+      const caller = await callerOf(principal, request, deps.organizations, deps.settings.hosts);
       const intern = await internOf(caller, deps.interns, params.internId);
       const vault = vaultOf(deps);
       const own = await vault.list(internVault(caller.key, intern.id));

@@ -8,6 +8,7 @@ import { hashKey, hashesEqual, type ApiKey } from '../keys/index.js';
 import type { Organization, OrganizationRepository } from '../organizations/index.js';
 import type { VaultRef } from './envelope.js';
 import { FRONT_DOOR_HEADER } from './front-door-header.js';
+import type { HostRules } from './settings.js';
 
 export const NOT_FOUND = 'Not found';
 /** The AWS regional endpoints a deployment also answers on; the CloudFront front door marks its requests. */
@@ -22,22 +23,20 @@ export interface Caller {
  * Rule 9: the vault is served only on the global hostname, never on a regional one. The raw AWS regional
  * endpoints count as global only for requests CloudFront marked with the deployment's front-door token.
  */
-export function isRegionalHost(request: GatewayRequest, env: NodeJS.ProcessEnv = process.env): boolean {
+export function isRegionalHost(request: GatewayRequest, rules: HostRules): boolean {
   const host = (request.host.split(':')[0] ?? '').toLowerCase();
-  const configured = (env.GATEWAY_REGIONAL_HOSTNAMES ?? '').split(',').map((entry) => entry.trim().toLowerCase()).filter(Boolean);
-  if (configured.includes(host)) return true;
+  if (rules.regionalHostnames.includes(host)) return true;
   if (!REGIONAL_AWS_HOST.test(host)) return false;
-  const token = env.GATEWAY_FRONT_DOOR_TOKEN;
   const sent = request.headers[FRONT_DOOR_HEADER];
-  return !(token && sent && hashesEqual(hashKey(sent), hashKey(token)));
+  return !(rules.frontDoorTokenHash && sent && hashesEqual(hashKey(sent), rules.frontDoorTokenHash));
 }
 
 /** The caller of a vault or intern route: in the programme (else 404) and on the global hostname. */
-export async function callerOf(principal: Principal, request: GatewayRequest, organizations: Pick<OrganizationRepository, 'get'>): Promise<Caller> {
+export async function callerOf(principal: Principal, request: GatewayRequest, organizations: Pick<OrganizationRepository, 'get'>, hosts: HostRules): Promise<Caller> {
   const { key } = principal;
   const org = await organizations.get(key.org_id);
   if (!org?.intern_programme) throw new NotFoundError(NOT_FOUND);
-  if (isRegionalHost(request)) throw new ForbiddenError('The vault is not served on regional hostnames; use the global base URL');
+  if (isRegionalHost(request, hosts)) throw new ForbiddenError('The vault is not served on regional hostnames; use the global base URL');
   return { key, org };
 }
 

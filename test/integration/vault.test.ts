@@ -13,6 +13,7 @@ import { Vault, ReleaseRefused } from '../../lambdas/vault/vault.js';
 import { encryptionContextOf, open, SealedValueError, vaultIdOf, type VaultRef } from '../../lambdas/vault/envelope.js';
 import { normalizeHost, HostError } from '../../lambdas/vault/hosts.js';
 import { createTestStore, type TestStore } from '../support/store.js';
+import type { GatewayDeps } from '../../lambdas/app/deps.js';
 import { createTenant, type Tenant } from '../support/tenants.js';
 import { httpEvent } from '../support/events.js';
 
@@ -35,8 +36,8 @@ afterAll(async () => {
   await store.drop();
 });
 
-async function call(key: string, method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<{ status: number; json: Json | undefined }> {
-  const reply = await handleManagement(httpEvent({ method, path: `/api/v1${path}`, key, headers, ...(body === undefined ? {} : { body }) }), store.deps);
+async function call(key: string, method: string, path: string, body?: unknown, headers: Record<string, string> = {}, deps: GatewayDeps = store.deps): Promise<{ status: number; json: Json | undefined }> {
+  const reply = await handleManagement(httpEvent({ method, path: `/api/v1${path}`, key, headers, ...(body === undefined ? {} : { body }) }), deps);
   return { status: reply.statusCode ?? 200, json: reply.body ? JSON.parse(String(reply.body)) as Json : undefined };
 }
 
@@ -319,13 +320,9 @@ describe('scope rules', () => {
     expect((await call(inside.key, 'GET', '/vault/secrets', undefined, { host: 'xyz.lambda-url.us-east-1.on.aws' })).status).toBe(403);
     // Through the CloudFront front door (which marks its requests with the deployment's token) the same
     // origin is the global hostname; a made-up marker is not.
-    process.env.GATEWAY_FRONT_DOOR_TOKEN = 'token-from-the-deployment';
-    try {
-      expect((await call(inside.key, 'GET', '/vault/secrets', undefined, { host: 'abc123.execute-api.eu-west-1.amazonaws.com', 'x-gateway-front-door': 'token-from-the-deployment' })).status).toBe(200);
-      expect((await call(inside.key, 'GET', '/vault/secrets', undefined, { host: 'abc123.execute-api.eu-west-1.amazonaws.com', 'x-gateway-front-door': '1' })).status).toBe(403);
-    } finally {
-      delete process.env.GATEWAY_FRONT_DOOR_TOKEN;
-    }
+    const frontDoor = store.depsWith({ GATEWAY_FRONT_DOOR_TOKEN: 'token-from-the-deployment' });
+    expect((await call(inside.key, 'GET', '/vault/secrets', undefined, { host: 'abc123.execute-api.eu-west-1.amazonaws.com', 'x-gateway-front-door': 'token-from-the-deployment' }, frontDoor)).status).toBe(200);
+    expect((await call(inside.key, 'GET', '/vault/secrets', undefined, { host: 'abc123.execute-api.eu-west-1.amazonaws.com', 'x-gateway-front-door': '1' }, frontDoor)).status).toBe(403);
     expect((await call(inside.key, 'GET', '/vault/secrets', undefined, { host: 'abc123.execute-api.eu-west-1.amazonaws.com', 'x-gateway-front-door': 'anything' })).status).toBe(403);
     expect((await call(inside.admin, 'GET', '/vault/secrets')).status).toBe(403);
   });

@@ -4,6 +4,7 @@ import { DynamoDBClient, DeleteTableCommand } from '@aws-sdk/client-dynamodb';
 import { ensureTable } from '../../lambdas/platform/dynamo/create-table.js';
 import { createDocumentClient } from '../../lambdas/platform/dynamo/client.js';
 import { createDeps, type GatewayDeps } from '../../lambdas/app/deps.js';
+import { readConfig } from '../../lambdas/app/config.js';
 import { startLocalKms, type LocalKms } from '../../bin/local/kms.js';
 import { deadStoreMessage, failClearlyWhenDead } from './dead-store.js';
 
@@ -11,6 +12,8 @@ export interface TestStore {
   tableName: string;
   endpoint: string;
   deps: GatewayDeps;
+  /** Deps over the same table, KMS, clock and logs, configured by `env` on top of the store's: a deployment set up differently. */
+  depsWith(env: NodeJS.ProcessEnv): GatewayDeps;
   logs: string[];
   /** The local KMS the vault uses (its `calls` count KMS requests). */
   kms: LocalKms;
@@ -35,7 +38,7 @@ export async function createTestStore(env: NodeJS.ProcessEnv = {}): Promise<Test
   let now: Date | undefined;
   const kms = await startLocalKms();
   // The real composition root over this table, with the tests' clock and log and no caches.
-  const deps = createDeps({ ...env, GATEWAY_KMS_KEY_ID: kms.keyArn, KMS_ENDPOINT: kms.url }, {
+  const depsWith = (extra: NodeJS.ProcessEnv): GatewayDeps => createDeps(readConfig({ ...env, ...extra, GATEWAY_KMS_KEY_ID: kms.keyArn, KMS_ENDPOINT: kms.url }), {
     db,
     tableName,
     clock: () => now ?? new Date(),
@@ -44,10 +47,12 @@ export async function createTestStore(env: NodeJS.ProcessEnv = {}): Promise<Test
     workspaceCacheTtlMs: 0,
     credentialCacheTtlMs: 0,
   });
+  const deps = depsWith({});
   return {
     tableName,
     endpoint,
     deps,
+    depsWith,
     logs,
     setNow: (date) => { now = date; },
     kms,

@@ -26,6 +26,7 @@ import type { AdapterRegistry } from '../../lambdas/providers/registry.js';
 import type { GenerationRepository } from '../../lambdas/generations/generation-repository.js';
 import type { GenerationRequest, GenerationResult, ProviderAdapter, StreamEvent } from '../../lambdas/providers/types.js';
 import type { EndpointFailureRepository } from '../../lambdas/catalog/endpoint-failure-repository.js';
+import { Logger } from '../../lambdas/platform/logger.js';
 
 // One endpoint per model, so that `models` fixes the order of the candidates (no weighted choice).
 const catalog = buildCatalog(catalogFileSchema.parse({
@@ -168,7 +169,7 @@ function setup(config: Partial<EngineConfig> = {}, byok?: ReturnType<typeof fake
     // Full jitter takes half of the backoff: retries wait 100 ms, then 200 ms … with the default policy.
     random: () => 0.5,
     sleep: async (ms) => { sleeps.push(ms); clock.advance(ms); },
-    log: (line) => { logs.push(line); },
+    log: new Logger((line) => { logs.push(line); }),
     shutdown: new ShutdownSwitch(),
     // Endpoint failure counters are written after the reply; test/integration/endpoint-uptime.test.ts covers them.
     endpointFailures: { add: async () => undefined } as unknown as EndpointFailureRepository,

@@ -19,6 +19,7 @@ import type { WorkspaceRepository } from '../../lambdas/organizations/workspace-
 import type { ApiKey } from '../../lambdas/keys/types.js';
 import type { Workspace } from '../../lambdas/organizations/types.js';
 import { meteredItemCodecs } from '../../lambdas/app/engine-deps.js';
+import { Logger } from '../../lambdas/platform/logger.js';
 
 const now = new Date('2026-11-24T10:00:00Z');
 const periods = currentPeriods(now);
@@ -136,7 +137,7 @@ function ledgerWith(outcomes: ReserveOutcome[], calls: string[] = []) {
   const workspaces = { getWorkspace: async () => workspace } as unknown as WorkspaceRepository;
   return new Ledger({
     repository: fake, workspaces, workspaceCache: new RecordCache<Workspace>(), keySeen: (seen) => calls.push(`seen ${seen.settings_version}`),
-    clock: () => now, random: () => 0, sleep: async () => {}, log: () => {},
+    clock: () => now, random: () => 0, sleep: async () => {}, log: new Logger(() => {}),
   });
 }
 
@@ -179,7 +180,7 @@ describe('Ledger: refusals in domain errors', () => {
   it('gives up on contention with ReservationContended: a 503 that says when to retry', async () => {
     const err = await ledgerWith([]).reserve('gen-1', key, 100n).catch((thrown: unknown) => thrown);
     expect(err).toBeInstanceOf(ReservationContended);
-    const reply = toErrorReply(err, 'req-1', () => {});
+    const reply = toErrorReply(err, 'req-1', new Logger(() => {}));
     expect(reply.status).toBe(503);
     expect(reply.headers).toEqual({ 'retry-after': '1' });
     expect(reply.body.error.message).toBe('Could not reserve credits: too much contention on this account; retry shortly');

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { logLine } from '../../lambdas/platform/log-line.js';
+import { logLine } from '../../lambdas/platform/logger.js';
 
 describe('logLine', () => {
   it('writes level, message, then the fields in their order, as one JSON line', () => {

@@ -27,6 +27,7 @@ import type { AdapterRegistry } from '../../lambdas/providers/registry.js';
 import type { GenerationRepository } from '../../lambdas/generations/generation-repository.js';
 import type { EndpointFailureRepository } from '../../lambdas/catalog/endpoint-failure-repository.js';
 import type { GenerationRequest, GenerationResult, ProviderAdapter, StreamEvent } from '../../lambdas/providers/types.js';
+import { Logger } from '../../lambdas/platform/logger.js';
 
 const catalog = buildCatalog(catalogFileSchema.parse({
   models: ['alpha', 'beta'].map((provider) => ({
@@ -130,7 +131,7 @@ function setup(behaviours: Record<string, Behaviour>) {
     clock: () => new Date(time),
     random: () => 0.5,
     sleep: async (ms) => { time += ms; },
-    log: () => undefined,
+    log: new Logger(() => undefined),
     shutdown: new ShutdownSwitch(),
     endpointFailures: { add: async () => undefined } as unknown as EndpointFailureRepository,
   };

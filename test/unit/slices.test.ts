@@ -15,11 +15,12 @@ import { routes } from '../../lambdas/app/routes.js';
 import { keyRoutes } from '../../lambdas/keys/index.js';
 import { internRoutes } from '../../lambdas/interns/index.js';
 import { vaultRoutes } from '../../lambdas/vault/index.js';
+import { Logger } from '../../lambdas/platform/logger.js';
 
 // Every route here needs no key: the authenticator answers as it does for auth 'none'.
 const deps: DispatchDeps = {
   authenticate: async () => null,
-  log: () => undefined,
+  log: new Logger(() => undefined),
 };
 
 const request = (method: string, path: string): GatewayRequest => ({
@@ -111,7 +112,8 @@ describe('the composition root', () => {
     const { managementOperationsOf } = await import('../../lambdas/app/management-operations.js');
     const { routesOf } = await import('../../lambdas/app/routes.js');
     const { createDeps } = await import('../../lambdas/app/deps.js');
-    const gateway = createDeps({ TABLE_NAME: 'unused', AWS_REGION: 'local', DYNAMODB_ENDPOINT: 'http://127.0.0.1:9' });
+    const { readConfig } = await import('../../lambdas/app/config.js');
+    const gateway = createDeps(readConfig({ TABLE_NAME: 'unused', AWS_REGION: 'local', DYNAMODB_ENDPOINT: 'http://127.0.0.1:9' }));
     const operations = managementOperationsOf(gateway);
     expect(managementOperationsOf(gateway)).toBe(operations);
     expect(Object.keys(operations).sort()).toEqual(routesOf('management').map((entry) => entry.operationId).sort());

@@ -6,11 +6,12 @@ import type { RouteMatch } from './router.js';
 import { BadRequestError, echo, MethodNotAllowedError, NotFoundError, PayloadTooLargeError, toErrorReply, withLifecycleMetadata } from './errors.js';
 import type { Authenticator } from './auth.js';
 import { parseJsonBody, validate } from './validation.js';
+import type { Logger } from '../logger.js';
 
 /** What dispatch itself needs: the credential check, and where unexpected errors are logged. */
 export interface DispatchDeps {
   authenticate: Authenticator;
-  log: (line: string) => void;
+  log: Logger;
 }
 
 const MAX_PATH_PARAM_BYTES = 512;

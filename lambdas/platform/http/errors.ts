@@ -6,6 +6,7 @@ import {
   NotFoundError as DomainNotFound, UnauthenticatedError, UnavailableError, UpstreamError,
 } from '../errors.js';
 import { echo } from '../echo.js';
+import { consoleLogger, type Logger } from '../logger.js';
 
 export { echo, MAX_ECHO_CHARS } from '../echo.js';
 
@@ -130,7 +131,7 @@ export interface ErrorReply {
  * Turns anything thrown into the envelope. Only HttpErrors below 500 expose their message;
  * everything else is logged with the request id and answered without internals.
  */
-export function toErrorReply(err: unknown, requestId: string, log: (line: string) => void = defaultLog): ErrorReply {
+export function toErrorReply(err: unknown, requestId: string, log: Logger = STDERR): ErrorReply {
   if (err instanceof DomainError) return toErrorReply(httpErrorOf(err), requestId, log);
   const unreachable = err instanceof HttpError ? undefined : storeUnreachable(err);
   if (unreachable) return toErrorReply(unreachable, requestId, log);
@@ -142,14 +143,13 @@ export function toErrorReply(err: unknown, requestId: string, log: (line: string
   const status = err instanceof HttpError ? err.status : 500;
   const deliberate = err instanceof HttpError && err.status !== 500;
   const message = deliberate ? echo(err.message, MAX_ERROR_MESSAGE_CHARS) : 'Internal server error';
-  log(JSON.stringify({
-    level: 'error',
+  log.entry('error', {
     request_id: requestId,
     status,
     error: err instanceof Error ? { name: err.name, message: err.message, stack: err.stack } : String(err),
     // What was behind a deliberate 5xx (e.g. which host could not be reached), for the operator only.
     ...(err instanceof Error && err.cause !== undefined ? { cause: err.cause instanceof Error ? { name: err.cause.name, message: err.cause.message } : String(err.cause) } : {}),
-  }));
+  });
   return {
     status,
     headers: err instanceof HttpError ? { ...err.headers } : {},
@@ -203,6 +203,5 @@ export function storeUnreachable(err: unknown): ServiceUnavailableError | undefi
   return undefined;
 }
 
-function defaultLog(line: string): void {
-  console.error(line);
-}
+/** Where a failure before any deps exist (start-up) is logged. */
+const STDERR = consoleLogger('stderr');
