@@ -3,6 +3,7 @@
 // the request deadline (minAttemptMs), failing over before a stream's first event; then what complete()
 // records, charges and remembers (health, sticky sessions).
 import { describe, expect, it } from '@jest/globals';
+import { chatRequest, fakeEngineDeps } from '../support/engine-fakes.js';
 import { buildCatalog, catalogFileSchema } from '../../lambdas/catalog/catalog-config.js';
 import type { CatalogEndpoint } from '../../lambdas/catalog/types.js';
 import { HttpError, httpErrorOf } from '../../lambdas/platform/http/errors.js';
@@ -12,21 +13,15 @@ import { generate, NEVER_ABORTED, startStream } from '../../lambdas/inference/at
 import { applyByok } from '../../lambdas/inference/middleware/byok.js';
 import { complete, type Completion } from '../../lambdas/inference/settlement.js';
 import { hashedUser, startTrace, type RouteTrace } from '../../lambdas/inference/trace.js';
-import { EndpointHealth, StickySessions } from '../../lambdas/inference/endpoint-health.js';
 import type { InferenceRequest } from '../../lambdas/inference/inference-request.js';
-import { ShutdownSwitch, shuttingDownError } from '../../lambdas/platform/shutdown.js';
+import { shuttingDownError } from '../../lambdas/platform/shutdown.js';
 import type { Hold } from '../../lambdas/billing/ledger.js';
 import type { Invocation } from '../../lambdas/billing/infrastructure.js';
 import type { ByokCredential } from '../../lambdas/byok/types.js';
-import type { ByokSource } from '../../lambdas/byok/byok-source.js';
 import type { Charge, HoldRef } from '../../lambdas/billing/ledger-repository.js';
 import type { ApiKey } from '../../lambdas/keys/types.js';
 import { ProviderError } from '../../lambdas/providers/provider-error.js';
-import type { AdapterRegistry } from '../../lambdas/providers/registry.js';
-import type { GenerationRepository } from '../../lambdas/generations/generation-repository.js';
 import type { GenerationRequest, GenerationResult, ProviderAdapter, StreamEvent } from '../../lambdas/providers/types.js';
-import type { EndpointFailureRepository } from '../../lambdas/catalog/endpoint-failure-repository.js';
-import { Logger } from '../../lambdas/platform/logger.js';
 
 // One endpoint per model, so that `models` fixes the order of the candidates (no weighted choice).
 const catalog = buildCatalog(catalogFileSchema.parse({
@@ -154,36 +149,17 @@ function setup(config: Partial<EngineConfig> = {}, byok?: ReturnType<typeof fake
   const ledger = new FakeLedger();
   const sleeps: number[] = [];
   const logs: string[] = [];
-  const deps: EngineDeps = {
-    catalog,
-    adapters: adapters as unknown as AdapterRegistry,
-    health: new EndpointHealth(),
-    sessions: new StickySessions(),
-    generations: {} as GenerationRepository,
-    ledger: ledger as unknown as EngineDeps['ledger'],
-    ...(byok ? { byok: byok as unknown as ByokSource } : {}),
-    config: { ...DEFAULT_ENGINE_CONFIG, ...config },
+  const deps = fakeEngineDeps({
+    catalog, adapters, ledger, byok, config,
     now: () => clock.time,
-    // Wall clock = monotonic clock here, so that timestamps can be checked exactly.
-    clock: () => new Date(clock.time),
-    // Full jitter takes half of the backoff: retries wait 100 ms, then 200 ms … with the default policy.
-    random: () => 0.5,
     sleep: async (ms) => { sleeps.push(ms); clock.advance(ms); },
-    log: new Logger((line) => { logs.push(line); }),
-    shutdown: new ShutdownSwitch(),
-    // Endpoint failure counters are written after the reply; test/integration/endpoint-uptime.test.ts covers them.
-    endpointFailures: { add: async () => undefined } as unknown as EndpointFailureRepository,
-  };
+    log: (line) => { logs.push(line); },
+  });
   return { deps, adapters, ledger, sleeps, logs };
 }
 
 function inference(overrides: Partial<InferenceRequest> = {}): InferenceRequest {
-  return {
-    format: 'chat', models: ALL, params: { messages: [{ role: 'user', content: [{ type: 'text', text: 'hello' }] }] },
-    provider: undefined, routePartition: undefined, stream: false, serviceTier: null, sessionId: undefined, user: undefined,
-    safetyIdentifier: undefined, metadata: undefined, plugins: [], echo: {},
-    ...overrides,
-  };
+  return chatRequest(ALL, overrides);
 }
 
 const caller: Caller = { orgId: 'org-1', workspaceId: 'ws-1', keyHash: 'a'.repeat(64), key: {} as ApiKey, readUnits: 2 };

@@ -4,16 +4,15 @@
 import { getEventListeners } from 'node:events';
 import type { Readable } from 'node:stream';
 import { describe, expect, it, jest } from '@jest/globals';
+import { chatRequest, fakeEngineDeps } from '../support/engine-fakes.js';
 import { buildCatalog, catalogFileSchema } from '../../lambdas/catalog/catalog-config.js';
 import type { CatalogEndpoint } from '../../lambdas/catalog/types.js';
 import { httpErrorOf } from '../../lambdas/platform/http/errors.js';
 import { DomainError, UpstreamError, ClientClosedError } from '../../lambdas/platform/errors.js';
 import { DEFAULT_ENGINE_CONFIG, type Caller, type EngineDeps } from '../../lambdas/inference/engine.js';
-import { EndpointHealth, StickySessions } from '../../lambdas/inference/endpoint-health.js';
 import type { InferenceRequest } from '../../lambdas/inference/inference-request.js';
 import type { GenerationMiddleware } from '../../lambdas/inference/middleware.js';
 import { runGeneration, type GenerationEvent, type GenerationStream } from '../../lambdas/inference/run-generation.js';
-import { ShutdownSwitch } from '../../lambdas/platform/shutdown.js';
 import { createInferenceOperations } from '../../lambdas/inference/operations.js';
 import { serviceMetadata } from '../../lambdas/inference/service-metadata.js';
 import { ChatStreamWriter } from '../../lambdas/inference/formats/to-chat.js';
@@ -23,11 +22,7 @@ import type { Hold } from '../../lambdas/billing/ledger.js';
 import type { Charge, HoldRef } from '../../lambdas/billing/ledger-repository.js';
 import type { ApiKey } from '../../lambdas/keys/types.js';
 import { ProviderError } from '../../lambdas/providers/provider-error.js';
-import type { AdapterRegistry } from '../../lambdas/providers/registry.js';
-import type { GenerationRepository } from '../../lambdas/generations/generation-repository.js';
-import type { EndpointFailureRepository } from '../../lambdas/catalog/endpoint-failure-repository.js';
 import type { GenerationRequest, GenerationResult, ProviderAdapter, StreamEvent } from '../../lambdas/providers/types.js';
-import { Logger } from '../../lambdas/platform/logger.js';
 
 const catalog = buildCatalog(catalogFileSchema.parse({
   models: ['alpha', 'beta'].map((provider) => ({
@@ -118,33 +113,18 @@ function setup(behaviours: Record<string, Behaviour>) {
     },
   };
   let time = 1_000_000;
-  const deps: EngineDeps = {
-    catalog,
-    adapters: adapters as unknown as AdapterRegistry,
-    health: new EndpointHealth(),
-    sessions: new StickySessions(),
-    generations: {} as GenerationRepository,
-    ledger: ledger as unknown as EngineDeps['ledger'],
-    // No retries: each failing candidate is tried once.
-    config: { ...DEFAULT_ENGINE_CONFIG, retry: { ...DEFAULT_ENGINE_CONFIG.retry, attemptsPerEndpoint: 1 } },
+  // No retries: each failing candidate is tried once.
+  const deps = fakeEngineDeps({
+    catalog, adapters, ledger,
+    config: { retry: { ...DEFAULT_ENGINE_CONFIG.retry, attemptsPerEndpoint: 1 } },
     now: () => time,
-    clock: () => new Date(time),
-    random: () => 0.5,
     sleep: async (ms) => { time += ms; },
-    log: new Logger(() => undefined),
-    shutdown: new ShutdownSwitch(),
-    endpointFailures: { add: async () => undefined } as unknown as EndpointFailureRepository,
-  };
+  });
   return { deps, ledger, calls };
 }
 
 function inference(overrides: Partial<InferenceRequest> = {}): InferenceRequest {
-  return {
-    format: 'chat', models: ['m/alpha', 'm/beta'], params: { messages: [{ role: 'user', content: [{ type: 'text', text: 'hello' }] }] },
-    provider: undefined, routePartition: undefined, stream: false, serviceTier: null, sessionId: undefined, user: undefined,
-    safetyIdentifier: undefined, metadata: undefined, plugins: [], echo: {},
-    ...overrides,
-  };
+  return chatRequest(['m/alpha', 'm/beta'], overrides);
 }
 
 const caller: Caller = { orgId: 'org-1', workspaceId: 'ws-1', keyHash: 'a'.repeat(64), key: {} as ApiKey };

@@ -1,0 +1,56 @@
+// The inference engine's ports over fakes, for unit tests of the pipeline: a given catalog, adapters and
+// ledger, a test-driven monotonic clock (the wall clock follows it), no endpoint-failure writes.
+import { DEFAULT_ENGINE_CONFIG, type EngineConfig, type EngineDeps } from '../../lambdas/inference/engine.js';
+import { EndpointHealth, StickySessions } from '../../lambdas/inference/endpoint-health.js';
+import type { InferenceRequest } from '../../lambdas/inference/inference-request.js';
+import { ShutdownSwitch } from '../../lambdas/platform/shutdown.js';
+import { Logger } from '../../lambdas/platform/logger.js';
+import type { Catalog } from '../../lambdas/catalog/index.js';
+import type { ByokSource } from '../../lambdas/byok/index.js';
+import type { AdapterRegistry } from '../../lambdas/providers/registry.js';
+import type { GenerationRepository } from '../../lambdas/generations/generation-repository.js';
+import type { EndpointFailureRepository } from '../../lambdas/catalog/endpoint-failure-repository.js';
+
+export interface FakeEngineParts {
+  catalog: Catalog;
+  adapters: unknown;
+  ledger: unknown;
+  byok?: unknown;
+  config?: Partial<EngineConfig>;
+  /** The monotonic clock (ms); the wall clock is the same instant, so timestamps can be checked exactly. */
+  now: () => number;
+  sleep: EngineDeps['sleep'];
+  log?: (line: string) => void;
+}
+
+export function fakeEngineDeps(parts: FakeEngineParts): EngineDeps {
+  return {
+    catalog: parts.catalog,
+    adapters: parts.adapters as AdapterRegistry,
+    health: new EndpointHealth(),
+    sessions: new StickySessions(),
+    generations: {} as GenerationRepository,
+    ledger: parts.ledger as EngineDeps['ledger'],
+    ...(parts.byok ? { byok: parts.byok as ByokSource } : {}),
+    config: { ...DEFAULT_ENGINE_CONFIG, ...parts.config },
+    now: parts.now,
+    clock: () => new Date(parts.now()),
+    // Full jitter takes half of the backoff: retries wait 100 ms, then 200 ms … with the default policy.
+    random: () => 0.5,
+    sleep: parts.sleep,
+    log: new Logger(parts.log ?? (() => undefined)),
+    shutdown: new ShutdownSwitch(),
+    // Endpoint failure counters are written after the reply; test/integration/endpoint-uptime.test.ts covers them.
+    endpointFailures: { add: async () => undefined } as unknown as EndpointFailureRepository,
+  };
+}
+
+/** A one-message chat request for `models`, buffered unless overridden. */
+export function chatRequest(models: string[], overrides: Partial<InferenceRequest> = {}): InferenceRequest {
+  return {
+    format: 'chat', models, params: { messages: [{ role: 'user', content: [{ type: 'text', text: 'hello' }] }] },
+    provider: undefined, routePartition: undefined, stream: false, serviceTier: null, sessionId: undefined, user: undefined,
+    safetyIdentifier: undefined, metadata: undefined, plugins: [], echo: {},
+    ...overrides,
+  };
+}
