@@ -14,7 +14,8 @@ import { Logger, type LogSink } from '../platform/logger.js';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 
 import type { EngineDeps } from '../inference/engine.js';
-import { createEngineDeps } from './engine-deps.js';
+import { createAggregator, createEngineDeps } from './engine-deps.js';
+import type { MeterAggregator } from '../billing/aggregator.js';
 import { gatewayEnvironment } from '../platform/aws/provider-secrets.js';
 import { readConfig, type GatewayConfig } from './config.js';
 
@@ -34,6 +35,8 @@ export interface GatewayDeps extends AuthDeps {
   byok: ByokRepository;
   /** The inference engine: catalog, provider adapters, routing state, generation records. */
   engine: EngineDeps;
+  /** Applies pages of generation records to the meters (behind the table's stream). */
+  aggregator: MeterAggregator;
   /** The one logger of the process, shared with the engine; the local runtime points its sink elsewhere. */
   log: Logger;
   /** The configuration these deps were built from. */
@@ -87,6 +90,7 @@ export function createDeps(config: GatewayConfig, wiring: DepsWiring = {}): Gate
     interns: new InternRepository(db, tableName),
     byok,
     engine,
+    aggregator: createAggregator(db, tableName, { log, clock }),
     keyCache,
     clock,
     operatorKeyText: config.operatorKeyText,

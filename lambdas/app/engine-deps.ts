@@ -11,6 +11,10 @@ import { workspaceFromItem } from '../organizations/index.js';
 import { EndpointFailureRepository } from '../catalog/index.js';
 import { WorkspaceRepository } from '../organizations/index.js';
 import { Ledger } from '../billing/ledger.js';
+import { GenerationIds, PageWriter } from '../billing/pages.js';
+import { PageRepository } from '../billing/page-repository.js';
+import { MeterAggregator } from '../billing/aggregator.js';
+import { AggregatorRepository } from '../billing/aggregator-repository.js';
 import { RecordCache } from '../platform/record-cache.js';
 import type { ApiKey } from '../keys/index.js';
 import type { Workspace } from '../organizations/index.js';
@@ -73,11 +77,25 @@ export function createLedger(db: DynamoDBDocumentClient, tableName: string, wiri
   });
 }
 
+/** The meter aggregator over this table: pages applied to meters and rollups (billing/aggregator.ts). */
+export function createAggregator(db: DynamoDBDocumentClient, tableName: string, wiring: EngineWiring = {}): MeterAggregator {
+  const ledgerRepository = new LedgerRepository(db, tableName, meteredItemCodecs);
+  return new MeterAggregator({
+    repository: new AggregatorRepository(db, tableName),
+    roll: (meter, periods, stored) => ledgerRepository.roll(meter, periods, stored),
+    clock: wiring.clock ?? (() => new Date()),
+    random: Math.random,
+    sleep: (ms) => delay(ms),
+    log: wiring.log ?? consoleLogger(),
+  });
+}
+
 export function createEngineDeps(db: DynamoDBDocumentClient, tableName: string, settings: EngineSettings, wiring: EngineWiring = {}): EngineDeps {
   const log = wiring.log ?? consoleLogger();
   const clock = wiring.clock ?? (() => new Date());
   const generations = new GenerationRepository(db, tableName);
   const ledger = createLedger(db, tableName, { ...wiring, log });
+  const sleep = (ms: number) => delay(ms);
   return {
     catalog: catalogOf(settings.catalog),
     adapters: new AdapterRegistry(settings.credentials),
@@ -85,6 +103,8 @@ export function createEngineDeps(db: DynamoDBDocumentClient, tableName: string, 
     sessions: new StickySessions(),
     generations,
     ledger,
+    pages: new PageWriter({ store: new PageRepository(db, tableName), log, sleep }),
+    generationIds: new GenerationIds(),
     endpointFailures: new EndpointFailureRepository(db, tableName),
     clock,
     config: settings.engine,

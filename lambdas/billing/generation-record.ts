@@ -1,6 +1,5 @@
-// The generation record: the event a finished request leaves behind (written by the settlement
-// transaction, LedgerRepository.settle), and its item codec. The generations feature reads them back.
-import { itemKeys } from '../platform/dynamo/item-keys.js';
+// The generation record: the event a finished request leaves behind (written in a page, pages.ts), and its
+// codec. The generations feature reads them back.
 import type { InfrastructureCost } from './infrastructure.js';
 import type { CostBreakdown } from './cost.js';
 import type { Usage, FinishReason } from '../providers/types.js';
@@ -57,11 +56,9 @@ export function infrastructureFromItem(value: unknown): InfrastructureCost | nul
 
 export const COST_FIELDS = ['prompt', 'completion', 'cache_read', 'cache_write', 'reasoning', 'request', 'total'] as const;
 
-export function generationToItem(record: GenerationRecord): Record<string, unknown> {
+/** A record's stored attributes (amounts as stored numbers), as a page holds it. */
+export function recordToAttributes(record: GenerationRecord): Record<string, unknown> {
   return {
-    ...itemKeys.generation(record.id),
-    ...itemKeys.generationListing(record.org_id, record.created_at, record.id),
-    type: 'generation',
     ...record,
     cost: Object.fromEntries(COST_FIELDS.map((field) => [field, nanosToStore(record.cost[field])])),
     reserved: nanosToStore(record.reserved),
@@ -69,3 +66,16 @@ export function generationToItem(record: GenerationRecord): Record<string, unkno
   };
 }
 
+/** The record back from its stored attributes (a page's, or a legacy GEN#<id> item's). */
+export function recordFromAttributes(item: Record<string, unknown>): GenerationRecord {
+  const cost = item.cost as Record<string, unknown>;
+  const { pk: _pk, sk: _sk, gsi1pk: _g1, gsi1sk: _g2, type: _type, ...rest } = item;
+  return {
+    ...(rest as unknown as GenerationRecord),
+    cost: Object.fromEntries(COST_FIELDS.map((field) => [field, nanosFromStore(cost[field])])) as unknown as CostBreakdown,
+    reserved: nanosFromStore(item.reserved),
+    usage_estimated: item.usage_estimated === true,
+    provider_responses: (item.provider_responses ?? []) as GenerationRecord['provider_responses'],
+    infra: infrastructureFromItem(item.infra),
+  };
+}

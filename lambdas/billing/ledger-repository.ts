@@ -1,31 +1,28 @@
-// The money path in DynamoDB: holds placed before a request reaches a provider and settled (or released)
-// after it, each in one TransactWriteItems over the organization, the key, the workspace and the hold item.
+// The money path in DynamoDB: holds placed before a request reaches a provider, and released when it ends
+// without a record, each in one TransactWriteItems over the organization, the key, the workspace and the
+// hold item. A request that ends with a record is settled by the meter aggregator (aggregator-repository.ts).
 //
 //   reserve   Put HOLD#<generation> (new) · org: balance ≥ amount · key: limit window has room ·
 //             workspace: every budget has room — all or nothing
-//   settle    Delete HOLD#<generation> (must exist) · org/key/workspace: held −amount, usage +cost ·
-//             Put the generation record (new) · ADD the hourly rollup row — all or nothing
 //   release   Delete HOLD#<generation> (must exist) · org/key/workspace: held −amount
 //
-// The hold item is the idempotency key: a settlement or release whose hold is gone has already happened
-// (or the hold was swept), so retries, re-invocations and duplicate deliveries never charge twice.
+// The hold item is the idempotency key: a release whose hold is gone has already happened (or the hold was
+// swept, or its record applied), so retries and duplicate deliveries never give back twice.
 // Methods return what happened as typed outcomes, with the refusing items decoded into domain objects (the
 // key, the workspace, a meter's windows); choosing what to do about it (reload, roll a window, retry,
 // refuse) is the Ledger's job.
-import type { ConsumedCapacity } from '@aws-sdk/client-dynamodb';
 import { GetCommand, TransactWriteCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { nanosFromStore, nanosToStore, type Nanos } from '../platform/money.js';
 import { INTERVALS, type Periods } from './periods.js';
-import { WINDOWS, type Window } from './meter.js';
-import { meterAttr, periodsFromItem } from './meter-item.js';
-import type { InfrastructureCost } from './infrastructure.js';
+import type { Window } from './meter.js';
+import { meterAttr } from './meter-item.js';
+import { meterAdds, meterKey, periodsCondition, token, writeUnits, type MeterRef } from './meter-writes.js';
 import { itemKeys } from '../platform/dynamo/item-keys.js';
 import { queryItems } from '../platform/dynamo/query.js';
 import { UpdateBuilder } from '../platform/dynamo/update-builder.js';
 import { cancellationOf, unlessConditionFails, type Cancellation } from '../platform/dynamo/write-failures.js';
 import type { ApiKey } from '../keys/index.js';
 import type { Workspace } from '../organizations/index.js';
-import { infrastructureToItem } from './generation-record.js';
 
 export const HOLD_SHARDS = 16;
 
@@ -93,93 +90,30 @@ export type ReserveOutcome =
   /** Every item whose condition failed says why (none: refused for a reason this cannot tell). */
   | { kind: 'refused'; organization?: OrganizationRefusal; key?: KeyRefusal; workspace?: WorkspaceRefusal };
 
-/** A meter a settlement could not move: deleted, or counting other windows (as stored). */
-export type MeterMismatch = { kind: 'meter-gone' } | { kind: 'meter-windows'; periods: Partial<Periods> };
+export type ReleaseOutcome =
+  | { kind: 'released'; writeUnits: number }
+  /** The hold is gone: released, swept, or ended by its record (the aggregator deletes it). */
+  | { kind: 'already' }
+  | { kind: 'conflict' }
+  /** The key or workspace was deleted while the request ran. */
+  | { kind: 'meter-gone'; key: boolean; workspace: boolean };
 
-/** The meter of a key or of a workspace. */
-export type MeterRef = { of: 'key'; hash: string } | { of: 'workspace'; orgId: string; workspaceId: string };
-
-export interface Charge {
-  /** Charged to credits (and counted as usage). */
-  credits: Nanos;
-  /** BYOK spend: counted as BYOK usage, not charged to credits. */
-  byok: Nanos;
-}
-
-export interface SettleRequest {
+export interface ReleaseRequest {
   hold: HoldRef;
-  charge: Charge;
-  keyPeriods: Periods;
-  workspacePeriods: Periods;
-  /** The generation record item (written only if no record has this id yet). */
-  record?: Record<string, unknown>;
-  rollup?: RollupDelta;
-  /** The key or workspace was deleted while the request ran: charge the organization without its meter. */
+  /** The key or workspace was deleted while the request ran: give the organization back without its meter. */
   skipKey?: boolean;
   skipWorkspace?: boolean;
 }
-
-export interface RollupDelta {
-  key: { pk: string; sk: string };
-  /** Plain attributes (dimensions, ttl), SET on every update. */
-  dimensions: Record<string, string | number>;
-  /** Counters, ADDed. */
-  counters: Record<string, number | bigint>;
-}
-
-export type SettleOutcome =
-  | { kind: 'settled'; writeUnits: number }
-  | { kind: 'already' }
-  | { kind: 'conflict' }
-  | { kind: 'stale'; key?: MeterMismatch; workspace?: MeterMismatch }
-  | { kind: 'hold-missing' };
 
 export interface StoredHold extends HoldRef {
   createdAt: string;
   expiresAt: string;
 }
 
-const TOKEN_MAX = 36;
-
-/** DynamoDB's idempotency token for a transaction (≤ 36 characters): the SDK's own retries reuse it. */
-function token(kind: string, generationId: string, attempt: number): string {
-  return `${kind}${attempt}-${generationId.slice(-(TOKEN_MAX - kind.length - String(attempt).length - 1))}`;
-}
-
-function writeUnits(consumed: ConsumedCapacity[] | undefined): number {
-  return (consumed ?? []).reduce((sum, entry) => sum + (entry.WriteCapacityUnits ?? entry.CapacityUnits ?? 0), 0);
-}
-
 export function shardOf(generationId: string): number {
   let hash = 0;
   for (let i = 0; i < generationId.length; i += 1) hash = (hash * 31 + generationId.charCodeAt(i)) >>> 0;
   return hash % HOLD_SHARDS;
-}
-
-/** Condition that the meter counts the expected windows (legacy items without periods fail it and get rolled). */
-function periodsCondition(update: UpdateBuilder, periods: Periods): string {
-  return INTERVALS.map((interval) => `${update.name(meterAttr.period(interval), `p_${interval}`)} = ${update.value(`p_${interval}`, periods[interval])}`).join(' AND ');
-}
-
-/** ADDs moving a meter: held, usage and BYOK usage in every window, and both exposure sums. */
-function meterAdds(update: UpdateBuilder, delta: { held: Nanos; usage: Nanos; byok: Nanos }): UpdateBuilder {
-  const add = (attribute: string, amount: Nanos) => {
-    // `held` is always written (even + 0), so the expression is never empty (a free request, a late zero charge).
-    if (amount === 0n && attribute !== meterAttr.held) return;
-    update.add(attribute, nanosToStore(amount));
-  };
-  add(meterAttr.held, delta.held);
-  for (const window of WINDOWS) {
-    add(meterAttr.usage(window), delta.usage);
-    add(meterAttr.byok(window), delta.byok);
-    add(meterAttr.exposure(window, false), delta.usage + delta.held);
-    add(meterAttr.exposure(window, true), delta.usage + delta.byok + delta.held);
-  }
-  return update;
-}
-
-function meterKey(meter: MeterRef): { pk: string; sk: string } {
-  return meter.of === 'key' ? itemKeys.apiKey(meter.hash) : itemKeys.workspace(meter.orgId, meter.workspaceId);
 }
 
 /** The organization's refusal of a reservation (index 1 of its transaction). */
@@ -215,12 +149,6 @@ function workspaceRefusal(cancellation: Cancellation, index: number, terms: Work
   if (!failed.item) return { kind: 'workspace-gone' };
   const workspace = workspaceFromItem(failed.item);
   return workspace.budget_version !== terms.budgetVersion ? { kind: 'stale-workspace', workspace } : { kind: 'workspace-meter', workspace };
-}
-
-function meterMismatch(cancellation: Cancellation, index: number): MeterMismatch | undefined {
-  const failed = cancellation.stored(index);
-  if (!failed) return undefined;
-  return failed.item ? { kind: 'meter-windows', periods: periodsFromItem(failed.item) } : { kind: 'meter-gone' };
 }
 
 export class LedgerRepository {
@@ -304,69 +232,49 @@ export class LedgerRepository {
   }
 
   /**
-   * Settles (record given) or releases (no record) a hold. With `late`, the hold is known to be gone (swept
-   * after its expiry) and the charge is applied without it; the generation record is then the idempotency key.
+   * Gives back everything a hold took (its request ended without a record). The hold item is the
+   * idempotency key: once it is gone, nothing is given back again. A release moves no usage, so it needs no
+   * windows: every exposure loses what was held (a window rolled since then starts from `held`, which
+   * already includes it).
    */
-  async settle(request: SettleRequest, attempt: number, late = false): Promise<SettleOutcome> {
-    const { hold, charge } = request;
-    const heldDelta = late ? 0n : -hold.amount;
-    const meter = (periods: Periods) => {
+  async release(request: ReleaseRequest, attempt: number): Promise<ReleaseOutcome> {
+    const { hold } = request;
+    const meter = () => {
       const update = new UpdateBuilder();
-      update.condition(`attribute_exists(pk) AND ${periodsCondition(update, periods)}`);
-      return meterAdds(update, { held: heldDelta, usage: charge.credits, byok: charge.byok }).build();
+      update.condition('attribute_exists(pk)');
+      return meterAdds(update, { held: -hold.amount, usage: 0n, byok: 0n }).build();
     };
-    const orgUpdate = new UpdateBuilder();
-    const orgAdd = (attribute: string, amount: Nanos) => {
-      if (amount === 0n && attribute !== 'held') return;
-      orgUpdate.addExpression(`${attribute} ${orgUpdate.value(attribute, nanosToStore(amount))}`);
-    };
-    orgAdd('held', heldDelta);
-    orgAdd('balance', -heldDelta - charge.credits);
-    orgAdd('total_usage', charge.credits);
-
     type TransactItem = NonNullable<ConstructorParameters<typeof TransactWriteCommand>[0]['TransactItems']>[number];
-    const items: TransactItem[] = [];
-    if (!late) items.push({ Delete: { TableName: this.tableName, Key: itemKeys.hold(hold.generationId), ConditionExpression: 'attribute_exists(pk)' } });
-    items.push({ Update: { TableName: this.tableName, Key: itemKeys.organization(hold.orgId), ...orgUpdate.build() } });
+    const items: TransactItem[] = [
+      { Delete: { TableName: this.tableName, Key: itemKeys.hold(hold.generationId), ConditionExpression: 'attribute_exists(pk)' } },
+      {
+        Update: {
+          TableName: this.tableName,
+          Key: itemKeys.organization(hold.orgId),
+          UpdateExpression: 'ADD held :negative, balance :amount',
+          ExpressionAttributeValues: { ':negative': nanosToStore(-hold.amount), ':amount': nanosToStore(hold.amount) },
+        },
+      },
+    ];
     const keyIndex = request.skipKey ? -1 : items.length;
-    if (!request.skipKey) {
-      items.push({ Update: { TableName: this.tableName, Key: itemKeys.apiKey(hold.keyHash), ...meter(request.keyPeriods), ReturnValuesOnConditionCheckFailure: 'ALL_OLD' } });
-    }
+    if (!request.skipKey) items.push({ Update: { TableName: this.tableName, Key: itemKeys.apiKey(hold.keyHash), ...meter() } });
     const wsIndex = request.skipWorkspace ? -1 : items.length;
-    if (!request.skipWorkspace) {
-      items.push({
-        Update: { TableName: this.tableName, Key: itemKeys.workspace(hold.orgId, hold.workspaceId), ...meter(request.workspacePeriods), ReturnValuesOnConditionCheckFailure: 'ALL_OLD' },
-      });
-    }
-    const recordIndex = items.length;
-    if (request.record) items.push({ Put: { TableName: this.tableName, Item: request.record, ConditionExpression: 'attribute_not_exists(pk)' } });
-    if (request.rollup) {
-      const update = new UpdateBuilder();
-      Object.entries(request.rollup.counters).forEach(([name, value], i) => {
-        if (value !== 0 && value !== 0n) update.add(name, value, `c${i}`);
-      });
-      Object.entries(request.rollup.dimensions).forEach(([name, value], i) => {
-        update.setExpression(`${update.name(name, `d${i}`)} = ${update.value(`d${i}`, value)}`);
-      });
-      items.push({ Update: { TableName: this.tableName, Key: request.rollup.key, ...update.build() } });
-    }
-
+    if (!request.skipWorkspace) items.push({ Update: { TableName: this.tableName, Key: itemKeys.workspace(hold.orgId, hold.workspaceId), ...meter() } });
     try {
       const result = await this.db.send(new TransactWriteCommand({
-        ClientRequestToken: token(late ? 'l' : request.record ? 's' : 'x', hold.generationId, attempt),
+        ClientRequestToken: token('x', hold.generationId, attempt),
         ReturnConsumedCapacity: 'TOTAL',
         TransactItems: items,
       }));
-      return { kind: 'settled', writeUnits: writeUnits(result.ConsumedCapacity) };
+      return { kind: 'released', writeUnits: writeUnits(result.ConsumedCapacity) };
     } catch (err) {
       const cancellation = cancellationOf(err);
       if (!cancellation) throw err;
       if (cancellation.conflict) return { kind: 'conflict' };
-      if (request.record && cancellation.failedAt(recordIndex)) return { kind: 'already' };
-      if (!late && cancellation.failedAt(0)) return request.record ? { kind: 'hold-missing' } : { kind: 'already' };
-      const key = meterMismatch(cancellation, keyIndex);
-      const workspace = meterMismatch(cancellation, wsIndex);
-      if (key || workspace) return { kind: 'stale', ...(key ? { key } : {}), ...(workspace ? { workspace } : {}) };
+      if (cancellation.failedAt(0)) return { kind: 'already' };
+      const key = cancellation.failedAt(keyIndex);
+      const workspace = cancellation.failedAt(wsIndex);
+      if (key || workspace) return { kind: 'meter-gone', key, workspace };
       throw err;
     }
   }
@@ -407,43 +315,6 @@ export class LedgerRepository {
       ExpressionAttributeNames: names,
       ExpressionAttributeValues: values,
     })), undefined);
-  }
-
-  /**
-   * Adds the infrastructure cost to a settled generation record and its rollup row, once: a record that
-   * already has it is left alone.
-   */
-  async recordInfrastructure(generationId: string, rollupKey: { pk: string; sk: string }, cost: InfrastructureCost, attempt: number): Promise<'recorded' | 'already' | 'conflict'> {
-    try {
-      await this.db.send(new TransactWriteCommand({
-        ClientRequestToken: token('i', generationId, attempt),
-        TransactItems: [
-          {
-            Update: {
-              TableName: this.tableName,
-              Key: itemKeys.generation(generationId),
-              UpdateExpression: 'SET infra = :infra',
-              ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(infra)',
-              ExpressionAttributeValues: { ':infra': infrastructureToItem(cost) },
-            },
-          },
-          {
-            Update: {
-              TableName: this.tableName,
-              Key: rollupKey,
-              UpdateExpression: 'ADD infra_atto :total',
-              ExpressionAttributeValues: { ':total': nanosToStore(cost.total) },
-            },
-          },
-        ],
-      }));
-      return 'recorded';
-    } catch (err) {
-      const cancellation = cancellationOf(err);
-      if (cancellation?.conflict) return 'conflict';
-      if (cancellation?.failedAt(0)) return 'already';
-      throw err;
-    }
   }
 
   /** Gives an organization item from before balances existed its balance attribute. */

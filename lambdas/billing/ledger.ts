@@ -1,24 +1,24 @@
-// Reserve before the provider call, settle (or release) after it, exactly once. The store does each step in
-// one transaction (LedgerRepository); this decides what a refused transaction means: a copy of the key or
+// Reserve before the provider call; release after it when the request ends without a record (a request
+// with one is settled by the meter aggregator when it applies the record's page: aggregator.ts). The
+// store does each step in one transaction (LedgerRepository); this decides what a refused transaction means: a copy of the key or
 // workspace that has changed (take the stored one and retry), a reset window that has not been started yet
 // (roll it and retry), a conflict with a concurrent transaction (back off and retry), or a limit that
 // cannot cover the request (refused with the domain error naming which one: errors.ts).
 import type { ApiKey } from '../keys/index.js';
-import type { Charge, HoldRef, KeyTerms, LedgerRepository, MeterMismatch, MeterRef, RollupDelta, WorkspaceTerms } from './ledger-repository.js';
+import type { HoldRef, KeyTerms, LedgerRepository, WorkspaceTerms } from './ledger-repository.js';
 import type { RecordCache } from '../platform/record-cache.js';
 import { nanosToDecimal, type Nanos } from '../platform/money.js';
 import type { Logger } from '../platform/logger.js';
 import type { Workspace, WorkspaceRepository } from '../organizations/index.js';
 import { budgetWindow, spent } from './meter.js';
-import { infrastructureCost, type InfrastructureCost, type Invocation, type ResourceUse } from './infrastructure.js';
-import { BUDGET_INTERVALS, currentPeriods, INTERVALS, windowEnd, type Periods } from './periods.js';
+import { BUDGET_INTERVALS, currentPeriods, INTERVALS, isBehind, laterPeriods, windowEnd, type Periods } from './periods.js';
 import { CreditsExhausted, KeyDisabled, KeyLimitExceeded, KeyDeleted, ReservationContended, TenantGone, WorkspaceBudgetExceeded, type RefusalReason, type ReservationRefused } from './errors.js';
 
 /** A hold outlives any invocation that could settle it: Lambda's 15-minute maximum, plus margin. */
 export const HOLD_TTL_MS = 20 * 60_000;
 const MAX_ATTEMPTS = 16;
-/** Settlement runs after the reply, so it may keep trying much longer (about 40 s) before giving up. */
-const SETTLE_ATTEMPTS = 160;
+/** A release runs after the reply, so it may keep trying much longer (about 40 s) before giving up. */
+const RELEASE_ATTEMPTS = 160;
 
 export interface LedgerDeps {
   repository: LedgerRepository;
@@ -53,8 +53,8 @@ export interface OutputTokens {
   affordable(remaining: Nanos): number;
 }
 
-export interface SettleResult {
-  outcome: 'settled' | 'already' | 'failed';
+export interface ReleaseResult {
+  outcome: 'released' | 'already' | 'failed';
   writeUnits: number;
   attempts: number;
 }
@@ -79,20 +79,6 @@ function workspaceTerms(workspace: Workspace): WorkspaceTerms {
     }),
     withByok: workspace.include_byok_in_budgets,
   };
-}
-
-/** The later of the current windows and the ones a meter is already counting (another clock may be ahead). */
-function laterPeriods(current: Periods, stored: Partial<Periods>): Periods {
-  const later = { ...current };
-  for (const interval of INTERVALS) {
-    const seen = stored[interval];
-    if (seen && seen > later[interval]) later[interval] = seen;
-  }
-  return later;
-}
-
-function isBehind(stored: Partial<Periods>, periods: Periods): boolean {
-  return INTERVALS.some((interval) => !stored[interval] || stored[interval]! < periods[interval]);
 }
 
 export class Ledger {
@@ -198,101 +184,39 @@ export class Ledger {
   }
 
   /**
-   * Settles a hold at the actual charge, writing the generation record and its rollup in the same
-   * transaction; without a record, releases it. Never throws: a settlement that cannot be written is
-   * logged with everything needed to reconcile it, and its hold is released by the sweeper.
+   * Gives back everything a hold took (its request failed before it cost anything). Never throws: a release
+   * that cannot be written is logged, and its hold is released by the sweep after its expiry.
    */
-  async settle(hold: HoldRef, charge: Charge, record?: Record<string, unknown>, rollup?: RollupDelta): Promise<SettleResult> {
-    let late = false;
+  async release(hold: HoldRef): Promise<ReleaseResult> {
     let skipKey = false;
     let skipWorkspace = false;
-    let writeUnits = 0;
-    let keyPeriods: Partial<Periods> = {};
-    let workspacePeriods: Partial<Periods> = {};
-    for (let attempt = 1; attempt <= SETTLE_ATTEMPTS; attempt += 1) {
-      const current = currentPeriods(this.deps.clock());
+    for (let attempt = 1; attempt <= RELEASE_ATTEMPTS; attempt += 1) {
       try {
-        const outcome = await this.deps.repository.settle({
-          hold,
-          charge,
-          keyPeriods: laterPeriods(current, keyPeriods),
-          workspacePeriods: laterPeriods(current, workspacePeriods),
-          ...(record ? { record } : {}),
-          ...(rollup ? { rollup } : {}),
-          skipKey,
-          skipWorkspace,
-        }, attempt, late);
-        if (outcome.kind === 'settled') return { outcome: 'settled', writeUnits: writeUnits + outcome.writeUnits, attempts: attempt };
-        if (outcome.kind === 'already') return { outcome: 'already', writeUnits, attempts: attempt };
-        if (outcome.kind === 'hold-missing') {
-          // Swept after its expiry: charge without it; the record's own condition keeps this exactly-once.
-          this.deps.log.warn('hold expired before settlement; charging without it', { generation_id: hold.generationId });
-          late = true;
-        } else if (outcome.kind === 'conflict') {
+        const outcome = await this.deps.repository.release({ hold, skipKey, skipWorkspace }, attempt);
+        if (outcome.kind === 'released') return { outcome: 'released', writeUnits: outcome.writeUnits, attempts: attempt };
+        if (outcome.kind === 'already') return { outcome: 'already', writeUnits: 0, attempts: attempt };
+        if (outcome.kind === 'conflict') {
           await this.backoff(attempt);
-        } else {
-          for (const [mismatch, meter, set, skip] of [
-            [outcome.key, { of: 'key', hash: hold.keyHash }, (p: Partial<Periods>) => { keyPeriods = p; }, () => { skipKey = true; }],
-            [outcome.workspace, { of: 'workspace', orgId: hold.orgId, workspaceId: hold.workspaceId }, (p: Partial<Periods>) => { workspacePeriods = p; }, () => { skipWorkspace = true; }],
-          ] as Array<[MeterMismatch | undefined, MeterRef, (p: Partial<Periods>) => void, () => void]>) {
-            if (!mismatch) continue;
-            if (mismatch.kind === 'meter-gone') {
-              // Deleted while the request ran: the organization is still charged, the record still written.
-              skip();
-              continue;
-            }
-            if (isBehind(mismatch.periods, current)) await this.deps.repository.roll(meter, current, mismatch.periods);
-            else set(mismatch.periods);
-          }
+          continue;
         }
+        // Deleted while the request ran: the organization still gets its credits back.
+        skipKey ||= outcome.key;
+        skipWorkspace ||= outcome.workspace;
       } catch (err) {
-        if (attempt === SETTLE_ATTEMPTS) break;
-        this.deps.log.warn('settlement attempt failed', { generation_id: hold.generationId, attempt, error: String(err) });
+        if (attempt === RELEASE_ATTEMPTS) break;
+        this.deps.log.warn('release attempt failed', { generation_id: hold.generationId, attempt, error: String(err) });
         await this.backoff(attempt);
       }
     }
-    this.deps.log.error('settlement failed; reconcile by hand', {
-      generation_id: hold.generationId,
-      org_id: hold.orgId,
-      key_hash: hold.keyHash,
-      workspace_id: hold.workspaceId,
-      held: nanosToDecimal(hold.amount),
-      charge: nanosToDecimal(charge.credits),
-      byok: nanosToDecimal(charge.byok),
+    this.deps.log.error('release failed; the sweep releases the hold after its expiry', {
+      generation_id: hold.generationId, org_id: hold.orgId, key_hash: hold.keyHash, workspace_id: hold.workspaceId, held: nanosToDecimal(hold.amount),
     });
-    return { outcome: 'failed', writeUnits, attempts: SETTLE_ATTEMPTS };
-  }
-
-  /**
-   * Records what serving a settled generation cost on AWS (see infrastructure.ts) on its record and its
-   * rollup row. `use` holds the DynamoDB capacity of the reservation and settlement; this write's own is
-   * estimated from the item sizes, since a write cannot report its capacity to itself.
-   */
-  async recordInfrastructure(generationId: string, rollupKey: { pk: string; sk: string }, invocation: Invocation, use: ResourceUse, endedAt: number, ownItemBytes: number): Promise<InfrastructureCost | undefined> {
-    const own = 2 * (Math.ceil(ownItemBytes / 1024) + 1);
-    const cost = infrastructureCost(invocation, { ...use, writeUnits: use.writeUnits + own }, endedAt);
-    for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt += 1) {
-      try {
-        const outcome = await this.deps.repository.recordInfrastructure(generationId, rollupKey, cost, attempt);
-        if (outcome !== 'conflict') return cost;
-        await this.backoff(attempt);
-      } catch (err) {
-        this.deps.log.warn('infrastructure cost not recorded', { generation_id: generationId, attempt, error: String(err) });
-        if (attempt >= 3) return undefined;
-        await this.backoff(attempt);
-      }
-    }
-    return undefined;
+    return { outcome: 'failed', writeUnits: 0, attempts: RELEASE_ATTEMPTS };
   }
 
   /** True while a generation holds credits: in flight, or replied and not yet settled. */
   async isPending(generationId: string): Promise<boolean> {
     return (await this.deps.repository.getHold(generationId)) !== undefined;
-  }
-
-  /** Gives back everything a hold took (the request failed before it cost anything). */
-  release(hold: HoldRef): Promise<SettleResult> {
-    return this.settle(hold, { credits: 0n, byok: 0n });
   }
 
   /** Releases holds whose invocation ended without settling them (a crash, a timeout). */
@@ -301,7 +225,7 @@ export class Ledger {
     let released = 0;
     for (const hold of expired) {
       const result = await this.release(hold);
-      if (result.outcome === 'settled') {
+      if (result.outcome === 'released') {
         released += 1;
         this.deps.log.warn('released an expired hold', { generation_id: hold.generationId, org_id: hold.orgId, amount: nanosToDecimal(hold.amount) });
       }

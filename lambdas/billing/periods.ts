@@ -33,3 +33,18 @@ export function windowEnd(interval: Interval, at: Date): string {
 export function currentPeriods(at: Date): Periods {
   return { daily: windowStart('daily', at), weekly: windowStart('weekly', at), monthly: windowStart('monthly', at) };
 }
+
+/** The later of the current windows and the ones a meter is already counting (another clock may be ahead). */
+export function laterPeriods(current: Periods, stored: Partial<Periods>): Periods {
+  const later = { ...current };
+  for (const interval of INTERVALS) {
+    const seen = stored[interval];
+    if (seen && seen > later[interval]) later[interval] = seen;
+  }
+  return later;
+}
+
+/** Whether a meter counts windows older than `periods` (or none: stored before meters had windows). */
+export function isBehind(stored: Partial<Periods>, periods: Periods): boolean {
+  return INTERVALS.some((interval) => !stored[interval] || stored[interval]! < periods[interval]);
+}

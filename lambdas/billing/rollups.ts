@@ -1,8 +1,7 @@
-// Hourly rollup rows, one per (hour, workspace, key, model, provider), added to in the settlement
-// transaction of every generation. Reports (/activity, /analytics/query) read these rows, never the
+// Hourly rollup rows, one per (hour, workspace, key, model, provider), added to by the meter aggregator
+// for every generation (aggregation.ts). Reports (/activity, /analytics/query) read these rows, never the
 // generations themselves, so a month of reports is at most 720 rows per combination in use.
 import type { GenerationRecord } from './generation-record.js';
-import type { RollupDelta } from './ledger-repository.js';
 import { itemKeys } from '../platform/dynamo/item-keys.js';
 import { nanosToStore } from '../platform/money.js';
 import { shuttingDownError } from '../platform/shutdown.js';
@@ -75,6 +74,15 @@ function histogram(record: GenerationRecord): Partial<Record<HealthCounter, numb
   return counters;
 }
 
+/** What one generation (or a batch of them, summed) adds to its rollup row. */
+export interface RollupDelta {
+  key: { pk: string; sk: string };
+  /** Plain attributes (dimensions, ttl), SET on every update. */
+  dimensions: Record<string, string | number>;
+  /** Counters, ADDed. */
+  counters: Record<string, number | bigint>;
+}
+
 export function rollupDelta(record: GenerationRecord): RollupDelta {
   const hour = hourOf(record.created_at);
   const counters: Record<RollupCounter | HealthCounter | typeof SHUTDOWN_ERRORS, number | bigint> = {
@@ -95,6 +103,8 @@ export function rollupDelta(record: GenerationRecord): RollupDelta {
     ...Object.fromEntries(HEALTH_COUNTERS.map((name) => [name, 0])) as Record<HealthCounter, number>,
     ...histogram(record),
   };
+  // What serving it cost on AWS, for reports (the record carries it when it is written: pages.ts).
+  if (record.infra) (counters as Record<string, number | bigint>).infra_atto = nanosToStore(record.infra.total);
   return {
     key: itemKeys.rollup(record.org_id, hour, record.workspace_id, record.key_hash, record.model, record.provider),
     dimensions: {

@@ -1,11 +1,11 @@
-// Generation records: one item per reply under its generation id, listed per organization through gsi1.
-// They are written by the settlement transaction (LedgerRepository.settle), never on their own.
+// Generation records, read back: written in pages by the inference pipeline (billing/pages.ts); records from
+// before pages are items of their own (GEN#<id>). Feedback on a generation is stored beside it.
 import { GetCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { randomUUID } from 'node:crypto';
 import { itemKeys } from '../platform/dynamo/item-keys.js';
-import type { CostBreakdown } from '../billing/cost.js';
-import { COST_FIELDS, infrastructureFromItem, type GenerationRecord } from '../billing/generation-record.js';
-import { nanosFromStore } from '../platform/money.js';
+import { recordFromAttributes, type GenerationRecord } from '../billing/generation-record.js';
+import { blockOf } from '../billing/pages.js';
+import { PageRepository } from '../billing/page-repository.js';
 
 export interface GenerationFeedback {
   category: string;
@@ -15,7 +15,11 @@ export interface GenerationFeedback {
 }
 
 export class GenerationRepository {
-  constructor(private readonly db: DynamoDBDocumentClient, private readonly tableName: string) {}
+  private readonly pages: PageRepository;
+
+  constructor(private readonly db: DynamoDBDocumentClient, private readonly tableName: string) {
+    this.pages = new PageRepository(db, tableName);
+  }
 
   /** Stores feedback on a generation of the organization; false when there is no such generation there. */
   async addFeedback(id: string, orgId: string, feedback: GenerationFeedback): Promise<boolean> {
@@ -28,18 +32,10 @@ export class GenerationRepository {
     return true;
   }
 
+  /** A generation's record: from its page (ids name their page's block), or stored alone (ids from before pages). */
   async get(id: string): Promise<GenerationRecord | undefined> {
+    if (blockOf(id) !== undefined) return this.pages.find(id);
     const { Item } = await this.db.send(new GetCommand({ TableName: this.tableName, Key: itemKeys.generation(id), ConsistentRead: true }));
-    if (!Item) return undefined;
-    const cost = Item.cost as Record<string, unknown>;
-    const { pk: _pk, sk: _sk, gsi1pk: _g1, gsi1sk: _g2, type: _type, ...rest } = Item;
-    return {
-      ...(rest as unknown as GenerationRecord),
-      cost: Object.fromEntries(COST_FIELDS.map((field) => [field, nanosFromStore(cost[field])])) as unknown as CostBreakdown,
-      reserved: nanosFromStore(Item.reserved),
-      usage_estimated: Item.usage_estimated === true,
-      provider_responses: (Item.provider_responses ?? []) as GenerationRecord['provider_responses'],
-      infra: infrastructureFromItem(Item.infra),
-    };
+    return Item ? recordFromAttributes(Item) : undefined;
   }
 }

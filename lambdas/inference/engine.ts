@@ -5,6 +5,7 @@ import type { Catalog } from '../catalog/index.js';
 import type { AdapterRegistry } from '../providers/registry.js';
 import type { GenerationRepository } from '../generations/index.js';
 import type { Ledger } from '../billing/ledger.js';
+import type { GenerationIds, PageWriter } from '../billing/pages.js';
 import type { EndpointFailureRepository } from '../catalog/index.js';
 import type { ApiKey } from '../keys/index.js';
 import type { ByokSource } from '../byok/index.js';
@@ -57,8 +58,12 @@ export interface EngineDeps {
   health: EndpointHealth;
   sessions: StickySessions;
   generations: GenerationRepository;
-  /** Reserves before the provider call; settles after it, writing the generation record and its rollup. */
+  /** Reserves before the provider call, and gives back a hold that ends without a record. */
   ledger: Ledger;
+  /** Where finished generations' records go (in pages); the meter aggregator settles their holds. */
+  pages: Pick<PageWriter, 'add'>;
+  /** Generation ids, which name the page block their record is stored under. */
+  generationIds: Pick<GenerationIds, 'next'>;
   /** Per-endpoint counts of attempts that failed before a first byte (uptime; written after the reply). */
   endpointFailures: EndpointFailureRepository;
   /** Customers' own provider credentials; absent where no KMS key is configured. */

@@ -1,15 +1,15 @@
-// The money side of one generation: the hold taken before the provider call, and how it ends: settled at
-// the actual cost with the generation record, its rollup, the infrastructure cost and the EMF line, or
-// given back. Failed attempts are added to their endpoints' failure counts either way. Only the pipeline
+// The money side of one generation: the hold taken before the provider call, and how it ends: its
+// generation record (actual cost, infrastructure cost) handed to the page writer, which the meter
+// aggregator applies to the meters and the rollups, then the EMF line; or the hold given back. Failed attempts are added to their endpoints' failure counts either way. Only the pipeline
 // (run-generation.ts) calls these, once per request.
 import type { Hold } from '../billing/ledger.js';
 import { affordableOutputTokens, estimateUsage, reservationFor, reservedOutputTokens } from './estimate.js';
-import { endedByShutdown, hourOf, rollupDelta } from '../billing/rollups.js';
-import type { Invocation } from '../billing/infrastructure.js';
+import { endedByShutdown, hourOf } from '../billing/rollups.js';
+import { infrastructureCost, type Invocation } from '../billing/infrastructure.js';
 import { emfLine } from '../billing/metrics.js';
 import type { GenerationResult, Usage } from '../providers/types.js';
 import { emptyUsage } from '../providers/types.js';
-import { generationToItem, type GenerationRecord } from '../billing/generation-record.js';
+import { recordToAttributes, type GenerationRecord } from '../billing/generation-record.js';
 import { FAILURE_SHARDS } from '../catalog/index.js';
 import { computeCost, type CostBreakdown } from '../billing/cost.js';
 import type { Caller, EngineDeps } from './engine.js';
@@ -159,9 +159,9 @@ export interface CompleteOptions extends SettlementOptions {
 }
 
 /**
- * Accounts for a finished (or failed mid-stream) generation: cost, health and stickiness at once; the
- * hold is settled at the actual cost together with the generation record and its rollup, and `persisted`
- * resolves when that is stored (or its failure logged). The reply need not wait for it; the invocation must.
+ * Accounts for a finished (or failed mid-stream) generation: cost, health and stickiness at once; its
+ * record goes into a page (pages.ts) that settles the hold at the actual cost when the aggregator applies
+ * it, and `persisted` resolves when the page is stored (or its failure logged). The reply need not wait for it; the invocation must.
  */
 export function complete({ request, caller, trace, deps, candidate, completion, hold, invocation }: CompleteOptions): Accounted & { persisted: Promise<unknown> } {
   const now = deps.now();
@@ -204,24 +204,34 @@ export function complete({ request, caller, trace, deps, candidate, completion, 
     usage_estimated: completion.usageEstimated === true,
     provider_responses: trace.attempts.map((attempt) => ({ provider: attempt.provider, model: attempt.model, status: attempt.status === 'ok' ? 200 : attempt.status })),
   };
-  const item = generationToItem(record);
-  const rollup = rollupDelta(record);
-  const settlement = (async () => {
-    const settled = await deps.ledger.settle(hold, isByok ? { credits: 0n, byok: cost.total } : { credits: cost.total, byok: 0n }, item, rollup);
-    if (settled.outcome !== 'settled') return;
-    // The last writes of the invocation: what serving it cost on AWS (with the capacity of the writes
-    // before it), then the metrics line CloudWatch turns into cost dashboards.
-    const infra = invocation
-      ? await deps.ledger.recordInfrastructure(record.id, rollup.key, invocation, { writeUnits: hold.writeUnits + settled.writeUnits, readUnits: (caller.readUnits ?? 0) + hold.readUnits, kmsRequests: trace.kmsRequests }, deps.now(), itemBytes(item))
-      : undefined;
-    deps.log.raw(emfLine(record, infra, deps.clock().getTime()));
-  })();
-  // The ledger's settle has begun: nothing from here throws (the caller would release the hold too).
-  const persisted = Promise.all([settlement, recordFailedAttempts(trace, deps)]);
+  // What serving it cost on AWS, up to now (the reply has ended): it travels in the record. DynamoDB: the
+  // reservation (measured), the record's share of its page (estimated from its size: the write reports its
+  // capacity only after the record is in it) and the aggregator's delete of the hold (a small item in a
+  // transaction: 2 units).
+  if (invocation) {
+    record.infra = infrastructureCost(invocation, {
+      writeUnits: hold.writeUnits + pageWriteUnits(record) + HOLD_DELETE_WRITE_UNITS,
+      readUnits: (caller.readUnits ?? 0) + hold.readUnits,
+      kmsRequests: trace.kmsRequests,
+    }, deps.now());
+  }
+  const stored = deps.pages.add({ record, claim: { kind: 'hold', amount: hold.amount } }).then((page) => {
+    // The metrics line CloudWatch turns into cost dashboards, once the record is kept.
+    if (page.stored) deps.log.raw(emfLine(record, record.infra ?? undefined, deps.clock().getTime()));
+  });
+  const persisted = Promise.all([stored, recordFailedAttempts(trace, deps)]);
   return { usage, cost, isByok, persisted };
 }
 
+/** A transactional delete of an item under 1 KB. */
+const HOLD_DELETE_WRITE_UNITS = 2;
+
+/** A record's share of its page's write: 1 unit per KB of its stored attributes (estimated). */
+function pageWriteUnits(record: GenerationRecord): number {
+  return Math.ceil(recordBytes(recordToAttributes(record)) / 1024);
+}
+
 /** Approximate stored size of an item (attribute names and values), for write-capacity estimates. */
-function itemBytes(item: Record<string, unknown>): number {
+function recordBytes(item: Record<string, unknown>): number {
   return JSON.stringify(item, (_key, value: unknown) => (typeof value === 'bigint' ? String(value) : value)).length;
 }

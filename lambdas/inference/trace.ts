@@ -1,6 +1,6 @@
 // What routing one request went through: its generation id, the routing plan, every attempt and the
 // pipeline entries service_metadata shows. Started before anything is reserved; read by settlement.
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import type { Caller, EngineDeps } from './engine.js';
 import type { InferenceRequest } from './inference-request.js';
 import { planRoute, type Candidate, type RoutingPlan } from './routing.js';
@@ -36,10 +36,6 @@ export interface RouteTrace {
   lastCandidate?: Candidate;
 }
 
-export function newGenerationId(now: number): string {
-  return `gen-${Math.floor(now / 1000)}-${randomBytes(15).toString('base64url')}`;
-}
-
 /** End-user ids are folded into a per-organization hash before they go upstream or into storage. */
 export function hashedUser(orgId: string, value: string | undefined): string | undefined {
   return value === undefined ? undefined : createHash('sha256').update(`${orgId}:${value}`).digest('hex').slice(0, 32);
@@ -63,5 +59,5 @@ export function startTrace(request: InferenceRequest, caller: Caller, deps: Engi
     summary: `${skip.key} skipped: the request needs about ${skip.requested_tokens} tokens and its context length is ${skip.context_length}`,
     data: { endpoint: skip.key, context_length: skip.context_length, requested_tokens: skip.requested_tokens },
   }));
-  return { generationId: newGenerationId(Date.now()), requested: request.models.join(','), plan, attempts: [], startedAt: now, pipeline, kmsRequests: 0 };
+  return { generationId: deps.generationIds.next(deps.clock().getTime()), requested: request.models.join(','), plan, attempts: [], startedAt: now, pipeline, kmsRequests: 0 };
 }

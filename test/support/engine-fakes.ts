@@ -1,5 +1,5 @@
-// The inference engine's ports over fakes, for unit tests of the pipeline: a given catalog, adapters and
-// ledger, a test-driven monotonic clock (the wall clock follows it), no endpoint-failure writes.
+// The inference engine's ports over fakes, for unit tests of the pipeline: a given catalog, adapters,
+// ledger and page writer, a test-driven monotonic clock (the wall clock follows it), no endpoint-failure writes.
 import { DEFAULT_ENGINE_CONFIG, type EngineConfig, type EngineDeps } from '../../lambdas/inference/engine.js';
 import { EndpointHealth, StickySessions } from '../../lambdas/inference/endpoint-health.js';
 import type { InferenceRequest } from '../../lambdas/inference/inference-request.js';
@@ -10,17 +10,38 @@ import type { ByokSource } from '../../lambdas/byok/index.js';
 import type { AdapterRegistry } from '../../lambdas/providers/registry.js';
 import type { GenerationRepository } from '../../lambdas/generations/generation-repository.js';
 import type { EndpointFailureRepository } from '../../lambdas/catalog/endpoint-failure-repository.js';
+import { GenerationIds, type Claim, type PageEntry, type StoredEntry } from '../../lambdas/billing/pages.js';
+import { recordToAttributes } from '../../lambdas/billing/generation-record.js';
 
 export interface FakeEngineParts {
   catalog: Catalog;
   adapters: unknown;
   ledger: unknown;
+  /** Where records go (default: a FakePages of its own). */
+  pages?: FakePages;
   byok?: unknown;
   config?: Partial<EngineConfig>;
   /** The monotonic clock (ms); the wall clock is the same instant, so timestamps can be checked exactly. */
   now: () => number;
   sleep: EngineDeps['sleep'];
   log?: (line: string) => void;
+}
+
+/** The page writer as the tests read it: each record handed to it (as stored), what it claims and what it charges. */
+export class FakePages {
+  readonly added: Array<{ record: Record<string, unknown>; claim: Claim; charge: { credits: bigint; byok: bigint } }> = [];
+  /** Whether pages are stored (false: as when the store failed for good). */
+  stored = true;
+
+  async add(entry: PageEntry): Promise<StoredEntry> {
+    const { record } = entry;
+    this.added.push({
+      record: recordToAttributes(record),
+      claim: entry.claim,
+      charge: record.is_byok ? { credits: 0n, byok: record.cost.total } : { credits: record.cost.total, byok: 0n },
+    });
+    return { stored: this.stored, writeUnits: 1 };
+  }
 }
 
 export function fakeEngineDeps(parts: FakeEngineParts): EngineDeps {
@@ -31,6 +52,8 @@ export function fakeEngineDeps(parts: FakeEngineParts): EngineDeps {
     sessions: new StickySessions(),
     generations: {} as GenerationRepository,
     ledger: parts.ledger as EngineDeps['ledger'],
+    pages: parts.pages ?? new FakePages(),
+    generationIds: new GenerationIds(),
     ...(parts.byok ? { byok: parts.byok as ByokSource } : {}),
     config: { ...DEFAULT_ENGINE_CONFIG, ...parts.config },
     now: parts.now,

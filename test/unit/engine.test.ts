@@ -3,7 +3,7 @@
 // the request deadline (minAttemptMs), failing over before a stream's first event; then what complete()
 // records, charges and remembers (health, sticky sessions).
 import { describe, expect, it } from '@jest/globals';
-import { chatRequest, fakeEngineDeps } from '../support/engine-fakes.js';
+import { chatRequest, fakeEngineDeps, FakePages } from '../support/engine-fakes.js';
 import { buildCatalog, catalogFileSchema } from '../../lambdas/catalog/catalog-config.js';
 import type { CatalogEndpoint } from '../../lambdas/catalog/types.js';
 import { HttpError, httpErrorOf } from '../../lambdas/platform/http/errors.js';
@@ -18,7 +18,6 @@ import { shuttingDownError } from '../../lambdas/platform/shutdown.js';
 import type { Hold } from '../../lambdas/billing/ledger.js';
 import type { Invocation } from '../../lambdas/billing/infrastructure.js';
 import type { ByokCredential } from '../../lambdas/byok/types.js';
-import type { Charge, HoldRef } from '../../lambdas/billing/ledger-repository.js';
 import type { ApiKey } from '../../lambdas/keys/types.js';
 import { ProviderError } from '../../lambdas/providers/provider-error.js';
 import type { GenerationRequest, GenerationResult, ProviderAdapter, StreamEvent } from '../../lambdas/providers/types.js';
@@ -101,18 +100,11 @@ class FakeAdapters {
 }
 
 class FakeLedger {
-  readonly settled: Array<{ hold: HoldRef; charge: Charge; record: Record<string, unknown> | undefined }> = [];
-  readonly infrastructure: Array<{ generationId: string; use: unknown }> = [];
-  outcome: 'settled' | 'already' | 'failed' = 'settled';
+  readonly pages = new FakePages();
 
-  async settle(hold: HoldRef, charge: Charge, record?: Record<string, unknown>) {
-    this.settled.push({ hold, charge, record });
-    return { outcome: this.outcome, writeUnits: 7, attempts: 1 };
-  }
-
-  async recordInfrastructure(generationId: string, _rollupKey: unknown, _invocation: Invocation, use: unknown) {
-    this.infrastructure.push({ generationId, use });
-    return undefined;
+  /** Records handed to the page writer (each settles its hold when the aggregator applies it). */
+  get settled() {
+    return this.pages.added;
   }
 }
 
@@ -150,7 +142,7 @@ function setup(config: Partial<EngineConfig> = {}, byok?: ReturnType<typeof fake
   const sleeps: number[] = [];
   const logs: string[] = [];
   const deps = fakeEngineDeps({
-    catalog, adapters, ledger, byok, config,
+    catalog, adapters, ledger, pages: ledger.pages, byok, config,
     now: () => clock.time,
     sleep: async (ms) => { sleeps.push(ms); clock.advance(ms); },
     log: (line) => { logs.push(line); },
@@ -411,11 +403,11 @@ describe('complete', () => {
     expect(accounted).toMatchObject({ isByok: false, usage: result('done').usage, cost: { prompt: 10_000n, completion: 10_000n, request: 0n, total: 20_000n } });
     expect(s.ledger.settled).toHaveLength(1);
     const [settled] = s.ledger.settled;
-    expect(settled!.hold).toBe(hold);
+    expect(settled!.claim).toEqual({ kind: 'hold', amount: hold.amount });
     expect(settled!.charge).toEqual({ credits: 20_000n, byok: 0n });
     const latency = clock.time - startedAt;
     expect(settled!.record).toMatchObject({
-      id: trace.generationId, type: 'generation', org_id: 'org-1', workspace_id: 'ws-1', key_hash: caller.keyHash,
+      id: trace.generationId, org_id: 'org-1', workspace_id: 'ws-1', key_hash: caller.keyHash,
       model: 'm/alpha', provider: 'alpha', upstream_model: 'alpha-upstream', provider_id: 'up-done', api: 'chat', streamed: false,
       status: 'completed', finish_reason: 'stop', native_finish_reason: 'end_turn', is_byok: false, service_tier: null, attempts: 2,
       created_at: new Date(startedAt).toISOString(), latency_ms: latency, first_token_ms: 25, generation_time_ms: latency - 25,
@@ -424,8 +416,8 @@ describe('complete', () => {
       provider_responses: [{ provider: 'alpha', model: 'm/alpha', status: 503 }, { provider: 'alpha', model: 'm/alpha', status: 200 }],
     });
     expect(settled!.record!.user_hash).not.toBe('end-user-7');
-    // The EMF metrics line is the last write; without an invocation, no infrastructure cost.
-    expect(s.ledger.infrastructure).toEqual([]);
+    // The EMF metrics line comes once the page is stored; without an invocation, no infrastructure cost.
+    expect(settled!.record.infra).toBeUndefined();
     expect(JSON.parse(s.logs.at(-1)!)).toMatchObject({ Model: 'm/alpha', Provider: 'alpha', Requests: 1 });
   });
 
@@ -486,23 +478,23 @@ describe('complete', () => {
     expect(s.ledger.settled[0]!.record).toMatchObject({ is_byok: true, cost: { total: 20_000 } });
   });
 
-  it('records the infrastructure cost with the capacity of every write of the request, only once settled', async () => {
+  it('records the infrastructure cost in the record: the capacity of every write and read of the request', async () => {
     const s = setup({}, fakeByok([credential()]));
     s.adapters.script('alpha:key-of-cred-1', ok('customer key'));
     const request = inference();
     const { trace, generated, completion } = await served(s, request);
     await complete({ request, caller, trace, candidate: generated.candidate, completion, deps: s.deps, hold, invocation }).persisted;
-    // Reservation (3) + settlement (7) writes; key lookup (2) + budgets (4) reads; one KMS request.
-    expect(s.ledger.infrastructure).toEqual([{ generationId: trace.generationId, use: { writeUnits: 10, readUnits: 6, kmsRequests: 1 } }]);
+    // Reservation (3) + the record's share of its page (1 KB or less: 1) + the hold's delete by the aggregator
+    // (2) writes; key lookup (2) + budgets (4) reads; one KMS request.
+    expect(s.ledger.settled[0]!.record.infra).toMatchObject({ dynamodb_write_units: 6, dynamodb_read_units: 6, kms_requests: 1 });
 
-    // A settlement that did not happen now (already settled, or failed) writes nothing more and logs no metrics.
+    // A page that could not be stored logs no metrics.
     const again = setup();
-    again.ledger.outcome = 'already';
+    again.ledger.pages.stored = false;
     again.adapters.script('alpha', ok('done'));
     const second = await served(again, request);
     await complete({ request, caller, trace: second.trace, candidate: second.generated.candidate, completion: second.completion, deps: again.deps, hold, invocation }).persisted;
     expect(again.ledger.settled).toHaveLength(1);
-    expect(again.ledger.infrastructure).toEqual([]);
     expect(again.logs).toEqual([]);
   });
 });

@@ -98,32 +98,28 @@ describe('LedgerRepository: a refused reservation, decoded', () => {
   });
 });
 
-describe('LedgerRepository: a refused settlement, decoded', () => {
+describe('LedgerRepository: a refused release, decoded', () => {
   beforeEach(() => { mock.reset(); });
   const hold = { generationId: 'gen-1', orgId: 'org1', workspaceId: 'ws1', keyHash: key.hash, amount: 100n };
-  const settle = { hold, charge: { credits: 10n, byok: 0n }, keyPeriods: periods, workspacePeriods: periods, record: { pk: 'GEN#gen-1', sk: 'GEN' } };
 
-  it('tells a settled generation, a missing hold, a deleted meter and a meter counting other windows apart', async () => {
-    // Items: hold (0), organization (1), key (2), workspace (3), record (4).
+  it('tells a hold already ended, a conflict and a deleted meter apart', async () => {
+    // Items: hold (0), organization (1), key (2), workspace (3).
     mock.on(TransactWriteCommand)
-      .rejectsOnce(cancel('None', 'None', 'None', 'None', failed()))
-      .rejectsOnce(cancel(failed(), 'None', 'None', 'None', 'None'))
-      .rejectsOnce(cancel('None', 'None', failed(), failed({ period_daily: '2026-11-23', period_weekly: '2026-11-23', period_monthly: '2026-11-01' }), 'None'))
-      .rejectsOnce(cancel('None', 'None', failed({ pk: 'KEY#x' }), 'None', 'None'));
-    expect(await repository.settle(settle, 1)).toEqual({ kind: 'already' });
-    expect(await repository.settle(settle, 1)).toEqual({ kind: 'hold-missing' });
-    expect(await repository.settle(settle, 1)).toEqual({
-      kind: 'stale', key: { kind: 'meter-gone' }, workspace: { kind: 'meter-windows', periods: { daily: '2026-11-23', weekly: '2026-11-23', monthly: '2026-11-01' } },
-    });
-    // An item from before meters existed counts no windows at all.
-    expect(await repository.settle(settle, 1)).toEqual({ kind: 'stale', key: { kind: 'meter-windows', periods: {} } });
+      .rejectsOnce(cancel(failed(), 'None', 'None', 'None'))
+      .rejectsOnce(cancel('None', 'TransactionConflict', 'None', 'None'))
+      .rejectsOnce(cancel('None', 'None', failed(), 'None'))
+      .resolvesOnce({ ConsumedCapacity: [{ TableName: 'table', CapacityUnits: 8 }] });
+    expect(await repository.release({ hold }, 1)).toEqual({ kind: 'already' });
+    expect(await repository.release({ hold }, 1)).toEqual({ kind: 'conflict' });
+    expect(await repository.release({ hold }, 1)).toEqual({ kind: 'meter-gone', key: true, workspace: false });
+    expect(await repository.release({ hold }, 1)).toEqual({ kind: 'released', writeUnits: 8 });
   });
 
   it('leaves a skipped meter out of the transaction (its reasons shift)', async () => {
-    mock.on(TransactWriteCommand).rejectsOnce(cancel('None', 'None', failed(), 'None'));
-    expect(await repository.settle({ ...settle, skipKey: true }, 1)).toEqual({ kind: 'stale', workspace: { kind: 'meter-gone' } });
+    mock.on(TransactWriteCommand).rejectsOnce(cancel('None', 'None', failed()));
+    expect(await repository.release({ hold, skipKey: true }, 1)).toEqual({ kind: 'meter-gone', key: false, workspace: true });
     const items = mock.commandCalls(TransactWriteCommand)[0]!.args[0].input.TransactItems!;
-    expect(items.map((item) => (item.Put ? 'record' : (item.Update ?? item.Delete)!.Key!.pk))).toEqual(['HOLD#gen-1', 'ORG#org1', 'ORG#org1', 'record']);
+    expect(items.map((item) => (item.Update ?? item.Delete)!.Key!.pk)).toEqual(['HOLD#gen-1', 'ORG#org1', 'ORG#org1']);
   });
 });
 

@@ -4,7 +4,7 @@
 import { getEventListeners } from 'node:events';
 import type { Readable } from 'node:stream';
 import { describe, expect, it, jest } from '@jest/globals';
-import { chatRequest, fakeEngineDeps } from '../support/engine-fakes.js';
+import { chatRequest, fakeEngineDeps, FakePages } from '../support/engine-fakes.js';
 import { buildCatalog, catalogFileSchema } from '../../lambdas/catalog/catalog-config.js';
 import type { CatalogEndpoint } from '../../lambdas/catalog/types.js';
 import { httpErrorOf } from '../../lambdas/platform/http/errors.js';
@@ -19,7 +19,7 @@ import { ChatStreamWriter } from '../../lambdas/inference/formats/to-chat.js';
 import type { GatewayRequest } from '../../lambdas/platform/http/request.js';
 import type { Principal } from '../../lambdas/platform/http/auth.js';
 import type { Hold } from '../../lambdas/billing/ledger.js';
-import type { Charge, HoldRef } from '../../lambdas/billing/ledger-repository.js';
+import type { HoldRef } from '../../lambdas/billing/ledger-repository.js';
 import type { ApiKey } from '../../lambdas/keys/types.js';
 import { ProviderError } from '../../lambdas/providers/provider-error.js';
 import type { GenerationRequest, GenerationResult, ProviderAdapter, StreamEvent } from '../../lambdas/providers/types.js';
@@ -75,7 +75,7 @@ const streaming = (...deltas: string[]): Behaviour => ({
 class FakeLedger {
   readonly reserved: string[] = [];
   readonly released: HoldRef[] = [];
-  readonly settled: Array<{ hold: HoldRef; charge: Charge; record: Record<string, unknown> | undefined }> = [];
+  readonly pages = new FakePages();
 
   async reserve(generationId: string): Promise<Hold> {
     this.reserved.push(generationId);
@@ -84,12 +84,12 @@ class FakeLedger {
 
   async release(hold: HoldRef) {
     this.released.push(hold);
-    return { outcome: 'settled' as const, writeUnits: 1, attempts: 1 };
+    return { outcome: 'released' as const, writeUnits: 1, attempts: 1 };
   }
 
-  async settle(hold: HoldRef, charge: Charge, record?: Record<string, unknown>) {
-    this.settled.push({ hold, charge, record });
-    return { outcome: 'settled' as const, writeUnits: 1, attempts: 1 };
+  /** Records handed to the page writer (each settles its hold when the aggregator applies it). */
+  get settled() {
+    return this.pages.added;
   }
 
   /** How the hold ended, one entry per ending. */
@@ -115,7 +115,7 @@ function setup(behaviours: Record<string, Behaviour>) {
   let time = 1_000_000;
   // No retries: each failing candidate is tried once.
   const deps = fakeEngineDeps({
-    catalog, adapters, ledger,
+    catalog, adapters, ledger, pages: ledger.pages,
     config: { retry: { ...DEFAULT_ENGINE_CONFIG.retry, attemptsPerEndpoint: 1 } },
     now: () => time,
     sleep: async (ms) => { time += ms; },

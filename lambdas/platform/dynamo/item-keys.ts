@@ -4,7 +4,9 @@
 //   organization    ORG#<org>          ORG
 //   workspace       ORG#<org>          WS#<workspace>
 //   api key         KEY#<hash>         KEY                ORG#<org>#KEYS         <created_at>#<hash>
-//   generation      GEN#<id>           GEN                ORG#<org>#GENS         <created_at>#<id>
+//   generation      GEN#<id>           GEN                ORG#<org>#GENS         <created_at>#<id>   (before pages; read only)
+//   page            GENS#<block>       P#<seq>                                                          (generation records: billing/pages.ts)
+//   applied marker  GENS#<block>       APPLIED                                                          (seqs of the block's pages the aggregator applied)
 //   default org     SYSTEM             DEFAULT_ORGANIZATION
 //   workspace slug  ORG#<org>          WSSLUG#<slug>                                                   (uniqueness claim)
 //   credit grant    ORG#<org>          CREDIT#<at>#<id>
@@ -25,7 +27,10 @@ export const itemKeys = {
   apiKeyListing: (orgId: string, createdAt: string, hash: string) => ({ gsi1pk: `ORG#${orgId}#KEYS`, gsi1sk: `${createdAt}#${hash}` }),
   apiKeysOf: (orgId: string) => ({ gsi1pk: `ORG#${orgId}#KEYS` }),
   generation: (id: string) => ({ pk: `GEN#${id}`, sk: 'GEN' }),
-  generationListing: (orgId: string, createdAt: string, id: string) => ({ gsi1pk: `ORG#${orgId}#GENS`, gsi1sk: `${createdAt}#${id}` }),
+  page: (block: string, seq: number) => ({ pk: `GENS#${block}`, sk: `P#${String(seq).padStart(4, '0')}` }),
+  pagesOf: (block: string) => ({ pk: `GENS#${block}` }),
+  pageSortPrefix: 'P#',
+  appliedMarker: (block: string) => ({ pk: `GENS#${block}`, sk: 'APPLIED' }),
   defaultOrganization: () => ({ pk: 'SYSTEM', sk: 'DEFAULT_ORGANIZATION' }),
   workspaceSlug: (orgId: string, slug: string) => ({ pk: `ORG#${orgId}`, sk: `WSSLUG#${slug}` }),
   creditGrant: (orgId: string, at: string, id: string) => ({ pk: `ORG#${orgId}`, sk: `CREDIT#${at}#${id}` }),

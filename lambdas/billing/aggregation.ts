@@ -1,0 +1,127 @@
+// The aggregation rules: what a set of pages does to the meters, summed per item, so that a stream batch
+// of many records moves each organization, key, workspace and rollup row once.
+//
+// Every record moves money out of what was held for it into usage:
+//   organization  held −release · balance +(release − credits) · total_usage +credits
+//   key, workspace meters  held −release · usage +credits · BYOK usage +byok (every window, both exposures)
+//   rollup row    its counters (rollups.ts), and the record's infrastructure cost
+//   hold          deleted (an exact hold: release = what it held)
+// A record whose hold is already gone (swept after its expiry, which gave the hold back) is applied late:
+// release 0, so it is charged without being given back twice.
+import type { Nanos } from '../platform/money.js';
+import { nanosToStore } from '../platform/money.js';
+import { rollupDelta, type RollupDelta } from './rollups.js';
+import type { Page } from './pages.js';
+
+export interface MeterMove {
+  /** Leaves `held`: what was held for the records. */
+  release: Nanos;
+  /** Charged to credits, counted as usage. */
+  credits: Nanos;
+  /** BYOK spend, counted as BYOK usage. */
+  byok: Nanos;
+}
+
+export interface PageRef {
+  block: string;
+  seq: number;
+}
+
+/** What a group of pages does, summed per item. */
+export interface Effects {
+  pages: PageRef[];
+  organizations: Map<string, MeterMove>;
+  keys: Map<string, MeterMove>;
+  /** By `<org>/<workspace>`. */
+  workspaces: Map<string, MeterMove & { orgId: string; workspaceId: string }>;
+  /** By `<pk>|<sk>`. */
+  rollups: Map<string, RollupDelta>;
+  /** Generation ids whose exact holds the records end. */
+  holds: string[];
+}
+
+export interface ApplyState {
+  /** Records whose hold is gone already: applied late (nothing released). */
+  late: ReadonlySet<string>;
+  /** Keys and workspaces deleted while their requests ran: the organization is charged, their meters skipped. */
+  goneKeys: ReadonlySet<string>;
+  goneWorkspaces: ReadonlySet<string>;
+}
+
+const add = (into: Map<string, MeterMove>, id: string, move: MeterMove) => {
+  const sum = into.get(id);
+  if (sum) {
+    sum.release += move.release;
+    sum.credits += move.credits;
+    sum.byok += move.byok;
+  } else {
+    into.set(id, { ...move });
+  }
+};
+
+function addCounter(a: number | bigint, b: number | bigint): number | bigint {
+  if (typeof a === 'number' && typeof b === 'number') {
+    const sum = a + b;
+    if (Number.isSafeInteger(sum)) return sum;
+  }
+  return nanosToStore(BigInt(a) + BigInt(b));
+}
+
+function mergeRollup(into: RollupDelta, delta: RollupDelta): void {
+  for (const [name, value] of Object.entries(delta.counters)) {
+    into.counters[name] = addCounter(into.counters[name] ?? 0, value);
+  }
+}
+
+export function effectsOf(pages: readonly Page[], state: ApplyState): Effects {
+  const effects: Effects = { pages: [], organizations: new Map(), keys: new Map(), workspaces: new Map(), rollups: new Map(), holds: [] };
+  for (const page of pages) {
+    effects.pages.push({ block: page.block, seq: page.seq });
+    for (const { record, claim } of page.entries) {
+      const charge = record.is_byok ? { credits: 0n, byok: record.cost.total } : { credits: record.cost.total, byok: 0n };
+      const late = state.late.has(record.id);
+      const move: MeterMove = { release: late ? 0n : claim.amount, ...charge };
+      if (!late) effects.holds.push(record.id);
+      add(effects.organizations, record.org_id, move);
+      if (!state.goneKeys.has(record.key_hash)) add(effects.keys, record.key_hash, move);
+      const workspace = `${record.org_id}/${record.workspace_id}`;
+      if (!state.goneWorkspaces.has(workspace)) {
+        add(effects.workspaces as Map<string, MeterMove>, workspace, move);
+        const sum = effects.workspaces.get(workspace)!;
+        sum.orgId = record.org_id;
+        sum.workspaceId = record.workspace_id;
+      }
+      const rollup = rollupDelta(record);
+      const rollupId = `${rollup.key.pk}|${rollup.key.sk}`;
+      const existing = effects.rollups.get(rollupId);
+      if (existing) mergeRollup(existing, rollup);
+      else effects.rollups.set(rollupId, { ...rollup, counters: { ...rollup.counters } });
+    }
+  }
+  return effects;
+}
+
+/** Items a group's transaction writes: one marker per block, and the items its records touch. */
+export function itemCount(effects: Effects): number {
+  const blocks = new Set(effects.pages.map((page) => page.block));
+  return blocks.size + effects.organizations.size + effects.keys.size + effects.workspaces.size + effects.rollups.size + effects.holds.length;
+}
+
+/**
+ * Splits pages, in order, into groups whose transaction stays within `maxItems` items (DynamoDB allows 100
+ * in one TransactWriteItems). A page is never split: it is applied whole, with its marker, or not at all.
+ */
+export function groupPages(pages: readonly Page[], maxItems: number): Page[][] {
+  const none: ApplyState = { late: new Set(), goneKeys: new Set(), goneWorkspaces: new Set() };
+  const groups: Page[][] = [];
+  let current: Page[] = [];
+  for (const page of pages) {
+    if (current.length > 0 && itemCount(effectsOf([...current, page], none)) > maxItems) {
+      groups.push(current);
+      current = [];
+    }
+    current.push(page);
+  }
+  if (current.length > 0) groups.push(current);
+  return groups;
+}

@@ -1,0 +1,189 @@
+// Generation records written in pages. A process collects its finished generations' records and stores
+// them a few at a time, one item per flush (a page), instead of one settlement transaction per request;
+// the meter aggregator (aggregator.ts) reads the pages from the table's stream and moves the meters.
+//
+// Generation ids name their page's partition: a process hands out ids in blocks of BLOCK_SIZE, and every
+// page holding records of a block is stored under that block (GENS#<block>, sk P#<seq>), so a record is
+// found by its id with one Query of at most BLOCK_SIZE records, never a scan. On Lambda a page usually
+// holds one record (the invocation's); under `npm start` and in batch workers it holds many.
+import { randomBytes } from 'node:crypto';
+import type { Logger } from '../platform/logger.js';
+import type { GenerationRecord } from './generation-record.js';
+
+/** Generation ids per block: bounds the records one lookup reads and the seqs one applied-marker holds. */
+export const BLOCK_SIZE = 64;
+/**
+ * Records per page. The aggregator applies a page in one transaction (at most 100 items) together with
+ * its marker, and a record touches at most five items (hold, organization, key, workspace, rollup row).
+ */
+export const PAGE_RECORDS = 16;
+/** How long a finished record waits for others to share its page. */
+export const FLUSH_DELAY_MS = 2;
+
+const BLOCK_ID = /^[0-9A-Za-z]{12}$/;
+const ALPHANUMERIC = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+
+function randomBlock(): string {
+  // 12 characters of 62: about 71 bits, so blocks of different processes never meet.
+  const bytes = randomBytes(12);
+  let block = '';
+  for (const byte of bytes) block += ALPHANUMERIC[byte % 62];
+  return block;
+}
+
+/**
+ * `gen-<unix seconds>-<block><n>`: 12 alphanumeric characters of block, then the record's number in it in
+ * two base-36 digits. Ids from before pages (`gen-<seconds>-<20 base64url characters>`) have no block.
+ */
+export function blockOf(generationId: string): string | undefined {
+  const dash = generationId.lastIndexOf('-');
+  if (!generationId.startsWith('gen-') || dash < 4) return undefined;
+  const tail = generationId.slice(dash + 1);
+  if (tail.length !== 14) return undefined;
+  const block = tail.slice(0, 12);
+  return BLOCK_ID.test(block) && /^[0-9a-z]{2}$/.test(tail.slice(12)) ? block : undefined;
+}
+
+/** Hands out generation ids, BLOCK_SIZE to a block. */
+export class GenerationIds {
+  private block = randomBlock();
+  private used = 0;
+
+  next(nowMs: number): string {
+    if (this.used === BLOCK_SIZE) {
+      this.block = randomBlock();
+      this.used = 0;
+    }
+    const n = this.used;
+    this.used += 1;
+    return `gen-${Math.floor(nowMs / 1000)}-${this.block}${n.toString(36).padStart(2, '0')}`;
+  }
+}
+
+/** The money a record moves, beside its cost: what it releases from what was held for it. */
+export type Claim =
+  /** An exact hold (HOLD#<generation id>) of `amount`, deleted when the record is applied. */
+  | { kind: 'hold'; amount: bigint };
+
+export interface PageEntry {
+  record: GenerationRecord;
+  claim: Claim;
+}
+
+export interface Page {
+  block: string;
+  /** 1, 2, … per block, in the order the process wrote them. */
+  seq: number;
+  entries: PageEntry[];
+}
+
+/** Where pages are stored (page-repository.ts): a put that is safe to repeat. */
+export interface PageStore {
+  put(page: Page): Promise<{ writeUnits: number }>;
+}
+
+export interface PageWriterDeps {
+  store: PageStore;
+  log: Logger;
+  sleep: (ms: number) => Promise<void>;
+  /** A page is never lost to a store that fails for a while: it is retried this long (ms) before logging it for reconciliation. */
+  retryForMs?: number;
+  flushDelayMs?: number;
+  pageRecords?: number;
+}
+
+interface Pending {
+  entry: PageEntry;
+  resolve: (stored: StoredEntry) => void;
+}
+
+/** A record as stored: its page, and the write capacity of the page (its share of it). */
+export interface StoredEntry {
+  stored: boolean;
+  writeUnits: number;
+}
+
+/**
+ * Collects records and writes them in pages. `add` resolves once the record's page is stored (or, after
+ * the store failed for `retryForMs`, logged for reconciliation); it never rejects. `flush` writes whatever
+ * waits, at once (a Lambda invocation's end, shutdown).
+ */
+export class PageWriter {
+  private readonly pending = new Map<string, Pending[]>();
+  private readonly seqs = new Map<string, number>();
+  private readonly inFlight = new Set<Promise<void>>();
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(private readonly deps: PageWriterDeps) {}
+
+  add(entry: PageEntry): Promise<StoredEntry> {
+    const block = blockOf(entry.record.id);
+    if (block === undefined) throw new Error(`generation id ${entry.record.id} names no page block`);
+    return new Promise((resolve) => {
+      const queue = this.pending.get(block) ?? [];
+      queue.push({ entry, resolve });
+      this.pending.set(block, queue);
+      if (queue.length >= (this.deps.pageRecords ?? PAGE_RECORDS)) this.write(block);
+      else this.timer ??= setTimeout(() => {
+        this.timer = undefined;
+        this.flushPending();
+      }, this.deps.flushDelayMs ?? FLUSH_DELAY_MS);
+    });
+  }
+
+  /** Writes everything waiting and resolves when every page begun so far is stored. */
+  async flush(): Promise<void> {
+    if (this.timer) {
+      clearTimeout(this.timer);
+      this.timer = undefined;
+    }
+    this.flushPending();
+    while (this.inFlight.size > 0) await Promise.all([...this.inFlight]);
+  }
+
+  private flushPending(): void {
+    for (const block of [...this.pending.keys()]) this.write(block);
+  }
+
+  private write(block: string): void {
+    const queue = this.pending.get(block);
+    if (!queue || queue.length === 0) return;
+    this.pending.delete(block);
+    const seq = (this.seqs.get(block) ?? 0) + 1;
+    this.seqs.set(block, seq);
+    const page: Page = { block, seq, entries: queue.map((pending) => pending.entry) };
+    const done = this.store(page).then((result) => {
+      const share = result.stored ? result.writeUnits / queue.length : 0;
+      for (const pending of queue) pending.resolve({ stored: result.stored, writeUnits: share });
+    });
+    this.inFlight.add(done);
+    void done.finally(() => this.inFlight.delete(done));
+  }
+
+  private async store(page: Page): Promise<{ stored: boolean; writeUnits: number }> {
+    const deadline = Date.now() + (this.deps.retryForMs ?? 40_000);
+    for (let attempt = 1; ; attempt += 1) {
+      try {
+        const { writeUnits } = await this.deps.store.put(page);
+        return { stored: true, writeUnits };
+      } catch (err) {
+        if (Date.now() >= deadline) {
+          // Everything needed to charge these by hand: the records and what they held.
+          this.deps.log.error('generation page not stored; reconcile by hand', {
+            block: page.block,
+            seq: page.seq,
+            error: String(err),
+            records: page.entries.map(({ record, claim }) => ({
+              generation_id: record.id, org_id: record.org_id, key_hash: record.key_hash, workspace_id: record.workspace_id,
+              cost: record.cost.total.toString(), is_byok: record.is_byok, claim: claim.kind, held: claim.amount.toString(),
+            })),
+          });
+          return { stored: false, writeUnits: 0 };
+        }
+        this.deps.log.warn('generation page write failed; retrying', { block: page.block, seq: page.seq, attempt, error: String(err) });
+        const cap = Math.min(1000, 4 * 2 ** attempt);
+        await this.deps.sleep(cap / 2 + Math.random() * cap / 2);
+      }
+    }
+  }
+}
