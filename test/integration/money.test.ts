@@ -8,14 +8,16 @@ import { startSimulator, type Simulator } from '../../bin/simulator/server.js';
 import { usdToNanos, type Nanos } from '../../lambdas/platform/money.js';
 import { itemKeys } from '../../lambdas/platform/dynamo/item-keys.js';
 import { createDocumentClient } from '../../lambdas/platform/dynamo/client.js';
-import { LedgerRepository } from '../../lambdas/billing/ledger-repository.js';
 import { startInvocation } from '../../lambdas/billing/infrastructure.js';
 import type { DomainError } from '../../lambdas/platform/errors.js';
 import { httpErrorOf } from '../../lambdas/platform/http/errors.js';
 import { createTestStore, type TestStore } from '../support/store.js';
 import { createTenant, type Tenant } from '../support/tenants.js';
 import { httpEvent } from '../support/events.js';
-import { meteredItemCodecs } from '../../lambdas/app/engine-deps.js';
+import { applyPages, type StreamPage } from '../../lambdas/app/aggregator.js';
+import type { Hold } from '../../lambdas/billing/ledger.js';
+import type { GenerationRecord } from '../../lambdas/billing/generation-record.js';
+import { generationRecord } from '../support/records.js';
 
 installAwsLambdaShim();
 const { handleInference } = await import('../../lambdas/handlers/inference.js');
@@ -51,10 +53,14 @@ function chatBody(text: string, extra: Json = {}): Json {
   return { model: 'simulator/echo', messages: [{ role: 'user', content: text }], max_tokens: 20, ...extra };
 }
 
-/** A chat completion; for streams, the final usage chunk stands in for the JSON reply. */
-async function chat(key: string, text = 'count me in', extra: Json = {}): Promise<{ status: number; json: Json }> {
+/**
+ * A chat completion; for streams, the final usage chunk stands in for the JSON reply. Then the aggregator
+ * applies its record (as it does within a second on AWS), unless `converge` is false.
+ */
+async function chat(key: string, text = 'count me in', extra: Json = {}, converge = true): Promise<{ status: number; json: Json }> {
   const reply = await handleInference(httpEvent({ method: 'POST', path: CHAT, key, body: chatBody(text, extra) }), store.deps, undefined, startInvocation());
   const body = await readBody(reply.body);
+  if (converge) await store.converge();
   if (!extra.stream || reply.statusCode !== 200) return { status: reply.statusCode, json: JSON.parse(body) as Json };
   const frames = body.split('\n\n').filter((frame) => frame.startsWith('data: {')).map((frame) => JSON.parse(frame.slice(6)) as Json);
   return { status: reply.statusCode, json: frames.at(-1)! };
@@ -70,6 +76,21 @@ async function rawItem(key: { pk: string; sk: string }): Promise<Json> {
   try {
     const { Item } = await db.send(new GetCommand({ TableName: store.tableName, Key: key, ConsistentRead: true }));
     return Item as Json;
+  } finally {
+    db.destroy();
+  }
+}
+
+/** Every page item in the table, in key order, as the stream would hand them to the aggregator. */
+async function pageItems(): Promise<StreamPage[]> {
+  const { ScanCommand } = await import('@aws-sdk/lib-dynamodb');
+  const db = createDocumentClient({ endpoint: store.endpoint });
+  try {
+    const { Items = [] } = await db.send(new ScanCommand({
+      TableName: store.tableName, ConsistentRead: true,
+      FilterExpression: 'begins_with(pk, :pk) AND begins_with(sk, :sk)', ExpressionAttributeValues: { ':pk': 'GENS#', ':sk': 'P#' },
+    }));
+    return Items.map((item) => ({ sequenceNumber: `${String(item.pk)}/${String(item.sk)}`, item }));
   } finally {
     db.destroy();
   }
@@ -127,6 +148,8 @@ describe('reports agree with replies', () => {
       expect(emf).toMatchObject({ Model: reply.model, UpstreamCostUSD: reply.usage.cost, Requests: 1 });
       expect(emf!.InfrastructureCostUSD).toBe(generation.json.data.infrastructure.total_usd);
     }
+    // Meters and rollups follow once the aggregator has applied the pages.
+    await store.converge();
     const activity = await manage(owner.admin, 'GET', '/activity');
     expect(activity.status).toBe(200);
     const rows = activity.json.data as Json[];
@@ -147,22 +170,22 @@ describe('reports agree with replies', () => {
 });
 
 describe('routes that read a generation, right after the reply', () => {
-  /** A reply whose settlement is still in flight (as on Lambda: the reply first, the settlement 300 ms later). */
+  /** A reply whose record is still being written (as on Lambda: the reply first, its page 300 ms later). */
   async function withSettlementInFlight(run: (owner: Account, id: string) => Promise<void>): Promise<void> {
     const owner = await account();
     const key = await newKey(owner, {});
     const deferred: Array<Promise<unknown>> = [];
-    const ledger = store.deps.engine.ledger;
-    const settle = ledger.settle.bind(ledger);
-    ledger.settle = async (...args) => {
+    const pages = store.deps.engine.pages;
+    const add = pages.add.bind(pages);
+    pages.add = async (entry) => {
       await new Promise((resolve) => setTimeout(resolve, 300));
-      return settle(...args);
+      return add(entry);
     };
     try {
       const reply = await handleInference(httpEvent({ method: 'POST', path: CHAT, key: key.text, body: chatBody('early bird') }), store.deps, (work) => { deferred.push(work); });
       await run(owner, (JSON.parse(reply.body as string) as Json).id as string);
     } finally {
-      ledger.settle = settle;
+      pages.add = add;
       await Promise.all(deferred);
     }
   }
@@ -193,7 +216,8 @@ describe('key limits under concurrency', () => {
     const K = 10n;
     const owner = await account();
     const key = await newKey(owner, { limit: Number(K * cost) / 1e9 });
-    const replies = await Promise.all(Array.from({ length: 200 }, () => chat(key.text, text)));
+    // No record is applied while they run: every finished request keeps its whole hold until then.
+    const replies = await Promise.all(Array.from({ length: 200 }, () => chat(key.text, text, {}, false)));
     const ok = replies.filter((reply) => reply.status === 200);
     const refused = replies.filter((reply) => reply.status === 402);
     expect(ok.length + refused.length).toBe(200);
@@ -204,6 +228,7 @@ describe('key limits under concurrency', () => {
       expect(reply.json.error.message).toMatch(/^This request requires more credits, or fewer max_tokens\. .* The key's total limit of /);
       expect(reply.json.error.metadata.reason).toBe('key_limit');
     }
+    await store.converge();
     const record = await manage(owner.admin, 'GET', `/keys/${key.hash}`);
     const usage = nanos(record.json.data.usage);
     expect(usage).toBe(BigInt(ok.length) * cost);
@@ -270,34 +295,39 @@ describe('credits', () => {
 });
 
 describe('settlement happens exactly once', () => {
-  it('settling the same generation twice charges once', async () => {
+  /** A record of `cost` for a hold, as the pipeline writes it: into a page, which the aggregator applies. */
+  async function writeRecord(hold: Hold, cost: Nanos, overrides: Partial<GenerationRecord> = {}): Promise<void> {
+    const record = generationRecord(hold.generationId, {
+      org_id: hold.orgId, workspace_id: hold.workspaceId, key_hash: hold.keyHash, reserved: hold.amount,
+      cost: { ...generationRecord('x').cost, total: cost }, created_at: store.deps.clock().toISOString(), ...overrides,
+    });
+    expect(await store.deps.engine.pages.add({ record, claim: { kind: 'hold', amount: hold.amount } })).toMatchObject({ stored: true });
+  }
+
+  it('a page applied twice, and in bisected halves, charges once', async () => {
     const owner = await account();
     const key = await newKey(owner, {});
     const apiKey = (await store.deps.keys.get(key.hash))!;
     const ledger = store.deps.engine.ledger;
-    const hold = await ledger.reserve('gen-replay-1', apiKey, nanos(0.01));
-    const record = { ...itemKeys.generation('gen-replay-1'), type: 'generation', id: 'gen-replay-1', org_id: owner.tenant.orgId };
-    const charge = { credits: nanos(0.004), byok: 0n };
-    expect((await ledger.settle(hold, charge, record)).outcome).toBe('settled');
-    // A retry with the same request (the SDK's retries, a re-invocation within 10 minutes) is answered by
-    // DynamoDB's idempotency token without applying it again…
-    expect(['settled', 'already']).toContain((await ledger.settle(hold, charge, record)).outcome);
-    // …and any other delivery finds the hold gone and the record present.
-    const current = { daily: '2026-01-01', weekly: '2026-01-01', monthly: '2026-01-01' };
-    const db = createDocumentClient({ endpoint: store.endpoint });
-    const again = await new LedgerRepository(db, store.tableName, meteredItemCodecs).settle({ hold, charge, keyPeriods: current, workspacePeriods: current, record }, 7);
-    db.destroy();
-    expect(again.kind).toBe('already');
-    expect((await ledger.release(hold)).outcome).toBe('already');
+    const holds = await Promise.all([1, 2, 3].map((n) => ledger.reserve(store.deps.engine.generationIds.next(Date.now()), apiKey, nanos(0.01))));
+    await Promise.all(holds.map((hold, i) => writeRecord(hold, nanos(0.001 * (i + 1)))));
+    const pages = await pageItems();
+    expect(pages.length).toBeGreaterThanOrEqual(1);
+    // The whole batch, then each page alone (a bisected redelivery), then the whole batch again.
+    for (const batch of [pages, ...pages.map((page) => [page]), pages]) expect(await applyPages(store.deps, batch)).toEqual({});
+    await store.converge();
     const org = await rawItem(itemKeys.organization(owner.tenant.orgId));
-    expect(BigInt(org.total_usage)).toBe(nanos(0.004));
+    expect(BigInt(org.total_usage)).toBe(nanos(0.006));
     expect(org.held).toBe(0);
+    expect(BigInt(org.balance)).toBe(nanos(1000) - nanos(0.006));
     const keyItem = await rawItem(itemKeys.apiKey(key.hash));
-    expect(BigInt(keyItem.usage_total)).toBe(nanos(0.004));
-    expect(BigInt(keyItem.exp_daily)).toBe(nanos(0.004));
+    expect(BigInt(keyItem.usage_total)).toBe(nanos(0.006));
+    expect(BigInt(keyItem.exp_daily)).toBe(nanos(0.006));
+    // Every hold is ended by its record: a release finds nothing left to give back.
+    for (const hold of holds) expect((await ledger.release(hold)).outcome).toBe('already');
   });
 
-  it('a hold swept after its expiry is released once, and a late settlement still charges exactly once', async () => {
+  it('a hold swept after its expiry is released once, and its record, applied late, still charges exactly once', async () => {
     const owner = await account();
     const key = await newKey(owner, {});
     const apiKey = (await store.deps.keys.get(key.hash))!;
@@ -305,15 +335,15 @@ describe('settlement happens exactly once', () => {
     const start = new Date('2026-11-22T10:00:00Z');
     store.setNow(start);
     try {
-      const hold = await ledger.reserve('gen-late-1', apiKey, nanos(0.02));
+      const hold = await ledger.reserve(store.deps.engine.generationIds.next(start.getTime()), apiKey, nanos(0.02));
       store.setNow(new Date(start.getTime() + 21 * 60_000));
       expect(await ledger.releaseExpired()).toBeGreaterThanOrEqual(1);
       let org = await rawItem(itemKeys.organization(owner.tenant.orgId));
       expect(org.held).toBe(0);
       expect(BigInt(org.balance)).toBe(nanos(1000));
-      const record = { ...itemKeys.generation('gen-late-1'), type: 'generation', id: 'gen-late-1', org_id: owner.tenant.orgId };
-      expect((await ledger.settle(hold, { credits: nanos(0.003), byok: 0n }, record)).outcome).toBe('settled');
-      expect((await ledger.settle(hold, { credits: nanos(0.003), byok: 0n }, record)).outcome).toBe('already');
+      await writeRecord(hold, nanos(0.003));
+      await store.converge();
+      await store.converge();
       org = await rawItem(itemKeys.organization(owner.tenant.orgId));
       expect(org.held).toBe(0);
       expect(BigInt(org.total_usage)).toBe(nanos(0.003));
@@ -321,24 +351,27 @@ describe('settlement happens exactly once', () => {
       const keyItem = await rawItem(itemKeys.apiKey(key.hash));
       expect(keyItem.held).toBe(0);
       expect(BigInt(keyItem.usage_daily)).toBe(nanos(0.003));
+      expect(store.logs.some((line) => line.includes('hold expired before its record was applied') && line.includes(hold.generationId))).toBe(true);
     } finally {
-      store.setNow(new Date());
+      store.setNow(undefined);
     }
   });
 
-  it('a key deleted while its request ran: the organization is still charged and the record written', async () => {
+  it('a key deleted while its request ran: the organization is still charged and the record kept', async () => {
     const owner = await account();
     const key = await newKey(owner, {});
     const apiKey = (await store.deps.keys.get(key.hash))!;
     const ledger = store.deps.engine.ledger;
-    const hold = await ledger.reserve('gen-orphan-1', apiKey, nanos(0.01));
+    const hold = await ledger.reserve(store.deps.engine.generationIds.next(Date.now()), apiKey, nanos(0.01));
     expect((await manage(owner.admin, 'DELETE', `/keys/${key.hash}`)).status).toBe(200);
-    const record = { ...itemKeys.generation('gen-orphan-1'), type: 'generation', id: 'gen-orphan-1', org_id: owner.tenant.orgId };
-    expect((await ledger.settle(hold, { credits: nanos(0.002), byok: 0n }, record)).outcome).toBe('settled');
+    await writeRecord(hold, nanos(0.002));
+    await store.converge();
     const org = await rawItem(itemKeys.organization(owner.tenant.orgId));
     expect(BigInt(org.total_usage)).toBe(nanos(0.002));
     expect(org.held).toBe(0);
-    expect(await rawItem(itemKeys.generation('gen-orphan-1'))).toMatchObject({ id: 'gen-orphan-1' });
+    expect(await store.deps.engine.generations.get(hold.generationId)).toMatchObject({ id: hold.generationId, org_id: owner.tenant.orgId });
+    // The key's item stays deleted (the aggregator does not bring it back).
+    expect(await rawItem(itemKeys.apiKey(key.hash))).toBeUndefined();
   });
 
   it('a failed request releases its hold and charges nothing', async () => {
@@ -358,11 +391,15 @@ describe('edge cases of the money path', () => {
     const owner = await account();
     const key = (await store.deps.keys.get((await newKey(owner, {})).hash))!;
     const ledger = store.deps.engine.ledger;
-    const hold = await ledger.reserve('gen-free-1', key, 0n);
-    const record = { ...itemKeys.generation('gen-free-1'), type: 'generation', id: 'gen-free-1', org_id: owner.tenant.orgId };
-    expect((await ledger.settle(hold, { credits: 0n, byok: 0n }, record)).outcome).toBe('settled');
-    expect((await ledger.release(await ledger.reserve('gen-free-2', key, 0n))).outcome).toBe('settled');
-    expect((await rawItem(itemKeys.organization(owner.tenant.orgId))).held).toBe(0);
+    const hold = await ledger.reserve(store.deps.engine.generationIds.next(Date.now()), key, 0n);
+    const record = generationRecord(hold.generationId, { org_id: hold.orgId, workspace_id: hold.workspaceId, key_hash: hold.keyHash, reserved: 0n, cost: { ...generationRecord('x').cost, total: 0n } });
+    await store.deps.engine.pages.add({ record, claim: { kind: 'hold', amount: 0n } });
+    await store.converge();
+    expect((await ledger.release(hold)).outcome).toBe('already');
+    expect((await ledger.release(await ledger.reserve(store.deps.engine.generationIds.next(Date.now()), key, 0n))).outcome).toBe('released');
+    const org = await rawItem(itemKeys.organization(owner.tenant.orgId));
+    expect(org.held).toBe(0);
+    expect(org.total_usage ?? 0).toBe(0);
   });
 
   it('upgrades organizations, keys and workspaces stored before balances and meters existed', async () => {
@@ -384,6 +421,7 @@ describe('edge cases of the money path', () => {
     expect((await manage(owner.admin, 'PUT', `/workspaces/${owner.tenant.workspaceId}/budgets/monthly`, { limit_usd: 50 })).status).toBe(200);
     const reply = await chat(key.text);
     expect(reply.status).toBe(200);
+    await store.converge();
     const keyItem = await rawItem(itemKeys.apiKey(key.hash));
     expect(BigInt(keyItem.usage_total)).toBe(nanos(reply.json.usage.cost));
     expect(keyItem.held).toBe(0);
@@ -514,6 +552,7 @@ describe('responses API', () => {
     const json = JSON.parse(reply.body as string) as Json;
     const generation = await manage(owner.admin, 'GET', '/generation', undefined, { id: json.id as string });
     expect(nanos(generation.json.data.total_cost)).toBe(nanos(json.usage.cost));
+    await store.converge();
     expect(nanos((await manage(owner.admin, 'GET', '/credits')).json.data.total_usage)).toBe(nanos(json.usage.cost));
   });
 });

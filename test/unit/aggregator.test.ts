@@ -10,6 +10,7 @@ import { AggregatorRepository, type ApplyOutcome, type ApplyRequest } from '../.
 import { MeterAggregator } from '../../lambdas/billing/aggregator.js';
 import { currentPeriods } from '../../lambdas/billing/periods.js';
 import type { GenerationRecord } from '../../lambdas/billing/generation-record.js';
+import { generationRecord } from '../support/records.js';
 import type { Page } from '../../lambdas/billing/pages.js';
 import { Logger } from '../../lambdas/platform/logger.js';
 
@@ -17,17 +18,7 @@ const now = new Date('2026-11-24T10:00:00Z');
 const periods = currentPeriods(now);
 const none = { late: new Set<string>(), goneKeys: new Set<string>(), goneWorkspaces: new Set<string>() };
 
-function record(id: string, overrides: Partial<GenerationRecord> = {}): GenerationRecord {
-  return {
-    id, org_id: 'org1', workspace_id: 'ws1', key_hash: 'k1', model: 'm/a', provider: 'a', upstream_model: 'a', provider_id: null, api: 'chat',
-    streamed: false, status: 'completed', finish_reason: 'stop', native_finish_reason: null,
-    usage: { input_tokens: 10, output_tokens: 5, reasoning_tokens: 0, cached_input_tokens: 0, cache_write_tokens: 0 } as GenerationRecord['usage'],
-    cost: { prompt: 1n, completion: 2n, cache_read: 0n, cache_write: 0n, reasoning: 0n, request: 0n, total: 30n }, is_byok: false,
-    service_tier: null, attempts: 1, created_at: '2026-11-24T09:59:59.000Z', latency_ms: 10, first_token_ms: 5, generation_time_ms: 5,
-    session_id: null, user_hash: null, error: null, reserved: 100n, usage_estimated: false, provider_responses: [],
-    ...overrides,
-  };
-}
+const record = generationRecord;
 
 const page = (block: string, seq: number, ...records: GenerationRecord[]): Page => ({
   block, seq, entries: records.map((r) => ({ record: r, claim: { kind: 'hold' as const, amount: r.reserved } })),
