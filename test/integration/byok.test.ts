@@ -69,8 +69,10 @@ async function manage(key: string, method: string, path: string, body?: unknown)
   return { status: reply.statusCode ?? 200, json: JSON.parse(String(reply.body)) as Json };
 }
 
+/** A chat completion, then its record applied to the meters (as the aggregator does within a second). */
 async function chat(key: string, model = 'acme/one'): Promise<{ status: number; json: Json }> {
   const reply = await handleInference(httpEvent({ method: 'POST', path: '/api/v1/chat/completions', key, body: { model, messages: [{ role: 'user', content: 'hi' }], max_tokens: 10 } }), store.deps);
+  await store.converge();
   return { status: reply.statusCode, json: JSON.parse(reply.body as string) as Json };
 }
 
@@ -156,6 +158,7 @@ describe('BYOK in routing and accounting', () => {
       const record = await store.deps.engine.generations.get(reply.headers['x-generation-id']!);
       expect(record).toMatchObject({ status: 'cancelled', is_byok: true, usage_estimated: true, usage: { output_tokens: 0 } });
       expect(record!.cost.total).toBeGreaterThan(0n);
+      await store.converge();
       const key = await manage(owner.admin, 'GET', `/keys/${owner.keyHash}`);
       expect(usdToNanos(key.json.data.byok_usage)).toBe(record!.cost.total);
       expect(key.json.data.usage).toBe(0);

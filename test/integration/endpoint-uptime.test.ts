@@ -88,7 +88,9 @@ async function chat(body: Json, options: { signal?: AbortSignal; onText?: (text:
   return reply.statusCode;
 }
 
+/** The endpoint's figures once every record written so far is in the rollups. */
 async function status(model: string): Promise<Json> {
+  await store.converge();
   const reply = await handleManagement(httpEvent({ method: 'GET', path: `/api/v1/models/${model}/endpoints` }), store.deps);
   const json = JSON.parse(String(reply.body)) as Json;
   expect(ListEndpointsResponse$inboundSchema.safeParse(json).error).toBeUndefined();

@@ -187,12 +187,14 @@ describe('one model, the count, the providers and the endpoints', () => {
       if (typeof reply.body !== 'string') for await (const _chunk of reply.body) { /* drain */ }
       return reply.statusCode;
     };
-    // Two organizations, JSON and streamed; the endpoint's record is settled before each reply returns here.
+    // Two organizations, JSON and streamed; each record is in its page before the reply returns here, and
+    // applied to the rollups (which the endpoint figures read) by converge().
     expect(await chat(first.text, 'simulator/echo', false)).toBe(200);
     expect(await chat(first.text, 'simulator/echo', true)).toBe(200);
     expect(await chat(second.text, 'simulator/echo', true)).toBe(200);
     // A stream cut mid-reply is a failed generation of its endpoint.
     expect(await chat(first.text, 'simulator/cut-stream', true)).toBe(200);
+    await store.converge();
 
     const echo = (await call({ method: 'GET', path: '/api/v1/models/simulator/echo/endpoints' })).json.data.endpoints[0];
     expect(echo).toMatchObject({ uptime_last_5m: 100, uptime_last_30m: 100, uptime_last_1d: 100 });

@@ -14,7 +14,7 @@ import { httpErrorOf } from '../../lambdas/platform/http/errors.js';
 import { createTestStore, type TestStore } from '../support/store.js';
 import { createTenant, type Tenant } from '../support/tenants.js';
 import { httpEvent } from '../support/events.js';
-import { applyPages, type StreamPage } from '../../lambdas/app/aggregator.js';
+import { applyPages } from '../../lambdas/app/aggregator.js';
 import type { Hold } from '../../lambdas/billing/ledger.js';
 import type { GenerationRecord } from '../../lambdas/billing/generation-record.js';
 import { generationRecord } from '../support/records.js';
@@ -76,21 +76,6 @@ async function rawItem(key: { pk: string; sk: string }): Promise<Json> {
   try {
     const { Item } = await db.send(new GetCommand({ TableName: store.tableName, Key: key, ConsistentRead: true }));
     return Item as Json;
-  } finally {
-    db.destroy();
-  }
-}
-
-/** Every page item in the table, in key order, as the stream would hand them to the aggregator. */
-async function pageItems(): Promise<StreamPage[]> {
-  const { ScanCommand } = await import('@aws-sdk/lib-dynamodb');
-  const db = createDocumentClient({ endpoint: store.endpoint });
-  try {
-    const { Items = [] } = await db.send(new ScanCommand({
-      TableName: store.tableName, ConsistentRead: true,
-      FilterExpression: 'begins_with(pk, :pk) AND begins_with(sk, :sk)', ExpressionAttributeValues: { ':pk': 'GENS#', ':sk': 'P#' },
-    }));
-    return Items.map((item) => ({ sequenceNumber: `${String(item.pk)}/${String(item.sk)}`, item }));
   } finally {
     db.destroy();
   }
@@ -311,7 +296,7 @@ describe('settlement happens exactly once', () => {
     const ledger = store.deps.engine.ledger;
     const holds = await Promise.all([1, 2, 3].map((n) => ledger.reserve(store.deps.engine.generationIds.next(Date.now()), apiKey, nanos(0.01))));
     await Promise.all(holds.map((hold, i) => writeRecord(hold, nanos(0.001 * (i + 1)))));
-    const pages = await pageItems();
+    const pages = await store.pages();
     expect(pages.length).toBeGreaterThanOrEqual(1);
     // The whole batch, then each page alone (a bisected redelivery), then the whole batch again.
     for (const batch of [pages, ...pages.map((page) => [page]), pages]) expect(await applyPages(store.deps, batch)).toEqual({});

@@ -154,6 +154,8 @@ describe('generations and reports', () => {
 
   it('GET /activity groups by workspace on request and refuses dates outside the last 30 days', async () => {
     const today = new Date().toISOString().slice(0, 10);
+    // Reports read the rollups, which follow once the aggregator has applied the records.
+    await store.converge();
     const grouped = await manage(admin, 'GET', '/activity', undefined, { group_by: 'workspace', date: today });
     expect(grouped.status).toBe(200);
     expect(grouped.json.data).toEqual([expect.objectContaining({ date: today, model: 'simulator/echo', endpoint_id: 'simulator/echo@simulator', requests: 1, workspace_id: tenant.workspaceId })]);
@@ -175,6 +177,7 @@ describe('generations and reports', () => {
   });
 
   it('POST /analytics/query answers from the rollups and refuses bad queries', async () => {
+    await store.converge();
     const reply = await manage(admin, 'POST', '/analytics/query', { metrics: ['requests', 'prompt_tokens'], dimensions: ['workspace'], granularity: 'hour' });
     expect(reply.status).toBe(200);
     expect(reply.json.data.data).toEqual([expect.objectContaining({ workspace: tenant.workspaceId, requests: 1 })]);

@@ -7,6 +7,8 @@ import { createDeps, type GatewayDeps } from '../../lambdas/app/deps.js';
 import { readConfig } from '../../lambdas/app/config.js';
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { applyPages, type StreamPage } from '../../lambdas/app/aggregator.js';
+import { pageFromItem } from '../../lambdas/billing/page-repository.js';
+import type { GenerationRecord } from '../../lambdas/billing/generation-record.js';
 import { startLocalKms, type LocalKms } from '../../bin/local/kms.js';
 import { deadStoreMessage, failClearlyWhenDead } from './dead-store.js';
 
@@ -24,6 +26,10 @@ export interface TestStore {
    * table's stream), and resolves when that is done: reads after it see every finished request.
    */
   converge(): Promise<void>;
+  /** Every page item of generation records in the table, in key order (as the stream hands them over). */
+  pages(): Promise<StreamPage[]>;
+  /** Every generation record written so far (of one organization). */
+  records(orgId?: string): Promise<GenerationRecord[]>;
   /** Moves the deps' clock. */
   setNow(date: Date | undefined): void;
   drop(): Promise<void>;
@@ -55,25 +61,30 @@ export async function createTestStore(env: NodeJS.ProcessEnv = {}): Promise<Test
     credentialCacheTtlMs: 0,
   });
   const deps = depsWith({});
+  const pages = async (): Promise<StreamPage[]> => {
+    const found: StreamPage[] = [];
+    let start: Record<string, unknown> | undefined;
+    do {
+      const result = await db.send(new ScanCommand({
+        TableName: tableName, ConsistentRead: true, ExclusiveStartKey: start,
+        FilterExpression: 'begins_with(pk, :pk) AND begins_with(sk, :sk)', ExpressionAttributeValues: { ':pk': 'GENS#', ':sk': 'P#' },
+      }));
+      for (const item of result.Items ?? []) found.push({ sequenceNumber: `${String(item.pk)}/${String(item.sk)}`, item });
+      start = result.LastEvaluatedKey;
+    } while (start);
+    return found;
+  };
   return {
     tableName,
     endpoint,
     deps,
     depsWith,
     logs,
+    pages,
+    records: async (orgId) => (await pages()).flatMap(({ item }) => pageFromItem(item).entries.map((entry) => entry.record)).filter((record) => orgId === undefined || record.org_id === orgId),
     converge: async () => {
       // TEMPORARY: until the local stream feeder lands, every page is found by a scan (applying one twice is refused by its marker).
-      const pages: StreamPage[] = [];
-      let start: Record<string, unknown> | undefined;
-      do {
-        const result = await db.send(new ScanCommand({
-          TableName: tableName, ConsistentRead: true, ExclusiveStartKey: start,
-          FilterExpression: 'begins_with(pk, :pk) AND begins_with(sk, :sk)', ExpressionAttributeValues: { ':pk': 'GENS#', ':sk': 'P#' },
-        }));
-        for (const item of result.Items ?? []) pages.push({ sequenceNumber: `${String(item.pk)}/${String(item.sk)}`, item });
-        start = result.LastEvaluatedKey;
-      } while (start);
-      const result = await applyPages(deps, pages);
+      const result = await applyPages(deps, await pages());
       if (result.failedSequenceNumber) throw new Error(`pages not applied from ${result.failedSequenceNumber}`);
     },
     setNow: (date) => { now = date; },
