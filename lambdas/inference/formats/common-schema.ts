@@ -1,5 +1,6 @@
 // Request fields shared by /chat/completions and /responses, with their limits (docs/API.md "Inference" lists them).
 import * as z from 'zod';
+import { usdAmount } from '../../platform/http/usd-amount.js';
 
 export const SERVICE_TIERS = ['auto', 'default', 'fast', 'flex', 'priority', 'scale', 'ultrafast'] as const;
 export const REASONING_EFFORTS = ['max', 'xhigh', 'high', 'medium', 'low', 'minimal', 'none'] as const;
@@ -30,7 +31,7 @@ export const cacheControlSchema = z.object({
   ttl: z.enum(['5m', '1h']).optional(),
 });
 
-const priceLimit = z.union([z.number().min(0), z.string().regex(/^\d+(\.\d+)?$/)]);
+const priceLimit = usdAmount({ text: true });
 
 export const providerPreferencesSchema = z.object({
   allow_fallbacks: z.boolean().nullish(),
