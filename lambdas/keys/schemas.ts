@@ -1,18 +1,18 @@
 // Wire shapes of the key management routes (request bodies, query and replies), as docs/API.md "API Keys" shows them.
 import * as z from 'zod';
-import { usdAmount } from '../platform/http/usd-amount.js';
+import { MAX_CLIENT_USD, usdAmount } from '../platform/http/usd-amount.js';
 
 export const limitResetSchema = z.enum(['daily', 'weekly', 'monthly']).nullable()
   .describe('Reset interval of the credit limit: null (never), daily (midnight UTC), weekly (Monday 00:00 UTC) or monthly (1st, 00:00 UTC)');
 
-const limitSchema = usdAmount().nullable()
-  .describe('Credit limit in USD, rounded to the nearest nano-dollar (1e-9); null or absent means unlimited');
+const limitSchema = usdAmount().nullable();
+const LIMIT = `Credit limit in USD, 0 to ${MAX_CLIENT_USD}, rounded to the nearest nano-dollar (1e-9)`;
 
 export const keyNameSchema = z.string().trim().min(1, 'must not be empty').max(256);
 
 export const createKeyBody = z.strictObject({
   name: keyNameSchema,
-  limit: limitSchema.optional(),
+  limit: limitSchema.optional().describe(`${LIMIT}; null or absent means unlimited`),
   limit_reset: limitResetSchema.optional(),
   include_byok_in_limit: z.boolean().optional(),
   expires_at: z.iso.datetime({ offset: true }).nullable().optional().describe('ISO 8601 expiry; fixed at creation'),
@@ -24,7 +24,7 @@ export const updateKeyBody = z.strictObject({
   name: keyNameSchema.optional(),
   disabled: z.boolean().optional(),
   include_byok_in_limit: z.boolean().optional(),
-  limit: limitSchema.optional(),
+  limit: limitSchema.optional().describe(`${LIMIT}; null means unlimited`),
   limit_reset: limitResetSchema.optional(),
 });
 

@@ -3,7 +3,6 @@
 export type Nanos = bigint;
 
 const SCALE_DIGITS = 9;
-const SCALE = 10n ** BigInt(SCALE_DIGITS);
 const DECIMAL = /^([+-]?)(\d+)(?:\.(\d+))?(?:[eE]([+-]?\d+))?$/;
 
 export class MoneyFormatError extends Error {}
@@ -20,8 +19,8 @@ export function usdToNanos(value: number | string): Nanos {
 
 /**
  * A USD amount from a client, taken to the nearest nano-dollar. Clients compute amounts in binary floats, so
- * 3.5 × 0.0000105 arrives as 0.000036750000000000004 and means $0.00003675: refusing it would refuse every
- * JavaScript client. The decimal text of the number is rounded (the shortest text that reads back as the same
+ * 0.1 + 0.2 arrives as 0.30000000000000004 and 3.5 × 0.00000105 as 0.0000036749999999999995, meaning $0.3 and
+ * $0.000003675: refusing them would refuse every JavaScript client. The decimal text of the number is rounded (the shortest text that reads back as the same
  * double, as JSON carries it), not its binary value, so what the client printed is what counts. A tie rounds
  * half away from zero (0.0000000015 → 2 nano-dollars, 0.0000000025 → 3), as a person rounds by hand; its bias
  * does not matter, since each amount is rounded once on the way in, never in sums. Decimal text rounds the

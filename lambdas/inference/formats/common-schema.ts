@@ -47,7 +47,8 @@ export const providerPreferencesSchema = z.object({
     z.enum(['price', 'throughput', 'latency', 'exacto']),
     z.object({ by: z.enum(['price', 'throughput', 'latency', 'exacto']).nullish(), partition: z.enum(['model', 'none']).nullish() }),
   ]).nullish(),
-  max_price: z.object({ prompt: priceLimit.optional(), completion: priceLimit.optional(), request: priceLimit.optional(), image: priceLimit.optional(), audio: priceLimit.optional() }).optional(),
+  max_price: z.object({ prompt: priceLimit.optional(), completion: priceLimit.optional(), request: priceLimit.optional(), image: priceLimit.optional(), audio: priceLimit.optional() })
+    .describe('Highest prices in USD (prompt and completion per million tokens, request per request), as numbers or decimal text, rounded to the nearest nano-dollar (1e-9)').optional(),
   preferred_min_throughput: z.union([z.number(), z.record(z.string(), z.number())]).nullish(),
   preferred_max_latency: z.union([z.number(), z.record(z.string(), z.number())]).nullish(),
 });
