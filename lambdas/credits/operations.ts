@@ -1,7 +1,7 @@
 // Credits: the organization's balance, and grants, which only management keys of the operator's (default)
 // organization may make.
 import { ForbiddenError, NotFoundError } from '../platform/errors.js';
-import { nanosToUsd, usdToNanos } from '../platform/money.js';
+import { nanosToUsd } from '../platform/money.js';
 import type { OrganizationRepository } from '../organizations/index.js';
 import type { CreditRepository } from './credit-repository.js';
 import { newCreditGrant } from './credit-grant.js';
@@ -28,7 +28,7 @@ export function createCreditOperations({ organizations, credits, clock }: Credit
         throw new ForbiddenError('Only management keys of the gateway operator\'s organization can add credits');
       }
       const orgId = body.organization_id ?? caller.org_id;
-      const grant = newCreditGrant({ amount: usdToNanos(body.amount), note: body.note ?? null, by: caller.hash, now: clock() });
+      const grant = newCreditGrant({ amount: body.amount, note: body.note ?? null, by: caller.hash, now: clock() });
       const org = await credits.addCredits(orgId, grant);
       if (!org) throw new NotFoundError(`Organization not found: ${orgId}`);
       return {

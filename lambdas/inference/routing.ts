@@ -2,7 +2,6 @@
 // preferences (order, only, ignore, allow_fallbacks, require_parameters, sort with partition, max_price,
 // data_collection); default choice weighted by price; cooled-down endpoints last; sticky sessions first.
 import { InvalidInputError, NotFoundError } from '../platform/errors.js';
-import { usdToNanos } from '../platform/money.js';
 import { endpointKey, type Catalog, type CatalogEndpoint } from '../catalog/index.js';
 import type { ByokCredential } from '../byok/index.js';
 import type { GenerationRequest } from '../providers/types.js';
@@ -58,15 +57,6 @@ const TIER_PREFERENCE: Record<string, string[]> = {
   default: ['default'],
 };
 
-function maxPriceNanos(value: string | number | undefined, field: string): bigint | undefined {
-  if (value === undefined) return undefined;
-  try {
-    return usdToNanos(value);
-  } catch {
-    throw new InvalidInputError(`Invalid provider.max_price.${field}: not a USD amount`);
-  }
-}
-
 function totalPrice(endpoint: CatalogEndpoint): bigint {
   return endpoint.pricing.prompt + endpoint.pricing.completion;
 }
@@ -85,9 +75,9 @@ export function planRoute(input: RoutingInput): RoutingPlan {
   const only = prefs.only ? new Set(prefs.only.map((slug) => slug.toLowerCase())) : undefined;
   const ignore = new Set((prefs.ignore ?? []).map((slug) => slug.toLowerCase()));
   const order = (prefs.order ?? []).map((slug) => slug.toLowerCase());
-  const maxPrompt = maxPriceNanos(prefs.max_price?.prompt, 'prompt');
-  const maxCompletion = maxPriceNanos(prefs.max_price?.completion, 'completion');
-  const maxRequest = maxPriceNanos(prefs.max_price?.request, 'request');
+  const maxPrompt = prefs.max_price?.prompt;
+  const maxCompletion = prefs.max_price?.completion;
+  const maxRequest = prefs.max_price?.request;
   const sortBy = typeof prefs.sort === 'string' ? prefs.sort : prefs.sort?.by ?? undefined;
   const partition = (typeof prefs.sort === 'object' ? prefs.sort?.partition : undefined) ?? request.routePartition ?? 'model';
   const allowFallbacks = prefs.allow_fallbacks !== false;

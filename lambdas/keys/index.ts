@@ -6,7 +6,6 @@ export { KeyCache } from './key-cache.js';
 export { hashKey, hashesEqual } from './key-format.js';
 export { newApiKey } from './new-key.js';
 export { keyView } from './key-view.js';
-export { creditAmountSchema } from './schemas.js';
 export { keyRoutes, type KeyOperations } from './routes.js';
 export { createKeyOperations, type KeyPorts } from './operations.js';
 export { authenticate, createAuthenticator, type AuthDeps, MANAGEMENT_ONLY_MESSAGE, NO_INFERENCE_FOR_MANAGEMENT_MESSAGE, MULTIPLE_CREDENTIALS_MESSAGE, REGULAR_KEYS_ONLY_MESSAGE } from './authenticate.js';

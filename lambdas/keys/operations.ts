@@ -1,6 +1,5 @@
 // Key management routes: list, create, read, update, delete, and the calling key's own metadata.
 import { InvalidInputError, NotFoundError } from '../platform/errors.js';
-import { usdToNanos } from '../platform/money.js';
 import { currentKeyView, keyView } from './key-view.js';
 import { newApiKey } from './new-key.js';
 import type { ApiKeyRepository, KeyPatch } from './api-key-repository.js';
@@ -48,7 +47,7 @@ export function createKeyOperations(deps: KeyPorts): KeyOperations {
       workspaceId,
       kind: 'standard',
       name: body.name,
-      limit: body.limit === undefined || body.limit === null ? null : usdToNanos(body.limit),
+      limit: body.limit ?? null,
       limitReset: body.limit_reset ?? null,
       includeByokInLimit: body.include_byok_in_limit ?? false,
       expiresAt: body.expires_at ?? null,
@@ -75,7 +74,7 @@ export function createKeyOperations(deps: KeyPorts): KeyOperations {
       disabled: body.disabled,
       include_byok_in_limit: body.include_byok_in_limit,
       limit_reset: body.limit_reset,
-      limit: body.limit === undefined ? undefined : body.limit === null ? null : usdToNanos(body.limit),
+      limit: body.limit,
     };
     const updated = await deps.keys.update(hash, caller.org_id, patch, deps.clock().toISOString());
     if (!updated) throw new NotFoundError(`API key not found: ${hash}`);

@@ -1,30 +1,18 @@
 // Wire shapes of the key management routes (request bodies, query and replies), as docs/API.md "API Keys" shows them.
 import * as z from 'zod';
-import { MoneyFormatError, usdToNanos } from '../platform/money.js';
-
-export const MAX_CREDIT_LIMIT_USD = 1_000_000_000;
+import { MAX_CLIENT_USD, usdAmount } from '../platform/http/usd-amount.js';
 
 export const limitResetSchema = z.enum(['daily', 'weekly', 'monthly']).nullable()
   .describe('Reset interval of the credit limit: null (never), daily (midnight UTC), weekly (Monday 00:00 UTC) or monthly (1st, 00:00 UTC)');
 
-export const creditAmountSchema = z.number()
-  .min(0)
-  .max(MAX_CREDIT_LIMIT_USD)
-  .refine((value) => {
-    try {
-      usdToNanos(value);
-      return true;
-    } catch (err) {
-      if (err instanceof MoneyFormatError) return false;
-      throw err;
-    }
-  }, 'must have at most 9 decimal places');
+const limitSchema = usdAmount().nullable();
+const LIMIT = `Credit limit in USD, 0 to ${MAX_CLIENT_USD}, rounded to the nearest nano-dollar (1e-9)`;
 
 export const keyNameSchema = z.string().trim().min(1, 'must not be empty').max(256);
 
 export const createKeyBody = z.strictObject({
   name: keyNameSchema,
-  limit: creditAmountSchema.nullable().optional().describe('Credit limit in USD; null or absent means unlimited'),
+  limit: limitSchema.optional().describe(`${LIMIT}; null or absent means unlimited`),
   limit_reset: limitResetSchema.optional(),
   include_byok_in_limit: z.boolean().optional(),
   expires_at: z.iso.datetime({ offset: true }).nullable().optional().describe('ISO 8601 expiry; fixed at creation'),
@@ -36,7 +24,7 @@ export const updateKeyBody = z.strictObject({
   name: keyNameSchema.optional(),
   disabled: z.boolean().optional(),
   include_byok_in_limit: z.boolean().optional(),
-  limit: creditAmountSchema.nullable().optional(),
+  limit: limitSchema.optional().describe(`${LIMIT}; null means unlimited`),
   limit_reset: limitResetSchema.optional(),
 });
 

@@ -3,38 +3,60 @@
 export type Nanos = bigint;
 
 const SCALE_DIGITS = 9;
-const SCALE = 10n ** BigInt(SCALE_DIGITS);
 const DECIMAL = /^([+-]?)(\d+)(?:\.(\d+))?(?:[eE]([+-]?\d+))?$/;
 
 export class MoneyFormatError extends Error {}
 
-/** Parses a USD amount given as a JSON number or decimal text, exactly. More than 9 decimals is an error, never rounded. */
+/** Parses a USD amount given as a JSON number or decimal text, exactly. More than 9 decimals is an error, never
+ *  rounded: for operator configuration (catalog prices, initial credits), where extra digits are a typo to fix. */
 export function usdToNanos(value: number | string): Nanos {
-  const text = typeof value === 'number' ? numberToText(value) : value.trim();
+  const { negative, digits, scale, text } = parseDecimal(value);
+  if (scale <= SCALE_DIGITS) return signed(negative, BigInt(digits) * 10n ** BigInt(SCALE_DIGITS - scale));
+  const cut = scale - SCALE_DIGITS;
+  if (/[1-9]/.test(digits.slice(-cut))) throw new MoneyFormatError(`amount has more than ${SCALE_DIGITS} decimal places: ${text}`);
+  return signed(negative, BigInt(digits.slice(0, -cut) || '0'));
+}
+
+/**
+ * A USD amount from a client, taken to the nearest nano-dollar. Clients compute amounts in binary floats, so
+ * 0.1 + 0.2 arrives as 0.30000000000000004 and 3.5 × 0.00000105 as 0.0000036749999999999995, meaning $0.3 and
+ * $0.000003675: refusing them would refuse every JavaScript client. The decimal text of the number is rounded (the shortest text that reads back as the same
+ * double, as JSON carries it), not its binary value, so what the client printed is what counts. A tie rounds
+ * half away from zero (0.0000000015 → 2 nano-dollars, 0.0000000025 → 3), as a person rounds by hand; its bias
+ * does not matter, since each amount is rounded once on the way in, never in sums. Decimal text rounds the
+ * same way: the same amount must not be accepted as a number and refused as text.
+ */
+export function roundUsdToNanos(value: number | string): Nanos {
+  const { negative, digits, scale } = parseDecimal(value);
+  if (scale <= SCALE_DIGITS) return signed(negative, BigInt(digits) * 10n ** BigInt(SCALE_DIGITS - scale));
+  const cut = scale - SCALE_DIGITS;
+  const kept = BigInt(digits.slice(0, -cut) || '0');
+  // The first dropped digit decides: 5 or more is at least half a nano-dollar.
+  const firstDropped = cut > digits.length ? 0 : Number(digits[digits.length - cut]);
+  return signed(negative, firstDropped >= 5 ? kept + 1n : kept);
+}
+
+/** Far beyond any amount, and small enough that "1e999999999" cannot make a billion-digit string. */
+const MAX_INTEGER_DIGITS = 30;
+
+/** value = (negative ? -1 : 1) × digits × 10^-scale, digits without leading zeros (possibly empty for 0). */
+function parseDecimal(value: number | string): { negative: boolean; digits: string; scale: number; text: string } {
+  if (typeof value === 'number' && !Number.isFinite(value)) throw new MoneyFormatError(`not a finite amount: ${value}`);
+  const text = typeof value === 'number' ? String(value) : value.trim();
   const match = DECIMAL.exec(text);
   if (!match) throw new MoneyFormatError(`not a decimal amount: ${text}`);
   const [, sign, whole = '0', fraction = '', exponentText] = match;
-  const exponent = exponentText ? Number(exponentText) : 0;
-  let digits = whole + fraction;
-  let scale = fraction.length - exponent; // value = digits * 10^-scale
+  let digits = (whole + fraction).replace(/^0+/, '');
+  let scale = fraction.length - (exponentText ? Number(exponentText) : 0);
+  if (digits.length - scale > MAX_INTEGER_DIGITS) throw new MoneyFormatError(`amount too large: ${text}`);
   if (scale < 0) {
     digits += '0'.repeat(-scale);
     scale = 0;
   }
-  if (scale > SCALE_DIGITS) {
-    const dropped = digits.slice(digits.length - (scale - SCALE_DIGITS));
-    if (/[1-9]/.test(dropped)) throw new MoneyFormatError(`amount has more than ${SCALE_DIGITS} decimal places: ${text}`);
-    digits = digits.slice(0, digits.length - (scale - SCALE_DIGITS)) || '0';
-    scale = SCALE_DIGITS;
-  }
-  const nanos = BigInt(digits) * 10n ** BigInt(SCALE_DIGITS - scale);
-  return sign === '-' ? -nanos : nanos;
+  return { negative: sign === '-', digits, scale, text };
 }
 
-function numberToText(value: number): string {
-  if (!Number.isFinite(value)) throw new MoneyFormatError(`not a finite amount: ${value}`);
-  return String(value);
-}
+const signed = (negative: boolean, nanos: Nanos): Nanos => (negative ? -nanos : nanos);
 
 /** Exact decimal text of an integer count of 10^-digits units, without trailing zeros ("12.5", "0.000000003"). */
 export function fixedToDecimal(value: bigint, digits: number): string {

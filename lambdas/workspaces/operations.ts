@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import type { z } from 'zod';
 import { ConflictError, NotFoundError } from '../platform/errors.js';
 import type { Principal } from '../platform/http/auth.js';
-import { nanosToUsd, usdToNanos } from '../platform/money.js';
+import { nanosToUsd } from '../platform/money.js';
 import { budgetWindow, meterAt, spent } from '../billing/meter.js';
 import { windowEnd } from '../billing/periods.js';
 import { BUDGET_INTERVALS, newWorkspace, type BudgetInterval, type Workspace, type WorkspaceRepository } from '../organizations/index.js';
@@ -154,7 +154,7 @@ export function createWorkspaceOperations(deps: WorkspacePorts): WorkspaceOperat
     const workspace = await workspaceOr404(deps, orgId, params.workspace_ref);
     const now = deps.clock();
     const existing = workspace.budgets[interval];
-    const budget = { id: existing?.id ?? randomUUID(), limit: usdToNanos(body.limit_usd), created_at: existing?.created_at ?? now.toISOString(), updated_at: now.toISOString() };
+    const budget = { id: existing?.id ?? randomUUID(), limit: body.limit_usd, created_at: existing?.created_at ?? now.toISOString(), updated_at: now.toISOString() };
     const updated = await deps.workspaces.putBudget(orgId, workspace.id, interval, budget, body.include_byok_in_budgets, now.toISOString());
     if (!updated) throw new NotFoundError(`Workspace not found: ${params.workspace_ref}`);
     return { body: { data: budgetView(updated, interval, now)!, include_byok_in_budgets: updated.include_byok_in_budgets } };

@@ -1,7 +1,7 @@
 // Wire shapes of the workspace and workspace budget routes (public OpenRouter API: Workspace,
 // WorkspaceBudget, UpsertWorkspaceBudgetRequest).
 import * as z from 'zod';
-import { creditAmountSchema } from '../keys/index.js';
+import { usdAmount } from '../platform/http/usd-amount.js';
 import { SLUG_PATTERN } from '../organizations/index.js';
 
 const SERVER_TOOLS = [
@@ -85,6 +85,6 @@ export const budgetReply = z.object({ data: budgetSchema, include_byok_in_budget
 export const budgetListReply = z.object({ data: z.array(budgetSchema), include_byok_in_budgets: z.boolean() });
 
 export const upsertBudgetBody = z.strictObject({
-  limit_usd: creditAmountSchema.describe('Budget in USD for the interval'),
+  limit_usd: usdAmount().describe('Budget in USD for the interval, rounded to the nearest nano-dollar (1e-9)'),
   include_byok_in_budgets: z.boolean().optional().describe('Workspace-wide: whether BYOK spend counts toward every budget'),
 });

@@ -201,6 +201,23 @@ describe('context length', () => {
   });
 });
 
+describe('provider.max_price', () => {
+  it('is taken to the nearest nano-dollar: a float a hair under sim-short\'s $0.1 per million still admits it', async () => {
+    const reply = await sendJson(CHAT, chat('context/echo', { provider: { max_price: { prompt: 0.0999999999999 } } }), METADATA);
+    expect(reply.status).toBe(200);
+    expect(reply.json.provider).toBe('sim-short');
+    expect(reply.json.service_metadata.endpoints.available).toEqual([{ model: 'context/echo', provider: 'sim-short', selected: true }]);
+  });
+
+  it('answers 400 naming the field to a negative or non-numeric max_price', async () => {
+    for (const [value, problem] of [[-1, 'must not be negative'], ['1e-3', 'must be a number, or decimal text like "0.5"']] as const) {
+      const reply = await sendJson(CHAT, chat('context/echo', { provider: { max_price: { completion: value } } }));
+      expect(reply.status).toBe(400);
+      expect(reply.json.error.message).toBe(`Invalid body.provider.max_price.completion: ${problem}`);
+    }
+  });
+});
+
 describe('service_metadata header', () => {
   it('is absent without the header', async () => {
     const reply = await sendJson(CHAT, chat('simulator/echo'));

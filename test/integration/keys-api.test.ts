@@ -75,7 +75,7 @@ describe('key lifecycle', () => {
       [{ name: '' }, 'body.name'],
       [{ name: 'x', limit: -1 }, 'body.limit'],
       [{ name: 'x', limit: '5' }, 'body.limit'],
-      [{ name: 'x', limit: 0.0000000001 }, 'body.limit'],
+      [{ name: 'x', limit: 2e9 }, 'body.limit'],
       [{ name: 'x', expires_at: 'tomorrow' }, 'body.expires_at'],
       [{ name: 'x', expires_at: '2001-01-01T00:00:00Z' }, 'body.expires_at'],
       [{ name: 'x', surprise: 1 }, 'surprise'],
@@ -95,6 +95,59 @@ describe('key lifecycle', () => {
     const reply = await call({ method: 'POST', path: '/api/v1/keys', key: admin, body: { name: 'x', workspace_id: other.workspaceId } });
     expect(reply.status).toBe(400);
     expect(reply.json.error.message).toContain('workspace_id');
+  });
+});
+
+describe('limits sent as JSON numbers', () => {
+  // The issue's amount as the client's JSON text carries it (JSON.stringify of a float product).
+  const FLOAT = '0.000036750000000000004';
+
+  it('takes a limit to the nearest nano-dollar on create and on PATCH, and replies with the rounded limit', async () => {
+    const created = await call({ method: 'POST', path: '/api/v1/keys', key: admin, rawBody: `{"name":"float","limit":${FLOAT}}` });
+    expect(created.status).toBe(201);
+    expect(created.json.data).toMatchObject({ limit: 0.00003675, limit_remaining: 0.00003675 });
+    const hash = created.json.data.hash as string;
+    expect((await store.deps.keys.get(hash))!.limit).toBe(36_750n);
+
+    const tie = await call({ method: 'PATCH', path: `/api/v1/keys/${hash}`, key: admin, body: { limit: 0.0000000015 } });
+    expect(tie.status).toBe(200);
+    expect(tie.json.data).toMatchObject({ limit: 0.000000002, limit_remaining: 0.000000002 });
+    expect((await store.deps.keys.get(hash))!.limit).toBe(2n);
+
+    const patched = await call({ method: 'PATCH', path: `/api/v1/keys/${hash}`, key: admin, rawBody: `{"limit":${FLOAT}}` });
+    expect(patched.status).toBe(200);
+    expect(patched.json.data.limit).toBe(0.00003675);
+    expect((await store.deps.keys.get(hash))!.limit).toBe(36_750n);
+
+    // Below half a nano-dollar is a limit of 0, not an error.
+    const tiny = await call({ method: 'PATCH', path: `/api/v1/keys/${hash}`, key: admin, body: { limit: 1e-10 } });
+    expect(tiny.json.data).toMatchObject({ limit: 0, limit_remaining: 0 });
+    expect((await store.deps.keys.get(hash))!.limit).toBe(0n);
+  });
+
+  it('refuses negative, infinite, huge and non-number limits with a 400 naming the field and the problem', async () => {
+    const hash = (await call({ method: 'POST', path: '/api/v1/keys', key: admin, body: { name: 'bounds', limit: 1 } })).json.data.hash as string;
+    // 1e400 is valid JSON that JSON.parse reads as Infinity.
+    const cases: Array<[string, string]> = [
+      ['-1', 'must not be negative'],
+      ['-0.0000000001', 'must not be negative'],
+      ['1e400', 'must be a finite number'],
+      ['-1e400', 'must be a finite number'],
+      ['1000000000.01', 'must be at most 1000000000 (USD)'],
+      ['"5"', 'must be a number (USD)'],
+    ];
+    for (const [value, problem] of cases) {
+      const created = await call({ method: 'POST', path: '/api/v1/keys', key: admin, rawBody: `{"name":"bad","limit":${value}}` });
+      expect(created).toMatchObject({ status: 400, json: { error: { code: 400, message: `Invalid body.limit: ${problem}` } } });
+      const patched = await call({ method: 'PATCH', path: `/api/v1/keys/${hash}`, key: admin, rawBody: `{"limit":${value}}` });
+      expect(patched).toMatchObject({ status: 400, json: { error: { code: 400, message: `Invalid body.limit: ${problem}` } } });
+    }
+    expect((await store.deps.keys.get(hash))!.limit).toBe(1_000_000_000n);
+
+    // JSON has no NaN: a client that writes it sends malformed JSON, and the message shows where.
+    const nan = await call({ method: 'POST', path: '/api/v1/keys', key: admin, rawBody: '{"name":"bad","limit":NaN}' });
+    expect(nan).toMatchObject({ status: 400, json: { error: { code: 400 } } });
+    expect(nan.json.error.message).toMatch(/^Malformed JSON body: .*"limit":NaN/);
   });
 });
 

@@ -91,6 +91,18 @@ async function account(credits: Nanos = nanos(1000)): Promise<Account> {
   return { tenant, admin: (await tenant.addKey('management')).text };
 }
 
+let operatorAccount: Promise<Account> | undefined;
+
+/** The gateway operator's organization, whose management keys grant credits: a table records it once, so tests share it. */
+function theOperator(): Promise<Account> {
+  operatorAccount ??= (async () => {
+    const operator = await account();
+    expect(await store.deps.organizations.putDefaultOrganization({ org_id: operator.tenant.orgId, workspace_id: operator.tenant.workspaceId })).toBe(true);
+    return operator;
+  })();
+  return operatorAccount;
+}
+
 async function newKey(owner: Account, body: Json): Promise<{ text: string; hash: string }> {
   const created = await manage(owner.admin, 'POST', '/keys', { name: 'k', ...body });
   expect(created.status).toBe(201);
@@ -229,8 +241,7 @@ describe('key limits under concurrency', () => {
 
 describe('credits', () => {
   it('an organization without credits gets 402 naming its balance; the operator adds credits and requests pass', async () => {
-    const operator = await account();
-    await store.deps.organizations.putDefaultOrganization({ org_id: operator.tenant.orgId, workspace_id: operator.tenant.workspaceId });
+    const operator = await theOperator();
     const broke = await account(0n);
     const key = await newKey(broke, {});
     const refused = await chat(key.text);
@@ -269,6 +280,33 @@ describe('credits', () => {
     );
     expect((await chat(key.text, 'Hello', { max_tokens: affordable + 1 })).json.error.metadata).toMatchObject({ requested_tokens: affordable + 1, affordable_tokens: affordable });
     expect((await chat(key.text, 'Hello', { max_tokens: affordable })).status).toBe(200);
+  });
+
+  it('a grant sent as a float is taken to the nearest nano-dollar; negative, infinite, huge and zero grants are 400s naming the field', async () => {
+    const operator = await theOperator();
+    const receiver = await account(0n);
+    const grant = async (amount: string) => {
+      const reply = await handleManagement(httpEvent({ method: 'POST', path: '/api/v1/credits', key: operator.admin, rawBody: `{"amount":${amount},"organization_id":"${receiver.tenant.orgId}"}` }), store.deps);
+      return { status: reply.statusCode, json: JSON.parse(String(reply.body)) as Json };
+    };
+
+    const granted = await grant('0.000036750000000000004');
+    expect(granted.status).toBe(200);
+    expect(granted.json.data).toMatchObject({ total_credits: 0.00003675, grant: { amount: 0.00003675 } });
+    expect((await store.deps.organizations.get(receiver.tenant.orgId))!.total_credits).toBe(36_750n);
+
+    for (const [amount, problem] of [
+      ['-1', 'must not be negative'],
+      ['1e400', 'must be a finite number'],
+      ['1e12', 'must be at most 1000000000 (USD)'],
+      ['0', 'must be greater than 0'],
+      ['1e-10', 'must be greater than 0 (it rounds to 0 at the nearest nano-dollar)'],
+      ['"5"', 'must be a number (USD)'],
+    ] as Array<[string, string]>) {
+      const refused = await grant(amount);
+      expect([amount, refused.status, refused.json.error?.message]).toEqual([amount, 400, `Invalid body.amount: ${problem}`]);
+    }
+    expect((await store.deps.organizations.get(receiver.tenant.orgId))!.total_credits).toBe(36_750n);
   });
 
   it('regular keys cannot read or add credits', async () => {

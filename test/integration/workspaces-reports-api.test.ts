@@ -39,6 +39,12 @@ async function manage(key: string, method: string, path: string, body?: unknown,
   return { status: reply.statusCode ?? 200, json: JSON.parse(String(reply.body)) as Json };
 }
 
+/** A request whose body is sent as this exact JSON text (numbers as a client's serializer writes them). */
+async function manageText(key: string, method: string, path: string, rawBody: string): Promise<{ status: number; json: Json }> {
+  const reply = await handleManagement(httpEvent({ method, path: `/api/v1${path}`, key, rawBody }), store.deps);
+  return { status: reply.statusCode ?? 200, json: JSON.parse(String(reply.body)) as Json };
+}
+
 describe('workspaces', () => {
   it('creates, reads (by id or slug), lists, renames and deletes workspaces', async () => {
     const created = await manage(admin, 'POST', '/workspaces', { name: 'Data Science', slug: 'data-science', description: 'models for DS', default_provider_sort: 'price' });
@@ -118,6 +124,36 @@ describe('workspaces', () => {
     const forbidden = await manage(regular, 'GET', '/workspaces');
     expect(forbidden.status).toBe(403);
     expect(forbidden.json.error.message).toBe('Only management keys can perform this operation');
+  });
+});
+
+describe('workspace budgets sent as JSON numbers', () => {
+  it('takes limit_usd to the nearest nano-dollar and replies with the rounded budget', async () => {
+    expect((await manage(admin, 'POST', '/workspaces', { name: 'Floats', slug: 'floats' })).status).toBe(201);
+    const put = await manageText(admin, 'PUT', '/workspaces/floats/budgets/monthly', '{"limit_usd":0.000036750000000000004}');
+    expect(put.status).toBe(200);
+    expect(put.json.data).toMatchObject({ limit_usd: 0.00003675, remaining_usd: 0.00003675, reset_interval: 'monthly' });
+    expect((await store.deps.workspaces.findWorkspace(tenant.orgId, 'floats'))!.budgets.monthly!.limit).toBe(36_750n);
+    expect((await manage(admin, 'GET', '/workspaces/floats/budgets/monthly')).json.data.limit_usd).toBe(0.00003675);
+
+    const tie = await manage(admin, 'PUT', '/workspaces/floats/budgets/lifetime', { limit_usd: 0.0000000025 });
+    expect(tie.json.data.limit_usd).toBe(0.000000003);
+    expect((await store.deps.workspaces.findWorkspace(tenant.orgId, 'floats'))!.budgets.lifetime!.limit).toBe(3n);
+  });
+
+  it('refuses negative, infinite, huge and non-number budgets with a 400 naming the field and the problem', async () => {
+    expect((await manage(admin, 'POST', '/workspaces', { name: 'Bounds', slug: 'bounds' })).status).toBe(201);
+    for (const [value, problem] of [
+      ['-1', 'must not be negative'],
+      ['1e400', 'must be a finite number'],
+      ['1e10', 'must be at most 1000000000 (USD)'],
+      ['null', 'must be a number (USD)'],
+      ['"0.5"', 'must be a number (USD)'],
+    ] as Array<[string, string]>) {
+      const reply = await manageText(admin, 'PUT', '/workspaces/bounds/budgets/daily', `{"limit_usd":${value}}`);
+      expect([value, reply.status, reply.json.error?.message]).toEqual([value, 400, `Invalid body.limit_usd: ${problem}`]);
+    }
+    expect((await store.deps.workspaces.findWorkspace(tenant.orgId, 'bounds'))!.budgets.daily).toBeFalsy();
   });
 });
 

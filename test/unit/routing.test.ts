@@ -1,6 +1,7 @@
 // planRoute / requestFor over a hand-built catalog with a seeded PRNG: which endpoints may serve a request,
 // in which order, and what each one is sent.
 import { describe, expect, it } from '@jest/globals';
+import type { z } from 'zod';
 import { buildCatalog, catalogFileSchema, type CatalogFile } from '../../lambdas/catalog/catalog-config.js';
 import { HttpError, httpErrorOf } from '../../lambdas/platform/http/errors.js';
 import { DomainError } from '../../lambdas/platform/errors.js';
@@ -9,7 +10,8 @@ import type { InferenceRequest } from '../../lambdas/inference/inference-request
 import { planRoute, requestFor, type RoutingInput, type RoutingPlan } from '../../lambdas/inference/routing.js';
 import { chatRequestSchema } from '../../lambdas/inference/formats/chat-schema.js';
 import { fromChat } from '../../lambdas/inference/formats/from-chat.js';
-import type { ProviderPreferences } from '../../lambdas/inference/formats/common-schema.js';
+import { providerPreferencesSchema } from '../../lambdas/inference/formats/common-schema.js';
+import { validate } from '../../lambdas/platform/http/validation.js';
 import type { Message } from '../../lambdas/providers/types.js';
 import { seeded } from '../support/random.js';
 
@@ -105,7 +107,8 @@ function plan(request: Partial<InferenceRequest>, input: Partial<Omit<RoutingInp
   });
 }
 
-const withProvider = (provider: ProviderPreferences, extra: Partial<InferenceRequest> = {}) => ({ ...extra, provider });
+/** Provider preferences as a client sends them, parsed by the request schema. */
+const withProvider = (provider: z.input<typeof providerPreferencesSchema>, extra: Partial<InferenceRequest> = {}) => ({ ...extra, provider: providerPreferencesSchema.parse(provider) });
 const keys = (result: RoutingPlan) => result.candidates.map((candidate) => candidate.key);
 const providers = (result: RoutingPlan) => result.candidates.map((candidate) => candidate.endpoint.provider);
 
@@ -194,6 +197,29 @@ describe('provider preferences', () => {
     expect(error.status).toBe(404);
     expect(error.message).toContain('provider.max_price');
     expect(error.metadata).toEqual({ excluded_by: { 'provider.max_price': 3 } });
+  });
+
+  it('max_price is taken to the nearest nano-dollar, as a number or as decimal text', () => {
+    // beta's prompt price is $2 per million tokens: a float a hair above or below still means $2.
+    expect(new Set(providers(plan(withProvider({ max_price: { prompt: 1.9999999999 } }))))).toEqual(new Set(['alpha', 'beta']));
+    expect(new Set(providers(plan(withProvider({ max_price: { prompt: '2.0000000004' } }))))).toEqual(new Set(['alpha', 'beta']));
+    expect(new Set(providers(plan(withProvider({ max_price: { prompt: 1.999999999 } }))))).toEqual(new Set(['alpha']));
+  });
+
+  it('refuses a max_price that is no amount with a 400 naming the field', () => {
+    const cases: Array<[unknown, string]> = [
+      [-1, 'must not be negative'],
+      ['-1', 'must be a number, or decimal text like "0.5"'],
+      ['1e3', 'must be a number, or decimal text like "0.5"'],
+      [Number.POSITIVE_INFINITY, 'must be a finite number'],
+      [2e9, 'must be at most 1000000000 (USD)'],
+      ['2000000000', 'must be at most 1000000000 (USD)'],
+      [true, 'must be a number, or decimal text like "0.5"'],
+    ];
+    for (const [value, message] of cases) {
+      expect(() => validate(chatRequestSchema, { model: 'acme/one', messages: [{ role: 'user', content: 'hi' }], provider: { max_price: { prompt: value } } }, 'body'))
+        .toThrow(`Invalid body.provider.max_price.prompt: ${message}`);
+    }
   });
 });
 

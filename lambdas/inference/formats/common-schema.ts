@@ -1,5 +1,6 @@
 // Request fields shared by /chat/completions and /responses, with their limits (docs/API.md "Inference" lists them).
 import * as z from 'zod';
+import { usdAmount } from '../../platform/http/usd-amount.js';
 
 export const SERVICE_TIERS = ['auto', 'default', 'fast', 'flex', 'priority', 'scale', 'ultrafast'] as const;
 export const REASONING_EFFORTS = ['max', 'xhigh', 'high', 'medium', 'low', 'minimal', 'none'] as const;
@@ -30,7 +31,7 @@ export const cacheControlSchema = z.object({
   ttl: z.enum(['5m', '1h']).optional(),
 });
 
-const priceLimit = z.union([z.number().min(0), z.string().regex(/^\d+(\.\d+)?$/)]);
+const priceLimit = usdAmount({ text: true });
 
 export const providerPreferencesSchema = z.object({
   allow_fallbacks: z.boolean().nullish(),
@@ -46,7 +47,8 @@ export const providerPreferencesSchema = z.object({
     z.enum(['price', 'throughput', 'latency', 'exacto']),
     z.object({ by: z.enum(['price', 'throughput', 'latency', 'exacto']).nullish(), partition: z.enum(['model', 'none']).nullish() }),
   ]).nullish(),
-  max_price: z.object({ prompt: priceLimit.optional(), completion: priceLimit.optional(), request: priceLimit.optional(), image: priceLimit.optional(), audio: priceLimit.optional() }).optional(),
+  max_price: z.object({ prompt: priceLimit.optional(), completion: priceLimit.optional(), request: priceLimit.optional(), image: priceLimit.optional(), audio: priceLimit.optional() })
+    .describe('Highest prices in USD (prompt and completion per million tokens, request per request), as numbers or decimal text, rounded to the nearest nano-dollar (1e-9)').optional(),
   preferred_min_throughput: z.union([z.number(), z.record(z.string(), z.number())]).nullish(),
   preferred_max_latency: z.union([z.number(), z.record(z.string(), z.number())]).nullish(),
 });
