@@ -12,6 +12,8 @@ import { EndpointFailureRepository } from '../catalog/index.js';
 import { WorkspaceRepository } from '../organizations/index.js';
 import { Ledger } from '../billing/ledger.js';
 import { GenerationIds, PageWriter } from '../billing/pages.js';
+import { LeasePool } from '../billing/leases.js';
+import { randomBytes } from 'node:crypto';
 import { PageRepository } from '../billing/page-repository.js';
 import { MeterAggregator } from '../billing/aggregator.js';
 import { AggregatorRepository } from '../billing/aggregator-repository.js';
@@ -42,6 +44,7 @@ export function engineConfigFromEnv(env: NodeJS.ProcessEnv = process.env): Engin
     streamIdleTimeoutMs: positiveInt(env, 'GATEWAY_STREAM_IDLE_TIMEOUT_MS', DEFAULT_ENGINE_CONFIG.streamIdleTimeoutMs),
     keepAliveMs: positiveInt(env, 'GATEWAY_KEEPALIVE_MS', DEFAULT_ENGINE_CONFIG.keepAliveMs),
     region: env.AWS_REGION || DEFAULT_ENGINE_CONFIG.region,
+    leases: env.GATEWAY_LEASES !== 'off',
   };
 }
 
@@ -59,6 +62,11 @@ export interface EngineWiring {
   /** Told about a fresher copy of an API key seen while reserving (the key cache takes it). */
   keySeen?: (key: ApiKey) => void;
   workspaceCacheTtlMs?: number;
+  /**
+   * Who holds this process's leases (GATEWAY_LEASE_OWNER): npm start names itself after its data directory,
+   * so that a restart takes back what a crashed predecessor held; elsewhere a fresh name per process.
+   */
+  leaseOwner?: string;
 }
 
 /** The key and workspace item codecs the ledger reads refused reservations back with. */
@@ -67,6 +75,7 @@ export const meteredItemCodecs: MeteredItemCodecs = { keyFromItem, workspaceFrom
 export function createLedger(db: DynamoDBDocumentClient, tableName: string, wiring: EngineWiring = {}): Ledger {
   return new Ledger({
     repository: new LedgerRepository(db, tableName, meteredItemCodecs),
+    codecs: meteredItemCodecs,
     workspaces: new WorkspaceRepository(db, tableName),
     workspaceCache: new RecordCache<Workspace>(wiring.workspaceCacheTtlMs ?? 2000),
     ...(wiring.keySeen ? { keySeen: wiring.keySeen } : {}),
@@ -96,6 +105,18 @@ export function createEngineDeps(db: DynamoDBDocumentClient, tableName: string, 
   const generations = new GenerationRepository(db, tableName);
   const ledger = createLedger(db, tableName, { ...wiring, log });
   const sleep = (ms: number) => delay(ms);
+  const owner = wiring.leaseOwner ?? `process-${randomBytes(9).toString('base64url')}`;
+  const leases = settings.engine.leases
+    ? new LeasePool({
+      ledger: {
+        headroom: (key, workspace) => ledger.headroom(key, workspace),
+        takeLease: (key, workspace, amount, useUntil) => ledger.takeLease(key, workspace, amount, useUntil, owner),
+        returnLease: (grant, spent) => ledger.returnLease(grant, spent),
+      },
+      now: () => clock().getTime(),
+      log,
+    })
+    : undefined;
   return {
     catalog: catalogOf(settings.catalog),
     adapters: new AdapterRegistry(settings.credentials),
@@ -105,6 +126,7 @@ export function createEngineDeps(db: DynamoDBDocumentClient, tableName: string, 
     ledger,
     pages: new PageWriter({ store: new PageRepository(db, tableName), log, sleep }),
     generationIds: new GenerationIds(),
+    ...(leases ? { leases } : {}),
     endpointFailures: new EndpointFailureRepository(db, tableName),
     clock,
     config: settings.engine,

@@ -6,8 +6,9 @@
 //   key, workspace meters  held −release · usage +credits · BYOK usage +byok (every window, both exposures)
 //   rollup row    its counters (rollups.ts), and the record's infrastructure cost
 //   hold          deleted (an exact hold: release = what it held)
-// A record whose hold is already gone (swept after its expiry, which gave the hold back) is applied late:
-// release 0, so it is charged without being given back twice.
+//   lease         consumed +release (a lease's draw: release = what the request spent of its reservation)
+// A record whose hold is already gone, or whose lease was swept (both gave back what they held), is
+// applied late: release 0, so it is charged without being given back twice.
 import type { Nanos } from '../platform/money.js';
 import { nanosToStore } from '../platform/money.js';
 import { rollupDelta, type RollupDelta } from './rollups.js';
@@ -38,11 +39,15 @@ export interface Effects {
   rollups: Map<string, RollupDelta>;
   /** Generation ids whose exact holds the records end. */
   holds: string[];
+  /** What the records spent of each lease. */
+  leases: Map<string, bigint>;
 }
 
 export interface ApplyState {
   /** Records whose hold is gone already: applied late (nothing released). */
   late: ReadonlySet<string>;
+  /** Leases swept already: their records are applied late. */
+  sweptLeases: ReadonlySet<string>;
   /** Keys and workspaces deleted while their requests ran: the organization is charged, their meters skipped. */
   goneKeys: ReadonlySet<string>;
   goneWorkspaces: ReadonlySet<string>;
@@ -74,14 +79,15 @@ function mergeRollup(into: RollupDelta, delta: RollupDelta): void {
 }
 
 export function effectsOf(pages: readonly Page[], state: ApplyState): Effects {
-  const effects: Effects = { pages: [], organizations: new Map(), keys: new Map(), workspaces: new Map(), rollups: new Map(), holds: [] };
+  const effects: Effects = { pages: [], organizations: new Map(), keys: new Map(), workspaces: new Map(), rollups: new Map(), holds: [], leases: new Map() };
   for (const page of pages) {
     effects.pages.push({ block: page.block, seq: page.seq });
     for (const { record, claim } of page.entries) {
       const charge = record.is_byok ? { credits: 0n, byok: record.cost.total } : { credits: record.cost.total, byok: 0n };
-      const late = state.late.has(record.id);
+      const late = claim.kind === 'hold' ? state.late.has(record.id) : state.sweptLeases.has(claim.leaseId);
       const move: MeterMove = { release: late ? 0n : claim.amount, ...charge };
-      if (!late) effects.holds.push(record.id);
+      if (!late && claim.kind === 'hold') effects.holds.push(record.id);
+      if (!late && claim.kind === 'lease') effects.leases.set(claim.leaseId, (effects.leases.get(claim.leaseId) ?? 0n) + claim.amount);
       add(effects.organizations, record.org_id, move);
       if (!state.goneKeys.has(record.key_hash)) add(effects.keys, record.key_hash, move);
       const workspace = `${record.org_id}/${record.workspace_id}`;
@@ -104,7 +110,7 @@ export function effectsOf(pages: readonly Page[], state: ApplyState): Effects {
 /** Items a group's transaction writes: one marker per block, and the items its records touch. */
 export function itemCount(effects: Effects): number {
   const blocks = new Set(effects.pages.map((page) => page.block));
-  return blocks.size + effects.organizations.size + effects.keys.size + effects.workspaces.size + effects.rollups.size + effects.holds.length;
+  return blocks.size + effects.organizations.size + effects.keys.size + effects.workspaces.size + effects.rollups.size + effects.holds.length + effects.leases.size;
 }
 
 /**
@@ -112,7 +118,7 @@ export function itemCount(effects: Effects): number {
  * in one TransactWriteItems). A page is never split: it is applied whole, with its marker, or not at all.
  */
 export function groupPages(pages: readonly Page[], maxItems: number): Page[][] {
-  const none: ApplyState = { late: new Set(), goneKeys: new Set(), goneWorkspaces: new Set() };
+  const none: ApplyState = { late: new Set(), sweptLeases: new Set(), goneKeys: new Set(), goneWorkspaces: new Set() };
   const groups: Page[][] = [];
   let current: Page[] = [];
   for (const page of pages) {

@@ -5,6 +5,7 @@
 //   key, ws    the meter moved (aggregation.ts), only if it counts the expected windows
 //   rollup     ADD the counters, SET the dimensions
 //   hold       Delete HOLD#<generation> — only if it is still there
+//   lease      ADD consumed — only if it was not swept
 //
 // The marker is the idempotency key: a redelivered stream batch (a retry, a bisected half) finds its pages'
 // seqs there and is refused whole, then applied without them. Outcomes are typed, with what refused them
@@ -40,6 +41,8 @@ export type ApplyOutcome =
     kind: 'refused';
     /** Holds already gone (swept): their records are applied late. */
     holdsGone: string[];
+    /** Leases swept already (or gone): their records are applied late. */
+    leasesSwept: string[];
     /** Meters that were deleted, or count other windows (as stored). */
     keys: Map<string, Partial<Periods> | 'gone'>;
     workspaces: Map<string, Partial<Periods> | 'gone'>;
@@ -114,6 +117,21 @@ export class AggregatorRepository {
       items.push({ Delete: { TableName: table, Key: itemKeys.hold(generationId), ConditionExpression: 'attribute_exists(pk)' } });
     }
 
+    const leaseIndex = new Map<number, string>();
+    for (const [leaseId, spent] of effects.leases) {
+      leaseIndex.set(items.length, leaseId);
+      items.push({
+        Update: {
+          TableName: table,
+          Key: itemKeys.lease(leaseId),
+          UpdateExpression: 'ADD consumed :spent',
+          ConditionExpression: 'attribute_exists(pk) AND #state <> :swept',
+          ExpressionAttributeNames: { '#state': 'state' },
+          ExpressionAttributeValues: { ':spent': nanosToStore(spent), ':swept': 'swept' },
+        },
+      });
+    }
+
     try {
       const result = await this.db.send(new TransactWriteCommand({
         // Fresh for every attempt: the SDK's own retries of this one reuse it (DynamoDB then answers from the
@@ -136,6 +154,7 @@ export class AggregatorRepository {
       }
       if (applied.size > 0) return { kind: 'already', applied };
       const holdsGone = [...holdIndex].filter(([index]) => cancellation.failedAt(index)).map(([, id]) => id);
+      const leasesSwept = [...leaseIndex].filter(([index]) => cancellation.failedAt(index)).map(([, id]) => id);
       const meters = (indexes: Map<number, string>) => {
         const found = new Map<string, Partial<Periods> | 'gone'>();
         for (const [index, id] of indexes) {
@@ -146,8 +165,8 @@ export class AggregatorRepository {
       };
       const keys = meters(keyIndex);
       const workspaces = meters(workspaceIndex);
-      if (holdsGone.length === 0 && keys.size === 0 && workspaces.size === 0) throw err;
-      return { kind: 'refused', holdsGone, keys, workspaces };
+      if (holdsGone.length === 0 && leasesSwept.length === 0 && keys.size === 0 && workspaces.size === 0) throw err;
+      return { kind: 'refused', holdsGone, leasesSwept, keys, workspaces };
     }
   }
 }

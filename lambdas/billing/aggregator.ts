@@ -4,7 +4,7 @@
 //
 // Each group of pages is one transaction (aggregator-repository.ts). What a refusal means is decided here:
 // pages whose seqs are in their markers were applied already (dropped, the rest retried); a hold that is gone
-// was swept after its expiry (its record is applied late); a meter counting older windows is rolled, one
+// or a lease that was swept gave back what it held already (its records are applied late); a meter counting older windows is rolled, one
 // counting newer windows (another clock ahead) is followed; a deleted key or workspace is skipped (the
 // organization is still charged); a conflict with another transaction backs off and retries.
 import type { Logger } from '../platform/logger.js';
@@ -56,6 +56,7 @@ export class MeterAggregator {
   private async applyGroup(group: readonly Page[], result: AggregateResult): Promise<void> {
     let pages = [...group];
     const late = new Set<string>();
+    const sweptLeases = new Set<string>();
     const goneKeys = new Set<string>();
     const goneWorkspaces = new Set<string>();
     // Windows seen stored ahead of this clock, per meter.
@@ -64,7 +65,7 @@ export class MeterAggregator {
     for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt += 1) {
       const now = this.deps.clock();
       const current = currentPeriods(now);
-      const state: ApplyState = { late, goneKeys, goneWorkspaces };
+      const state: ApplyState = { late, sweptLeases, goneKeys, goneWorkspaces };
       const effects: Effects = effectsOf(pages, state);
       const keyPeriods = new Map([...effects.keys.keys()].map((hash) => [hash, laterPeriods(current, keyAhead.get(hash) ?? {})]));
       const workspacePeriods = new Map([...effects.workspaces.keys()].map((id) => [id, laterPeriods(current, workspaceAhead.get(id) ?? {})]));
@@ -84,6 +85,10 @@ export class MeterAggregator {
         pages = pages.filter((page) => !outcome.applied.get(page.block)?.has(page.seq));
         if (pages.length === 0) return;
         continue;
+      }
+      for (const id of outcome.leasesSwept) {
+        sweptLeases.add(id);
+        this.deps.log.warn('lease swept before its records were applied; charging them without it', { lease_id: id });
       }
       for (const id of outcome.holdsGone) {
         late.add(id);

@@ -11,7 +11,7 @@
 // Methods return what happened as typed outcomes, with the refusing items decoded into domain objects (the
 // key, the workspace, a meter's windows); choosing what to do about it (reload, roll a window, retry,
 // refuse) is the Ledger's job.
-import { GetCommand, TransactWriteCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, GetCommand, TransactWriteCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { nanosFromStore, nanosToStore, type Nanos } from '../platform/money.js';
 import { INTERVALS, type Periods } from './periods.js';
 import type { Window } from './meter.js';
@@ -50,6 +50,11 @@ export interface HoldRef {
 }
 
 export interface HoldRequest extends HoldRef {
+  /**
+   * What the claim is: an exact hold (HOLD#<generation id>) or a lease (LEASE#<lease id>, `generationId`
+   * being the lease's id), which requests of its owner then reserve from in memory.
+   */
+  claim?: { kind: 'hold' } | { kind: 'lease'; owner: string; useUntil: string };
   key: KeyTerms;
   workspace: WorkspaceTerms;
   /** Windows each meter is expected to be counting (the current ones, or newer ones seen in the store). */
@@ -105,6 +110,36 @@ export interface ReleaseRequest {
   skipWorkspace?: boolean;
 }
 
+export type LeaseReturnOutcome =
+  | { kind: 'returned'; writeUnits: number }
+  /** No longer active: returned or swept already (or never taken). */
+  | { kind: 'already' }
+  | { kind: 'conflict' }
+  /** Swept only: the aggregator applied more of its records since `consumed` was read. */
+  | { kind: 'moved' }
+  | { kind: 'meter-gone'; key: boolean; workspace: boolean };
+
+export interface StoredLease {
+  id: string;
+  orgId: string;
+  workspaceId: string;
+  keyHash: string;
+  amount: Nanos;
+  owner: string;
+  state: 'active' | 'returned' | 'swept';
+  /** What the aggregator has moved out of `held` for its records so far. */
+  consumed: Nanos;
+  useUntil: string;
+  expiresAt: string;
+}
+
+/** What a key's limit, its workspace's budgets and its organization's balance leave, as stored. */
+export interface StoredHeadroom {
+  organization: { balance: Nanos; credits: Nanos } | undefined;
+  key: Record<string, unknown> | undefined;
+  workspace: Record<string, unknown> | undefined;
+}
+
 export interface StoredHold extends HoldRef {
   createdAt: string;
   expiresAt: string;
@@ -156,11 +191,8 @@ export class LedgerRepository {
 
   async reserve(request: HoldRequest, attempt: number): Promise<ReserveOutcome> {
     const amount = request.amount;
-    const hold = {
-      ...itemKeys.hold(request.generationId),
-      ...itemKeys.holdListing(shardOf(request.generationId), request.expiresAt, request.generationId),
-      type: 'hold',
-      generation_id: request.generationId,
+    const claim = request.claim ?? { kind: 'hold' };
+    const owned = {
       org_id: request.orgId,
       workspace_id: request.workspaceId,
       key_hash: request.keyHash,
@@ -168,6 +200,27 @@ export class LedgerRepository {
       created_at: request.createdAt,
       expires_at: request.expiresAt,
     };
+    const hold = claim.kind === 'hold'
+      ? {
+        ...itemKeys.hold(request.generationId),
+        ...itemKeys.holdListing(shardOf(request.generationId), request.expiresAt, request.generationId),
+        type: 'hold',
+        generation_id: request.generationId,
+        ...owned,
+      }
+      : {
+        ...itemKeys.lease(request.generationId),
+        ...itemKeys.leaseListing(shardOf(request.generationId), request.expiresAt, request.generationId),
+        type: 'lease',
+        lease_id: request.generationId,
+        ...owned,
+        owner: claim.owner,
+        use_until: claim.useUntil,
+        settings_version: request.key.settingsVersion,
+        budget_version: request.workspace.budgetVersion,
+        state: 'active',
+        consumed: 0,
+      };
 
     const keyUpdate = new UpdateBuilder();
     const sv = keyUpdate.name('settings_version', 'sv');
@@ -180,6 +233,7 @@ export class LedgerRepository {
       keyUpdate.condition(`${exposure} <= ${keyUpdate.value('ceiling', nanosToStore(request.key.limit.amount - amount))}`);
     }
     meterAdds(keyUpdate, { held: amount, usage: 0n, byok: 0n });
+    if (claim.kind === 'lease') keyUpdate.add('leases', 1);
 
     const wsUpdate = new UpdateBuilder();
     const bv = wsUpdate.name('budget_version', 'bv');
@@ -192,6 +246,7 @@ export class LedgerRepository {
       wsUpdate.condition(`${exposure} <= ${wsUpdate.value(`b_${budget.interval}`, nanosToStore(budget.limit - amount))}`);
     }
     meterAdds(wsUpdate, { held: amount, usage: 0n, byok: 0n });
+    if (claim.kind === 'lease') wsUpdate.add('leases', 1);
 
     try {
       const result = await this.db.send(new TransactWriteCommand({
@@ -317,6 +372,100 @@ export class LedgerRepository {
     })), undefined);
   }
 
+  /**
+   * Ends a lease and gives back what was not spent: `unspent` leaves `held` and returns to the balance on the
+   * organization, the key and the workspace. A return by its owner (`consumed` undefined: it knows what its
+   * requests spent, applied or not) needs the lease active; the sweep's (`consumed` given: it gives back what
+   * the aggregator has not moved) also needs `consumed` unchanged since it read it, and marks the lease swept,
+   * so that records applied after it are charged without releasing anything.
+   */
+  async endLease(lease: Pick<StoredLease, 'id' | 'orgId' | 'workspaceId' | 'keyHash'>, unspent: Nanos, how: { swept: false } | { swept: true; consumed: Nanos }, attempt: number, skip: { key?: boolean; workspace?: boolean } = {}): Promise<LeaseReturnOutcome> {
+    const leaseUpdate = new UpdateBuilder();
+    leaseUpdate.setExpression(`${leaseUpdate.name('state', 'st')} = ${leaseUpdate.value('ended', how.swept ? 'swept' : 'returned')}`);
+    leaseUpdate.setExpression(`${leaseUpdate.name('returned', 'ret')} = ${leaseUpdate.value('ret', nanosToStore(unspent))}`);
+    leaseUpdate.condition(`${leaseUpdate.name('state', 'st')} = ${leaseUpdate.value('active', 'active')}`);
+    if (how.swept) leaseUpdate.condition(`${leaseUpdate.name('consumed', 'cons')} = ${leaseUpdate.value('cons', nanosToStore(how.consumed))}`);
+    const meter = () => {
+      const update = new UpdateBuilder();
+      update.condition('attribute_exists(pk)');
+      meterAdds(update, { held: -unspent, usage: 0n, byok: 0n });
+      return update.add('leases', -1).build();
+    };
+    type TransactItem = NonNullable<ConstructorParameters<typeof TransactWriteCommand>[0]['TransactItems']>[number];
+    const items: TransactItem[] = [
+      { Update: { TableName: this.tableName, Key: itemKeys.lease(lease.id), ...leaseUpdate.build(), ReturnValuesOnConditionCheckFailure: 'ALL_OLD' } },
+      {
+        Update: {
+          TableName: this.tableName,
+          Key: itemKeys.organization(lease.orgId),
+          UpdateExpression: 'ADD held :negative, balance :amount',
+          ExpressionAttributeValues: { ':negative': nanosToStore(-unspent), ':amount': nanosToStore(unspent) },
+        },
+      },
+    ];
+    const keyIndex = skip.key ? -1 : items.length;
+    if (!skip.key) items.push({ Update: { TableName: this.tableName, Key: itemKeys.apiKey(lease.keyHash), ...meter() } });
+    const wsIndex = skip.workspace ? -1 : items.length;
+    if (!skip.workspace) items.push({ Update: { TableName: this.tableName, Key: itemKeys.workspace(lease.orgId, lease.workspaceId), ...meter() } });
+    try {
+      const result = await this.db.send(new TransactWriteCommand({
+        ClientRequestToken: token(how.swept ? 'w' : 'e', lease.id, attempt),
+        ReturnConsumedCapacity: 'TOTAL',
+        TransactItems: items,
+      }));
+      return { kind: 'returned', writeUnits: writeUnits(result.ConsumedCapacity) };
+    } catch (err) {
+      const cancellation = cancellationOf(err);
+      if (!cancellation) throw err;
+      if (cancellation.conflict) return { kind: 'conflict' };
+      const failed = cancellation.stored(0);
+      if (failed) return failed.item?.state === 'active' ? { kind: 'moved' } : { kind: 'already' };
+      const key = cancellation.failedAt(keyIndex);
+      const workspace = cancellation.failedAt(wsIndex);
+      if (key || workspace) return { kind: 'meter-gone', key, workspace };
+      throw err;
+    }
+  }
+
+  async getLease(id: string): Promise<StoredLease | undefined> {
+    const { Item } = await this.db.send(new GetCommand({ TableName: this.tableName, Key: itemKeys.lease(id), ConsistentRead: true }));
+    return Item ? leaseFromItem(Item) : undefined;
+  }
+
+  /** Active leases whose expiry has passed (`now`), or, with `owner`, every active lease of that owner. */
+  async activeLeases(filter: { expiredBy: string } | { owner: string }, limitPerShard = 100): Promise<StoredLease[]> {
+    const found: StoredLease[] = [];
+    for (let shard = 0; shard < HOLD_SHARDS; shard += 1) {
+      const byExpiry = 'expiredBy' in filter;
+      for await (const item of queryItems(this.db, {
+        TableName: this.tableName,
+        IndexName: 'gsi1',
+        KeyConditionExpression: byExpiry ? 'gsi1pk = :pk AND gsi1sk < :now' : 'gsi1pk = :pk',
+        FilterExpression: byExpiry ? '#state = :active' : '#state = :active AND #owner = :owner',
+        ExpressionAttributeNames: byExpiry ? { '#state': 'state' } : { '#state': 'state', '#owner': 'owner' },
+        ExpressionAttributeValues: {
+          ':pk': itemKeys.leasesOf(shard).gsi1pk, ':active': 'active',
+          ...(byExpiry ? { ':now': filter.expiredBy } : { ':owner': filter.owner }),
+        },
+      }, { atMost: limitPerShard })) found.push(leaseFromItem(item));
+    }
+    return found;
+  }
+
+  /** The organization, key and workspace items as stored now (consistent reads), for sizing a lease. */
+  async headroomItems(orgId: string, keyHash: string, workspaceId: string): Promise<StoredHeadroom> {
+    const keys = [itemKeys.organization(orgId), itemKeys.apiKey(keyHash), itemKeys.workspace(orgId, workspaceId)];
+    const { Responses } = await this.db.send(new BatchGetCommand({ RequestItems: { [this.tableName]: { Keys: keys, ConsistentRead: true } } }));
+    const items = Responses?.[this.tableName] ?? [];
+    const find = (key: { pk: string; sk: string }) => items.find((item) => item.pk === key.pk && item.sk === key.sk);
+    const org = find(keys[0]!);
+    return {
+      organization: org ? { balance: nanosFromStore(org.balance), credits: nanosFromStore(org.total_credits) } : undefined,
+      key: find(keys[1]!),
+      workspace: find(keys[2]!),
+    };
+  }
+
   /** Gives an organization item from before balances existed its balance attribute. */
   async addBalance(orgId: string): Promise<void> {
     const { Item } = await this.db.send(new GetCommand({ TableName: this.tableName, Key: itemKeys.organization(orgId), ConsistentRead: true }));
@@ -350,6 +499,21 @@ export class LedgerRepository {
     }
     return found;
   }
+}
+
+function leaseFromItem(item: Record<string, unknown>): StoredLease {
+  return {
+    id: item.lease_id as string,
+    orgId: item.org_id as string,
+    workspaceId: item.workspace_id as string,
+    keyHash: item.key_hash as string,
+    amount: nanosFromStore(item.amount),
+    owner: item.owner as string,
+    state: item.state as StoredLease['state'],
+    consumed: nanosFromStore(item.consumed),
+    useUntil: item.use_until as string,
+    expiresAt: item.expires_at as string,
+  };
 }
 
 function holdFromItem(item: Record<string, unknown>): StoredHold {

@@ -5,12 +5,15 @@
 // (roll it and retry), a conflict with a concurrent transaction (back off and retry), or a limit that
 // cannot cover the request (refused with the domain error naming which one: errors.ts).
 import type { ApiKey } from '../keys/index.js';
-import type { HoldRef, KeyTerms, LedgerRepository, WorkspaceTerms } from './ledger-repository.js';
+import { randomBytes } from 'node:crypto';
+import type { HoldRef, HoldRequest, KeyTerms, LedgerRepository, MeteredItemCodecs, StoredLease, WorkspaceTerms } from './ledger-repository.js';
+import type { Headroom, LeaseDraw, LeaseGrant } from './leases.js';
+import { DomainError } from '../platform/errors.js';
 import type { RecordCache } from '../platform/record-cache.js';
 import { nanosToDecimal, type Nanos } from '../platform/money.js';
 import type { Logger } from '../platform/logger.js';
 import type { Workspace, WorkspaceRepository } from '../organizations/index.js';
-import { budgetWindow, spent } from './meter.js';
+import { budgetWindow, meterAt, spent } from './meter.js';
 import { BUDGET_INTERVALS, currentPeriods, INTERVALS, isBehind, laterPeriods, windowEnd, type Periods } from './periods.js';
 import { CreditsExhausted, KeyDisabled, KeyLimitExceeded, KeyDeleted, ReservationContended, TenantGone, WorkspaceBudgetExceeded, type RefusalReason, type ReservationRefused } from './errors.js';
 
@@ -22,6 +25,8 @@ const RELEASE_ATTEMPTS = 160;
 
 export interface LedgerDeps {
   repository: LedgerRepository;
+  /** How the store's key and workspace items read back (a lease is sized from them as stored). */
+  codecs: MeteredItemCodecs;
   /** Where a workspace (its budgets) is read from when the cache has no copy. */
   workspaces: Pick<WorkspaceRepository, 'getWorkspace'>;
   workspaceCache: RecordCache<Workspace>;
@@ -40,6 +45,8 @@ export interface Hold extends HoldRef {
   attempts: number;
   /** DynamoDB read capacity spent on the workspace's budgets (0 when cached). */
   readUnits: number;
+  /** Reserved from a lease in memory instead (no hold item): given back to the lease, settled by the record. */
+  draw?: LeaseDraw;
 }
 
 /**
@@ -100,9 +107,112 @@ export class Ledger {
    * throws the ReservationRefused naming the tightest that cannot cover it.
    */
   async reserve(generationId: string, startingKey: ApiKey, amount: Nanos, tokens?: OutputTokens): Promise<Hold> {
-    let key = startingKey;
     let readUnits = 0;
-    let workspace = await this.workspaceOf(key.org_id, key.workspace_id, (units) => { readUnits += units; });
+    const workspace = await this.workspaceOf(startingKey.org_id, startingKey.workspace_id, (units) => { readUnits += units; });
+    const held = await this.claim({ kind: 'hold' }, generationId, startingKey, workspace, amount, tokens);
+    return { ...held, readUnits };
+  }
+
+  /**
+   * Takes a lease of `amount` for the key's requests (billing/leases.ts), checked exactly as a hold is;
+   * undefined when a limit cannot cover it (the requests then hold exactly) or the key cannot be used.
+   */
+  async takeLease(key: ApiKey, workspace: Workspace, amount: Nanos, useUntil: number, owner: string): Promise<LeaseGrant | undefined> {
+    const id = `lease-${randomBytes(12).toString('base64url')}`;
+    try {
+      const held = await this.claim({ kind: 'lease', owner, useUntil: new Date(useUntil).toISOString() }, id, key, workspace, amount, undefined, useUntil);
+      return {
+        id, orgId: held.orgId, workspaceId: held.workspaceId, keyHash: held.keyHash, amount,
+        settingsVersion: held.key.settings_version, budgetVersion: held.workspace.budget_version, useUntil,
+      };
+    } catch (err) {
+      if (err instanceof DomainError) return undefined;
+      throw err;
+    }
+  }
+
+  /** What the key's tightest limit (its own, a budget, the organization's balance) leaves, read now. */
+  async headroom(key: ApiKey, workspace: Workspace): Promise<Headroom> {
+    const stored = await this.deps.repository.headroomItems(key.org_id, key.hash, workspace.id);
+    const now = this.deps.clock();
+    const meters: Headroom[] = [];
+    if (stored.organization) meters.push({ left: stored.organization.balance, capacity: stored.organization.credits });
+    else meters.push({ left: 0n, capacity: 0n });
+    const storedKey = stored.key ? this.deps.codecs.keyFromItem(stored.key) : key;
+    if (storedKey.limit !== null) {
+      const meter = meterAt(storedKey.meter, now);
+      const window = storedKey.limit_reset ?? 'total';
+      meters.push({ left: storedKey.limit - spent(meter, window, storedKey.include_byok_in_limit) - meter.held, capacity: storedKey.limit });
+    }
+    const storedWorkspace = stored.workspace ? this.deps.codecs.workspaceFromItem(stored.workspace) : workspace;
+    const meter = meterAt(storedWorkspace.meter, now);
+    for (const interval of BUDGET_INTERVALS) {
+      const budget = storedWorkspace.budgets[interval];
+      if (budget) meters.push({ left: budget.limit - spent(meter, budgetWindow(interval), storedWorkspace.include_byok_in_budgets) - meter.held, capacity: budget.limit });
+    }
+    return meters.reduce((tightest, next) => (next.left < tightest.left ? next : tightest));
+  }
+
+  /** Ends a lease its owner no longer reserves from, giving back what its requests did not spend. */
+  async returnLease(grant: LeaseGrant, spent: Nanos): Promise<void> {
+    const unspent = grant.amount - spent;
+    await this.endLease(grant, unspent < 0n ? 0n : unspent, { swept: false });
+  }
+
+  /**
+   * Gives back the unspent part of leases whose owner can no longer use them: expired ones (every request
+   * that reserved from them has ended: a lease expires a request's lifetime after its last use), or, with
+   * `owner`, every lease of a process that died (npm start takes its predecessor's back at start-up).
+   * Records of theirs applied later are charged without releasing anything. Returns how many it ended.
+   */
+  async sweepLeases(owner?: string): Promise<number> {
+    const leases = await this.deps.repository.activeLeases(owner === undefined ? { expiredBy: this.deps.clock().toISOString() } : { owner });
+    let swept = 0;
+    for (const lease of leases) {
+      let current: StoredLease | undefined = lease;
+      for (let attempt = 1; current && current.state === 'active' && attempt <= MAX_ATTEMPTS; attempt += 1) {
+        const unspent = current.amount - current.consumed;
+        const outcome = await this.endLease(current, unspent < 0n ? 0n : unspent, { swept: true, consumed: current.consumed });
+        if (outcome === 'ended') {
+          swept += 1;
+          this.deps.log.warn('swept a lease its owner did not give back', { lease_id: current.id, owner: current.owner, org_id: current.orgId, unspent: nanosToDecimal(unspent < 0n ? 0n : unspent) });
+          break;
+        }
+        if (outcome === 'already') break;
+        current = await this.deps.repository.getLease(current.id);
+      }
+    }
+    return swept;
+  }
+
+  /** One lease ended, with retries: 'moved' when a sweep found `consumed` changed (read it again). */
+  private async endLease(lease: Pick<StoredLease, 'id' | 'orgId' | 'workspaceId' | 'keyHash'>, unspent: Nanos, how: { swept: false } | { swept: true; consumed: Nanos }): Promise<'ended' | 'already' | 'moved'> {
+    const skip: { key?: boolean; workspace?: boolean } = {};
+    for (let attempt = 1; attempt <= RELEASE_ATTEMPTS; attempt += 1) {
+      try {
+        const outcome = await this.deps.repository.endLease(lease, unspent, how, attempt, skip);
+        if (outcome.kind === 'returned') return 'ended';
+        if (outcome.kind === 'already' || outcome.kind === 'moved') return outcome.kind;
+        if (outcome.kind === 'conflict') {
+          await this.backoff(attempt);
+          continue;
+        }
+        skip.key ||= outcome.key;
+        skip.workspace ||= outcome.workspace;
+      } catch (err) {
+        if (attempt === RELEASE_ATTEMPTS) break;
+        this.deps.log.warn('lease return attempt failed', { lease_id: lease.id, attempt, error: String(err) });
+        await this.backoff(attempt);
+      }
+    }
+    this.deps.log.error('lease not given back; the sweep returns it after its expiry', { lease_id: lease.id, org_id: lease.orgId, unspent: nanosToDecimal(unspent) });
+    return 'already';
+  }
+
+  private async claim(kind: NonNullable<HoldRequest['claim']>, generationId: string, startingKey: ApiKey, startingWorkspace: Workspace, amount: Nanos, tokens?: OutputTokens, useUntil?: number): Promise<Hold & { key: ApiKey; workspace: Workspace }> {
+    let key = startingKey;
+    let workspace = startingWorkspace;
+    const readUnits = 0;
     for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt += 1) {
       const now = this.deps.clock();
       const current = currentPeriods(now);
@@ -116,14 +226,16 @@ export class Ledger {
         keyPeriods,
         workspacePeriods,
         createdAt: now.toISOString(),
-        expiresAt: new Date(now.getTime() + HOLD_TTL_MS).toISOString(),
+        // A lease outlives any request that reserved from it before its end; a hold, its own request.
+        expiresAt: new Date((useUntil ?? now.getTime()) + HOLD_TTL_MS).toISOString(),
+        claim: kind,
       }, attempt);
-      if (outcome.kind === 'held') return { ...ref, writeUnits: outcome.writeUnits, attempts: attempt, readUnits };
+      if (outcome.kind === 'held') return { ...ref, writeUnits: outcome.writeUnits, attempts: attempt, readUnits, key, workspace };
       if (outcome.kind === 'conflict') {
         await this.backoff(attempt);
         continue;
       }
-      if (outcome.kind === 'duplicate') throw new Error(`generation id ${generationId} already has a hold`);
+      if (outcome.kind === 'duplicate') throw new Error(`${kind.kind} ${generationId} exists already`);
 
       // Fix whatever was stale and try again; only a limit that still cannot cover the request refuses it.
       let retry = false;

@@ -8,12 +8,15 @@ import { recordFromAttributes, recordToAttributes, type GenerationRecord } from 
 import { blockOf, type Claim, type Page, type PageEntry, type PageStore } from './pages.js';
 
 function claimToItem(claim: Claim): Record<string, unknown> {
-  return { kind: claim.kind, amount: nanosToStore(claim.amount) };
+  return { ...claim, amount: nanosToStore(claim.amount) };
 }
 
 function claimFromItem(item: unknown): Claim {
   const claim = item as Record<string, unknown>;
-  return { kind: 'hold', amount: nanosFromStore(claim.amount) };
+  const amount = nanosFromStore(claim.amount);
+  if (claim.kind === 'lease') return { kind: 'lease', leaseId: String(claim.leaseId), amount };
+  if (claim.kind === 'hold') return { kind: 'hold', amount };
+  throw new Error(`unknown claim kind ${String(claim.kind)}`);
 }
 
 export function pageToItem(page: Page): Record<string, unknown> {

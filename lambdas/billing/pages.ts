@@ -63,7 +63,9 @@ export class GenerationIds {
 /** The money a record moves, beside its cost: what it releases from what was held for it. */
 export type Claim =
   /** An exact hold (HOLD#<generation id>) of `amount`, deleted when the record is applied. */
-  | { kind: 'hold'; amount: bigint };
+  | { kind: 'hold'; amount: bigint }
+  /** What the request spent of a lease's reservation (its cost, up to what it reserved). */
+  | { kind: 'lease'; leaseId: string; amount: bigint };
 
 export interface PageEntry {
   record: GenerationRecord;

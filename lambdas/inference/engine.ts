@@ -6,6 +6,7 @@ import type { AdapterRegistry } from '../providers/registry.js';
 import type { GenerationRepository } from '../generations/index.js';
 import type { Ledger } from '../billing/ledger.js';
 import type { GenerationIds, PageWriter } from '../billing/pages.js';
+import type { LeasePool } from '../billing/leases.js';
 import type { EndpointFailureRepository } from '../catalog/index.js';
 import type { ApiKey } from '../keys/index.js';
 import type { ByokSource } from '../byok/index.js';
@@ -40,6 +41,8 @@ export interface EngineConfig {
   keepAliveMs: number;
   retry: RetryPolicy;
   region: string;
+  /** Budget leases (GATEWAY_LEASES, on unless `off`): requests reserve from a process's lease in memory. */
+  leases: boolean;
 }
 
 export const DEFAULT_ENGINE_CONFIG: EngineConfig = {
@@ -50,6 +53,7 @@ export const DEFAULT_ENGINE_CONFIG: EngineConfig = {
   keepAliveMs: 10_000,
   retry: DEFAULT_RETRY_POLICY,
   region: 'local',
+  leases: true,
 };
 
 export interface EngineDeps {
@@ -62,6 +66,8 @@ export interface EngineDeps {
   ledger: Ledger;
   /** Where finished generations' records go (in pages); the meter aggregator settles their holds. */
   pages: Pick<PageWriter, 'add'>;
+  /** Budget leases the process reserves from in memory (absent: every request holds exactly). */
+  leases?: LeasePool;
   /** Generation ids, which name the page block their record is stored under. */
   generationIds: Pick<GenerationIds, 'next'>;
   /** Per-endpoint counts of attempts that failed before a first byte (uptime; written after the reply). */

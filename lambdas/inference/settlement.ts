@@ -11,6 +11,7 @@ import type { GenerationResult, Usage } from '../providers/types.js';
 import { emptyUsage } from '../providers/types.js';
 import { recordToAttributes, type GenerationRecord } from '../billing/generation-record.js';
 import { FAILURE_SHARDS } from '../catalog/index.js';
+import type { Claim } from '../billing/pages.js';
 import { computeCost, type CostBreakdown } from '../billing/cost.js';
 import type { Caller, EngineDeps } from './engine.js';
 import type { InferenceRequest } from './inference-request.js';
@@ -44,7 +45,8 @@ export interface Completion {
 
 /**
  * Holds the most the request can cost on any of its candidate endpoints against the organization's
- * credits, the key's limit and the workspace's budgets (refused when one cannot cover it).
+ * credits, the key's limit and the workspace's budgets: from the process's lease for the key, in memory,
+ * when one covers it; otherwise exactly, in a transaction (refused when a limit cannot cover it).
  */
 export async function reserve({ request, caller, trace, deps }: SettlementOptions): Promise<Hold> {
   // Attempts with the customer's own key are billed to them by the provider: only the gateway's own
@@ -52,6 +54,18 @@ export async function reserve({ request, caller, trace, deps }: SettlementOption
   const shared = trace.plan.candidates.filter((candidate) => candidate.byok === undefined);
   const endpoints = shared.map((candidate) => candidate.endpoint);
   const amount = reservationFor(request.params, endpoints);
+  // A request that holds nothing (BYOK only) still goes to the ledger: its exact check is what refuses it
+  // when a limit counting BYOK spend is used up, which no lease would see.
+  if (deps.leases && amount > 0n) {
+    let readUnits = 0;
+    const workspace = await deps.ledger.workspaceOf(caller.orgId, caller.workspaceId, (units) => { readUnits += units; });
+    const draw = deps.leases.reserve(caller.key, workspace, amount);
+    if (draw) {
+      const hold: Hold = { generationId: trace.generationId, orgId: caller.orgId, workspaceId: caller.workspaceId, keyHash: caller.keyHash, amount, writeUnits: 0, attempts: 0, readUnits, draw };
+      tracesOfHolds.set(hold, trace);
+      return hold;
+    }
+  }
   // Only a refusal evaluates these: it says how many output tokens the caller can afford.
   const hold = await deps.ledger.reserve(trace.generationId, caller.key, amount, {
     get requested() { return reservedOutputTokens(request.params, endpoints); },
@@ -62,9 +76,10 @@ export async function reserve({ request, caller, trace, deps }: SettlementOption
   return hold;
 }
 
-/** The request failed before any usage: give the hold back. The reply need not wait for it. */
+/** The request failed before any usage: give the hold back (to its lease, or the ledger). The reply need not wait for it. */
 export function release(hold: Hold, deps: EngineDeps): Promise<unknown> {
-  return Promise.all([deps.ledger.release(hold), recordFailedAttempts(tracesOfHolds.get(hold), deps)]);
+  if (hold.draw) deps.leases?.release(hold.draw);
+  return Promise.all([hold.draw ? undefined : deps.ledger.release(hold), recordFailedAttempts(tracesOfHolds.get(hold), deps)]);
 }
 
 /**
@@ -210,12 +225,20 @@ export function complete({ request, caller, trace, deps, candidate, completion, 
   // transaction: 2 units).
   if (invocation) {
     record.infra = infrastructureCost(invocation, {
-      writeUnits: hold.writeUnits + pageWriteUnits(record) + HOLD_DELETE_WRITE_UNITS,
+      writeUnits: hold.writeUnits + pageWriteUnits(record) + (hold.draw ? 0 : HOLD_DELETE_WRITE_UNITS),
       readUnits: (caller.readUnits ?? 0) + hold.readUnits,
       kmsRequests: trace.kmsRequests,
     }, deps.now());
   }
-  const stored = deps.pages.add({ record, claim: { kind: 'hold', amount: hold.amount } }).then((page) => {
+  let claim: Claim = { kind: 'hold', amount: hold.amount };
+  let onStored: ((stored: boolean) => void) | undefined;
+  if (hold.draw && deps.leases) {
+    const settled = deps.leases.settle(hold.draw, isByok ? 0n : cost.total);
+    claim = { kind: 'lease', leaseId: hold.draw.leaseId, amount: settled.spent };
+    onStored = settled.stored;
+  }
+  const stored = deps.pages.add({ record, claim }).then((page) => {
+    onStored?.(page.stored);
     // The metrics line CloudWatch turns into cost dashboards, once the record is kept.
     if (page.stored) deps.log.raw(emfLine(record, record.infra ?? undefined, deps.clock().getTime()));
   });

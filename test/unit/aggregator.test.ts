@@ -16,7 +16,7 @@ import { Logger } from '../../lambdas/platform/logger.js';
 
 const now = new Date('2026-11-24T10:00:00Z');
 const periods = currentPeriods(now);
-const none = { late: new Set<string>(), goneKeys: new Set<string>(), goneWorkspaces: new Set<string>() };
+const none = { late: new Set<string>(), sweptLeases: new Set<string>(), goneKeys: new Set<string>(), goneWorkspaces: new Set<string>() };
 
 const record = generationRecord;
 
@@ -47,7 +47,7 @@ describe('aggregation rules', () => {
   });
 
   it('applies a record whose hold is gone late (nothing released), and skips deleted meters', () => {
-    const effects = effectsOf([page('B1', 1, record('g1'), record('g2'))], { late: new Set(['g2']), goneKeys: new Set(['k1']), goneWorkspaces: new Set() });
+    const effects = effectsOf([page('B1', 1, record('g1'), record('g2'))], { late: new Set(['g2']), sweptLeases: new Set<string>(), goneKeys: new Set(['k1']), goneWorkspaces: new Set<string>() });
     expect(effects.organizations.get('org1')).toEqual({ release: 100n, credits: 60n, byok: 0n });
     expect(effects.holds).toEqual(['g1']);
     expect(effects.keys.size).toBe(0);
@@ -99,7 +99,7 @@ describe('AggregatorRepository: a refused application, decoded', () => {
       .rejectsOnce(cancel('None', 'TransactionConflict'));
     expect(await repository.apply(request, 1)).toEqual({ kind: 'already', applied: new Map([['B1', new Set([2, 7])]]) });
     expect(await repository.apply(request, 2)).toEqual({
-      kind: 'refused', holdsGone: ['g2'], keys: new Map([['k1', 'gone']]), workspaces: new Map([['org1/ws1', { daily: '2026-11-23' }]]),
+      kind: 'refused', holdsGone: ['g2'], leasesSwept: [], keys: new Map([['k1', 'gone']]), workspaces: new Map([['org1/ws1', { daily: '2026-11-23' }]]),
     });
     expect(await repository.apply(request, 3)).toEqual({ kind: 'conflict' });
   });
@@ -131,9 +131,9 @@ describe('MeterAggregator: what a refusal means', () => {
 
   it('applies late after a swept hold, skips a deleted key, rolls a behind meter, follows one ahead, backs off a conflict', async () => {
     const a = aggregatorWith([
-      { kind: 'refused', holdsGone: ['g2'], keys: new Map([['k1', 'gone']]), workspaces: new Map([['org1/ws1', { daily: '2026-11-23', weekly: periods.weekly, monthly: periods.monthly }]]) },
+      { kind: 'refused', holdsGone: ['g2'], leasesSwept: [], keys: new Map([['k1', 'gone']]), workspaces: new Map([['org1/ws1', { daily: '2026-11-23', weekly: periods.weekly, monthly: periods.monthly }]]) },
       { kind: 'conflict' },
-      { kind: 'refused', holdsGone: [], keys: new Map(), workspaces: new Map([['org1/ws1', { daily: '2026-11-25', weekly: periods.weekly, monthly: periods.monthly }]]) },
+      { kind: 'refused', holdsGone: [], leasesSwept: [], keys: new Map(), workspaces: new Map([['org1/ws1', { daily: '2026-11-25', weekly: periods.weekly, monthly: periods.monthly }]]) },
     ]);
     expect(await a.aggregator.apply(pages)).toMatchObject({ applied: 2, late: 1, transactions: 1 });
     expect(a.rolls).toEqual(['workspace']);

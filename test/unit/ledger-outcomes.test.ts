@@ -132,7 +132,7 @@ function ledgerWith(outcomes: ReserveOutcome[], calls: string[] = []) {
   } as unknown as LedgerRepository;
   const workspaces = { getWorkspace: async () => workspace } as unknown as WorkspaceRepository;
   return new Ledger({
-    repository: fake, workspaces, workspaceCache: new RecordCache<Workspace>(), keySeen: (seen) => calls.push(`seen ${seen.settings_version}`),
+    repository: fake, codecs: meteredItemCodecs, workspaces, workspaceCache: new RecordCache<Workspace>(), keySeen: (seen) => calls.push(`seen ${seen.settings_version}`),
     clock: () => now, random: () => 0, sleep: async () => {}, log: new Logger(() => {}),
   });
 }

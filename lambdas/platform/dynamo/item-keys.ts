@@ -11,6 +11,7 @@
 //   workspace slug  ORG#<org>          WSSLUG#<slug>                                                   (uniqueness claim)
 //   credit grant    ORG#<org>          CREDIT#<at>#<id>
 //   hold            HOLD#<generation>  HOLD               HOLDS#<shard 0-15>     <expires_at>#<generation>
+//   lease           LEASE#<lease>      LEASE              LEASES#<shard 0-15>    <expires_at>#<lease>   (budget leases: billing/leases.ts)
 //   feedback        GEN#<id>           FEEDBACK#<at>#<n>
 //   rollup          ORG#<org>#RU       <hour>#<ws>#<key hash>#<model>#<provider>  RU#EP#<model>@<provider>  <hour>#<org>#<ws>#<key hash>   (by endpoint: billing/rollups.ts)
 //   endpoint fails  EPF#<model>@<provider>  <hour>#<shard 0-7>                                     (failed attempts: catalog/endpoint-failure-repository.ts)
@@ -38,6 +39,9 @@ export const itemKeys = {
   hold: (generationId: string) => ({ pk: `HOLD#${generationId}`, sk: 'HOLD' }),
   holdListing: (shard: number, expiresAt: string, generationId: string) => ({ gsi1pk: `HOLDS#${shard}`, gsi1sk: `${expiresAt}#${generationId}` }),
   holdsOf: (shard: number) => ({ gsi1pk: `HOLDS#${shard}` }),
+  lease: (leaseId: string) => ({ pk: `LEASE#${leaseId}`, sk: 'LEASE' }),
+  leaseListing: (shard: number, expiresAt: string, leaseId: string) => ({ gsi1pk: `LEASES#${shard}`, gsi1sk: `${expiresAt}#${leaseId}` }),
+  leasesOf: (shard: number) => ({ gsi1pk: `LEASES#${shard}` }),
   feedback: (generationId: string, at: string, n: string) => ({ pk: `GEN#${generationId}`, sk: `FEEDBACK#${at}#${n}` }),
   rollup: (orgId: string, hour: string, workspaceId: string, keyHash: string, model: string, provider: string) => ({
     pk: `ORG#${orgId}#RU`, sk: `${hour}#${workspaceId}#${keyHash}#${model}#${provider}`,
