@@ -124,9 +124,9 @@ export class AggregatorRepository {
         Update: {
           TableName: table,
           Key: itemKeys.lease(leaseId),
-          UpdateExpression: 'ADD consumed :spent',
+          UpdateExpression: 'ADD #consumed :spent',
           ConditionExpression: 'attribute_exists(pk) AND #state <> :swept',
-          ExpressionAttributeNames: { '#state': 'state' },
+          ExpressionAttributeNames: { '#state': 'state', '#consumed': 'consumed' },
           ExpressionAttributeValues: { ':spent': nanosToStore(spent), ':swept': 'swept' },
         },
       });

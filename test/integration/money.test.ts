@@ -402,6 +402,7 @@ describe('settlement happens exactly once', () => {
     const key = await newKey(owner, {});
     const reply = await handleInference(httpEvent({ method: 'POST', path: CHAT, key: key.text, body: { ...chatBody('x'), model: 'simulator/error-500' } }), store.deps);
     expect(reply.statusCode).toBe(502);
+    await store.quiesce();
     const org = await rawItem(itemKeys.organization(owner.tenant.orgId));
     expect(org.held).toBe(0);
     expect(org.total_usage).toBe(0);
@@ -444,7 +445,7 @@ describe('edge cases of the money path', () => {
     expect((await manage(owner.admin, 'PUT', `/workspaces/${owner.tenant.workspaceId}/budgets/monthly`, { limit_usd: 50 })).status).toBe(200);
     const reply = await chat(key.text);
     expect(reply.status).toBe(200);
-    await store.converge();
+    await store.quiesce();
     const keyItem = await rawItem(itemKeys.apiKey(key.hash));
     expect(BigInt(keyItem.usage_total)).toBe(nanos(reply.json.usage.cost));
     expect(keyItem.held).toBe(0);

@@ -26,6 +26,11 @@ export interface TestStore {
    * table's stream), and resolves when that is done: reads after it see every finished request.
    */
   converge(): Promise<void>;
+  /**
+   * As a process stopping does: gives back every lease of the deps (their requests have ended), then
+   * converges. After it, nothing is held for finished requests.
+   */
+  quiesce(): Promise<void>;
   /** Every page item of generation records in the table, in key order (as the stream hands them over). */
   pages(): Promise<StreamPage[]>;
   /** Every generation record written so far (of one organization). */
@@ -61,6 +66,11 @@ export async function createTestStore(env: NodeJS.ProcessEnv = {}): Promise<Test
     credentialCacheTtlMs: 0,
   });
   const deps = depsWith({});
+  const converge = async () => {
+    // TEMPORARY: until the local stream feeder lands, every page is found by a scan (applying one twice is refused by its marker).
+    const result = await applyPages(deps, await pages());
+    if (result.failedSequenceNumber) throw new Error(`pages not applied from ${result.failedSequenceNumber}: ${logs.filter((line) => line.includes('not applied')).at(-1) ?? ''}`);
+  };
   const pages = async (): Promise<StreamPage[]> => {
     const found: StreamPage[] = [];
     let start: Record<string, unknown> | undefined;
@@ -81,12 +91,12 @@ export async function createTestStore(env: NodeJS.ProcessEnv = {}): Promise<Test
     depsWith,
     logs,
     pages,
-    records: async (orgId) => (await pages()).flatMap(({ item }) => pageFromItem(item).entries.map((entry) => entry.record)).filter((record) => orgId === undefined || record.org_id === orgId),
-    converge: async () => {
-      // TEMPORARY: until the local stream feeder lands, every page is found by a scan (applying one twice is refused by its marker).
-      const result = await applyPages(deps, await pages());
-      if (result.failedSequenceNumber) throw new Error(`pages not applied from ${result.failedSequenceNumber}`);
+    quiesce: async () => {
+      await deps.engine.leases?.returnAll();
+      await converge();
     },
+    records: async (orgId) => (await pages()).flatMap(({ item }) => pageFromItem(item).entries.map((entry) => entry.record)).filter((record) => orgId === undefined || record.org_id === orgId),
+    converge,
     setNow: (date) => { now = date; },
     kms,
     drop: async () => {

@@ -196,6 +196,6 @@ describe('Ledger: refusals in domain errors', () => {
   });
 
   it('never hides a duplicate generation id behind a retry', async () => {
-    await expect(ledgerWith([{ kind: 'duplicate' }]).reserve('gen-1', key, 100n)).rejects.toThrow('generation id gen-1 already has a hold');
+    await expect(ledgerWith([{ kind: 'duplicate' }]).reserve('gen-1', key, 100n)).rejects.toThrow('hold gen-1 exists already');
   });
 });

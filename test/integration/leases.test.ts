@@ -1,0 +1,177 @@
+// Budget leases over DynamoDB Local, through the real handlers: requests reserve from a process's lease in
+// memory once one is taken, the lease is given back when its terms change or the process stops, the sweep
+// returns a dead owner's lease after its expiry, and the money comes out exact every way.
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import type { Readable } from 'node:stream';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { installAwsLambdaShim } from '../../bin/local/awslambda-shim.js';
+import { startSimulator, type Simulator } from '../../bin/simulator/server.js';
+import { usdToNanos } from '../../lambdas/platform/money.js';
+import { itemKeys } from '../../lambdas/platform/dynamo/item-keys.js';
+import { createDocumentClient } from '../../lambdas/platform/dynamo/client.js';
+import { leaseSize } from '../../lambdas/billing/leases.js';
+import { createTestStore, type TestStore } from '../support/store.js';
+import { createTenant } from '../support/tenants.js';
+import { httpEvent } from '../support/events.js';
+
+installAwsLambdaShim();
+const { handleInference } = await import('../../lambdas/handlers/inference.js');
+const { handleManagement } = await import('../../lambdas/handlers/management.js');
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Json = Record<string, any>;
+
+let sim: Simulator;
+let store: TestStore;
+
+beforeAll(async () => {
+  sim = await startSimulator({ port: 0 });
+  store = await createTestStore({ SIMULATOR_URL: sim.url });
+});
+afterAll(async () => {
+  await store.drop();
+  await sim.close();
+});
+
+async function readBody(body: string | Readable): Promise<string> {
+  if (typeof body === 'string') return body;
+  let text = '';
+  for await (const chunk of body) text += String(chunk);
+  return text;
+}
+
+async function chat(key: string, extra: Json = {}): Promise<{ status: number; json: Json; id: string | undefined }> {
+  const reply = await handleInference(httpEvent({ method: 'POST', path: '/api/v1/chat/completions', key, body: { model: 'simulator/echo', messages: [{ role: 'user', content: 'lease me' }], max_tokens: 20, ...extra } }), store.deps);
+  const text = await readBody(reply.body);
+  return { status: reply.statusCode, json: extra.stream ? {} : JSON.parse(text) as Json, id: reply.headers['x-generation-id'] };
+}
+
+async function manage(key: string, method: string, path: string, body?: unknown): Promise<{ status: number; json: Json }> {
+  const reply = await handleManagement(httpEvent({ method, path: `/api/v1${path}`, key, ...(body === undefined ? {} : { body }) }), store.deps);
+  return { status: reply.statusCode ?? 200, json: JSON.parse(String(reply.body)) as Json };
+}
+
+async function item(key: { pk: string; sk: string }): Promise<Json | undefined> {
+  const db = createDocumentClient({ endpoint: store.endpoint });
+  try {
+    return (await db.send(new GetCommand({ TableName: store.tableName, Key: key, ConsistentRead: true }))).Item as Json | undefined;
+  } finally {
+    db.destroy();
+  }
+}
+
+const pool = () => store.deps.engine.leases!;
+
+async function until(condition: () => boolean | Promise<boolean>, what: string): Promise<void> {
+  const deadline = Date.now() + 5000;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+async function account() {
+  const tenant = await createTenant(store.deps, 'organization', 'Lease Co');
+  const admin = (await tenant.addKey('management')).text;
+  const created = await manage(admin, 'POST', '/keys', { name: 'leased' });
+  return { tenant, admin, key: created.json.key as string, hash: created.json.data.hash as string };
+}
+
+describe('lease sizing', () => {
+  const request = 1_000n;
+  it('covers the demand of its horizon and at least a few requests, capped by what is left as use rises', () => {
+    // Plenty left: 4 requests' worth, or 5 s of a 10,000/s demand.
+    expect(leaseSize({ left: 1_000_000_000n, capacity: 1_000_000_000n }, 0, request)).toBe(4_000n);
+    expect(leaseSize({ left: 1_000_000_000n, capacity: 1_000_000_000n }, 10_000, request)).toBe(50_000n);
+    // Capped at 25 % of what is left under half used, 10 % under 80 %, 5 % beyond.
+    expect(leaseSize({ left: 100_000n, capacity: 150_000n }, 1e9, request)).toBe(25_000n);
+    expect(leaseSize({ left: 100_000n, capacity: 300_000n }, 1e9, request)).toBe(10_000n);
+    expect(leaseSize({ left: 100_000n, capacity: 1_000_000n }, 1e9, request)).toBe(5_000n);
+    // Too thin for a lease worth having: requests hold exactly.
+    expect(leaseSize({ left: 50_000n, capacity: 1_000_000n }, 1e9, request)).toBeUndefined();
+    expect(leaseSize({ left: 0n, capacity: 1_000_000n }, 1e9, request)).toBeUndefined();
+  });
+});
+
+describe('requests reserve from a lease', () => {
+  it('after the first request, the next ones reserve in memory: no hold, the same exact money once given back', async () => {
+    const owner = await account();
+    const first = await chat(owner.key);
+    expect(first.status).toBe(200);
+    await until(() => pool().held().some((lease) => lease.keyHash === owner.hash && !lease.retired), 'a lease');
+    const [lease] = pool().held().filter((held) => held.keyHash === owner.hash);
+    const leaseItem = await item(itemKeys.lease(lease!.id));
+    expect(leaseItem).toMatchObject({ state: 'active', org_id: owner.tenant.orgId, key_hash: owner.hash, consumed: 0 });
+    // The lease is in every meter's `held` from the moment it is taken.
+    const org = await item(itemKeys.organization(owner.tenant.orgId));
+    expect(BigInt(org!.held)).toBeGreaterThanOrEqual(lease!.amount);
+
+    const replies = [];
+    for (let i = 0; i < 3; i += 1) replies.push(await chat(owner.key, { stream: i === 1 }));
+    expect(replies.map((reply) => reply.status)).toEqual([200, 200, 200]);
+    // Reserved from the lease: no hold item was ever written for them.
+    for (const reply of replies) expect(await item(itemKeys.hold(reply.id!))).toBeUndefined();
+    const records = await store.records(owner.tenant.orgId);
+    expect(records).toHaveLength(4);
+    const fromLease = (await store.pages()).flatMap(({ item: page }) => (page.records as Json[])).filter((record) => record.claim.kind === 'lease');
+    expect(fromLease.map((record) => record.id).sort()).toEqual(replies.map((reply) => reply.id).sort());
+
+    await store.quiesce();
+    const total = records.reduce((sum, record) => sum + record.cost.total, 0n);
+    const after = await item(itemKeys.organization(owner.tenant.orgId));
+    expect({ held: BigInt(after!.held), usage: BigInt(after!.total_usage), balance: BigInt(after!.balance) }).toEqual({ held: 0n, usage: total, balance: usdToNanos(1000) - total });
+    const keyItem = await item(itemKeys.apiKey(owner.hash));
+    expect({ held: BigInt(keyItem!.held), usage: BigInt(keyItem!.usage_total), leases: keyItem!.leases }).toEqual({ held: 0n, usage: total, leases: 0 });
+    const returned = await item(itemKeys.lease(lease!.id));
+    const spent = fromLease.reduce((sum, record) => sum + BigInt(record.claim.amount), 0n);
+    expect(returned).toMatchObject({ state: 'returned' });
+    expect(BigInt(returned!.consumed)).toBe(spent);
+    expect(BigInt(returned!.returned)).toBe(lease!.amount - spent);
+  });
+
+  it('a key PATCHed after its lease was taken: the next request holds exactly under the new terms, and the lease is given back', async () => {
+    const owner = await account();
+    expect((await chat(owner.key)).status).toBe(200);
+    await until(() => pool().held().some((lease) => lease.keyHash === owner.hash && !lease.retired), 'a lease');
+    const [lease] = pool().held().filter((held) => held.keyHash === owner.hash);
+    expect((await manage(owner.admin, 'PATCH', `/keys/${owner.hash}`, { limit: 0.000001 })).status).toBe(200);
+    const refused = await chat(owner.key);
+    expect(refused.status).toBe(402);
+    expect(refused.json.error.metadata.reason).toBe('key_limit');
+    await until(async () => (await item(itemKeys.lease(lease!.id)))?.state === 'returned', 'the lease given back');
+    expect((await manage(owner.admin, 'PATCH', `/keys/${owner.hash}`, { disabled: true })).status).toBe(200);
+    expect((await chat(owner.key)).status).toBe(401);
+  });
+
+  it('a process that died with a lease: the sweep gives back its unspent part after expiry, and its records still charge once', async () => {
+    const owner = await account();
+    expect((await chat(owner.key)).status).toBe(200);
+    await until(() => pool().held().some((lease) => lease.keyHash === owner.hash && !lease.retired), 'a lease');
+    const [lease] = pool().held().filter((held) => held.keyHash === owner.hash);
+    const drawn = await chat(owner.key);
+    expect(drawn.status).toBe(200);
+    const cost = usdToNanos(drawn.json.usage.cost);
+    // Before its expiry the sweep leaves it alone (its owner may still be serving requests from it).
+    expect(await store.deps.engine.ledger.sweepLeases()).toBe(0);
+    const stored = await item(itemKeys.lease(lease!.id));
+    store.setNow(new Date(Date.parse(stored!.expires_at as string) + 1000));
+    try {
+      expect(await store.deps.engine.ledger.sweepLeases()).toBeGreaterThanOrEqual(1);
+      // The draw's record is applied after the sweep: charged without releasing anything twice.
+      await store.converge();
+      const swept = await item(itemKeys.lease(lease!.id));
+      expect(swept).toMatchObject({ state: 'swept' });
+      expect(BigInt(swept!.returned)).toBe(lease!.amount);
+      // The dead process's pool does not know: it gives back nothing more.
+      await store.quiesce();
+      const records = await store.records(owner.tenant.orgId);
+      const total = records.reduce((sum, record) => sum + record.cost.total, 0n);
+      expect(total).toBeGreaterThanOrEqual(cost);
+      const org = await item(itemKeys.organization(owner.tenant.orgId));
+      expect({ held: BigInt(org!.held), usage: BigInt(org!.total_usage), balance: BigInt(org!.balance) }).toEqual({ held: 0n, usage: total, balance: usdToNanos(1000) - total });
+      expect(store.logs.some((line) => line.includes('lease swept before its records were applied'))).toBe(true);
+    } finally {
+      store.setNow(undefined);
+    }
+  });
+});
