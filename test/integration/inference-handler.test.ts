@@ -14,6 +14,7 @@ import { usdToNanos } from '../../lambdas/platform/money.js';
 import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { createDocumentClient } from '../../lambdas/platform/dynamo/client.js';
 import { itemKeys } from '../../lambdas/platform/dynamo/item-keys.js';
+import { defaultDeps } from '../../lambdas/app/deps.js';
 
 let upstream: Server;
 let upstreamClosedAt: number | undefined;
@@ -234,6 +235,8 @@ describe('client disconnect from a non-streaming request', () => {
     // at an estimate of the prompt with no output, and the record says so.
     let records = await store.records(tenant.orgId);
     while (records.length === 0 && Date.now() < deadline) records = await store.records(tenant.orgId);
+    // The handler's process gives its leases back (as it would stopping), and every record is applied.
+    await (await defaultDeps()).engine.leases?.returnAll();
     await store.converge();
     const org = await rawItem(itemKeys.organization(tenant.orgId));
     expect(records).toHaveLength(1);

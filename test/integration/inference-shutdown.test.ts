@@ -61,9 +61,9 @@ beforeEach(async () => {
   key = (await tenant.addKey('standard')).text;
 });
 
-/** The organization's item once every record written so far is applied. */
+/** The organization's item once the process has stopped: its leases given back, every record applied. */
 async function organization(): Promise<Json> {
-  await store.converge();
+  await store.quiesce();
   const db = createDocumentClient({ endpoint: store.endpoint });
   try {
     return (await db.send(new GetCommand({ TableName: store.tableName, Key: itemKeys.organization(tenant.orgId), ConsistentRead: true }))).Item as Json;
