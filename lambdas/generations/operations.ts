@@ -111,20 +111,20 @@ function generationView(record: GenerationRecord, providerNames: ReadonlyMap<str
 export const SETTLING_WAIT_MS = 5_000;
 
 /**
- * The record of a generation. A reply goes out before its settlement is written, so a client asking at once
- * may be early: while the generation still holds credits (settlement pending) this waits for the record.
+ * The record of a generation. A reply goes out before its record is written (its page follows within a
+ * few milliseconds, before the invocation ends), so a client asking at once may be early: while the
+ * generation still holds credits (an exact hold), or its id is from the last 15 minutes (a request that
+ * reserved from a lease holds nothing of its own), this waits for the record.
  * Every route that reads a generation goes through `visibleGeneration`, which goes through here.
  */
 async function settledGeneration(deps: GenerationPorts, id: string): Promise<GenerationRecord | undefined> {
   const deadline = Date.now() + SETTLING_WAIT_MS;
   for (let pause = 10; ; pause = Math.min(pause * 2, 200)) {
-    // The hold first, then the record: the settlement deletes one and writes the other in one transaction,
-    // so once the hold is gone the record is there (after a moment on DynamoDB Local, which applies a
-    // transaction's items one by one).
+    // The hold first, then the record: the aggregator deletes the hold only after the record is in its page.
     const pending = await deps.ledger.isPending(id);
     const record = await deps.generations.get(id);
     if (record) return record;
-    if (!pending) {
+    if (!pending && !recent(id, deps.clock().getTime())) {
       await new Promise((resolve) => setTimeout(resolve, 50));
       return deps.generations.get(id);
     }
@@ -132,6 +132,15 @@ async function settledGeneration(deps: GenerationPorts, id: string): Promise<Gen
     await new Promise((resolve) => setTimeout(resolve, pause));
   }
 }
+
+/** An id handed out in the last RECENT_S seconds (ids start with their second: gen-<unix seconds>-…). */
+function recent(id: string, nowMs: number): boolean {
+  const seconds = Number(/^gen-(\d+)-/.exec(id)?.[1]);
+  return Number.isFinite(seconds) && nowMs / 1000 - seconds <= RECENT_S;
+}
+
+/** How long after its start a generation without a hold may still be writing its record: the longest a request runs. */
+const RECENT_S = 900;
 
 /**
  * The one rule for routes that read a generation (GET /generation, POST /generation/feedback): wait for a
