@@ -14,7 +14,7 @@ import { Logger, type LogSink } from '../platform/logger.js';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 
 import type { EngineDeps } from '../inference/engine.js';
-import { createAggregator, createEngineDeps } from './engine-deps.js';
+import { createAggregator, createEngineDeps, WORKSPACE_CACHE_TTL_MS } from './engine-deps.js';
 import type { MeterAggregator } from '../billing/aggregator.js';
 import { gatewayEnvironment } from '../platform/aws/provider-secrets.js';
 import { readConfig, type GatewayConfig } from './config.js';
@@ -39,6 +39,8 @@ export interface GatewayDeps extends AuthDeps {
   aggregator: MeterAggregator;
   /** The one logger of the process, shared with the engine; the local runtime points its sink elsewhere. */
   log: Logger;
+  /** How long a process may serve requests from a cached copy of a key or workspace (the longer cache lifetime). */
+  leaseTermsLagMs: number;
   /** The configuration these deps were built from. */
   config: GatewayConfig;
 }
@@ -92,6 +94,7 @@ export function createDeps(config: GatewayConfig, wiring: DepsWiring = {}): Gate
     engine,
     aggregator: createAggregator(db, tableName, { log, clock }),
     keyCache,
+    leaseTermsLagMs: Math.max(wiring.keyCacheTtlMs ?? config.keyCacheTtlMs, wiring.workspaceCacheTtlMs ?? WORKSPACE_CACHE_TTL_MS),
     clock,
     operatorKeyText: config.operatorKeyText,
     log,

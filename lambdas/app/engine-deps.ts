@@ -69,6 +69,9 @@ export interface EngineWiring {
   leaseOwner?: string;
 }
 
+/** How long the ledger serves a workspace's budgets from its cache. */
+export const WORKSPACE_CACHE_TTL_MS = 2000;
+
 /** The key and workspace item codecs the ledger reads refused reservations back with. */
 export const meteredItemCodecs: MeteredItemCodecs = { keyFromItem, workspaceFromItem };
 
@@ -77,7 +80,7 @@ export function createLedger(db: DynamoDBDocumentClient, tableName: string, wiri
     repository: new LedgerRepository(db, tableName, meteredItemCodecs),
     codecs: meteredItemCodecs,
     workspaces: new WorkspaceRepository(db, tableName),
-    workspaceCache: new RecordCache<Workspace>(wiring.workspaceCacheTtlMs ?? 2000),
+    workspaceCache: new RecordCache<Workspace>(wiring.workspaceCacheTtlMs ?? WORKSPACE_CACHE_TTL_MS),
     ...(wiring.keySeen ? { keySeen: wiring.keySeen } : {}),
     clock: wiring.clock ?? (() => new Date()),
     random: Math.random,

@@ -1,5 +1,6 @@
 // The composition root of the management function's operations: each feature's operations built over just
 // the ports it uses, once per deps (per Lambda instance, per local process, per test store).
+import { setTimeout as delay } from 'node:timers/promises';
 import type { GatewayDeps } from './deps.js';
 import type { ManagementOperations } from './routes.js';
 import { systemOperations } from './system-operations.js';
@@ -22,16 +23,17 @@ export function createManagementOperations(deps: GatewayDeps): ManagementOperati
   // log is the process's one logger: the local runtime replaces its sink, not the logger.)
   const invalidateCredentials = (orgId: string) => deps.engine.byok?.invalidate(orgId);
   const names = providerNames(engine.catalog);
+  const leaseTermsLag = () => delay(deps.leaseTermsLagMs);
   return {
     ...systemOperations,
-    ...createKeyOperations({ keys, keyCache, workspaces, clock }),
+    ...createKeyOperations({ keys, keyCache, workspaces, clock, leaseTermsLag }),
     ...createOrganizationOperations({ organizations, clock }),
     ...createCatalogOperations({
       catalog: engine.catalog,
       usableEndpointsFor: async (key) => (deps.engine.byok ? usableEndpointFilter(await deps.engine.byok.credentialsFor(key.org_id), key) : undefined),
       organizations, rollups, endpointFailures: engine.endpointFailures, clock, log,
     }),
-    ...createWorkspaceOperations({ workspaces, keys, interns, vault, byok, invalidateCredentials, clock }),
+    ...createWorkspaceOperations({ workspaces, keys, interns, vault, byok, invalidateCredentials, clock, leaseTermsLag }),
     ...createCreditOperations({ organizations, credits, clock }),
     ...createGenerationOperations({ generations: engine.generations, ledger: engine.ledger, providerNames: names, clock }),
     ...createAnalyticsOperations({ rollups, keys, providerNames: names, clock }),

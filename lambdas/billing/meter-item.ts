@@ -45,6 +45,7 @@ export function meterFromItem(item: Record<string, unknown>): Meter {
       monthly: String(item[meterAttr.period('monthly')] ?? ''),
     },
     held: nanosFromStore(item[meterAttr.held]),
+    leases: typeof item.leases === 'number' ? item.leases : 0,
   };
 }
 

@@ -19,8 +19,10 @@ export interface Meter {
   byok_usage: UsageCounters;
   /** The window (its first day) each periodic counter is counting. */
   periods: Periods;
-  /** Reserved by requests in flight, not yet settled. */
+  /** Reserved by requests in flight and by processes' leases, not yet settled. */
   held: Nanos;
+  /** Leases outstanding against it: a change of its terms must wait until their holders see it (leases.ts). */
+  leases: number;
 }
 
 /** The meter window a budget interval counts in: lifetime budgets count the lifetime total. */
@@ -28,7 +30,7 @@ export const budgetWindow = (interval: Interval | 'lifetime'): Window => (interv
 
 export const zeroUsage = (): UsageCounters => ({ total: 0n, daily: 0n, weekly: 0n, monthly: 0n });
 
-export const newMeter = (at: Date): Meter => ({ usage: zeroUsage(), byok_usage: zeroUsage(), periods: currentPeriods(at), held: 0n });
+export const newMeter = (at: Date): Meter => ({ usage: zeroUsage(), byok_usage: zeroUsage(), periods: currentPeriods(at), held: 0n, leases: 0 });
 
 /** The meter as of `at`: counters of a window that has ended read zero (the store resets them lazily). */
 export function meterAt(meter: Meter, at: Date): Meter {
@@ -41,7 +43,7 @@ export function meterAt(meter: Meter, at: Date): Meter {
       byok[interval] = 0n;
     }
   }
-  return { usage, byok_usage: byok, periods: now, held: meter.held };
+  return { usage, byok_usage: byok, periods: now, held: meter.held, leases: meter.leases };
 }
 
 /** Spend counted against a limit of the given window. */

@@ -15,6 +15,11 @@ export interface KeyPorts {
   /** To check that a new key's workspace belongs to the organization. */
   workspaces: Pick<WorkspaceRepository, 'getWorkspace'>;
   clock: () => Date;
+  /**
+   * Waits until every process holding a lease of the key sees a change of its terms (their caches of keys
+   * and workspaces have expired): the reply then means that every request after it is under the new terms.
+   */
+  leaseTermsLag: () => Promise<void>;
 }
 
 export function createKeyOperations(deps: KeyPorts): KeyOperations {
@@ -79,14 +84,17 @@ export function createKeyOperations(deps: KeyPorts): KeyOperations {
     const updated = await deps.keys.update(hash, caller.org_id, patch, deps.clock().toISOString());
     if (!updated) throw new NotFoundError(`API key not found: ${hash}`);
     deps.keyCache.invalidate(hash);
+    if (updated.meter.leases > 0) await deps.leaseTermsLag();
     return { body: { data: keyView(updated, deps.clock()) } };
   },
 
   async deleteKey({ principal, params }) {
     const { key: caller } = principal;
     const { hash } = params;
+    const leased = ((await deps.keys.get(hash))?.meter.leases ?? 0) > 0;
     if (!(await deps.keys.delete(hash, caller.org_id))) throw new NotFoundError(`API key not found: ${hash}`);
     deps.keyCache.invalidate(hash);
+    if (leased) await deps.leaseTermsLag();
     return { body: { deleted: true } };
   },
 

@@ -26,6 +26,8 @@ export interface WorkspacePorts {
   /** Drops the organization's credentials cached for inference. */
   invalidateCredentials: (orgId: string) => void;
   clock: () => Date;
+  /** Waits until processes holding leases of the workspace see its new budgets (keys/operations.ts says why). */
+  leaseTermsLag: () => Promise<void>;
 }
 
 const orgOf = (principal: Principal): string => principal.key.org_id;
@@ -157,6 +159,7 @@ export function createWorkspaceOperations(deps: WorkspacePorts): WorkspaceOperat
     const budget = { id: existing?.id ?? randomUUID(), limit: body.limit_usd, created_at: existing?.created_at ?? now.toISOString(), updated_at: now.toISOString() };
     const updated = await deps.workspaces.putBudget(orgId, workspace.id, interval, budget, body.include_byok_in_budgets, now.toISOString());
     if (!updated) throw new NotFoundError(`Workspace not found: ${params.workspace_ref}`);
+    if (updated.meter.leases > 0) await deps.leaseTermsLag();
     return { body: { data: budgetView(updated, interval, now)!, include_byok_in_budgets: updated.include_byok_in_budgets } };
   },
 
@@ -164,7 +167,10 @@ export function createWorkspaceOperations(deps: WorkspacePorts): WorkspaceOperat
     const interval = intervalParam(params.interval);
     const orgId = orgOf(principal);
     const workspace = await workspaceOr404(deps, orgId, params.workspace_ref);
-    if (workspace.budgets[interval]) await deps.workspaces.putBudget(orgId, workspace.id, interval, null, undefined, deps.clock().toISOString());
+    if (workspace.budgets[interval]) {
+      const updated = await deps.workspaces.putBudget(orgId, workspace.id, interval, null, undefined, deps.clock().toISOString());
+      if (updated && updated.meter.leases > 0) await deps.leaseTermsLag();
+    }
     return { body: { deleted: true as const } };
   },
   };
