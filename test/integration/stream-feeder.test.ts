@@ -181,6 +181,20 @@ describe('checkpoints', () => {
     expect(await restarted.drain()).toBe(true);
     expect(next.keys().flat()).toEqual(written);
   });
+
+  it('stop() does not wait for a handler that never returns', async () => {
+    const checkpoints = memoryCheckpoints();
+    const written = await putPages(1);
+    const hung = recorder(() => new Promise<void>(() => undefined));
+    const feeder = feed(hung.handler, { checkpoints });
+    expect(await feeder.drain({ timeoutMs: 300 })).toBe(false);
+    await feeder.stop();
+    expect(logs.map((line) => JSON.parse(line) as Record<string, unknown>)).toEqual([expect.objectContaining({ level: 'warn', message: expect.stringContaining('still running a batch') })]);
+
+    const next = recorder();
+    expect(await feed(next.handler, { checkpoints }).drain()).toBe(true);
+    expect(next.keys()).toEqual([written]);
+  });
 });
 
 describe('failures', () => {
