@@ -147,7 +147,7 @@ export class GatewayStack extends Stack {
 
     // Applies generation-record pages to the meters, fed by the table's stream. The event source grants the
     // stream read (DescribeStream, GetRecords, GetShardIterator, ListStreams on the stream's ARN) and sending to
-    // the failure queue; the table's item actions are the other functions'.
+    // the failure queue; on the table it gets the same item actions as the other functions (TABLE_ACTIONS).
     this.aggregator = new GatewayFunction(this, 'Aggregator', {
       entry: 'lambdas/handlers/aggregator.ts',
       description: 'Model gateway meter aggregator: applies generation-record pages from the table stream',
