@@ -1,14 +1,18 @@
 // The whole gateway in one stack: the table, the streaming inference function behind a Function URL,
-// and the management function behind an HTTP API whose routes come from the route table.
+// the management function behind an HTTP API whose routes come from the route table, and the meter
+// aggregator fed by the table's stream.
 import { CfnOutput, Duration, SecretValue, Stack, type StackProps } from 'aws-cdk-lib';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
-import { FunctionUrlAuthType, HttpMethod, InvokeMode, type FunctionUrl } from 'aws-cdk-lib/aws-lambda';
+import { FilterCriteria, FunctionUrlAuthType, HttpMethod, InvokeMode, StartingPosition, type FunctionUrl } from 'aws-cdk-lib/aws-lambda';
+import { DynamoEventSource, SqsDlq } from 'aws-cdk-lib/aws-lambda-event-sources';
+import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import { API_PREFIX } from '../lambdas/platform/http/router.js';
 import { routesOf } from '../lambdas/app/routes.js';
 import { CORS_ALLOWED_HEADERS } from '../lambdas/platform/http/cors.js';
+import { PAGE_FILTER_PATTERN, PAGE_STREAM_SETTINGS } from '../lambdas/billing/page-stream.js';
 import type { ArchitectureName } from './config.js';
 import { GatewayFunction } from './gateway-function.js';
 import { GatewayTable } from './gateway-table.js';
@@ -29,6 +33,8 @@ export const INFERENCE_TIMEOUT = Duration.minutes(15);
 /** API Gateway HTTP APIs give an integration at most 30 s. */
 export const MANAGEMENT_TIMEOUT = Duration.seconds(29);
 export const MAINTENANCE_TIMEOUT = Duration.minutes(4);
+/** A batch is at most PAGE_STREAM_SETTINGS.batchSize pages; a minute leaves room for retried transactions. */
+export const AGGREGATOR_TIMEOUT = Duration.minutes(1);
 
 const RUNTIME_PINNED =
   'nodejs22.x is the runtime the gateway is built and tested for (esbuild target node22, the local runtime); '
@@ -41,6 +47,10 @@ export class GatewayStack extends Stack {
   readonly management: GatewayFunction;
   readonly maintenance: GatewayFunction;
   readonly maintenanceSchedule: Rule;
+  readonly aggregator: GatewayFunction;
+  readonly aggregatorSource: DynamoEventSource;
+  /** Where the aggregator's event source mapping reports pages it gave up on (their shard and sequence numbers). */
+  readonly aggregatorFailures: Queue;
   readonly managementApi: ManagementApi;
   readonly providerSecret: Secret;
   readonly vaultKey: VaultKey;
@@ -135,10 +145,43 @@ export class GatewayStack extends Stack {
       targets: [new LambdaFunction(this.maintenance.function, { retryAttempts: 0 })],
     });
 
+    // Applies generation-record pages to the meters, fed by the table's stream. The event source grants the
+    // stream read (DescribeStream, GetRecords, GetShardIterator, ListStreams on the stream's ARN) and sending to
+    // the failure queue; on the table it gets the same item actions as the other functions (TABLE_ACTIONS).
+    this.aggregator = new GatewayFunction(this, 'Aggregator', {
+      entry: 'lambdas/handlers/aggregator.ts',
+      description: 'Model gateway meter aggregator: applies generation-record pages from the table stream',
+      memorySize: 512,
+      architecture: props.architecture,
+      timeout: AGGREGATOR_TIMEOUT,
+      tableAccess,
+    });
+    this.aggregatorFailures = new Queue(this, 'AggregatorFailures', {
+      encryption: QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      // The most SQS allows: the failure reports wait for an operator, nothing else reads them.
+      retentionPeriod: Duration.days(14),
+    });
+    acknowledgeNag(this.aggregatorFailures, 'AwsSolutions-SQS3',
+      'This queue is itself a dead-letter destination: the on-failure destination of the aggregator\'s event source mapping. Nothing consumes it automatically; operators read it.');
+    this.aggregatorSource = new DynamoEventSource(this.table.table, {
+      // A new stream starts empty, and every page in it must be applied: from the oldest record kept.
+      startingPosition: StartingPosition.TRIM_HORIZON,
+      // Batch size and window chosen for a lag under 1 s: see PAGE_STREAM_SETTINGS.
+      batchSize: PAGE_STREAM_SETTINGS.batchSize,
+      maxBatchingWindow: Duration.seconds(PAGE_STREAM_SETTINGS.maxBatchingWindowSeconds),
+      bisectBatchOnError: true,
+      reportBatchItemFailures: true,
+      retryAttempts: PAGE_STREAM_SETTINGS.retryAttempts,
+      onFailure: new SqsDlq(this.aggregatorFailures),
+      filters: [FilterCriteria.filter(PAGE_FILTER_PATTERN)],
+    });
+    this.aggregator.function.addEventSource(this.aggregatorSource);
+
     for (const fn of [this.inference, this.management]) this.providerSecret.grantRead(fn.function);
-    // The vault and BYOK routes (management) and BYOK credentials in upstream calls (inference); not maintenance.
+    // The vault and BYOK routes (management) and BYOK credentials in upstream calls (inference); not maintenance or the aggregator.
     for (const fn of [this.inference, this.management]) this.vaultKey.grantDataKeys(fn.role);
-    for (const fn of [this.inference, this.management, this.maintenance]) acknowledgeNag(fn.function, 'AwsSolutions-L1', RUNTIME_PINNED);
+    for (const fn of [this.inference, this.management, this.maintenance, this.aggregator]) acknowledgeNag(fn.function, 'AwsSolutions-L1', RUNTIME_PINNED);
 
     this.frontDoor = new FrontDoor(this, 'FrontDoor', {
       inferenceUrl: this.inferenceUrl,

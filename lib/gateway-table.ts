@@ -1,7 +1,7 @@
 // The gateway's one DynamoDB table, keyed as the shared TABLE_SCHEMA says (the local runtime creates
 // the same keys in DynamoDB Local).
 import { RemovalPolicy } from 'aws-cdk-lib';
-import { AttributeType, Billing, TableEncryptionV2, TableV2 } from 'aws-cdk-lib/aws-dynamodb';
+import { AttributeType, Billing, StreamViewType, TableEncryptionV2, TableV2 } from 'aws-cdk-lib/aws-dynamodb';
 import { Construct } from 'constructs';
 import { TABLE_SCHEMA } from '../lambdas/platform/dynamo/table-schema.js';
 
@@ -22,6 +22,8 @@ export class GatewayTable extends Construct {
         sortKey: { name: index.sortKey, type: AttributeType.STRING },
       })),
       timeToLiveAttribute: TABLE_SCHEMA.ttlAttribute,
+      // Feeds the meter aggregator (its event source mapping in gateway-stack.ts).
+      dynamoStream: StreamViewType[TABLE_SCHEMA.streamViewType],
       billing: Billing.onDemand(),
       pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
       // The AWS-managed key (aws/dynamodb): encrypted with KMS, no key policy of ours to get wrong.

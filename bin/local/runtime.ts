@@ -13,6 +13,8 @@ import { ensureTable } from '../../lambdas/platform/dynamo/create-table.js';
 import { usdToNanos, MoneyFormatError } from '../../lambdas/platform/money.js';
 import { startSimulator, type Simulator } from '../simulator/server.js';
 import { startLocalKms } from './kms.js';
+import { fileCheckpoints, startStreamFeeder, type StreamFeeder } from './stream-feeder.js';
+import { matchesPageFilter, PAGE_STREAM_SETTINGS } from '../../lambdas/billing/page-stream.js';
 
 /** How often npm start releases expired credit holds (the maintenance function's schedule on AWS is 5 minutes). */
 const HOLD_SWEEP_INTERVAL_MS = 60_000;
@@ -22,15 +24,20 @@ export const DEFAULT_SHUTDOWN_GRACE_MS = 5000;
 const SHUTDOWN_SETTLE_MS = 3000;
 /**
  * Then, with the connections cut, how long their handlers get to finish settling (a settlement retrying
- * against a slow store) before DynamoDB Local is stopped anyway: a stop takes at most the grace period
- * plus SHUTDOWN_SETTLE_MS plus this (18 s with the default grace), and usually far less.
+ * against a slow store), and then how long the meter aggregator gets to take the pages written so far,
+ * before DynamoDB Local is stopped anyway: a stop takes at most the grace period plus SHUTDOWN_SETTLE_MS
+ * plus this and PAGE_DRAIN_MS (23 s with the default grace; 5 s more if the aggregator's handler hangs in a
+ * batch), and usually far less.
  */
 const SHUTDOWN_FINISH_MS = 10_000;
+const PAGE_DRAIN_MS = 5000;
 /** DynamoDB Local is restarted when it dies, unless it died this many times in RESTART_WINDOW_MS. */
 const MAX_RESTARTS = 3;
 const RESTART_WINDOW_MS = 60_000;
 /** /health's probe of DynamoDB Local. */
 const STORE_PROBE_TIMEOUT_MS = 1000;
+/** How often the stream feeder reads a shard that had nothing new: four times a second, as Lambda polls a shard. */
+const STREAM_POLL_MS = 250;
 
 export interface LocalConfig {
   port: number;
@@ -127,7 +134,8 @@ export interface LocalRuntime {
   managementKeyFile?: string;
   /**
    * Stops accepting, lets in-flight requests finish within the grace period, then tells the rest to end
-   * (the engine's shutdown switch) and waits for them to settle (bounded), then stops the simulator, KMS and DynamoDB Local.
+   * (the engine's shutdown switch) and waits for them to settle (bounded), then lets the meter aggregator
+   * take every page written so far (bounded), then stops the simulator, KMS and DynamoDB Local.
    */
   stop(): Promise<void>;
 }
@@ -225,6 +233,7 @@ export async function startLocalRuntime(config: LocalConfig, output: RuntimeOutp
     }
   };
 
+  let feeder: StreamFeeder | undefined;
   try {
     process.env.SIMULATOR_URL = simulator.url;
     // The vault's envelope encryption talks to the local KMS exactly as it talks to AWS KMS on Lambda.
@@ -244,6 +253,7 @@ export async function startLocalRuntime(config: LocalConfig, output: RuntimeOutp
     // One after another: Jest's ESM loader (the runtime tests) fails on concurrent imports of shared modules.
     const { handler: inference } = await import('../../lambdas/handlers/inference.js');
     const { handler: management } = await import('../../lambdas/handlers/management.js');
+    const { handler: aggregator } = await import('../../lambdas/handlers/aggregator.js');
     const { defaultDeps } = await import('../../lambdas/app/deps.js');
     const deps = await defaultDeps();
     // The handlers, the engine and the ledger log through the deps' one logger (to stdout, for CloudWatch on
@@ -252,6 +262,21 @@ export async function startLocalRuntime(config: LocalConfig, output: RuntimeOutp
     const bootstrap = await bootstrapLocal({
       organizations: deps.organizations, keys: deps.keys, adminKeyText: config.adminKey, initialCredits, internProgramme: config.internProgramme, now: new Date(),
     });
+    // What the aggregator's event source mapping does on AWS: pages, from the table's stream, to the meters.
+    const pageFeeder = startStreamFeeder({
+      endpoint: dynamodb.endpoint,
+      tableName: config.tableName,
+      handler: aggregator,
+      filter: matchesPageFilter,
+      batchSize: PAGE_STREAM_SETTINGS.batchSize,
+      batchWindowMs: PAGE_STREAM_SETTINGS.maxBatchingWindowSeconds * 1000,
+      retryAttempts: PAGE_STREAM_SETTINGS.retryAttempts,
+      pollMs: STREAM_POLL_MS,
+      checkpoints: fileCheckpoints(join(config.dataDir, 'stream-checkpoints.json')),
+      deadLetterFile: join(config.dataDir, 'aggregator-dead-letters.jsonl'),
+      log: deps.log,
+    });
+    feeder = pageFeeder;
     let managementKeyFile: string | undefined;
     if (bootstrap.generatedKeyText) {
       // Printed once, and kept where only this user can read it, so it does not scroll away.
@@ -298,6 +323,12 @@ export async function startLocalRuntime(config: LocalConfig, output: RuntimeOutp
             finishMs: SHUTDOWN_FINISH_MS,
             onGraceExpired: () => deps.engine.shutdown.trigger(),
           });
+          // Requests that finished during the drain wrote pages: the aggregator takes them before the store stops
+          // (unless the store is gone for good: then they wait in its stream for the next start).
+          if (storeState !== 'down' && !(await pageFeeder.drain({ timeoutMs: PAGE_DRAIN_MS }))) {
+            deps.log.warn('the meter aggregator did not take every page before shutdown; it takes the rest at the next start');
+          }
+          await pageFeeder.stop();
           stopping = true;
           registerHealthCheck(undefined);
           probe.destroy();
@@ -310,6 +341,7 @@ export async function startLocalRuntime(config: LocalConfig, output: RuntimeOutp
     };
   } catch (error) {
     stopping = true;
+    await feeder?.stop();
     probe.destroy();
     await Promise.all([dynamodb.stop(), simulator.close(), kms.close(), logger.close()]);
     throw error;

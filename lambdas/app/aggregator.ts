@@ -5,12 +5,12 @@ import type { GatewayDeps } from './deps.js';
 import { pageFromItem } from '../billing/page-repository.js';
 import type { Page } from '../billing/pages.js';
 
-export interface StreamPage {
+export interface StreamedPage {
   sequenceNumber: string;
   item: Record<string, unknown>;
 }
 
-export async function applyPages(deps: GatewayDeps, pages: readonly StreamPage[]): Promise<{ failedSequenceNumber?: string }> {
+export async function applyPages(deps: GatewayDeps, pages: readonly StreamedPage[]): Promise<{ failedSequenceNumber?: string }> {
   const decoded: Page[] = [];
   let undecodable: { at: number; error: unknown } | undefined;
   for (const [at, { item }] of pages.entries()) {

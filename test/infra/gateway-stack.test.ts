@@ -1,5 +1,6 @@
-// The CDK stack as synthesized: cdk-nag findings, the table, both functions, the Function URL, the
-// HTTP API routes generated from the route table, IAM, context settings, and the bundles themselves.
+// The CDK stack as synthesized: cdk-nag findings, the table, the functions, the Function URL, the
+// HTTP API routes generated from the route table, the aggregator's stream mapping, IAM, context settings,
+// and the bundles themselves.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -14,6 +15,8 @@ import { TABLE_ACTIONS } from '../../lib/gateway-function.js';
 import { routesOf } from '../../lambdas/app/routes.js';
 import { fullPath } from '../../lambdas/platform/http/router.js';
 import { TABLE_SCHEMA } from '../../lambdas/platform/dynamo/table-schema.js';
+import { matchesFilterPattern, matchesPageFilter, PAGE_FILTER_PATTERN, PAGE_STREAM_SETTINGS, type FilterPattern } from '../../lambdas/billing/page-stream.js';
+import type { DynamoDBRecord } from 'aws-lambda';
 
 interface ValidationReport {
   pluginReports: {
@@ -78,10 +81,12 @@ describe('cdk-nag (AwsSolutions)', () => {
       { rule: 'AwsSolutions-L1', at: 'ModelGatewayStack/Management/Function' },
       { rule: 'AwsSolutions-APIG4', at: 'ModelGatewayStack/ManagementApi/HttpApi' },
       { rule: 'AwsSolutions-SMG4', at: 'ModelGatewayStack/ProviderCredentials' },
+      { rule: 'AwsSolutions-L1', at: 'ModelGatewayStack/Aggregator/Function' },
+      { rule: 'AwsSolutions-SQS3', at: 'ModelGatewayStack/AggregatorFailures' },
       ...['CFR1', 'CFR2', 'CFR3', 'CFR4'].map((rule) => ({ rule: `AwsSolutions-${rule}`, at: 'ModelGatewayStack/FrontDoor/Distribution' })),
     ]));
     expect(new Set(acknowledged.map((finding) => finding.rule))).toEqual(new Set([
-      'AwsSolutions-L1', 'AwsSolutions-APIG4', 'AwsSolutions-SMG4', 'AwsSolutions-CFR1', 'AwsSolutions-CFR2', 'AwsSolutions-CFR3', 'AwsSolutions-CFR4',
+      'AwsSolutions-L1', 'AwsSolutions-APIG4', 'AwsSolutions-SMG4', 'AwsSolutions-SQS3', 'AwsSolutions-CFR1', 'AwsSolutions-CFR2', 'AwsSolutions-CFR3', 'AwsSolutions-CFR4',
     ]));
     for (const finding of nag?.suppressedViolations ?? []) expect(finding.reason.length).toBeGreaterThan(40);
   });
@@ -118,6 +123,7 @@ describe('table', () => {
           { AttributeName: 'gsi1sk', AttributeType: 'S' },
         ]),
         TimeToLiveSpecification: { AttributeName: TABLE_SCHEMA.ttlAttribute, Enabled: true },
+        StreamSpecification: { StreamViewType: 'NEW_IMAGE' },
         SSESpecification: { SSEEnabled: true, SSEType: 'KMS' },
         GlobalSecondaryIndexes: [{
           IndexName: 'gsi1',
@@ -185,7 +191,7 @@ describe('functions', () => {
   });
 
   it('logs each function to its own log group with a retention', () => {
-    for (const gatewayFunction of [base.stack.inference, base.stack.management, base.stack.maintenance]) {
+    for (const gatewayFunction of [base.stack.inference, base.stack.management, base.stack.maintenance, base.stack.aggregator]) {
       const fn = base.resources[logicalId(base.stack, gatewayFunction.function)];
       const logGroupId = logicalId(base.stack, gatewayFunction.logGroup);
       expect(fn?.Properties.LoggingConfig).toEqual({ LogGroup: { Ref: logGroupId } });
@@ -221,6 +227,65 @@ describe('functions', () => {
     });
     base.template.hasOutput('ManagementBaseUrl', {
       Value: { 'Fn::Join': ['', Match.arrayWith([{ Ref: logicalId(base.stack, base.stack.managementApi.httpApi) }, '/api/v1'])] },
+    });
+  });
+});
+
+describe('meter aggregator', () => {
+  const mappings = () => Object.values(base.template.findResources('AWS::Lambda::EventSourceMapping'));
+
+  it('runs on nodejs22.x with the table and no provider secret or vault key', () => {
+    const fn = base.resources[logicalId(base.stack, base.stack.aggregator.function)]!;
+    expect(fn.Properties).toMatchObject({ Runtime: 'nodejs22.x', Architectures: ['arm64'], MemorySize: 512, Timeout: 60, Handler: 'index.handler' });
+    expect(fn.Properties.Environment.Variables).toEqual({ TABLE_NAME: { Ref: logicalId(base.stack, base.stack.table.table) }, NODE_OPTIONS: '--enable-source-maps' });
+  });
+
+  it('is fed by the table\'s stream with the shared batching, bisection, partial failures, bounded retries and a failure queue', () => {
+    expect(mappings()).toHaveLength(1);
+    expect(mappings()[0]!.Properties).toEqual(expect.objectContaining({
+      FunctionName: { Ref: logicalId(base.stack, base.stack.aggregator.function) },
+      EventSourceArn: { 'Fn::GetAtt': [logicalId(base.stack, base.stack.table.table), 'StreamArn'] },
+      StartingPosition: 'TRIM_HORIZON',
+      BatchSize: PAGE_STREAM_SETTINGS.batchSize,
+      MaximumBatchingWindowInSeconds: PAGE_STREAM_SETTINGS.maxBatchingWindowSeconds,
+      BisectBatchOnFunctionError: true,
+      FunctionResponseTypes: ['ReportBatchItemFailures'],
+      MaximumRetryAttempts: PAGE_STREAM_SETTINGS.retryAttempts,
+      DestinationConfig: { OnFailure: { Destination: { 'Fn::GetAtt': [logicalId(base.stack, base.stack.aggregatorFailures), 'Arn'] } } },
+    }));
+    // Spelled out, so a change to the deployed mapping is a visible change to this test.
+    expect(PAGE_STREAM_SETTINGS).toEqual({ batchSize: 100, maxBatchingWindowSeconds: 0, retryAttempts: 5 });
+  });
+
+  it('deploys the filter npm start applies, and both decide sample records alike', () => {
+    const patterns = (mappings()[0]!.Properties.FilterCriteria.Filters as Array<{ Pattern: string }>).map((filter) => filter.Pattern);
+    expect(patterns).toEqual(['{"eventName":["INSERT"],"dynamodb":{"Keys":{"pk":{"S":[{"prefix":"GENS#"}]},"sk":{"S":[{"prefix":"P#"}]}}}}']);
+    expect(JSON.parse(patterns[0]!)).toEqual(PAGE_FILTER_PATTERN);
+    const deployed = JSON.parse(patterns[0]!) as FilterPattern;
+    const record = (eventName: 'INSERT' | 'MODIFY' | 'REMOVE', pk: string, sk: string): DynamoDBRecord => ({
+      eventName, eventSource: 'aws:dynamodb', dynamodb: { Keys: { pk: { S: pk }, sk: { S: sk } }, SequenceNumber: '1', StreamViewType: 'NEW_IMAGE' },
+    });
+    const samples: Array<[DynamoDBRecord, boolean]> = [
+      [record('INSERT', 'GENS#0001', 'P#0001'), true],
+      [record('INSERT', 'GENS#0001', 'APPLIED'), false],
+      [record('MODIFY', 'GENS#0001', 'P#0001'), false],
+      [record('REMOVE', 'GENS#0001', 'P#0001'), false],
+      [record('INSERT', 'GEN#abc', 'GEN'), false],
+      [record('INSERT', 'ORG#o1', 'P#0001'), false],
+      [record('INSERT', 'gens#0001', 'P#0001'), false],
+      [{ eventName: 'INSERT', dynamodb: { Keys: { pk: { S: 'GENS#0001' } } } }, false],
+    ];
+    for (const [sample, expected] of samples) {
+      expect({ sample, deployed: matchesFilterPattern(deployed, sample), local: matchesPageFilter(sample) }).toEqual({ sample, deployed: expected, local: expected });
+    }
+  });
+
+  it('reports pages it gives up on to an encrypted queue that refuses plain HTTP', () => {
+    const queueId = logicalId(base.stack, base.stack.aggregatorFailures);
+    expect(base.resources[queueId]!.Properties).toMatchObject({ SqsManagedSseEnabled: true, MessageRetentionPeriod: 14 * 24 * 3600 });
+    base.template.hasResourceProperties('AWS::SQS::QueuePolicy', {
+      Queues: [{ Ref: queueId }],
+      PolicyDocument: { Statement: [Match.objectLike({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } })] },
     });
   });
 });
@@ -284,11 +349,12 @@ describe('IAM', () => {
 
   it('grants each function exactly the listed DynamoDB actions on the table and its gsi1 index ARN', () => {
     const tableId = logicalId(base.stack, base.stack.table.table);
-    for (const gatewayFunction of [base.stack.inference, base.stack.management, base.stack.maintenance]) {
+    for (const gatewayFunction of [base.stack.inference, base.stack.management, base.stack.maintenance, base.stack.aggregator]) {
       const roleId = logicalId(base.stack, gatewayFunction.role);
       const policy = policies().find((candidate) => JSON.stringify(candidate.Properties.Roles) === JSON.stringify([{ Ref: roleId }]));
       expect(policy).toBeDefined();
-      const dynamo = statementsOf(policy!).filter((statement) => [statement.Action].flat().some((action) => action.startsWith('dynamodb:')));
+      const dynamo = statementsOf(policy!).filter((statement) => [statement.Action].flat().some((action) => action.startsWith('dynamodb:'))
+        && JSON.stringify(statement.Resource) !== JSON.stringify({ 'Fn::GetAtt': [tableId, 'StreamArn'] }));
       expect(dynamo).toHaveLength(1);
       expect([dynamo[0]!.Action].flat().sort()).toEqual([...TABLE_ACTIONS].sort());
       // Spelled out, so a change to the granted actions is a visible change to this test.
@@ -301,6 +367,31 @@ describe('IAM', () => {
         { 'Fn::Join': ['', [{ 'Fn::GetAtt': [tableId, 'Arn'] }, `/index/${TABLE_SCHEMA.globalIndexes[0].indexName}`]] },
       ]);
     }
+  });
+
+  it('lets only the aggregator read the table\'s stream, and only that stream', () => {
+    const tableId = logicalId(base.stack, base.stack.table.table);
+    const stream = { 'Fn::GetAtt': [tableId, 'StreamArn'] };
+    const streamActionsOf = (gatewayFunction: GatewayStack['aggregator']) => {
+      const roleId = logicalId(base.stack, gatewayFunction.role);
+      const policy = policies().find((candidate) => JSON.stringify(candidate.Properties.Roles) === JSON.stringify([{ Ref: roleId }]));
+      return statementsOf(policy!).filter((statement) => JSON.stringify(statement.Resource) === JSON.stringify(stream));
+    };
+    const aggregator = streamActionsOf(base.stack.aggregator);
+    expect(aggregator.every((statement) => statement.Effect === 'Allow')).toBe(true);
+    expect(aggregator.flatMap((statement) => [statement.Action].flat()).sort()).toEqual([
+      'dynamodb:DescribeStream', 'dynamodb:GetRecords', 'dynamodb:GetShardIterator', 'dynamodb:ListStreams',
+    ]);
+    for (const gatewayFunction of [base.stack.inference, base.stack.management, base.stack.maintenance]) expect(streamActionsOf(gatewayFunction)).toEqual([]);
+  });
+
+  it('lets the aggregator send to its failure queue and nothing else of SQS', () => {
+    const roleId = logicalId(base.stack, base.stack.aggregator.role);
+    const policy = policies().find((candidate) => JSON.stringify(candidate.Properties.Roles) === JSON.stringify([{ Ref: roleId }]));
+    const sqs = statementsOf(policy!).filter((statement) => [statement.Action].flat().some((action) => action.startsWith('sqs:')));
+    expect(sqs).toHaveLength(1);
+    expect([sqs[0]!.Action].flat().sort()).toEqual(['sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:SendMessage']);
+    expect(sqs[0]!.Resource).toEqual({ 'Fn::GetAtt': [logicalId(base.stack, base.stack.aggregatorFailures), 'Arn'] });
   });
 
   it('has no wildcard action or resource anywhere', () => {
@@ -342,7 +433,7 @@ describe('bundles', () => {
   }
 
   it('are minified ESM with a createRequire banner and a source map', () => {
-    for (const gatewayFunction of [base.stack.inference, base.stack.management]) {
+    for (const gatewayFunction of [base.stack.inference, base.stack.management, base.stack.aggregator]) {
       const dir = bundleDir(base, gatewayFunction);
       const code = readFileSync(join(dir, 'index.mjs'), 'utf8');
       expect(code.startsWith("import { createRequire as __gatewayCreateRequire } from 'node:module';")).toBe(true);
@@ -357,11 +448,13 @@ describe('bundles', () => {
     const inference = join(bundleDir(base, base.stack.inference), 'index.mjs');
     const management = join(bundleDir(base, base.stack.management), 'index.mjs');
     const maintenance = join(bundleDir(base, base.stack.maintenance), 'index.mjs');
+    const aggregator = join(bundleDir(base, base.stack.aggregator), 'index.mjs');
     const output = runModule(`
       globalThis.awslambda = { streamifyResponse: (handler) => handler, HttpResponseStream: { from: (stream) => stream } };
       const inference = await import(${JSON.stringify(inference)});
       const management = await import(${JSON.stringify(management)});
       const maintenance = await import(${JSON.stringify(maintenance)});
+      const aggregator = await import(${JSON.stringify(aggregator)});
       const event = (method, path) => ({
         version: '2.0', routeKey: '$default', rawPath: path, rawQueryString: '', headers: {}, isBase64Encoded: false,
         requestContext: { http: { method, path, protocol: 'HTTP/1.1', sourceIp: '192.0.2.1', userAgent: 'test' },
@@ -370,10 +463,12 @@ describe('bundles', () => {
       });
       const health = await management.handler(event('GET', '/health'), {});
       const missing = await management.handler(event('GET', '/api/v1/no-such-route'), {});
-      console.log(JSON.stringify({ inference: typeof inference.handler, maintenance: typeof maintenance.handler, health: health.statusCode, missing: missing.statusCode, body: JSON.parse(missing.body) }));
+      const page = { eventName: 'INSERT', dynamodb: { SequenceNumber: '100', NewImage: { pk: { S: 'GENS#1' }, sk: { S: 'P#1' } } } };
+      const pages = await aggregator.handler({ Records: [page] }, {});
+      console.log(JSON.stringify({ inference: typeof inference.handler, maintenance: typeof maintenance.handler, health: health.statusCode, missing: missing.statusCode, body: JSON.parse(missing.body), pages }));
     `);
     const result = JSON.parse(output.trim().split('\n').at(-1)!);
-    expect(result).toMatchObject({ inference: 'function', maintenance: 'function', health: 200, missing: 404, body: { error: { code: 404 } } });
+    expect(result).toMatchObject({ inference: 'function', maintenance: 'function', health: 200, missing: 404, body: { error: { code: 404 } }, pages: { batchItemFailures: [] } });
   });
 });
 
@@ -500,6 +595,7 @@ describe('vault key', () => {
       expect(fn.Properties.Environment.Variables.GATEWAY_KMS_KEY_ID).toEqual({ 'Fn::GetAtt': [keyId, 'Arn'] });
     }
     expect(withKms(base.stack.maintenance)).toEqual([]);
+    expect(withKms(base.stack.aggregator)).toEqual([]);
     expect(base.resources[logicalId(base.stack, base.stack.maintenance.function)]!.Properties.Environment.Variables.GATEWAY_KMS_KEY_ID).toBeUndefined();
   });
 

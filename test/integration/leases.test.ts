@@ -148,9 +148,21 @@ describe('requests reserve from a lease', () => {
     expect((await chat(owner.key)).status).toBe(200);
     await until(() => pool().held().some((lease) => lease.keyHash === owner.hash && !lease.retired), 'a lease');
     const [lease] = pool().held().filter((held) => held.keyHash === owner.hash);
-    const drawn = await chat(owner.key);
-    expect(drawn.status).toBe(200);
-    const cost = usdToNanos(drawn.json.usage.cost);
+    // The draw's page is written only after the sweep (as a record still in flight when its lease expired).
+    const pages = store.deps.engine.pages;
+    const add = pages.add.bind(pages);
+    let open!: () => void;
+    const gate = new Promise<void>((resolve) => { open = resolve; });
+    const written: Array<Promise<unknown>> = [];
+    pages.add = (entry) => {
+      const stored = gate.then(() => add(entry));
+      written.push(stored);
+      return stored;
+    };
+    const deferred: Array<Promise<unknown>> = [];
+    const reply = await handleInference(httpEvent({ method: 'POST', path: '/api/v1/chat/completions', key: owner.key, body: { model: 'simulator/echo', messages: [{ role: 'user', content: 'lease me' }], max_tokens: 20 } }), store.deps, (work) => { deferred.push(work); });
+    expect(reply.statusCode).toBe(200);
+    const cost = usdToNanos((JSON.parse(reply.body as string) as Json).usage.cost);
     // Before its expiry the sweep leaves it alone (its owner may still be serving requests from it).
     expect(await store.deps.engine.ledger.sweepLeases()).toBe(0);
     const stored = await item(itemKeys.lease(lease!.id));
@@ -158,6 +170,9 @@ describe('requests reserve from a lease', () => {
     try {
       expect(await store.deps.engine.ledger.sweepLeases()).toBeGreaterThanOrEqual(1);
       // The draw's record is applied after the sweep: charged without releasing anything twice.
+      pages.add = add;
+      open();
+      await Promise.all([...written, ...deferred]);
       await store.converge();
       const swept = await item(itemKeys.lease(lease!.id));
       expect(swept).toMatchObject({ state: 'swept' });

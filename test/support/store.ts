@@ -6,7 +6,13 @@ import { createDocumentClient } from '../../lambdas/platform/dynamo/client.js';
 import { createDeps, type GatewayDeps } from '../../lambdas/app/deps.js';
 import { readConfig } from '../../lambdas/app/config.js';
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
-import { applyPages, type StreamPage } from '../../lambdas/app/aggregator.js';
+import type { StreamedPage } from '../../lambdas/app/aggregator.js';
+import { handleStreamEvent } from '../../lambdas/handlers/aggregator.js';
+import { matchesPageFilter, PAGE_STREAM_SETTINGS } from '../../lambdas/billing/page-stream.js';
+import { memoryCheckpoints, startStreamFeeder } from '../../bin/local/stream-feeder.js';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { pageFromItem } from '../../lambdas/billing/page-repository.js';
 import type { GenerationRecord } from '../../lambdas/billing/generation-record.js';
 import { startLocalKms, type LocalKms } from '../../bin/local/kms.js';
@@ -22,8 +28,8 @@ export interface TestStore {
   /** The local KMS the vault uses (its `calls` count KMS requests). */
   kms: LocalKms;
   /**
-   * Applies every page of generation records written so far to the meters (the aggregator behind the
-   * table's stream), and resolves when that is done: reads after it see every finished request.
+   * Resolves once the aggregator (fed from the table's stream, as on AWS) has applied every page of
+   * generation records written so far: reads after it see every finished request.
    */
   converge(): Promise<void>;
   /**
@@ -32,7 +38,7 @@ export interface TestStore {
    */
   quiesce(): Promise<void>;
   /** Every page item of generation records in the table, in key order (as the stream hands them over). */
-  pages(): Promise<StreamPage[]>;
+  pages(): Promise<StreamedPage[]>;
   /** Every generation record written so far (of one organization). */
   records(orgId?: string): Promise<GenerationRecord[]>;
   /** Moves the deps' clock. */
@@ -66,13 +72,20 @@ export async function createTestStore(env: NodeJS.ProcessEnv = {}): Promise<Test
     credentialCacheTtlMs: 0,
   });
   const deps = depsWith({});
+  // What the aggregator's event source mapping does on AWS (and npm start's feeder locally): the table's
+  // stream, filtered to new pages, fed to the aggregator handler over these deps, all along.
+  const deadLetterFile = join(mkdtempSync(join(tmpdir(), 'store-dead-letters-')), 'dead-letters.jsonl');
+  const feeder = startStreamFeeder({
+    endpoint, tableName, handler: (event) => handleStreamEvent(event, deps), filter: matchesPageFilter,
+    batchSize: PAGE_STREAM_SETTINGS.batchSize, batchWindowMs: 0, retryAttempts: PAGE_STREAM_SETTINGS.retryAttempts, retryDelayMs: 10,
+    pollMs: 50, checkpoints: memoryCheckpoints(), deadLetterFile, log: deps.log,
+  });
   const converge = async () => {
-    // TEMPORARY: until the local stream feeder lands, every page is found by a scan (applying one twice is refused by its marker).
-    const result = await applyPages(deps, await pages());
-    if (result.failedSequenceNumber) throw new Error(`pages not applied from ${result.failedSequenceNumber}: ${logs.filter((line) => line.includes('not applied')).at(-1) ?? ''}`);
+    if (!(await feeder.drain({ timeoutMs: 20_000 }))) throw new Error('the aggregator did not catch up with the stream within 20 s');
+    if (existsSync(deadLetterFile)) throw new Error(`pages were dead-lettered: ${readFileSync(deadLetterFile, 'utf8').slice(0, 2000)}`);
   };
-  const pages = async (): Promise<StreamPage[]> => {
-    const found: StreamPage[] = [];
+  const pages = async (): Promise<StreamedPage[]> => {
+    const found: StreamedPage[] = [];
     let start: Record<string, unknown> | undefined;
     do {
       const result = await db.send(new ScanCommand({
@@ -100,6 +113,7 @@ export async function createTestStore(env: NodeJS.ProcessEnv = {}): Promise<Test
     setNow: (date) => { now = date; },
     kms,
     drop: async () => {
+      await feeder.stop();
       await kms.close();
       await admin.send(new DeleteTableCommand({ TableName: tableName }));
       admin.destroy();
