@@ -1,5 +1,6 @@
 // The whole local gateway in one call: DynamoDB Local, the table, first-start state, and the HTTP server
 // in front of the same Lambda handlers that run on AWS. Used by `npm start`, the end-to-end tests and the bench.
+import { createHash } from 'node:crypto';
 import { join, resolve } from 'node:path';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
@@ -239,6 +240,8 @@ export async function startLocalRuntime(config: LocalConfig, output: RuntimeOutp
     // The vault's envelope encryption talks to the local KMS exactly as it talks to AWS KMS on Lambda.
     process.env.GATEWAY_KMS_KEY_ID = kms.keyArn;
     process.env.KMS_ENDPOINT = kms.url;
+    // One lease owner per data directory: a restart after a crash takes back what the last run held.
+    process.env.GATEWAY_LEASE_OWNER ??= `local-${createHash('sha256').update(config.dataDir).digest('hex').slice(0, 16)}`;
     process.env.TABLE_NAME = config.tableName;
     process.env.DYNAMODB_ENDPOINT = dynamodb.endpoint;
     process.env.AWS_REGION ??= 'local';
@@ -259,6 +262,13 @@ export async function startLocalRuntime(config: LocalConfig, output: RuntimeOutp
     // The handlers, the engine and the ledger log through the deps' one logger (to stdout, for CloudWatch on
     // Lambda); here through the local sink, which keeps the per-generation metrics lines off the console.
     deps.log.sink = log;
+    // A predecessor that died (SIGKILL, a crash) could not give its leases back: take them back now. Its
+    // records still in the stream are charged when the aggregator applies them.
+    const leaseOwner = deps.engine.leases?.owner;
+    if (leaseOwner) {
+      const taken = await deps.engine.ledger.sweepLeases(leaseOwner);
+      if (taken > 0) log(`took back ${taken} budget lease(s) the previous run held`);
+    }
     const bootstrap = await bootstrapLocal({
       organizations: deps.organizations, keys: deps.keys, adminKeyText: config.adminKey, initialCredits, internProgramme: config.internProgramme, now: new Date(),
     });
@@ -296,9 +306,11 @@ export async function startLocalRuntime(config: LocalConfig, output: RuntimeOutp
       kms: { status: kms.listening ? 'ok' : 'down', required: true },
       ...(config.simulatorUrl ? {} : { simulator: { status: 'ok' as const, required: false } }),
     }));
-    // What the scheduled maintenance function does on AWS: release holds of requests that never settled.
+    // What the scheduled maintenance function does on AWS: release holds of requests that never settled and
+    // expired leases nobody gave back.
     const sweeper = setInterval(() => {
       deps.engine.ledger.releaseExpired().catch((error: unknown) => log(`releasing expired holds failed: ${String(error)}`));
+      deps.engine.ledger.sweepLeases().catch((error: unknown) => log(`sweeping expired leases failed: ${String(error)}`));
     }, HOLD_SWEEP_INTERVAL_MS);
     sweeper.unref();
     const runtimeFile = join(config.dataDir, 'runtime.json');
@@ -323,6 +335,11 @@ export async function startLocalRuntime(config: LocalConfig, output: RuntimeOutp
             finishMs: SHUTDOWN_FINISH_MS,
             onGraceExpired: () => deps.engine.shutdown.trigger(),
           });
+          // Every request has ended: give the leases back and write the last records.
+          if (storeState !== 'down') {
+            await deps.engine.leases?.returnAll();
+            await deps.engine.pages.flush();
+          }
           // Requests that finished during the drain wrote pages: the aggregator takes them before the store stops
           // (unless the store is gone for good: then they wait in its stream for the next start).
           if (storeState !== 'down' && !(await pageFeeder.drain({ timeoutMs: PAGE_DRAIN_MS }))) {

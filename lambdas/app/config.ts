@@ -21,6 +21,8 @@ export interface GatewayConfig {
   keyCacheTtlMs: number;
   /** GATEWAY_ADMIN_KEY: the operator's key text, when set. */
   operatorKeyText: string | undefined;
+  /** GATEWAY_LEASE_OWNER: who holds this process's budget leases (npm start: its data directory's name for it). */
+  leaseOwner: string | undefined;
   vault: VaultSettings;
 }
 
@@ -35,6 +37,7 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): GatewayConfig 
     credentials: envCredentials({ ...env }),
     keyCacheTtlMs: Number(env.GATEWAY_KEY_CACHE_TTL_MS ?? 2000),
     operatorKeyText: env.GATEWAY_ADMIN_KEY || undefined,
+    leaseOwner: env.GATEWAY_LEASE_OWNER || undefined,
     vault: vaultSettingsFromEnv(env),
   };
 }

@@ -78,6 +78,7 @@ export function createDeps(config: GatewayConfig, wiring: DepsWiring = {}): Gate
   const engine = createEngineDeps(db, tableName, config, {
     log,
     clock,
+    ...(config.leaseOwner ? { leaseOwner: config.leaseOwner } : {}),
     keySeen: (key) => keyCache.set(key.hash, key),
     ...(wiring.workspaceCacheTtlMs !== undefined ? { workspaceCacheTtlMs: wiring.workspaceCacheTtlMs } : {}),
   });

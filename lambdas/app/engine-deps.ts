@@ -116,6 +116,7 @@ export function createEngineDeps(db: DynamoDBDocumentClient, tableName: string, 
         takeLease: (key, workspace, amount, useUntil) => ledger.takeLease(key, workspace, amount, useUntil, owner),
         returnLease: (grant, spent) => ledger.returnLease(grant, spent),
       },
+      owner,
       now: () => clock().getTime(),
       log,
     })

@@ -115,6 +115,8 @@ interface KeyLeases {
 
 export interface LeasePoolDeps {
   ledger: LeaseLedger;
+  /** Who holds the pool's leases (stored on each): a restarted npm start takes back its predecessor's by it. */
+  owner: string;
   /** Epoch ms. */
   now: () => number;
   log: Logger;
@@ -129,6 +131,10 @@ export class LeasePool {
   private readonly policy: LeasePolicy;
   /** Background work (takes and returns) not yet done: shutdown waits for it. */
   private readonly work = new Set<Promise<void>>();
+
+  get owner(): string {
+    return this.deps.owner;
+  }
 
   constructor(private readonly deps: LeasePoolDeps) {
     this.policy = { ...DEFAULT_LEASE_POLICY, ...deps.policy };

@@ -463,8 +463,8 @@ describe('bundles', () => {
       });
       const health = await management.handler(event('GET', '/health'), {});
       const missing = await management.handler(event('GET', '/api/v1/no-such-route'), {});
-      const page = { eventName: 'INSERT', dynamodb: { SequenceNumber: '100', NewImage: { pk: { S: 'GENS#1' }, sk: { S: 'P#1' } } } };
-      const pages = await aggregator.handler({ Records: [page] }, {});
+      // An empty batch needs no table: the handler answers that nothing failed.
+      const pages = await aggregator.handler({ Records: [] }, {});
       console.log(JSON.stringify({ inference: typeof inference.handler, maintenance: typeof maintenance.handler, health: health.statusCode, missing: missing.statusCode, body: JSON.parse(missing.body), pages }));
     `);
     const result = JSON.parse(output.trim().split('\n').at(-1)!);

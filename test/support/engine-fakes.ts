@@ -42,6 +42,8 @@ export class FakePages {
     });
     return { stored: this.stored, writeUnits: 1 };
   }
+
+  async flush(): Promise<void> {}
 }
 
 export function fakeEngineDeps(parts: FakeEngineParts): EngineDeps {

@@ -28,7 +28,7 @@ function setup(left = 1_000_000_000n) {
     },
     returnLease: async (grant, spent) => { returned.push({ id: grant.id, spent }); },
   };
-  const pool = new LeasePool({ ledger, now: () => now, log: new Logger(() => undefined), policy: { idleMs: 10_000 } });
+  const pool = new LeasePool({ ledger, owner: 'test', now: () => now, log: new Logger(() => undefined), policy: { idleMs: 10_000 } });
   const settle = async () => { await new Promise((resolve) => setImmediate(resolve)); };
   return { pool, taken, returned, advance: (ms: number) => { now += ms; }, settle };
 }
