@@ -14,6 +14,7 @@ import { Session } from 'node:inspector/promises';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { startLocalRuntime, type LocalRuntime } from '../bin/local/runtime.js';
 import { Ledger } from '../lambdas/billing/ledger.js';
+import { PageWriter } from '../lambdas/billing/pages.js';
 import type { ApiKey } from '../lambdas/keys/types.js';
 import { defaultDeps } from '../lambdas/app/deps.js';
 import { KeyCache } from '../lambdas/keys/key-cache.js';
@@ -45,17 +46,19 @@ function required(name: string): string {
 }
 
 let runtime: LocalRuntime | undefined;
-// The ledger's DynamoDB work (reserve, settle with the generation record, infrastructure cost), which the
+// The money path's DynamoDB work (exact holds and their release, leases, the records' pages), which the
 // what-if analysis replaces with answers that need no store.
 const ledger = Ledger.prototype as unknown as Record<string, unknown>;
-const realLedger = new Map(['reserve', 'settle', 'recordInfrastructure'].map((name) => [name, ledger[name]]));
-const stubLedger: Record<string, unknown> = {
-  reserve: async (generationId: string, key: ApiKey, amount: bigint) => ({
+const pages = PageWriter.prototype as unknown as Record<string, unknown>;
+const stubbed: Array<[Record<string, unknown>, string, unknown]> = [
+  [ledger, 'reserve', async (generationId: string, key: ApiKey, amount: bigint) => ({
     generationId, orgId: key.org_id, workspaceId: key.workspace_id, keyHash: key.hash, amount, writeUnits: 0, attempts: 1, readUnits: 0,
-  }),
-  settle: async () => ({ outcome: 'settled', writeUnits: 0, attempts: 1 }),
-  recordInfrastructure: async () => undefined,
-};
+  })],
+  [ledger, 'release', async () => ({ outcome: 'released', writeUnits: 0, attempts: 1 })],
+  [ledger, 'takeLease', async () => undefined],
+  [pages, 'add', async () => ({ stored: true, writeUnits: 0 })],
+];
+const real = stubbed.map(([target, name]) => target[name]);
 let session: Session | undefined;
 const LOOP_DELAY_RESOLUTION_MS = 2;
 const loopDelays = monitorEventLoopDelay({ resolution: LOOP_DELAY_RESOLUTION_MS });
@@ -147,7 +150,7 @@ process.on('message', (message: ToGateway) => {
         // What-if analysis only (`npm run bench -- --what-if`): no reservation, settlement or generation
         // record reaches DynamoDB, so the share of cost and latency that the accounting accounts for can be
         // measured. Never the default.
-        for (const [name, real] of realLedger) ledger[name] = message.on ? stubLedger[name] : real;
+        stubbed.forEach(([target, name, stub], i) => { target[name] = message.on ? stub : real[i]; });
         send({ type: 'done', id: message.id });
         return;
       }

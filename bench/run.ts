@@ -502,7 +502,7 @@ async function main(): Promise<number> {
 
   // Optional what-ifs (analysis only, not results): the same gateway (1) with a key cache that does not
   // expire during the run, so no request waits for a key lookup; (2) additionally with the ledger's
-  // DynamoDB work (reservation, settlement, generation record) stubbed out (accounting off). Together they show how much of the cost and latency the
+  // DynamoDB work (holds, leases, the records' pages) stubbed out (accounting off). Together they show how much of the cost and latency the
   // DynamoDB round trips account for, and what the gateway's own code costs.
   const whatIfColumns: Array<{ label: string; sat: Measured; paced: Measured; sse: Measured; chunks: Awaited<ReturnType<typeof chunkPhase>> }> = [];
   if (WHAT_IF) {
@@ -579,7 +579,7 @@ async function main(): Promise<number> {
     };
     const line = (metric: string, cell: (column: typeof baseline) => string) => `| ${metric} | ${columns.map(cell).join(' | ')} |`;
     return [
-      '### What-if (analysis only, not results): key cache held for the run; then also no accounting writes (reservation, settlement)',
+      '### What-if (analysis only, not results): key cache held for the run; then also no accounting writes (holds, leases, pages)',
       '',
       `| Metric | ${columns.map((column) => column.label).join(' | ')} |`,
       `|---|${columns.map(() => '---').join('|')}|`,
@@ -598,7 +598,7 @@ async function main(): Promise<number> {
   const cpuModel = os.cpus()[0]?.model ?? 'unknown CPU';
   const machine = `${code}; ${os.cpus().length} cores, ${cpuModel}, ${(os.totalmem() / 1024 ** 3).toFixed(0)} GB RAM, Node ${process.version}, ${os.type()} ${os.release()}; load average ${loadBefore.map((v) => v.toFixed(2)).join(' ')} before, ${loadAfter.map((v) => v.toFixed(2)).join(' ')} after`;
   const notes = [
-    `- ${CONNECTIONS} keep-alive connections from one load-generator process (node:http), loopback only; gateway = \`startLocalRuntime\` (DynamoDB Local on disk, a regular API key created through the management API; every request reserves credits before the upstream call and settles them with its generation record after it, two DynamoDB transactions, plus the infrastructure-cost write) in its own process, running the TypeScript sources through tsx; simulator in its own process with no delays.`,
+    `- ${CONNECTIONS} keep-alive connections from one load-generator process (node:http), loopback only; gateway = \`startLocalRuntime\` (DynamoDB Local on disk, a regular API key created through the management API; every request reserves its maximum cost from the process's budget lease in memory, or with an exact hold when no lease covers it, and its generation record goes into a page that the meter aggregator, fed from the table's stream, applies to the meters) in its own process, running the TypeScript sources through tsx; simulator in its own process with no delays.`,
     `- Throughput: closed loop (a new request as soon as the previous one on the connection ends), ${D.warm} ms warm-up, then ${D.gatewaySat / 1000} s (gateway) / ${D.directSat / 1000} s (direct). Latency and TTFB: the same ${MESSAGE_CHARS}-character message paced at ${rate} req/s in total (a quarter of the gateway's throughput, at most ${PACED_RATE_MAX}), so the figures are per-request cost, not queueing; "added" = gateway percentile − direct percentile. Latency under saturation is shown for reference only (at ${CONNECTIONS} connections it is queueing: ≈ ${CONNECTIONS} / throughput).`,
     `- Chunk forwarding: an in-process, timestamping copy of the simulator's OpenAI chat stream (same parsing and frames, one chunk every ${CHUNK_DELAY_MS} ms); per content chunk, arrival at the client − moment the upstream wrote it; "extra delay" = that via the gateway − the direct median (${ms(chunkBaseline)}), i.e. what the gateway's hop adds.`,
     '- CPU: user + system time of the gateway process over the measured window ÷ requests (process.cpuUsage over IPC); at saturation this is the cost of a request, at a paced load it also carries the idle-time work V8 does between requests. Event-loop utilization from performance.eventLoopUtilization. DynamoDB Local and the simulator are separate processes (from /proc), the load generator is this process.',

@@ -68,8 +68,9 @@ export const handler = awslambda.streamifyResponse(async (event: APIGatewayProxy
   responseStream.on('error', gone);
   let reply: StreamingReply;
   let log: Logger = STARTUP_LOG;
+  let deps: GatewayDeps | undefined;
   try {
-    const deps = await defaultDeps();
+    deps = await defaultDeps();
     log = deps.log;
     reply = await handleInference(event, deps, (work) => { deferred.push(work); }, invocation, client.signal);
   } catch (err) {
@@ -100,6 +101,9 @@ export const handler = awslambda.streamifyResponse(async (event: APIGatewayProxy
   } finally {
     responseStream.off('close', gone);
     responseStream.off('error', gone);
-    await Promise.allSettled(deferred);
+    // The invocation's record goes into its page now rather than after the page writer's short wait for
+    // others (an instance serves one request at a time, and the wait would be billed).
+    const flushed = deps?.engine.pages.flush();
+    await Promise.allSettled([...deferred, flushed]);
   }
 });
