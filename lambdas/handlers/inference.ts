@@ -15,6 +15,8 @@ import { startInvocation, type Invocation } from '../billing/infrastructure.js';
 import { consoleLogger, type Logger } from '../platform/logger.js';
 
 const match = createRouter(routesOf('inference'));
+/** Invocations running in this process: one at a time on Lambda, many under npm start's server. */
+let running = 0;
 /** Where a failed start-up (no deps yet) is logged. */
 const STARTUP_LOG = consoleLogger('stderr');
 
@@ -56,6 +58,7 @@ export async function handleInference(
  */
 export const handler = awslambda.streamifyResponse(async (event: APIGatewayProxyEventV2, responseStream, _context: Context) => {
   const invocation = startInvocation();
+  running += 1;
   const deferred: Promise<unknown>[] = [];
   // The response stream closing (or failing) before the reply was written means the client went away: the
   // request is aborted, so its upstream call stops and its hold is settled (at the estimated prompt, once
@@ -101,9 +104,11 @@ export const handler = awslambda.streamifyResponse(async (event: APIGatewayProxy
   } finally {
     responseStream.off('close', gone);
     responseStream.off('error', gone);
-    // The invocation's record goes into its page now rather than after the page writer's short wait for
-    // others (an instance serves one request at a time, and the wait would be billed).
-    const flushed = deps?.engine.pages.flush();
+    // The last invocation running writes what waits at once rather than after the page writer's short wait
+    // for others: on Lambda an instance serves one request at a time, and the wait would be billed. Under
+    // npm start, while others run, records keep gathering into shared pages.
+    running -= 1;
+    const flushed = running === 0 ? deps?.engine.pages.flush() : undefined;
     await Promise.allSettled([...deferred, flushed]);
   }
 });
