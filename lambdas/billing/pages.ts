@@ -18,7 +18,7 @@ export const BLOCK_SIZE = 64;
  */
 export const PAGE_RECORDS = 16;
 /** How long a finished record waits for others to share its page. */
-export const FLUSH_DELAY_MS = 2;
+export const FLUSH_DELAY_MS = 5;
 
 const BLOCK_ID = /^[0-9A-Za-z]{12}$/;
 const ALPHANUMERIC = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
