@@ -15,6 +15,7 @@ import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { startLocalRuntime, type LocalRuntime } from '../bin/local/runtime.js';
 import { Ledger } from '../lambdas/billing/ledger.js';
 import { PageWriter } from '../lambdas/billing/pages.js';
+import { MeterAggregator } from '../lambdas/billing/aggregator.js';
 import type { ApiKey } from '../lambdas/keys/types.js';
 import { defaultDeps } from '../lambdas/app/deps.js';
 import { KeyCache } from '../lambdas/keys/key-cache.js';
@@ -25,13 +26,16 @@ export type ToGateway =
   | { type: 'profile-stop'; id: number; file: string }
   | { type: 'stub-ledger'; id: number; on: boolean }
   | { type: 'key-cache-ttl'; id: number; ms: number | null }
+  /** The meter aggregator's lags (page written → applied, ms) since the last ask; `reset` drops them. */
+  | { type: 'lags'; id: number }
   | { type: 'stop'; id: number };
 
 export type FromGateway =
   | { type: 'ready'; url: string; key: string; dynamodbPid: number | undefined }
   | { type: 'failed'; error: string }
   | { type: 'cpu'; id: number; user: number; system: number; rss: number; eluIdle: number; eluActive: number; loopDelay: { p50: number; p99: number; max: number } }
-  | { type: 'done'; id: number; error?: string };
+  | { type: 'done'; id: number; error?: string }
+  | { type: 'lags'; id: number; lagsMs: number[] };
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
@@ -60,6 +64,14 @@ const stubbed: Array<[Record<string, unknown>, string, unknown]> = [
 ];
 const real = stubbed.map(([target, name]) => target[name]);
 let session: Session | undefined;
+// Every page the aggregator applies, with its lag: what the meters trail the replies by.
+let lags: number[] = [];
+const realApply = MeterAggregator.prototype.apply;
+MeterAggregator.prototype.apply = async function apply(this: MeterAggregator, ...args: Parameters<MeterAggregator['apply']>) {
+  const result = await realApply.apply(this, args);
+  lags.push(...result.lagsMs);
+  return result;
+};
 const LOOP_DELAY_RESOLUTION_MS = 2;
 const loopDelays = monitorEventLoopDelay({ resolution: LOOP_DELAY_RESOLUTION_MS });
 loopDelays.enable();
@@ -160,6 +172,11 @@ process.on('message', (message: ToGateway) => {
         originalKeyCache ??= deps.keyCache;
         deps.keyCache = message.ms === null ? originalKeyCache : new KeyCache(message.ms);
         send({ type: 'done', id: message.id });
+        return;
+      }
+      case 'lags': {
+        send({ type: 'lags', id: message.id, lagsMs: lags });
+        lags = [];
         return;
       }
       case 'stop':

@@ -414,7 +414,10 @@ async function main(): Promise<number> {
 
   // Non-streaming throughput (closed loop).
   const directJsonSat = await measure('non-streaming, direct, throughput', { spec: () => specs.directJson, warmupMs: D.warm / 2, durationMs: D.directSat });
+  await gateway.call({ type: 'lags' });
   const gatewayJsonSat = await measure('non-streaming, gateway, throughput', { spec: () => specs.gatewayJson, warmupMs: D.warm, durationMs: D.gatewaySat, cpu });
+  const lagReply = await gateway.call({ type: 'lags' });
+  const aggregatorLag = distribution(lagReply.type === 'lags' ? lagReply.lagsMs : []);
 
   // Latency at a load neither side is saturated by.
   // A quarter of what the gateway sustains, so the paced phases measure a request's own cost, not queueing
@@ -567,6 +570,7 @@ async function main(): Promise<number> {
     { metric: 'DynamoDB Local CPU per request, non-streaming (separate process)', value: `${us(gatewayJsonSat.cpu?.dynamodbUs)}; ${(gatewayJsonSat.cpu?.dynamodbCores ?? Number.NaN).toFixed(2)} cores busy` },
     { metric: 'Machine CPU during the non-streaming gateway throughput phase (both cores)', value: gatewayJsonSat.cpu?.machine ? `${pct(gatewayJsonSat.cpu.machine.busy)} busy, ${pct(gatewayJsonSat.cpu.machine.iowait)} iowait, ${pct(gatewayJsonSat.cpu.machine.steal)} steal` : 'n/a' },
     { metric: 'Simulator / load generator CPU per request, non-streaming', value: `${us(gatewayJsonSat.cpu?.simulatorUs)} / ${us(gatewayJsonSat.cpu?.benchUs)}` },
+    { metric: 'Meter aggregator lag behind the replies (page written → applied), p50 / p99 / max, non-streaming throughput phase', value: `${ms(aggregatorLag.p50)} / ${ms(aggregatorLag.p99)} / ${ms(aggregatorLag.max)} (${int(aggregatorLag.count)} pages)`, target: 'p99 ≤ 1 s', pass: aggregatorLag.count > 0 && aggregatorLag.p99 <= 1000 },
     { metric: 'Gateway RSS after the streaming phase', value: `${((gatewaySseSat.cpu?.rss ?? 0) / 1024 / 1024).toFixed(0)} MiB` },
     { metric: 'Failed requests (any phase)', value: int(errors), target: '0', pass: errors === 0 },
   ];

@@ -35,6 +35,8 @@ export interface AggregateResult {
   late: number;
   transactions: number;
   writeUnits: number;
+  /** Per page applied: ms from its write to its application (the meters' lag behind the replies). */
+  lagsMs: number[];
 }
 
 export class MeterAggregator {
@@ -45,7 +47,7 @@ export class MeterAggregator {
    * retries): the pages before it are applied, and the caller reports the failed group's first page.
    */
   async apply(pages: readonly Page[], onGroupApplied?: (group: readonly Page[]) => void): Promise<AggregateResult> {
-    const result: AggregateResult = { applied: 0, late: 0, transactions: 0, writeUnits: 0 };
+    const result: AggregateResult = { applied: 0, late: 0, transactions: 0, writeUnits: 0, lagsMs: [] };
     for (const group of groupPages(pages, MAX_TRANSACTION_ITEMS)) {
       await this.applyGroup(group, result);
       onGroupApplied?.(group);
@@ -71,6 +73,8 @@ export class MeterAggregator {
       const workspacePeriods = new Map([...effects.workspaces.keys()].map((id) => [id, laterPeriods(current, workspaceAhead.get(id) ?? {})]));
       const outcome = await this.deps.repository.apply({ effects, keyPeriods, workspacePeriods, nowS: Math.floor(now.getTime() / 1000) }, attempt);
       if (outcome.kind === 'applied') {
+        const appliedAt = this.deps.clock().getTime();
+        for (const page of pages) if (page.writtenAt !== undefined) result.lagsMs.push(appliedAt - page.writtenAt);
         result.applied += pages.length;
         result.late += late.size;
         result.transactions += 1;

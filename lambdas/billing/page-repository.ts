@@ -23,6 +23,7 @@ export function pageToItem(page: Page): Record<string, unknown> {
   return {
     ...itemKeys.page(page.block, page.seq),
     type: 'page',
+    written_at: page.writtenAt ?? Date.now(),
     records: page.entries.map((entry) => ({ ...recordToAttributes(entry.record), claim: claimToItem(entry.claim) })),
   };
 }
@@ -35,7 +36,7 @@ export function pageFromItem(item: Record<string, unknown>): Page {
     const { claim, ...record } = stored;
     return { record: recordFromAttributes(record), claim: claimFromItem(claim) };
   });
-  return { block, seq, entries };
+  return { block, seq, entries, ...(typeof item.written_at === 'number' ? { writtenAt: item.written_at } : {}) };
 }
 
 export class PageRepository implements PageStore {

@@ -77,6 +77,8 @@ export interface Page {
   /** 1, 2, … per block, in the order the process wrote them. */
   seq: number;
   entries: PageEntry[];
+  /** Epoch ms the page was written (stored; the aggregator's lag is measured from it). */
+  writtenAt?: number;
 }
 
 /** Where pages are stored (page-repository.ts): a put that is safe to repeat. */
