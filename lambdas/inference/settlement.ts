@@ -10,6 +10,7 @@ import { emfLine } from '../billing/metrics.js';
 import type { GenerationResult, Usage } from '../providers/types.js';
 import { emptyUsage } from '../providers/types.js';
 import { recordToAttributes, type GenerationRecord } from '../billing/generation-record.js';
+import { itemSize, writeUnitsOf } from '../platform/dynamo/item-size.js';
 import { FAILURE_SHARDS } from '../catalog/index.js';
 import type { Claim } from '../billing/pages.js';
 import { computeCost, type CostBreakdown } from '../billing/cost.js';
@@ -249,12 +250,11 @@ export function complete({ request, caller, trace, deps, candidate, completion, 
 /** A transactional delete of an item under 1 KB. */
 const HOLD_DELETE_WRITE_UNITS = 2;
 
-/** A record's share of its page's write: 1 unit per KB of its stored attributes (estimated). */
+/** A record's share of its page's write: 1 unit per started KB of its stored attributes (on Lambda a page holds one record). */
 function pageWriteUnits(record: GenerationRecord): number {
-  return Math.ceil(recordBytes(recordToAttributes(record)) / 1024);
+  return writeUnitsOf(itemSize(recordToAttributes(record)) + PAGE_OVERHEAD_BYTES);
 }
 
-/** Approximate stored size of an item (attribute names and values), for write-capacity estimates. */
-function recordBytes(item: Record<string, unknown>): number {
-  return JSON.stringify(item, (_key, value: unknown) => (typeof value === 'bigint' ? String(value) : value)).length;
-}
+/** A page's own attributes beside its records (keys, type, written_at, the list around the record). */
+const PAGE_OVERHEAD_BYTES = 64;
+

@@ -1,4 +1,5 @@
 // The shared DynamoDB helpers: the update/condition builder, the decoding of refused writes and the paging helper.
+import { itemSize, writeUnitsOf } from '../../lambdas/platform/dynamo/item-size.js';
 import { beforeEach, describe, expect, it } from '@jest/globals';
 import { mockClient } from 'aws-sdk-client-mock';
 import { DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
@@ -144,5 +145,20 @@ describe('paging', () => {
       ConsistentRead: true,
       ProjectionExpression: 'pk, sk',
     });
+  });
+});
+
+describe('itemSize', () => {
+  it('counts names and values as DynamoDB bills them', () => {
+    // 'name' (4) + 'abc' (3); 'n' (1) + 123 (2 digits pairs + 1 = 3); 'ok' (2) + true (1); 'z' (1) + null (1).
+    expect(itemSize({ name: 'abc', n: 123, ok: true, z: null, gone: undefined })).toBe(7 + 4 + 3 + 2);
+    // Leading and trailing zeros are not significant; a list is 3 + 1 per element + the elements.
+    expect(itemSize({ a: 1000, b: 0.0015 })).toBe(1 + 2 + 1 + 2);
+    expect(itemSize({ l: ['ab', 7] })).toBe(1 + 3 + (1 + 2) + (1 + 2));
+    // A map: 3 + 1 per entry + its names and values; a multi-byte character counts its UTF-8 bytes.
+    expect(itemSize({ m: { k: 'é' } })).toBe(1 + 3 + 1 + (1 + 2));
+    expect(writeUnitsOf(0)).toBe(1);
+    expect(writeUnitsOf(1024)).toBe(1);
+    expect(writeUnitsOf(1025)).toBe(2);
   });
 });
