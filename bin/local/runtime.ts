@@ -262,13 +262,6 @@ export async function startLocalRuntime(config: LocalConfig, output: RuntimeOutp
     // The handlers, the engine and the ledger log through the deps' one logger (to stdout, for CloudWatch on
     // Lambda); here through the local sink, which keeps the per-generation metrics lines off the console.
     deps.log.sink = log;
-    // A predecessor that died (SIGKILL, a crash) could not give its leases back: take them back now. Its
-    // records still in the stream are charged when the aggregator applies them.
-    const leaseOwner = deps.engine.leases?.owner;
-    if (leaseOwner) {
-      const taken = await deps.engine.ledger.sweepLeases(leaseOwner);
-      if (taken > 0) log(`took back ${taken} budget lease(s) the previous run held`);
-    }
     const bootstrap = await bootstrapLocal({
       organizations: deps.organizations, keys: deps.keys, adminKeyText: config.adminKey, initialCredits, internProgramme: config.internProgramme, now: new Date(),
     });
@@ -287,6 +280,15 @@ export async function startLocalRuntime(config: LocalConfig, output: RuntimeOutp
       log: deps.log,
     });
     feeder = pageFeeder;
+    // A predecessor that died (SIGKILL, a crash) could not give its leases back: take them back before
+    // serving, once the aggregator has applied the records it left in the stream (so that what the leases
+    // still hold is exactly what they did not spend).
+    const leaseOwner = deps.engine.leases?.owner;
+    if (leaseOwner) {
+      if (!(await pageFeeder.drain({ timeoutMs: PAGE_DRAIN_MS }))) log('the meter aggregator has not caught up with the stream yet; records it applies later are charged all the same');
+      const taken = await deps.engine.ledger.sweepLeases(leaseOwner);
+      if (taken > 0) log(`took back ${taken} budget lease(s) the previous run held`);
+    }
     let managementKeyFile: string | undefined;
     if (bootstrap.generatedKeyText) {
       // Printed once, and kept where only this user can read it, so it does not scroll away.

@@ -101,6 +101,12 @@ interface HeldLease {
   spent: Nanos;
   inFlight: number;
   retired: boolean;
+  /**
+   * A record of it could not be stored (or so the writer believes: its first write may have landed with its
+   * reply lost): what it spent is unknown here, so it is never given back by the pool, only swept after its
+   * expiry, from what the aggregator applied, which is exact either way.
+   */
+  uncertain: boolean;
 }
 
 interface KeyLeases {
@@ -184,8 +190,13 @@ export class LeasePool {
     return {
       spent,
       stored: (ok) => {
-        if (ok) lease.spent += spent;
-        else lease.available += spent;
+        if (ok) {
+          lease.spent += spent;
+        } else if (!lease.uncertain) {
+          lease.uncertain = true;
+          const state = this.keys.get(lease.grant.keyHash);
+          if (state) this.retire(state, lease);
+        }
         lease.inFlight -= 1;
         this.maybeReturn(lease);
       },
@@ -210,14 +221,21 @@ export class LeasePool {
     }
   }
 
-  /** Retires every lease, and resolves once every one is given back (requests in flight end first). */
-  async returnAll(): Promise<void> {
+  /**
+   * Retires every lease and resolves once each is given back, or after `timeoutMs`: a lease whose requests
+   * are still in flight then stays taken (its spend is not final), for the next start or the sweep to end.
+   */
+  async returnAll(timeoutMs = 30_000): Promise<void> {
+    const deadline = this.deps.now() + timeoutMs;
+    const pending = () => this.work.size > 0 || [...this.keys.values()].some((state) => state.retiring.size > 0 || state.taking);
     for (const state of this.keys.values()) if (state.active) this.retire(state, state.active);
-    while (this.work.size > 0 || [...this.keys.values()].some((state) => state.retiring.size > 0 || state.taking)) {
-      if (this.work.size > 0) await Promise.allSettled([...this.work]);
+    while (pending() && this.deps.now() < deadline) {
+      if (this.work.size > 0) await Promise.race([Promise.allSettled([...this.work]), new Promise((resolve) => setTimeout(resolve, 50))]);
       else await new Promise((resolve) => setTimeout(resolve, 10));
       for (const state of this.keys.values()) if (state.active) this.retire(state, state.active);
     }
+    const left = this.held().filter((lease) => lease.inFlight > 0);
+    if (left.length > 0) this.deps.log.warn('leases still in use at shutdown are left to the next start or the sweep', { leases: left.map((lease) => lease.id) });
   }
 
   /** Leases held now (for tests and metrics): id, amount, available and spent. */
@@ -262,7 +280,7 @@ export class LeasePool {
         const grant = await this.deps.ledger.takeLease(key, workspace, size, this.deps.now() + this.policy.useMs);
         if (!grant) return;
         const previous = state.active;
-        state.active = { grant, available: grant.amount, spent: 0n, inFlight: 0, retired: false };
+        state.active = { grant, available: grant.amount, spent: 0n, inFlight: 0, retired: false, uncertain: false };
         if (previous) this.retire(state, previous);
       } catch (err) {
         this.deps.log.warn('lease not taken; requests hold exactly meanwhile', { key_hash: key.hash, error: String(err) });
@@ -284,6 +302,10 @@ export class LeasePool {
     if (!lease.retired || lease.inFlight > 0) return;
     const state = this.keys.get(lease.grant.keyHash);
     if (!state || !state.retiring.delete(lease)) return;
+    if (lease.uncertain) {
+      this.deps.log.warn('lease left to the sweep: a record of it may not be stored', { lease_id: lease.grant.id });
+      return;
+    }
     this.track(this.deps.ledger.returnLease(lease.grant, lease.spent).catch((err: unknown) => {
       this.deps.log.error('lease not given back; the sweep returns it after its expiry', { lease_id: lease.grant.id, error: String(err) });
     }));

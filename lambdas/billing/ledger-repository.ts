@@ -129,6 +129,8 @@ export interface StoredLease {
   state: 'active' | 'returned' | 'swept';
   /** What the aggregator has moved out of `held` for its records so far. */
   consumed: Nanos;
+  /** What its owner gave back (when returned). */
+  returned: Nanos;
   useUntil: string;
   expiresAt: string;
 }
@@ -373,53 +375,82 @@ export class LedgerRepository {
   }
 
   /**
-   * Ends a lease and gives back what was not spent: `unspent` leaves `held` and returns to the balance on the
-   * organization, the key and the workspace. A return by its owner (`consumed` undefined: it knows what its
-   * requests spent, applied or not) needs the lease active; the sweep's (`consumed` given: it gives back what
-   * the aggregator has not moved) also needs `consumed` unchanged since it read it, and marks the lease swept,
-   * so that records applied after it are charged without releasing anything.
+   * Ends a lease, giving back `unspent`: it leaves `held` and returns to the balance on the organization, the
+   * key and the workspace.
+   * - `return`: by its owner, which knows what its requests spent (applied or not); the lease must be active.
+   *   It stays listed until `settleBy` (past the stream's retention), when the sweep closes it.
+   * - `sweep`: by the maintenance sweep, of a lease that is `from` active (expired, or its owner died) or
+   *   returned (past `settleBy`: records that never reached the aggregator spent what is left), with
+   *   `consumed` unchanged since it was read. The lease is marked swept, so that records applied after it
+   *   are charged without releasing anything, leaves the sweep's listing, and expires later.
+   * Every meter loses one outstanding lease when its owner gives it back, or when it is swept while active.
    */
-  async endLease(lease: Pick<StoredLease, 'id' | 'orgId' | 'workspaceId' | 'keyHash'>, unspent: Nanos, how: { swept: false } | { swept: true; consumed: Nanos }, attempt: number, skip: { key?: boolean; workspace?: boolean } = {}): Promise<LeaseReturnOutcome> {
+  async endLease(
+    lease: Pick<StoredLease, 'id' | 'orgId' | 'workspaceId' | 'keyHash'>,
+    unspent: Nanos,
+    how: { kind: 'return'; settleBy: string } | { kind: 'sweep'; from: 'active' | 'returned'; consumed: Nanos; expiresAtS: number },
+    token: string,
+    skip: { key?: boolean; workspace?: boolean } = {},
+  ): Promise<LeaseReturnOutcome> {
     const leaseUpdate = new UpdateBuilder();
-    leaseUpdate.setExpression(`${leaseUpdate.name('state', 'st')} = ${leaseUpdate.value('ended', how.swept ? 'swept' : 'returned')}`);
-    leaseUpdate.setExpression(`${leaseUpdate.name('returned', 'ret')} = ${leaseUpdate.value('ret', nanosToStore(unspent))}`);
-    leaseUpdate.condition(`${leaseUpdate.name('state', 'st')} = ${leaseUpdate.value('active', 'active')}`);
-    if (how.swept) leaseUpdate.condition(`${leaseUpdate.name('consumed', 'cons')} = ${leaseUpdate.value('cons', nanosToStore(how.consumed))}`);
+    const state = leaseUpdate.name('state', 'st');
+    leaseUpdate.condition(`${state} = ${leaseUpdate.value('from', how.kind === 'return' ? 'active' : how.from)}`);
+    leaseUpdate.setExpression(`${state} = ${leaseUpdate.value('to', how.kind === 'return' ? 'returned' : 'swept')}`);
+    if (how.kind === 'return') {
+      leaseUpdate.setExpression(`${leaseUpdate.name('returned', 'ret')} = ${leaseUpdate.value('ret', nanosToStore(unspent))}`);
+      leaseUpdate.setExpression(`gsi1sk = ${leaseUpdate.value('listed', `${how.settleBy}#${lease.id}`)}`);
+    } else {
+      const consumed = leaseUpdate.name('consumed', 'cons');
+      leaseUpdate.condition(`${consumed} = ${leaseUpdate.value('cons', nanosToStore(how.consumed))}`);
+      leaseUpdate.setExpression(`${leaseUpdate.name('swept', 'swp')} = ${leaseUpdate.value('swp', nanosToStore(unspent))}`);
+      leaseUpdate.setExpression(`${leaseUpdate.name('ttl', 'ttl')} = ${leaseUpdate.value('ttl', how.expiresAtS)}`);
+      leaseUpdate.removeExpression('gsi1pk, gsi1sk');
+    }
+    const countsLease = how.kind === 'return' || how.from === 'active';
     const meter = () => {
       const update = new UpdateBuilder();
       update.condition('attribute_exists(pk)');
       meterAdds(update, { held: -unspent, usage: 0n, byok: 0n });
-      return update.add('leases', -1).build();
+      if (countsLease) update.add('leases', -1);
+      return update.build();
     };
     type TransactItem = NonNullable<ConstructorParameters<typeof TransactWriteCommand>[0]['TransactItems']>[number];
     const items: TransactItem[] = [
       { Update: { TableName: this.tableName, Key: itemKeys.lease(lease.id), ...leaseUpdate.build(), ReturnValuesOnConditionCheckFailure: 'ALL_OLD' } },
-      {
+    ];
+    let keyIndex = -1;
+    let wsIndex = -1;
+    // A returned lease whose records all arrived has nothing left to give back: only its state moves.
+    if (unspent !== 0n || countsLease) {
+      items.push({
         Update: {
           TableName: this.tableName,
           Key: itemKeys.organization(lease.orgId),
           UpdateExpression: 'ADD held :negative, balance :amount',
           ExpressionAttributeValues: { ':negative': nanosToStore(-unspent), ':amount': nanosToStore(unspent) },
         },
-      },
-    ];
-    const keyIndex = skip.key ? -1 : items.length;
-    if (!skip.key) items.push({ Update: { TableName: this.tableName, Key: itemKeys.apiKey(lease.keyHash), ...meter() } });
-    const wsIndex = skip.workspace ? -1 : items.length;
-    if (!skip.workspace) items.push({ Update: { TableName: this.tableName, Key: itemKeys.workspace(lease.orgId, lease.workspaceId), ...meter() } });
+      });
+      if (!skip.key) {
+        keyIndex = items.length;
+        items.push({ Update: { TableName: this.tableName, Key: itemKeys.apiKey(lease.keyHash), ...meter() } });
+      }
+      if (!skip.workspace) {
+        wsIndex = items.length;
+        items.push({ Update: { TableName: this.tableName, Key: itemKeys.workspace(lease.orgId, lease.workspaceId), ...meter() } });
+      }
+    }
     try {
-      const result = await this.db.send(new TransactWriteCommand({
-        ClientRequestToken: token(how.swept ? 'w' : 'e', lease.id, attempt),
-        ReturnConsumedCapacity: 'TOTAL',
-        TransactItems: items,
-      }));
+      const result = await this.db.send(new TransactWriteCommand({ ClientRequestToken: token, ReturnConsumedCapacity: 'TOTAL', TransactItems: items }));
       return { kind: 'returned', writeUnits: writeUnits(result.ConsumedCapacity) };
     } catch (err) {
       const cancellation = cancellationOf(err);
       if (!cancellation) throw err;
       if (cancellation.conflict) return { kind: 'conflict' };
       const failed = cancellation.stored(0);
-      if (failed) return failed.item?.state === 'active' ? { kind: 'moved' } : { kind: 'already' };
+      if (failed) {
+        const expected = how.kind === 'return' ? 'active' : how.from;
+        return failed.item?.state === expected ? { kind: 'moved' } : { kind: 'already' };
+      }
       const key = cancellation.failedAt(keyIndex);
       const workspace = cancellation.failedAt(wsIndex);
       if (key || workspace) return { kind: 'meter-gone', key, workspace };
@@ -432,20 +463,26 @@ export class LedgerRepository {
     return Item ? leaseFromItem(Item) : undefined;
   }
 
-  /** Active leases whose expiry has passed (`now`), or, with `owner`, every active lease of that owner. */
-  async activeLeases(filter: { expiredBy: string } | { owner: string }, limitPerShard = 100): Promise<StoredLease[]> {
+  /**
+   * Leases the sweep has to end: active ones whose expiry has passed and returned ones past their settle-by
+   * time (both listed by that time), or, with `owner`, every active lease of that owner. Ended leases leave
+   * the listing, so it holds only leases that still have something to settle.
+   */
+  async leasesToSweep(filter: { by: string } | { owner: string }, limitPerShard = 100): Promise<StoredLease[]> {
     const found: StoredLease[] = [];
     for (let shard = 0; shard < HOLD_SHARDS; shard += 1) {
-      const byExpiry = 'expiredBy' in filter;
+      const byTime = 'by' in filter;
       for await (const item of queryItems(this.db, {
         TableName: this.tableName,
         IndexName: 'gsi1',
-        KeyConditionExpression: byExpiry ? 'gsi1pk = :pk AND gsi1sk < :now' : 'gsi1pk = :pk',
-        FilterExpression: byExpiry ? '#state = :active' : '#state = :active AND #owner = :owner',
-        ExpressionAttributeNames: byExpiry ? { '#state': 'state' } : { '#state': 'state', '#owner': 'owner' },
+        KeyConditionExpression: byTime ? 'gsi1pk = :pk AND gsi1sk < :now' : 'gsi1pk = :pk',
+        ...(byTime ? {} : {
+          FilterExpression: '#state = :active AND #owner = :owner',
+          ExpressionAttributeNames: { '#state': 'state', '#owner': 'owner' },
+        }),
         ExpressionAttributeValues: {
-          ':pk': itemKeys.leasesOf(shard).gsi1pk, ':active': 'active',
-          ...(byExpiry ? { ':now': filter.expiredBy } : { ':owner': filter.owner }),
+          ':pk': itemKeys.leasesOf(shard).gsi1pk,
+          ...(byTime ? { ':now': filter.by } : { ':owner': filter.owner, ':active': 'active' }),
         },
       }, { atMost: limitPerShard })) found.push(leaseFromItem(item));
     }
@@ -511,6 +548,7 @@ function leaseFromItem(item: Record<string, unknown>): StoredLease {
     owner: item.owner as string,
     state: item.state as StoredLease['state'],
     consumed: nanosFromStore(item.consumed),
+    returned: nanosFromStore(item.returned),
     useUntil: item.use_until as string,
     expiresAt: item.expires_at as string,
   };

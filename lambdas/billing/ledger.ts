@@ -9,6 +9,7 @@ import { randomBytes } from 'node:crypto';
 import type { HoldRef, HoldRequest, KeyTerms, LedgerRepository, MeteredItemCodecs, StoredLease, WorkspaceTerms } from './ledger-repository.js';
 import type { Headroom, LeaseDraw, LeaseGrant } from './leases.js';
 import { DomainError } from '../platform/errors.js';
+import { token } from './meter-writes.js';
 import type { RecordCache } from '../platform/record-cache.js';
 import { nanosToDecimal, type Nanos } from '../platform/money.js';
 import type { Logger } from '../platform/logger.js';
@@ -19,6 +20,11 @@ import { CreditsExhausted, KeyDisabled, KeyLimitExceeded, KeyDeleted, Reservatio
 
 /** A hold outlives any invocation that could settle it: Lambda's 15-minute maximum, plus margin. */
 export const HOLD_TTL_MS = 20 * 60_000;
+/**
+ * A returned lease is closed this long after its return: beyond the stream's 24-hour retention, every record
+ * of it that will ever reach the aggregator has (a dead-lettered page's spend is then given back).
+ */
+export const LEASE_SETTLE_MS = 2 * 86_400_000;
 const MAX_ATTEMPTS = 16;
 /** A release runs after the reply, so it may keep trying much longer (about 40 s) before giving up. */
 const RELEASE_ATTEMPTS = 160;
@@ -156,43 +162,72 @@ export class Ledger {
   /** Ends a lease its owner no longer reserves from, giving back what its requests did not spend. */
   async returnLease(grant: LeaseGrant, spent: Nanos): Promise<void> {
     const unspent = grant.amount - spent;
-    await this.endLease(grant, unspent < 0n ? 0n : unspent, { swept: false });
+    const settleBy = new Date(this.deps.clock().getTime() + LEASE_SETTLE_MS).toISOString();
+    await this.endLease(grant, unspent < 0n ? 0n : unspent, () => ({ kind: 'return', settleBy }));
   }
 
   /**
-   * Gives back the unspent part of leases whose owner can no longer use them: expired ones (every request
-   * that reserved from them has ended: a lease expires a request's lifetime after its last use), or, with
-   * `owner`, every lease of a process that died (npm start takes its predecessor's back at start-up).
-   * Records of theirs applied later are charged without releasing anything. Returns how many it ended.
+   * Gives back what leases still hold once their owner can no longer: expired active leases (every request
+   * that reserved from one has ended: a lease expires a request's lifetime after its last use) or, with
+   * `owner`, every lease of a process that died (npm start takes its predecessor's back at start-up); and
+   * returned leases past their settle-by time, whose records that never reached the aggregator (a page
+   * dead-lettered) would otherwise keep their spend held for good. What the aggregator has not moved out of
+   * `held` is given back; records applied later are charged without releasing anything. Returns how many.
    */
   async sweepLeases(owner?: string): Promise<number> {
-    const leases = await this.deps.repository.activeLeases(owner === undefined ? { expiredBy: this.deps.clock().toISOString() } : { owner });
+    const now = this.deps.clock();
+    const leases = await this.deps.repository.leasesToSweep(owner === undefined ? { by: now.toISOString() } : { owner });
+    const expiresAtS = Math.floor((now.getTime() + LEASE_SETTLE_MS) / 1000);
     let swept = 0;
-    for (const lease of leases) {
-      let current: StoredLease | undefined = lease;
-      for (let attempt = 1; current && current.state === 'active' && attempt <= MAX_ATTEMPTS; attempt += 1) {
-        const unspent = current.amount - current.consumed;
-        const outcome = await this.endLease(current, unspent < 0n ? 0n : unspent, { swept: true, consumed: current.consumed });
-        if (outcome === 'ended') {
-          swept += 1;
-          this.deps.log.warn('swept a lease its owner did not give back', { lease_id: current.id, owner: current.owner, org_id: current.orgId, unspent: nanosToDecimal(unspent < 0n ? 0n : unspent) });
-          break;
-        }
-        if (outcome === 'already') break;
-        current = await this.deps.repository.getLease(current.id);
+    for (const listed of leases) {
+      if (listed.state === 'swept') continue;
+      const from = listed.state;
+      const left = (lease: StoredLease) => {
+        const held = lease.amount - lease.consumed - (from === 'returned' ? lease.returned : 0n);
+        return held < 0n ? 0n : held;
+      };
+      let current = listed;
+      const outcome = await this.endLease(current, left(current), () => ({ kind: 'sweep', from, consumed: current.consumed, expiresAtS }), async () => {
+        // The aggregator applied more of its records since it was read: read it again.
+        const again = await this.deps.repository.getLease(current.id);
+        if (!again || again.state !== from) return undefined;
+        current = again;
+        return left(again);
+      });
+      if (outcome !== 'ended') continue;
+      swept += 1;
+      if (from === 'active' || left(current) > 0n) {
+        this.deps.log.warn('swept a lease its owner did not give back in full', { lease_id: current.id, owner: current.owner, org_id: current.orgId, state: from, unspent: nanosToDecimal(left(current)) });
       }
     }
     return swept;
   }
 
-  /** One lease ended, with retries: 'moved' when a sweep found `consumed` changed (read it again). */
-  private async endLease(lease: Pick<StoredLease, 'id' | 'orgId' | 'workspaceId' | 'keyHash'>, unspent: Nanos, how: { swept: false } | { swept: true; consumed: Nanos }): Promise<'ended' | 'already' | 'moved'> {
+  /**
+   * One lease ended, with retries (conflicts, deleted meters). `again` is asked for the amount to give back
+   * when the lease moved since it was read (a sweep's `consumed`); undefined: it ended some other way.
+   */
+  private async endLease(
+    lease: Pick<StoredLease, 'id' | 'orgId' | 'workspaceId' | 'keyHash'>,
+    unspent: Nanos,
+    how: () => Parameters<LedgerRepository['endLease']>[2],
+    again?: () => Promise<Nanos | undefined>,
+  ): Promise<'ended' | 'already'> {
     const skip: { key?: boolean; workspace?: boolean } = {};
+    // Fresh for each attempt: DynamoDB answers a reused token from its first use, even with other items.
+    const salt = randomBytes(6).toString('hex');
+    let amount = unspent;
     for (let attempt = 1; attempt <= RELEASE_ATTEMPTS; attempt += 1) {
       try {
-        const outcome = await this.deps.repository.endLease(lease, unspent, how, attempt, skip);
+        const outcome = await this.deps.repository.endLease(lease, amount, how(), token('l', `${lease.id}${salt}`, attempt), skip);
         if (outcome.kind === 'returned') return 'ended';
-        if (outcome.kind === 'already' || outcome.kind === 'moved') return outcome.kind;
+        if (outcome.kind === 'already') return 'already';
+        if (outcome.kind === 'moved') {
+          const next = await again?.();
+          if (next === undefined) return 'already';
+          amount = next;
+          continue;
+        }
         if (outcome.kind === 'conflict') {
           await this.backoff(attempt);
           continue;
@@ -205,7 +240,7 @@ export class Ledger {
         await this.backoff(attempt);
       }
     }
-    this.deps.log.error('lease not given back; the sweep returns it after its expiry', { lease_id: lease.id, org_id: lease.orgId, unspent: nanosToDecimal(unspent) });
+    this.deps.log.error('lease not given back; the sweep returns it after its expiry', { lease_id: lease.id, org_id: lease.orgId, unspent: nanosToDecimal(amount) });
     return 'already';
   }
 

@@ -38,12 +38,15 @@ export const PAGE_FILTER_PATTERN = {
  * the window is 0 and a batch is whatever has arrived, up to 100 records. Pages already gather many records
  * per item, so larger batches would save few invocations, while each page in a batch waits for the ones
  * before it: 100 keeps a backlog's batches short. A failing page is retried (once bisection has isolated
- * it) a bounded number of times, then goes to the on-failure destination instead of holding up its shard.
+ * it) many times, since its records are money: a store outage of many minutes passes without loss. Only a
+ * page that fails that often goes to the on-failure destination instead of holding up its shard for good; it
+ * stays in the table (an operator can apply it again), and the spend it claimed of its lease is given back
+ * when the lease is closed, two days after its return (ledger.ts, LEASE_SETTLE_MS).
  */
 export const PAGE_STREAM_SETTINGS = {
   batchSize: 100,
   maxBatchingWindowSeconds: 0,
-  retryAttempts: 5,
+  retryAttempts: 100,
 } as const;
 
 /**

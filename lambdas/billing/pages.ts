@@ -20,7 +20,7 @@ export const PAGE_RECORDS = 16;
 /** How long a finished record waits for others to share its page. */
 export const FLUSH_DELAY_MS = 5;
 
-const BLOCK_ID = /^[0-9A-Za-z]{12}$/;
+const PAGED_ID = /^gen-\d+-([0-9A-Za-z]{12})[0-9a-z]{2}$/;
 const ALPHANUMERIC = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 
 function randomBlock(): string {
@@ -33,15 +33,11 @@ function randomBlock(): string {
 
 /**
  * `gen-<unix seconds>-<block><n>`: 12 alphanumeric characters of block, then the record's number in it in
- * two base-36 digits. Ids from before pages (`gen-<seconds>-<20 base64url characters>`) have no block.
+ * two base-36 digits. Ids from before pages (`gen-<seconds>-<20 base64url characters>`) have no block, but a
+ * few of them read like one (their random part can hold a `-`): a lookup falls back to their own item.
  */
 export function blockOf(generationId: string): string | undefined {
-  const dash = generationId.lastIndexOf('-');
-  if (!generationId.startsWith('gen-') || dash < 4) return undefined;
-  const tail = generationId.slice(dash + 1);
-  if (tail.length !== 14) return undefined;
-  const block = tail.slice(0, 12);
-  return BLOCK_ID.test(block) && /^[0-9a-z]{2}$/.test(tail.slice(12)) ? block : undefined;
+  return PAGED_ID.exec(generationId)?.[1];
 }
 
 /** Hands out generation ids, BLOCK_SIZE to a block. */

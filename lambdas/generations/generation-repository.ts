@@ -34,7 +34,10 @@ export class GenerationRepository {
 
   /** A generation's record: from its page (ids name their page's block), or stored alone (ids from before pages). */
   async get(id: string): Promise<GenerationRecord | undefined> {
-    if (blockOf(id) !== undefined) return this.pages.find(id);
+    if (blockOf(id) !== undefined) {
+      const paged = await this.pages.find(id);
+      if (paged) return paged;
+    }
     const { Item } = await this.db.send(new GetCommand({ TableName: this.tableName, Key: itemKeys.generation(id), ConsistentRead: true }));
     return Item ? recordFromAttributes(Item) : undefined;
   }

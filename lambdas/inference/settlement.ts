@@ -12,7 +12,7 @@ import { emptyUsage } from '../providers/types.js';
 import { recordToAttributes, type GenerationRecord } from '../billing/generation-record.js';
 import { itemSize, writeUnitsOf } from '../platform/dynamo/item-size.js';
 import { FAILURE_SHARDS } from '../catalog/index.js';
-import type { Claim } from '../billing/pages.js';
+import type { Claim, StoredEntry } from '../billing/pages.js';
 import { computeCost, type CostBreakdown } from '../billing/cost.js';
 import type { Caller, EngineDeps } from './engine.js';
 import type { InferenceRequest } from './inference-request.js';
@@ -238,7 +238,14 @@ export function complete({ request, caller, trace, deps, candidate, completion, 
     claim = { kind: 'lease', leaseId: hold.draw.leaseId, amount: settled.spent };
     onStored = settled.stored;
   }
-  const stored = deps.pages.add({ record, claim }).then((page) => {
+  let adding: Promise<StoredEntry>;
+  try {
+    adding = deps.pages.add({ record, claim });
+  } catch (err) {
+    onStored?.(false);
+    throw err;
+  }
+  const stored = adding.then((page) => {
     onStored?.(page.stored);
     // The metrics line CloudWatch turns into cost dashboards, once the record is kept.
     if (page.stored) deps.log.raw(emfLine(record, record.infra ?? undefined, deps.clock().getTime()));

@@ -254,7 +254,7 @@ describe('meter aggregator', () => {
       DestinationConfig: { OnFailure: { Destination: { 'Fn::GetAtt': [logicalId(base.stack, base.stack.aggregatorFailures), 'Arn'] } } },
     }));
     // Spelled out, so a change to the deployed mapping is a visible change to this test.
-    expect(PAGE_STREAM_SETTINGS).toEqual({ batchSize: 100, maxBatchingWindowSeconds: 0, retryAttempts: 5 });
+    expect(PAGE_STREAM_SETTINGS).toEqual({ batchSize: 100, maxBatchingWindowSeconds: 0, retryAttempts: 100 });
   });
 
   it('deploys the filter npm start applies, and both decide sample records alike', () => {

@@ -176,7 +176,10 @@ describe('requests reserve from a lease', () => {
       await store.converge();
       const swept = await item(itemKeys.lease(lease!.id));
       expect(swept).toMatchObject({ state: 'swept' });
-      expect(BigInt(swept!.returned)).toBe(lease!.amount);
+      expect(BigInt(swept!.swept)).toBe(lease!.amount);
+      // Ended: out of the sweep's listing, and expiring once no record of it can still arrive.
+      expect(swept!.gsi1pk).toBeUndefined();
+      expect(swept!.ttl).toBeGreaterThan(Date.now() / 1000);
       // The dead process's pool does not know: it gives back nothing more.
       await store.quiesce();
       const records = await store.records(owner.tenant.orgId);
@@ -185,6 +188,33 @@ describe('requests reserve from a lease', () => {
       const org = await item(itemKeys.organization(owner.tenant.orgId));
       expect({ held: BigInt(org!.held), usage: BigInt(org!.total_usage), balance: BigInt(org!.balance) }).toEqual({ held: 0n, usage: total, balance: usdToNanos(1000) - total });
       expect(store.logs.some((line) => line.includes('lease swept before its records were applied'))).toBe(true);
+    } finally {
+      store.setNow(undefined);
+    }
+  });
+
+  it('a returned lease whose records never reached the aggregator: closed after its settle-by time, giving back what they claimed', async () => {
+    const owner = await account();
+    const ledger = store.deps.engine.ledger;
+    const key = (await store.deps.keys.get(owner.hash))!;
+    const workspace = await ledger.workspaceOf(owner.tenant.orgId, owner.tenant.workspaceId);
+    const grant = (await ledger.takeLease(key, workspace, usdToNanos(0.5), Date.now() + 60_000, 'test-owner'))!;
+    // Its owner says its requests spent $0.2, but their pages never reach the aggregator (dead-lettered).
+    await ledger.returnLease(grant, usdToNanos(0.2));
+    let org = await item(itemKeys.organization(owner.tenant.orgId));
+    expect(BigInt(org!.held)).toBe(usdToNanos(0.2));
+    expect(await ledger.sweepLeases()).toBe(0);
+    store.setNow(new Date(Date.now() + 2 * 86_400_000 + 60_000));
+    try {
+      // (Leases of the other tests in this table, returned long ago by then, are closed too.)
+      expect(await ledger.sweepLeases()).toBeGreaterThanOrEqual(1);
+      org = await item(itemKeys.organization(owner.tenant.orgId));
+      expect({ held: BigInt(org!.held), balance: BigInt(org!.balance) }).toEqual({ held: 0n, balance: usdToNanos(1000) });
+      const keyItem = await item(itemKeys.apiKey(owner.hash));
+      expect({ held: BigInt(keyItem!.held), leases: keyItem!.leases }).toEqual({ held: 0n, leases: 0 });
+      expect(await item(itemKeys.lease(grant.id))).toMatchObject({ state: 'swept' });
+      // Nothing is listed any more: a second sweep finds nothing.
+      expect(await ledger.sweepLeases()).toBe(0);
     } finally {
       store.setNow(undefined);
     }

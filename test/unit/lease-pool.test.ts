@@ -55,12 +55,13 @@ describe('LeasePool', () => {
     expect(s.pool.held()[0]).toMatchObject({ available: 3700n, spent: 0n, inFlight: 1 });
     settled.stored(true);
     expect(s.pool.held()[0]).toMatchObject({ available: 3700n, spent: 300n, inFlight: 0 });
-    // A cost beyond the reservation claims the reservation only; a record never stored spends nothing.
+    // A cost beyond the reservation claims the reservation only; a record that may not be stored retires the
+    // lease without lending its spend again.
     const over = s.pool.reserve(key, workspace, 1000n)!;
     expect(s.pool.settle(over, 5000n).spent).toBe(1000n);
     const lost = s.pool.reserve(key, workspace, 1000n)!;
     s.pool.settle(lost, 200n).stored(false);
-    expect(s.pool.held()[0]).toMatchObject({ available: 2700n, spent: 300n, inFlight: 1 });
+    expect(s.pool.held()[0]).toMatchObject({ available: 2500n, spent: 300n, inFlight: 1, retired: true });
     expect(() => s.pool.settle(lost, 1n)).toThrow('settled twice');
   });
 
@@ -104,6 +105,35 @@ describe('LeasePool', () => {
     // Every lease taken was given back once.
     expect(s.returned.map((entry) => entry.id).sort()).toEqual(s.taken.map((grant) => grant.id).sort());
     expect(s.pool.held()).toEqual([]);
+  });
+
+  it('never gives back a lease one of whose records may not be stored: the sweep ends it from what was applied', async () => {
+    const s = setup();
+    s.pool.reserve(key, workspace, 1000n);
+    await s.settle();
+    const lost = s.pool.reserve(key, workspace, 1000n)!;
+    const kept = s.pool.reserve(key, workspace, 1000n)!;
+    s.pool.settle(lost, 400n).stored(false);
+    // Retired at once: no request reserves from it any more, and what the lost record spent is not lent again.
+    expect(s.pool.reserve(key, workspace, 1000n)).toBeUndefined();
+    s.pool.settle(kept, 300n).stored(true);
+    await s.pool.returnAll(1000);
+    expect(s.returned.map((entry) => entry.id)).not.toContain('lease-1');
+  });
+
+  it('returnAll gives up after its timeout on a lease whose requests are still in flight, leaving it taken', async () => {
+    const s = setup();
+    s.pool.reserve(key, workspace, 1000n);
+    await s.settle();
+    s.pool.reserve(key, workspace, 1000n);
+    const started = Date.now();
+    let clock = 0;
+    const pool = s.pool as unknown as { deps: { now: () => number } };
+    const realNow = pool.deps.now;
+    pool.deps.now = () => realNow() + (clock += 20);
+    await s.pool.returnAll(200);
+    expect(Date.now() - started).toBeLessThan(5000);
+    expect(s.returned).toEqual([]);
   });
 
   it('takes no lease for a disabled key, or when the headroom is too thin', async () => {

@@ -25,6 +25,8 @@ describe('generation ids', () => {
     // Before pages: 20 base64url characters after the timestamp.
     expect(blockOf('gen-1763978400-AbCdEfGhIjKlMnOpQrSt')).toBeUndefined();
     expect(blockOf('gen-1763978400-AbC-EfGhIjKl00')).toBeUndefined();
+    // A legacy id whose random part holds a '-' followed by what looks like a block is not one.
+    expect(blockOf('gen-1700000000-dtiE_-LtKDTHorBHhc5z')).toBeUndefined();
     expect(blockOf('not-a-generation')).toBeUndefined();
   });
 });
