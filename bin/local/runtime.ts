@@ -280,14 +280,16 @@ export async function startLocalRuntime(config: LocalConfig, output: RuntimeOutp
       log: deps.log,
     });
     feeder = pageFeeder;
-    // A predecessor that died (SIGKILL, a crash) could not give its leases back: take them back before
-    // serving, once the aggregator has applied the records it left in the stream (so that what the leases
-    // still hold is exactly what they did not spend).
-    const leaseOwner = deps.engine.leases?.owner;
+    // A predecessor that died (SIGKILL, a crash) could not give its leases back nor release its holds: take
+    // them back before serving, once the aggregator has applied the records it left in the stream (so that
+    // what the leases still hold is exactly what they did not spend).
+    const leaseOwner = process.env.GATEWAY_LEASE_OWNER;
     if (leaseOwner) {
       if (!(await pageFeeder.drain({ timeoutMs: PAGE_DRAIN_MS }))) log('the meter aggregator has not caught up with the stream yet; records it applies later are charged all the same');
       const taken = await deps.engine.ledger.sweepLeases(leaseOwner);
+      const released = await deps.engine.ledger.releaseExpired(leaseOwner);
       if (taken > 0) log(`took back ${taken} budget lease(s) the previous run held`);
+      if (released > 0) log(`released ${released} credit hold(s) of requests the previous run did not finish`);
     }
     let managementKeyFile: string | undefined;
     if (bootstrap.generatedKeyText) {

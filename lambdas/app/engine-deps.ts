@@ -63,8 +63,9 @@ export interface EngineWiring {
   keySeen?: (key: ApiKey) => void;
   workspaceCacheTtlMs?: number;
   /**
-   * Who holds this process's leases (GATEWAY_LEASE_OWNER): npm start names itself after its data directory,
-   * so that a restart takes back what a crashed predecessor held; elsewhere a fresh name per process.
+   * Who holds this process's leases and exact holds (GATEWAY_LEASE_OWNER): npm start names itself after its
+   * data directory, so that a restart takes back what a crashed predecessor held; elsewhere a fresh name per
+   * process.
    */
   leaseOwner?: string;
 }
@@ -82,6 +83,7 @@ export function createLedger(db: DynamoDBDocumentClient, tableName: string, wiri
     workspaces: new WorkspaceRepository(db, tableName),
     workspaceCache: new RecordCache<Workspace>(wiring.workspaceCacheTtlMs ?? WORKSPACE_CACHE_TTL_MS),
     ...(wiring.keySeen ? { keySeen: wiring.keySeen } : {}),
+    ...(wiring.leaseOwner ? { owner: wiring.leaseOwner } : {}),
     clock: wiring.clock ?? (() => new Date()),
     random: Math.random,
     sleep: (ms) => delay(ms),
@@ -106,9 +108,9 @@ export function createEngineDeps(db: DynamoDBDocumentClient, tableName: string, 
   const log = wiring.log ?? consoleLogger();
   const clock = wiring.clock ?? (() => new Date());
   const generations = new GenerationRepository(db, tableName);
-  const ledger = createLedger(db, tableName, { ...wiring, log });
-  const sleep = (ms: number) => delay(ms);
   const owner = wiring.leaseOwner ?? `process-${randomBytes(9).toString('base64url')}`;
+  const ledger = createLedger(db, tableName, { ...wiring, log, leaseOwner: owner });
+  const sleep = (ms: number) => delay(ms);
   const leases = settings.engine.leases
     ? new LeasePool({
       ledger: {

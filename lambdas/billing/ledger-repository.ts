@@ -54,7 +54,7 @@ export interface HoldRequest extends HoldRef {
    * What the claim is: an exact hold (HOLD#<generation id>) or a lease (LEASE#<lease id>, `generationId`
    * being the lease's id), which requests of its owner then reserve from in memory.
    */
-  claim?: { kind: 'hold' } | { kind: 'lease'; owner: string; useUntil: string };
+  claim?: { kind: 'hold'; owner?: string } | { kind: 'lease'; owner: string; useUntil: string };
   key: KeyTerms;
   workspace: WorkspaceTerms;
   /** Windows each meter is expected to be counting (the current ones, or newer ones seen in the store). */
@@ -209,6 +209,7 @@ export class LedgerRepository {
         type: 'hold',
         generation_id: request.generationId,
         ...owned,
+        ...(claim.owner ? { owner: claim.owner } : {}),
       }
       : {
         ...itemKeys.lease(request.generationId),
@@ -523,15 +524,17 @@ export class LedgerRepository {
     return Item ? holdFromItem(Item) : undefined;
   }
 
-  /** Holds whose expiry has passed, oldest first, from every shard. */
-  async expiredHolds(now: string, limitPerShard = 100): Promise<StoredHold[]> {
+  /** Holds whose expiry has passed, oldest first, from every shard; or, with `owner`, every hold of that process. */
+  async expiredHolds(filter: { by: string } | { owner: string }, limitPerShard = 100): Promise<StoredHold[]> {
     const found: StoredHold[] = [];
     for (let shard = 0; shard < HOLD_SHARDS; shard += 1) {
+      const byTime = 'by' in filter;
       for await (const item of queryItems(this.db, {
         TableName: this.tableName,
         IndexName: 'gsi1',
-        KeyConditionExpression: 'gsi1pk = :pk AND gsi1sk < :now',
-        ExpressionAttributeValues: { ':pk': itemKeys.holdsOf(shard).gsi1pk, ':now': now },
+        KeyConditionExpression: byTime ? 'gsi1pk = :pk AND gsi1sk < :now' : 'gsi1pk = :pk',
+        ...(byTime ? {} : { FilterExpression: '#owner = :owner', ExpressionAttributeNames: { '#owner': 'owner' } }),
+        ExpressionAttributeValues: { ':pk': itemKeys.holdsOf(shard).gsi1pk, ...(byTime ? { ':now': filter.by } : { ':owner': filter.owner }) },
       }, { atMost: limitPerShard })) found.push(holdFromItem(item));
     }
     return found;

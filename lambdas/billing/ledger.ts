@@ -36,6 +36,8 @@ export interface LedgerDeps {
   /** Where a workspace (its budgets) is read from when the cache has no copy. */
   workspaces: Pick<WorkspaceRepository, 'getWorkspace'>;
   workspaceCache: RecordCache<Workspace>;
+  /** The process whose holds these are (stored on each, so that a restart can release a dead run's). */
+  owner?: string;
   /** Told about a fresher copy of a key seen while reserving, so later requests start from it. */
   keySeen?: (key: ApiKey) => void;
   clock: () => Date;
@@ -115,7 +117,7 @@ export class Ledger {
   async reserve(generationId: string, startingKey: ApiKey, amount: Nanos, tokens?: OutputTokens): Promise<Hold> {
     let readUnits = 0;
     const workspace = await this.workspaceOf(startingKey.org_id, startingKey.workspace_id, (units) => { readUnits += units; });
-    const held = await this.claim({ kind: 'hold' }, generationId, startingKey, workspace, amount, tokens);
+    const held = await this.claim({ kind: 'hold', ...(this.deps.owner ? { owner: this.deps.owner } : {}) }, generationId, startingKey, workspace, amount, tokens);
     return { ...held, readUnits };
   }
 
@@ -366,9 +368,13 @@ export class Ledger {
     return (await this.deps.repository.getHold(generationId)) !== undefined;
   }
 
-  /** Releases holds whose invocation ended without settling them (a crash, a timeout). */
-  async releaseExpired(): Promise<number> {
-    const expired = await this.deps.repository.expiredHolds(this.deps.clock().toISOString());
+  /**
+   * Releases holds whose invocation ended without settling them (a crash, a timeout) once they expire; with
+   * `owner`, every hold of a process that died (npm start's predecessor). A record of one applied later is
+   * charged without releasing anything twice.
+   */
+  async releaseExpired(owner?: string): Promise<number> {
+    const expired = await this.deps.repository.expiredHolds(owner === undefined ? { by: this.deps.clock().toISOString() } : { owner });
     let released = 0;
     for (const hold of expired) {
       const result = await this.release(hold);

@@ -78,12 +78,14 @@ export class ApiKeyRepository {
   }
 
   /** Deletes a key of the given organization; false when no such key exists there. */
-  async delete(hash: string, orgId: string): Promise<boolean> {
+  /** Deletes the organization's key; returns it as it was (undefined: no such key there). */
+  async delete(hash: string, orgId: string): Promise<ApiKey | undefined> {
     return unlessConditionFails(this.db.send(new DeleteCommand({
       TableName: this.tableName,
       Key: itemKeys.apiKey(hash),
       ConditionExpression: 'attribute_exists(pk) AND org_id = :org_id',
       ExpressionAttributeValues: { ':org_id': orgId },
-    })).then(() => true), false);
+      ReturnValues: 'ALL_OLD',
+    })).then((result) => (result.Attributes ? keyFromItem(result.Attributes) : undefined)), undefined);
   }
 }

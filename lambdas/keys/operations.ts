@@ -91,10 +91,10 @@ export function createKeyOperations(deps: KeyPorts): KeyOperations {
   async deleteKey({ principal, params }) {
     const { key: caller } = principal;
     const { hash } = params;
-    const leased = ((await deps.keys.get(hash))?.meter.leases ?? 0) > 0;
-    if (!(await deps.keys.delete(hash, caller.org_id))) throw new NotFoundError(`API key not found: ${hash}`);
+    const deleted = await deps.keys.delete(hash, caller.org_id);
+    if (!deleted) throw new NotFoundError(`API key not found: ${hash}`);
     deps.keyCache.invalidate(hash);
-    if (leased) await deps.leaseTermsLag();
+    if (deleted.meter.leases > 0) await deps.leaseTermsLag();
     return { body: { deleted: true } };
   },
 
