@@ -10,7 +10,7 @@ import { chat, createRegularKey, readStoppedStore, runningStore, startStream, un
 
 const ADMIN_KEY = generateKeyText();
 const CREDITS = 25_000_000_000n;
-/** About 260 pieces of 8 characters: some 13 s of stream at SIMULATOR_CHUNK_DELAY_MS 50. */
+/** About 260 pieces of 8 characters: some 26 s of stream at SIMULATOR_CHUNK_DELAY_MS 100, far longer than the test needs it in flight. */
 const LONG_TEXT = 'A long reply, streamed slowly. '.repeat(68);
 
 let gateway: GatewayProcess | undefined;
@@ -29,15 +29,16 @@ afterEach(() => {
   gateway = undefined;
 });
 
-/** Waits (generously) for `check` on the running gateway's table, and returns the table it last read. */
-async function tableWhen(dataDir: string, check: (table: TableView) => boolean): Promise<TableView> {
+/** Waits (generously) for `check` to hold of the running gateway's table, and returns the table it read. */
+async function tableWhen(dataDir: string, what: string, check: (table: TableView) => boolean): Promise<TableView> {
   const store = runningStore(dataDir);
   try {
     let table = await store.read();
-    await until(async () => {
+    const met = await until(async () => {
       table = await store.read();
       return check(table);
     }, Date.now() + 15_000);
+    if (!met) throw new Error(`timed out waiting for ${what}`);
     return table;
   } finally {
     store.close();
@@ -45,7 +46,7 @@ async function tableWhen(dataDir: string, check: (table: TableView) => boolean):
 }
 
 it('a run killed with a lease held and a stream in flight: the restart takes its leases back and every written record is charged once', async () => {
-  gateway = await startGatewayProcess({ GATEWAY_ADMIN_KEY: ADMIN_KEY, GATEWAY_INITIAL_CREDITS: '25', SIMULATOR_CHUNK_DELAY_MS: '50' });
+  gateway = await startGatewayProcess({ GATEWAY_ADMIN_KEY: ADMIN_KEY, GATEWAY_INITIAL_CREDITS: '25', SIMULATOR_CHUNK_DELAY_MS: '100' });
   started = processTree(gateway.child.pid!);
   const { dataDir } = gateway;
   const user = await createRegularKey(gateway.baseUrl, ADMIN_KEY, 'crashing');
@@ -54,15 +55,17 @@ it('a run killed with a lease held and a stream in flight: the restart takes its
   // The first request holds exactly and has the key's lease taken in the background.
   const before: Reply[] = [];
   for (let i = 0; i < 3; i += 1) before.push(await chat(gateway.baseUrl, user.key, `Before the crash, request ${i}.`, false));
-  const settled = await tableWhen(dataDir, (table) => activeLeases(table).length > 0 && table.unapplied.length === 0);
+  const settled = await tableWhen(dataDir, 'a lease, and every page applied', (table) => activeLeases(table).length > 0 && table.unapplied.length === 0);
   expect(activeLeases(settled)).toHaveLength(1);
 
   const stream = await startStream(gateway.baseUrl, user.key, LONG_TEXT);
-  const [streamLease] = activeLeases(await tableWhen(dataDir, () => true));
+  // The lease it reserved from: the key's one active lease.
+  const streamLeases = activeLeases(await tableWhen(dataDir, 'the table', () => true));
+  expect(streamLeases).toHaveLength(1);
   // Answered just before the crash: their pages are written and most likely not applied yet, so the
   // restart applies them after it has swept their lease (records applied late: charged, nothing released twice).
   const burst = await Promise.all([0, 1].map((i) => chat(gateway!.baseUrl, user.key, `Just before the crash, request ${i}.`, false)));
-  const atCrash = await tableWhen(dataDir, (table) => burst.every((reply) => table.pages.some((page) => page.entries.some((entry) => entry.record.id === reply.id))));
+  const atCrash = await tableWhen(dataDir, 'the pages of the requests answered', (table) => burst.every((reply) => table.pages.some((page) => page.entries.some((entry) => entry.record.id === reply.id))));
   // The stream and the burst reserved from the lease, in memory: no exact hold was written for them (the
   // restart takes back leases; an exact hold of a killed request would stay held until it expires).
   expect(atCrash.holds(user.orgId).map((hold) => hold.generation_id)).toEqual([]);
@@ -84,7 +87,7 @@ it('a run killed with a lease held and a stream in flight: the restart takes its
   // The new run serves as usual, from a lease of its own, which its clean stop gives back.
   const after: Reply[] = [];
   for (let i = 0; i < 3; i += 1) after.push(await chat(gateway.baseUrl, user.key, `After the restart, request ${i}.`, false));
-  await tableWhen(dataDir, (table) => table.unapplied.length === 0 && activeLeases(table).length > 0);
+  await tableWhen(dataDir, 'every page applied, and a lease of the new run', (table) => table.unapplied.length === 0 && activeLeases(table).length > 0);
   expect(await gateway.stop('SIGTERM')).toBe(0);
   const appliedLate = gateway.output().includes('lease swept before its records were applied');
   console.log(`the restart took back ${swept} lease(s); ${unappliedAtCrash} record(s) were not yet applied at the last look before the kill; records applied after the sweep: ${appliedLate ? 'yes' : 'no'}`);
@@ -109,5 +112,5 @@ it('a run killed with a lease held and a stream in flight: the restart takes its
   const leases = table.leases(user.orgId);
   expect(leases.filter((lease) => lease.state !== 'returned' && lease.state !== 'swept')).toEqual([]);
   expect(leases.filter((lease) => lease.state === 'swept')).toHaveLength(swept);
-  expect(leases.find((lease) => lease.lease_id === streamLease!.lease_id)?.state).toBe('swept');
+  expect(leases.find((lease) => lease.lease_id === streamLeases[0]!.lease_id)?.state).toBe('swept');
 }, 180_000);
