@@ -60,7 +60,8 @@ export async function startGatewayProcess(env: Record<string, string> = {}, time
     child,
     output: () => output,
     stop: (signal = 'SIGTERM') => new Promise((resolve) => {
-      if (child.exitCode !== null) return resolve(child.exitCode);
+      // Already gone (a signal ends it with exitCode null): its 'exit' has been emitted and will not be again.
+      if (child.exitCode !== null || child.signalCode !== null) return resolve(child.exitCode);
       child.once('exit', (code) => resolve(code));
       child.kill(signal);
     }),

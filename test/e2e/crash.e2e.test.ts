@@ -1,0 +1,116 @@
+// `npm start` killed outright (SIGKILL) while it holds a budget lease and a long stream is in flight, then
+// started again on the same data directory: the new run takes the dead run's leases back at start-up, and
+// every record the dead run wrote is charged exactly once (whether the aggregator applied it before the
+// crash or applies it from the stream after the sweep), with nothing held once the new run has stopped.
+import { afterEach, expect, it } from '@jest/globals';
+import { generateKeyText } from '../../lambdas/keys/key-format.js';
+import { startGatewayProcess, type GatewayProcess } from '../support/gateway-process.js';
+import { processTree, survivors, type ProcessId } from '../support/process-tree.js';
+import { chat, createRegularKey, readStoppedStore, runningStore, startStream, until, type Reply, type TableView } from '../support/gateway-money.js';
+
+const ADMIN_KEY = generateKeyText();
+const CREDITS = 25_000_000_000n;
+/** About 260 pieces of 8 characters: some 26 s of stream at SIMULATOR_CHUNK_DELAY_MS 100, far longer than the test needs it in flight. */
+const LONG_TEXT = 'A long reply, streamed slowly. '.repeat(68);
+
+let gateway: GatewayProcess | undefined;
+let started: ProcessId[] = [];
+
+afterEach(() => {
+  // A failed test must not leave a gateway (or its DynamoDB Local) running behind the suite.
+  for (const proc of started) {
+    try {
+      process.kill(proc.pid, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+  }
+  started = [];
+  gateway = undefined;
+});
+
+/** Waits (generously) for `check` to hold of the running gateway's table, and returns the table it read. */
+async function tableWhen(dataDir: string, what: string, check: (table: TableView) => boolean): Promise<TableView> {
+  const store = runningStore(dataDir);
+  try {
+    let table = await store.read();
+    const met = await until(async () => {
+      table = await store.read();
+      return check(table);
+    }, Date.now() + 15_000);
+    if (!met) throw new Error(`timed out waiting for ${what}`);
+    return table;
+  } finally {
+    store.close();
+  }
+}
+
+it('a run killed with a lease held and a stream in flight: the restart takes its leases back and every written record is charged once', async () => {
+  gateway = await startGatewayProcess({ GATEWAY_ADMIN_KEY: ADMIN_KEY, GATEWAY_INITIAL_CREDITS: '25', SIMULATOR_CHUNK_DELAY_MS: '100' });
+  started = processTree(gateway.child.pid!);
+  const { dataDir } = gateway;
+  const user = await createRegularKey(gateway.baseUrl, ADMIN_KEY, 'crashing');
+  const activeLeases = (table: TableView) => table.leases(user.orgId).filter((lease) => lease.state === 'active');
+
+  // The first request holds exactly and has the key's lease taken in the background.
+  const before: Reply[] = [];
+  for (let i = 0; i < 3; i += 1) before.push(await chat(gateway.baseUrl, user.key, `Before the crash, request ${i}.`, false));
+  const settled = await tableWhen(dataDir, 'a lease, and every page applied', (table) => activeLeases(table).length > 0 && table.unapplied.length === 0);
+  expect(activeLeases(settled)).toHaveLength(1);
+
+  const stream = await startStream(gateway.baseUrl, user.key, LONG_TEXT);
+  // The lease it reserved from: the key's one active lease.
+  const streamLeases = activeLeases(await tableWhen(dataDir, 'the table', () => true));
+  expect(streamLeases).toHaveLength(1);
+  // Answered just before the crash: their pages are written and most likely not applied yet, so the
+  // restart applies them after it has swept their lease (records applied late: charged, nothing released twice).
+  const burst = await Promise.all([0, 1].map((i) => chat(gateway!.baseUrl, user.key, `Just before the crash, request ${i}.`, false)));
+  const atCrash = await tableWhen(dataDir, 'the pages of the requests answered', (table) => burst.every((reply) => table.pages.some((page) => page.entries.some((entry) => entry.record.id === reply.id))));
+  // The stream and the burst reserved from the lease, in memory: no exact hold was written for them (the
+  // restart takes back leases; an exact hold of a killed request would stay held until it expires).
+  expect(atCrash.holds(user.orgId).map((hold) => hold.generation_id)).toEqual([]);
+  const unappliedAtCrash = atCrash.unapplied.flatMap((page) => page.entries).length;
+  await gateway.stop('SIGKILL');
+  expect(gateway.child.signalCode).toBe('SIGKILL');
+  // Its DynamoDB Local goes with it (its watchdog sees the gateway gone); the restart needs the data directory free.
+  expect((await survivors(started, 15_000)).map((proc) => proc.command)).toEqual([]);
+  const cut = await stream.ended;
+  expect(cut.error).toBeDefined();
+  expect(cut.text).not.toContain('[DONE]');
+
+  gateway = await startGatewayProcess({ GATEWAY_DATA_DIR: dataDir, GATEWAY_ADMIN_KEY: ADMIN_KEY });
+  started = processTree(gateway.child.pid!);
+  const tookBack = /took back (\d+) budget lease\(s\)/.exec(gateway.output());
+  expect(tookBack).not.toBeNull();
+  const swept = Number(tookBack![1]);
+  expect(swept).toBeGreaterThanOrEqual(1);
+  // The new run serves as usual, from a lease of its own, which its clean stop gives back.
+  const after: Reply[] = [];
+  for (let i = 0; i < 3; i += 1) after.push(await chat(gateway.baseUrl, user.key, `After the restart, request ${i}.`, false));
+  await tableWhen(dataDir, 'every page applied, and a lease of the new run', (table) => table.unapplied.length === 0 && activeLeases(table).length > 0);
+  expect(await gateway.stop('SIGTERM')).toBe(0);
+  const appliedLate = gateway.output().includes('lease swept before its records were applied');
+  console.log(`the restart took back ${swept} lease(s); ${unappliedAtCrash} record(s) were not yet applied at the last look before the kill; records applied after the sweep: ${appliedLate ? 'yes' : 'no'}`);
+
+  const table = await readStoppedStore(dataDir);
+  expect(table.unapplied).toEqual([]);
+  const records = table.pages.flatMap((page) => page.entries.map((entry) => entry.record)).filter((record) => record.org_id === user.orgId);
+  const ids = records.map((record) => record.id);
+  expect(new Set(ids).size).toBe(ids.length);
+  expect(ids).toEqual(expect.arrayContaining([...before, ...burst, ...after].map((reply) => reply.id)));
+  // The stream was killed mid-way: its record was never written, so it is not charged at all (what it
+  // reserved went back with its lease).
+  expect(ids).not.toContain(stream.id);
+
+  // Every written record charged exactly once, on every meter, and nothing held.
+  const charged = records.reduce((total, record) => total + record.cost.total, 0n);
+  expect(table.organization(user.orgId)).toEqual({ credits: CREDITS, usage: charged, balance: CREDITS - charged, held: 0n });
+  expect(table.key(user.hash)).toEqual({ usage: charged, held: 0n });
+  expect(table.workspace(user.orgId, user.workspaceId)).toEqual({ usage: charged, held: 0n });
+  expect(table.holds(user.orgId)).toEqual([]);
+  // Every lease ended: the dead run's swept by the restart (the stream's among them), the new run's returned.
+  const leases = table.leases(user.orgId);
+  expect(leases.filter((lease) => lease.state !== 'returned' && lease.state !== 'swept')).toEqual([]);
+  expect(leases.filter((lease) => lease.state === 'swept')).toHaveLength(swept);
+  expect(leases.find((lease) => lease.lease_id === streamLeases[0]!.lease_id)?.state).toBe('swept');
+}, 180_000);
