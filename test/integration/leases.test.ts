@@ -219,4 +219,17 @@ describe('requests reserve from a lease', () => {
       store.setNow(undefined);
     }
   });
+
+  it("a dead process's exact holds are released by its owner name at once, not after their expiry; others are left alone", async () => {
+    const owner = await account();
+    const ledger = store.deps.engine.ledger;
+    const key = (await store.deps.keys.get(owner.hash))!;
+    const mine = await ledger.reserve(store.deps.engine.generationIds.next(Date.now()), key, usdToNanos(0.01));
+    expect(await item(itemKeys.hold(mine.generationId))).toMatchObject({ owner: pool().owner });
+    expect(await ledger.releaseExpired('some-other-process')).toBe(0);
+    expect(await ledger.releaseExpired(pool().owner)).toBeGreaterThanOrEqual(1);
+    expect(await item(itemKeys.hold(mine.generationId))).toBeUndefined();
+    const org = await item(itemKeys.organization(owner.tenant.orgId));
+    expect({ held: BigInt(org!.held), balance: BigInt(org!.balance) }).toEqual({ held: 0n, balance: usdToNanos(1000) });
+  });
 });
