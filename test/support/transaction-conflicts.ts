@@ -1,6 +1,6 @@
 // What DynamoDB Local never does and AWS does whenever two writers touch one item: refuse a transaction for a
 // concurrent one. A middleware on a client fails a seeded share of its writes before they are sent (so
-// nothing of them is written, as on AWS):
+// nothing of them is written, as on AWS), and the first two of each kind:
 //   TransactWriteItems  TransactionCanceledException whose CancellationReasons name a TransactionConflict
 //                       (one item; the others None), or, a share of those, TransactionConflictException
 //   UpdateItem on a key, workspace or organization item (a window roll): TransactionConflictException, what
@@ -76,8 +76,12 @@ export function injectTransactionConflicts(db: DynamoDBDocumentClient, options: 
     if (active && write.kind === 'update') {
       if (!updated.has(write.id)) injected = 'exception';
       updated.add(write.id);
-    } else if (active && random() < options.rate) {
-      injected = random() < options.exceptionShare ? 'exception' : 'cancelled';
+    } else if (active) {
+      // Each kind's first write is cancelled and its second refused with the exception, whatever the draw:
+      // every kind meets both; the rest as drawn.
+      const before = seen.filter((earlier) => earlier.kind === write!.kind).length;
+      if (before < 2) injected = before === 0 ? 'cancelled' : 'exception';
+      else if (random() < options.rate) injected = random() < options.exceptionShare ? 'exception' : 'cancelled';
     }
     seen.push({ ...write, injected });
     if (injected === 'exception') {
