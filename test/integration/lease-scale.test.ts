@@ -52,7 +52,8 @@ interface Worker {
 
 let sim: Simulator;
 let store: TestStore;
-const workers: Worker[] = [];
+/** Every worker process spawned, started or not. */
+const children: ChildProcess[] = [];
 
 beforeAll(async () => {
   sim = await startSimulator({ port: 0 });
@@ -60,7 +61,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   // Workers a failed test left running, ended by their own pids.
-  for (const worker of workers) if (worker.child.exitCode === null && worker.child.signalCode === null) worker.child.kill('SIGKILL');
+  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
   await store.drop();
   await sim.close();
 });
@@ -79,6 +80,7 @@ function startWorker(): Promise<Worker> {
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  children.push(child);
   let output = '';
   child.stdout!.on('data', (chunk: Buffer) => { output += chunk.toString(); });
   child.stderr!.on('data', (chunk: Buffer) => { output += chunk.toString(); });
@@ -185,7 +187,7 @@ it(`${WORKERS} gateway processes share one key limit over ${REQUESTS} parallel r
   // The premise of the 95 % bound: what the requests in flight hold leaves room for it.
   expect(percent(reserved * BigInt(IN_FLIGHT))).toBeLessThanOrEqual(3);
 
-  workers.push(...await Promise.all(Array.from({ length: WORKERS }, () => startWorker())));
+  const workers = await Promise.all(Array.from({ length: WORKERS }, () => startWorker()));
   expect(new Set(workers.map((worker) => worker.owner)).size).toBe(WORKERS);
 
   // Round-robin over the processes, IN_FLIGHT at a time; completions in the order they were answered.
