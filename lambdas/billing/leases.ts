@@ -11,8 +11,9 @@
 // The pool keeps one active lease per key (and retiring ones until their requests end), sizes them from
 // the recent demand and the headroom (large when there is plenty, shrinking as it thins: never more than
 // 25 %, 10 %, 5 % of what is left as utilisation rises), takes the next one in the background before the
-// active one runs out, and gives leases back when they are replaced, stale, idle or the process stops. A
-// request that no lease covers takes an exact hold (the ledger's reserve), which alone decides a 402.
+// active one runs out, and gives leases back when they are replaced, stale, idle, too thin for a request
+// when the headroom allows no next one, or the process stops. A request that no lease covers takes an
+// exact hold (the ledger's reserve), which alone decides a 402.
 import type { ApiKey } from '../keys/index.js';
 import type { Workspace } from '../organizations/index.js';
 import type { Logger } from '../platform/logger.js';
@@ -276,9 +277,11 @@ export class LeasePool {
       try {
         const headroom = await this.deps.ledger.headroom(key, workspace);
         const size = leaseSize(headroom, state.rate, amount, this.policy);
-        if (size === undefined) return;
-        const grant = await this.deps.ledger.takeLease(key, workspace, size, this.deps.now() + this.policy.useMs);
-        if (!grant) return;
+        const grant = size === undefined ? undefined : await this.deps.ledger.takeLease(key, workspace, size, this.deps.now() + this.policy.useMs);
+        if (!grant) {
+          this.giveBackIfThin(state, amount);
+          return;
+        }
         const previous = state.active;
         state.active = { grant, available: grant.amount, spent: 0n, inFlight: 0, retired: false, uncertain: false };
         if (previous) this.retire(state, previous);
@@ -288,6 +291,16 @@ export class LeasePool {
         state.taking = false;
       }
     })());
+  }
+
+  /**
+   * No next lease (the headroom is too thin for one): an active lease that cannot cover the request is
+   * given back now rather than when the key goes idle, so that what is left of it serves exact holds, of
+   * this process and of the others, instead of being stranded in this process's memory.
+   */
+  private giveBackIfThin(state: KeyLeases, amount: Nanos): void {
+    const lease = state.active;
+    if (lease && lease.available < amount) this.retire(state, lease);
   }
 
   private retire(state: KeyLeases, lease: HeldLease): void {

@@ -20,7 +20,7 @@ import { meterAdds, meterKey, periodsCondition, token, writeUnits, type MeterRef
 import { itemKeys } from '../platform/dynamo/item-keys.js';
 import { queryItems } from '../platform/dynamo/query.js';
 import { UpdateBuilder } from '../platform/dynamo/update-builder.js';
-import { cancellationOf, unlessConditionFails, type Cancellation } from '../platform/dynamo/write-failures.js';
+import { cancellationOf, unlessConditionFailsOrConflicts, type Cancellation } from '../platform/dynamo/write-failures.js';
 import type { ApiKey } from '../keys/index.js';
 import type { Workspace } from '../organizations/index.js';
 
@@ -339,7 +339,9 @@ export class LedgerRepository {
 
   /**
    * Starts new windows on a key or workspace meter whose stored windows are older than `periods`: the
-   * window's usage restarts at zero and its exposure at what is held. Concurrent rollers race harmlessly.
+   * window's usage restarts at zero and its exposure at what is held. Concurrent rollers race harmlessly; a
+   * roll that meets a transaction on the item (on AWS, the requests crossing the window) is left to the
+   * caller's next attempt, which finds the windows still behind and rolls again.
    */
   async roll(meter: MeterRef, periods: Periods, stored: Partial<Periods>): Promise<void> {
     const stale = INTERVALS.filter((interval) => !stored[interval] || stored[interval]! < periods[interval]);
@@ -365,7 +367,7 @@ export class LedgerRepository {
     names['#et'] = meterAttr.exposure('total', false);
     names['#ebt'] = meterAttr.exposure('total', true);
     sets.push('#ut = if_not_exists(#ut, :zero)', '#bt = if_not_exists(#bt, :zero)', '#et = if_not_exists(#et, if_not_exists(#held, :zero))', '#ebt = if_not_exists(#ebt, if_not_exists(#held, :zero))');
-    await unlessConditionFails(this.db.send(new UpdateCommand({
+    await unlessConditionFailsOrConflicts(this.db.send(new UpdateCommand({
       TableName: this.tableName,
       Key: meterKey(meter),
       UpdateExpression: `SET ${sets.join(', ')}`,
@@ -504,12 +506,12 @@ export class LedgerRepository {
     };
   }
 
-  /** Gives an organization item from before balances existed its balance attribute. */
+  /** Gives an organization item from before balances existed its balance attribute (a conflict: the caller's next attempt does). */
   async addBalance(orgId: string): Promise<void> {
     const { Item } = await this.db.send(new GetCommand({ TableName: this.tableName, Key: itemKeys.organization(orgId), ConsistentRead: true }));
     if (!Item || Item.balance !== undefined) return;
     const balance = nanosFromStore(Item.total_credits) - nanosFromStore(Item.total_usage) - nanosFromStore(Item.held);
-    await unlessConditionFails(this.db.send(new UpdateCommand({
+    await unlessConditionFailsOrConflicts(this.db.send(new UpdateCommand({
       TableName: this.tableName,
       Key: itemKeys.organization(orgId),
       UpdateExpression: 'SET balance = :balance',

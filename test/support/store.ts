@@ -5,7 +5,7 @@ import { ensureTable } from '../../lambdas/platform/dynamo/create-table.js';
 import { createDocumentClient } from '../../lambdas/platform/dynamo/client.js';
 import { createDeps, type GatewayDeps } from '../../lambdas/app/deps.js';
 import { readConfig } from '../../lambdas/app/config.js';
-import { ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { ScanCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { StreamedPage } from '../../lambdas/app/aggregator.js';
 import { handleStreamEvent } from '../../lambdas/handlers/aggregator.js';
 import { matchesPageFilter, PAGE_STREAM_SETTINGS } from '../../lambdas/billing/page-stream.js';
@@ -46,8 +46,16 @@ export interface TestStore {
   drop(): Promise<void>;
 }
 
+export interface TestStoreOptions {
+  /**
+   * Given the client the deps (and the aggregator behind the stream) write through, before anything uses it:
+   * a test adds middleware to it (failures DynamoDB Local never produces).
+   */
+  client?: (db: DynamoDBDocumentClient) => void;
+}
+
 /** `env` configures the inference engine (SIMULATOR_URL, timeouts …) as the environment does in production. */
-export async function createTestStore(env: NodeJS.ProcessEnv = {}): Promise<TestStore> {
+export async function createTestStore(env: NodeJS.ProcessEnv = {}, options: TestStoreOptions = {}): Promise<TestStore> {
   const endpoint = process.env.TEST_DYNAMODB_ENDPOINT;
   if (!endpoint) throw new Error('TEST_DYNAMODB_ENDPOINT is not set: run the tests through jest (global setup starts DynamoDB Local)');
   const dead = deadStoreMessage();
@@ -58,6 +66,7 @@ export async function createTestStore(env: NodeJS.ProcessEnv = {}): Promise<Test
   await ensureTable(admin, tableName);
   const db = createDocumentClient({ endpoint });
   failClearlyWhenDead(db);
+  options.client?.(db);
   const logs: string[] = [];
   let now: Date | undefined;
   const kms = await startLocalKms();

@@ -3,10 +3,10 @@ import { itemSize, writeUnitsOf } from '../../lambdas/platform/dynamo/item-size.
 import { beforeEach, describe, expect, it } from '@jest/globals';
 import { mockClient } from 'aws-sdk-client-mock';
 import { DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { ConditionalCheckFailedException, DynamoDBClient, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import { ConditionalCheckFailedException, DynamoDBClient, TransactionCanceledException, TransactionConflictException } from '@aws-sdk/client-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { UpdateBuilder } from '../../lambdas/platform/dynamo/update-builder.js';
-import { cancellationOf, isConditionFailed, unlessConditionFails } from '../../lambdas/platform/dynamo/write-failures.js';
+import { cancellationOf, isConditionFailed, unlessConditionFails, unlessConditionFailsOrConflicts } from '../../lambdas/platform/dynamo/write-failures.js';
 import { partition, queryAll, queryItems, queryPage, queryUpTo } from '../../lambdas/platform/dynamo/query.js';
 
 describe('UpdateBuilder', () => {
@@ -49,6 +49,7 @@ describe('UpdateBuilder', () => {
 });
 
 const conditionFailed = () => new ConditionalCheckFailedException({ message: 'failed', $metadata: {} });
+const conflicted = () => new TransactionConflictException({ message: 'Transaction is ongoing for the item', $metadata: {} });
 const cancelled = (codes: Array<string | { Code: string; Item: Record<string, unknown> }>) => new TransactionCanceledException({
   message: 'cancelled',
   $metadata: {},
@@ -76,6 +77,18 @@ describe('refused writes', () => {
     expect(cancellationOf(cancelled(['None', 'TransactionConflict']))!.conflict).toBe(true);
     expect(cancellationOf(conditionFailed())).toBeUndefined();
     expect(cancellationOf(new Error('other'))).toBeUndefined();
+  });
+
+  it('takes a TransactionConflictException for a conflict: a transaction tries again, a window roll leaves it to the next attempt', async () => {
+    const cancellation = cancellationOf(conflicted())!;
+    expect(cancellation.conflict).toBe(true);
+    expect(cancellation.failedAt(0)).toBe(false);
+    expect(cancellation.stored(0)).toBeUndefined();
+    expect(await unlessConditionFailsOrConflicts(Promise.reject(conflicted()), 'later')).toBe('later');
+    expect(await unlessConditionFailsOrConflicts(Promise.reject(conditionFailed()), 'later')).toBe('later');
+    await expect(unlessConditionFailsOrConflicts(Promise.reject(new Error('throttled')), 'later')).rejects.toThrow('throttled');
+    // Elsewhere a single write's conflict is not a failed condition: it is rethrown.
+    await expect(unlessConditionFails(Promise.reject(conflicted()), 'gone')).rejects.toThrow('ongoing');
   });
 });
 

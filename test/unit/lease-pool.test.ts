@@ -15,11 +15,12 @@ const workspace: Workspace = { ...newWorkspace('org1', { name: 'W', slug: 'w' },
 
 function setup(left = 1_000_000_000n) {
   let now = at.getTime();
+  let headroomLeft = left;
   let n = 0;
   const taken: LeaseGrant[] = [];
   const returned: Array<{ id: string; spent: bigint }> = [];
   const ledger: LeaseLedger = {
-    headroom: async () => ({ left, capacity: 1_000_000_000n }),
+    headroom: async () => ({ left: headroomLeft, capacity: 1_000_000_000n }),
     takeLease: async (k, w, amount, useUntil) => {
       n += 1;
       const grant = { id: `lease-${n}`, orgId: k.org_id, workspaceId: w.id, keyHash: k.hash, amount, settingsVersion: k.settings_version, budgetVersion: w.budget_version, useUntil };
@@ -30,7 +31,7 @@ function setup(left = 1_000_000_000n) {
   };
   const pool = new LeasePool({ ledger, owner: 'test', now: () => now, log: new Logger(() => undefined), policy: { idleMs: 10_000 } });
   const settle = async () => { await new Promise((resolve) => setImmediate(resolve)); };
-  return { pool, taken, returned, advance: (ms: number) => { now += ms; }, settle };
+  return { pool, taken, returned, advance: (ms: number) => { now += ms; }, settle, setLeft: (value: bigint) => { headroomLeft = value; } };
 }
 
 describe('LeasePool', () => {
@@ -134,6 +135,24 @@ describe('LeasePool', () => {
     await s.pool.returnAll(200);
     expect(Date.now() - started).toBeLessThan(5000);
     expect(s.returned).toEqual([]);
+  });
+
+  it('gives back at once a lease too thin for a request when the headroom allows no next one, so that its rest serves exact holds', async () => {
+    const s = setup();
+    s.pool.reserve(key, workspace, 1000n);
+    await s.settle();
+    s.setLeft(10_000n);
+    for (let i = 0; i < 3; i += 1) s.pool.settle(s.pool.reserve(key, workspace, 1000n)!, 1000n).stored(true);
+    // What is left (1000) still covers a smaller request: the lease stays.
+    s.pool.settle(s.pool.reserve(key, workspace, 400n)!, 400n).stored(true);
+    await s.settle();
+    expect(s.returned).toEqual([]);
+    // Not this one (600 left), and no next lease can be taken: lease-1 goes back now, not when the key is idle.
+    expect(s.pool.reserve(key, workspace, 1000n)).toBeUndefined();
+    await s.settle();
+    expect(s.taken.map((grant) => grant.id)).toEqual(['lease-1']);
+    expect(s.returned).toEqual([{ id: 'lease-1', spent: 3400n }]);
+    expect(s.pool.held()).toEqual([]);
   });
 
   it('takes no lease for a disabled key, or when the headroom is too thin', async () => {

@@ -2,7 +2,11 @@
 // DynamoDBPersistenceLayer does): a failed condition of a single write, and a cancelled transaction's
 // reasons — which item's condition failed (with the item as stored, when ALL_OLD was asked for) and whether
 // a concurrent transaction was in the way.
-import { ConditionalCheckFailedException, TransactionCanceledException, type CancellationReason } from '@aws-sdk/client-dynamodb';
+//
+// A concurrent transaction shows in two ways: a cancelled transaction's TransactionConflict reason, and
+// TransactionConflictException, which AWS answers a single write on an item a transaction is writing
+// (DynamoDB Local reports neither). Both wrote nothing, and the SDK retries neither: the callers do.
+import { ConditionalCheckFailedException, TransactionCanceledException, TransactionConflictException, type CancellationReason } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 
 /** The write's condition did not hold (ConditionalCheckFailedException). */
@@ -20,13 +24,32 @@ export async function unlessConditionFails<T, U>(write: Promise<T>, otherwise: U
   }
 }
 
+/** A concurrent transaction held the item (TransactionConflictException): nothing was written, and trying again may succeed. */
+export function isTransactionConflict(err: unknown): err is TransactionConflictException {
+  return err instanceof TransactionConflictException;
+}
+
+/**
+ * The write's result, or `otherwise` when it did not happen for now: its condition did not hold, or a
+ * concurrent transaction held the item (for writes whose caller tries again, as a window roll's does).
+ */
+export async function unlessConditionFailsOrConflicts<T, U>(write: Promise<T>, otherwise: U): Promise<T | U> {
+  try {
+    return await write;
+  } catch (err) {
+    if (isConditionFailed(err) || isTransactionConflict(err)) return otherwise;
+    throw err;
+  }
+}
+
 /** Why a transaction was cancelled, item by item (in the order of its TransactItems). */
 export class Cancellation {
-  constructor(private readonly reasons: readonly CancellationReason[]) {}
+  /** `conflicted`: refused whole for a concurrent transaction, with no reasons item by item. */
+  constructor(private readonly reasons: readonly CancellationReason[], private readonly conflicted = false) {}
 
   /** A concurrent transaction held one of the items: trying again may succeed. */
   get conflict(): boolean {
-    return this.reasons.some((reason) => reason.Code === 'TransactionConflict');
+    return this.conflicted || this.reasons.some((reason) => reason.Code === 'TransactionConflict');
   }
 
   /** The condition of the item at `index` did not hold (false for an index < 0: an item left out). */
@@ -45,7 +68,13 @@ export class Cancellation {
   }
 }
 
-/** The reasons of a cancelled transaction, or undefined for any other failure (which the caller rethrows). */
+/**
+ * The reasons of a cancelled transaction, or undefined for any other failure (which the caller rethrows). A
+ * TransactionConflictException is a conflict too, so every transaction's conflict path (back off, try
+ * again) takes it.
+ */
 export function cancellationOf(err: unknown): Cancellation | undefined {
-  return err instanceof TransactionCanceledException ? new Cancellation(err.CancellationReasons ?? []) : undefined;
+  if (err instanceof TransactionCanceledException) return new Cancellation(err.CancellationReasons ?? []);
+  if (isTransactionConflict(err)) return new Cancellation([], true);
+  return undefined;
 }
