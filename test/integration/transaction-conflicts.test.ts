@@ -137,7 +137,7 @@ it('injected transaction conflicts are retried: leases, holds and page applicati
   const failed = replies.find((reply) => reply.status >= 500 && reply.status !== 502);
   console.log([
     `${REQUESTS} requests: ${[...statuses].map(([status, n]) => `${n} × ${status}`).join(', ')}${failed ? `; a ${failed.status} said: ${JSON.stringify(failed.json.error)}` : ''}`,
-    `writes seen ${conflicts.seen.length}, conflicts injected ${injected.length}: ${['r', 'lease', 'x', 'e', 'a', 'update'].map((kind) => `${kind} ${count(kind, 'cancelled')}+${count(kind, 'exception')}`).join(', ')} (cancelled + TransactionConflictException)`,
+    `writes seen ${conflicts.seen.length}, conflicts injected ${injected.length}: ${['r', 'lease', 'x', 'l', 'a', 'update'].map((kind) => `${kind} ${count(kind, 'cancelled')}+${count(kind, 'exception')}`).join(', ')} (cancelled + TransactionConflictException)`,
     // The first errors other than the upstream's failures (502), to say what went wrong.
     ...store.logs.filter((line) => line.startsWith('{"level":"error"') && !line.includes('"status":502')).slice(0, 3),
   ].join('\n'));
@@ -189,7 +189,7 @@ it('injected transaction conflicts are retried: leases, holds and page applicati
 
   console.log(`${records.length} records in ${pages.length} pages, ${leases.length} leases, usage $${nanosToDecimal(usage)}`);
   // Conflicts were injected into every kind of write, and each one was tried again.
-  for (const kind of ['r', 'lease', 'x', 'e', 'a']) expect({ kind, cancelled: count(kind, 'cancelled') > 0, exception: count(kind, 'exception') > 0 }).toEqual({ kind, cancelled: true, exception: true });
+  for (const kind of ['r', 'lease', 'x', 'l', 'a']) expect({ kind, cancelled: count(kind, 'cancelled') > 0, exception: count(kind, 'exception') > 0 }).toEqual({ kind, cancelled: true, exception: true });
   expect(count('update')).toBeGreaterThan(0);
   for (const write of injected.filter((seen) => seen.id !== '' && seen.kind !== 'update')) {
     expect(conflicts.seen.some((seen) => seen.kind === write.kind && seen.id === write.id && seen.attempt === write.attempt + 1)).toBe(true);

@@ -7,7 +7,7 @@
 //                       AWS answers a single write on an item a transaction holds, on its first try per item
 //                       (a meter's roll always meets the transactions of the requests that crossed the window)
 // once started, and counts what it did, by write: a hold or lease taken ('r', 'lease'), a hold released
-// ('x'), a lease given back or swept ('e', 'w'), pages applied ('a'), and single updates ('update').
+// ('x'), a lease given back or swept ('l'), pages applied ('a'), and single updates ('update').
 import { TransactionCanceledException, TransactionConflictException } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { seeded } from './random.js';

@@ -4,6 +4,7 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { DeleteCommand, DynamoDBDocumentClient, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ConditionalCheckFailedException, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { ApiKeyRepository } from '../../lambdas/keys/api-key-repository.js';
+import { keyToItem } from '../../lambdas/keys/api-key-item.js';
 import { newApiKey } from '../../lambdas/keys/new-key.js';
 
 const db = DynamoDBDocumentClient.from(new DynamoDBClient({ region: 'us-east-1' }));
@@ -63,10 +64,12 @@ describe('ApiKeyRepository', () => {
     expect(values[':limit_reset']).toBeNull();
   });
 
-  it('deletes only within the organization and rethrows other failures', async () => {
-    mock.on(DeleteCommand).rejectsOnce(conditionFailed()).rejectsOnce(new Error('throttled'));
-    expect(await repo.delete(key.hash, 'org1')).toBe(false);
+  it('deletes only within the organization, answering the key as it was, and rethrows other failures', async () => {
+    mock.on(DeleteCommand).rejectsOnce(conditionFailed()).rejectsOnce(new Error('throttled')).resolvesOnce({ Attributes: { ...keyToItem(key), leases: 2 } });
+    expect(await repo.delete(key.hash, 'org1')).toBeUndefined();
     await expect(repo.delete(key.hash, 'org1')).rejects.toThrow('throttled');
     expect(mock.commandCalls(DeleteCommand)[0]!.args[0].input.ConditionExpression).toBe('attribute_exists(pk) AND org_id = :org_id');
+    // Its outstanding leases, so that the deletion can wait until their holders see it.
+    expect((await repo.delete(key.hash, 'org1'))?.meter.leases).toBe(2);
   });
 });
