@@ -425,7 +425,10 @@ async function main(): Promise<number> {
   const quarter = gatewayJsonSat.rps / 4;
   const rate = Math.min(PACED_RATE_MAX, quarter >= 50 ? Math.round(quarter / 10) * 10 : Math.max(1, Math.round(quarter)));
   const directJsonPaced = await measure('non-streaming, direct, latency', { spec: () => specs.directJson, warmupMs: D.warm / 2, durationMs: D.paced, rate });
+  await gateway.call({ type: 'lags' });
   const gatewayJsonPaced = await measure('non-streaming, gateway, latency', { spec: () => specs.gatewayJson, warmupMs: D.warm / 2, durationMs: D.paced, rate, cpu });
+  const pacedLagReply = await gateway.call({ type: 'lags' });
+  const pacedLag = distribution(pacedLagReply.type === 'lags' ? pacedLagReply.lagsMs : []);
 
   // Streaming: time to first byte and total at the same paced load, then throughput.
   const directSsePaced = await measure('streaming, direct, latency', { spec: () => specs.directSse, warmupMs: D.warm / 2, durationMs: D.paced, rate });
@@ -570,7 +573,8 @@ async function main(): Promise<number> {
     { metric: 'DynamoDB Local CPU per request, non-streaming (separate process)', value: `${us(gatewayJsonSat.cpu?.dynamodbUs)}; ${(gatewayJsonSat.cpu?.dynamodbCores ?? Number.NaN).toFixed(2)} cores busy` },
     { metric: 'Machine CPU during the non-streaming gateway throughput phase (both cores)', value: gatewayJsonSat.cpu?.machine ? `${pct(gatewayJsonSat.cpu.machine.busy)} busy, ${pct(gatewayJsonSat.cpu.machine.iowait)} iowait, ${pct(gatewayJsonSat.cpu.machine.steal)} steal` : 'n/a' },
     { metric: 'Simulator / load generator CPU per request, non-streaming', value: `${us(gatewayJsonSat.cpu?.simulatorUs)} / ${us(gatewayJsonSat.cpu?.benchUs)}` },
-    { metric: 'Meter aggregator lag behind the replies (page written → applied), p50 / p99 / max, non-streaming throughput phase', value: `${ms(aggregatorLag.p50)} / ${ms(aggregatorLag.p99)} / ${ms(aggregatorLag.max)} (${int(aggregatorLag.count)} pages)`, target: 'p99 ≤ 1 s', pass: aggregatorLag.count > 0 && aggregatorLag.p99 <= 1000 },
+    { metric: `Meter aggregator lag behind the replies (page written → applied), p50 / p99 / max, at ${rate} req/s`, value: `${ms(pacedLag.p50)} / ${ms(pacedLag.p99)} / ${ms(pacedLag.max)} (${int(pacedLag.count)} pages)`, target: 'p99 ≤ 1 s', pass: pacedLag.count > 0 && pacedLag.p99 <= 1000 },
+    { metric: 'Meter aggregator lag, p50 / p99 / max, at saturation (non-streaming throughput phase: both cores busy)', value: `${ms(aggregatorLag.p50)} / ${ms(aggregatorLag.p99)} / ${ms(aggregatorLag.max)} (${int(aggregatorLag.count)} pages)` },
     { metric: 'Gateway RSS after the streaming phase', value: `${((gatewaySseSat.cpu?.rss ?? 0) / 1024 / 1024).toFixed(0)} MiB` },
     { metric: 'Failed requests (any phase)', value: int(errors), target: '0', pass: errors === 0 },
   ];
