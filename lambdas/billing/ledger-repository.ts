@@ -69,7 +69,7 @@ export type OrganizationRefusal =
   | { kind: 'organization-gone' }
   /** Stored before balances existed: it needs its balance attribute (addBalance) first. */
   | { kind: 'balance-missing' }
-  | { kind: 'insufficient-balance'; balance: Nanos };
+  | { kind: 'insufficient-balance'; balance: Nanos; held: Nanos };
 
 /** Why the key's item refused a reservation, with the key as stored. */
 export type KeyRefusal =
@@ -159,7 +159,7 @@ function organizationRefusal(cancellation: Cancellation, index: number): Organiz
   if (!failed) return undefined;
   if (!failed.item) return { kind: 'organization-gone' };
   if (failed.item.balance === undefined) return { kind: 'balance-missing' };
-  return { kind: 'insufficient-balance', balance: nanosFromStore(failed.item.balance) };
+  return { kind: 'insufficient-balance', balance: nanosFromStore(failed.item.balance), held: nanosFromStore(failed.item.held) };
 }
 
 /**

@@ -26,6 +26,12 @@ export const HOLD_TTL_MS = 20 * 60_000;
  */
 export const LEASE_SETTLE_MS = 2 * 86_400_000;
 const MAX_ATTEMPTS = 16;
+/**
+ * How long a reservation refused only for what is held waits for some of it to come back (requests ending,
+ * leases given back, the aggregator applying records: under a second), polling every IN_FLIGHT_POLL_MS.
+ */
+const IN_FLIGHT_WAIT_MS = 1500;
+const IN_FLIGHT_POLL_MS = 100;
 /** A release runs after the reply, so it may keep trying much longer (about 40 s) before giving up. */
 const RELEASE_ATTEMPTS = 160;
 
@@ -250,6 +256,7 @@ export class Ledger {
     let key = startingKey;
     let workspace = startingWorkspace;
     const readUnits = 0;
+    const waitUntil = this.deps.clock().getTime() + IN_FLIGHT_WAIT_MS;
     for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt += 1) {
       const now = this.deps.clock();
       const current = currentPeriods(now);
@@ -285,7 +292,7 @@ export class Ledger {
           await this.deps.repository.addBalance(key.org_id);
           retry = true;
         } else {
-          shortfalls.push(creditsShortfall(organization.balance));
+          shortfalls.push(creditsShortfall(organization.balance, organization.held));
         }
       }
       if (keyRefusal) {
@@ -326,6 +333,13 @@ export class Ledger {
         }
       }
       if (retry) continue;
+      // Refused only because of what is held (requests in flight, leases, records the aggregator has not
+      // applied yet): a hold may wait a moment for some of it to come back rather than answer 402.
+      if (kind.kind === 'hold' && shortfalls.length && shortfalls.every((shortfall) => shortfall.left + shortfall.held >= amount) && this.deps.clock().getTime() < waitUntil) {
+        await this.deps.sleep(IN_FLIGHT_POLL_MS);
+        attempt -= 1;
+        continue;
+      }
       if (shortfalls.length) throw refusal(shortfalls.reduce((tightest, next) => (next.left < tightest.left ? next : tightest)), amount, tokens);
       throw new Error('reservation refused without a reason');
     }
@@ -391,6 +405,8 @@ export class Ledger {
 interface Shortfall {
   reason: RefusalReason;
   left: Nanos;
+  /** Held on the limit's meter by requests in flight, leases and records not yet applied. */
+  held: Nanos;
   /** One sentence naming the limit and what is left of it. */
   state: string;
   remedy: string;
@@ -429,10 +445,11 @@ function refusal(shortfall: Shortfall, amount: Nanos, tokens: OutputTokens | und
   });
 }
 
-function creditsShortfall(balance: Nanos): Shortfall {
+function creditsShortfall(balance: Nanos, held: Nanos): Shortfall {
   return {
     reason: 'insufficient_credits',
     left: balance,
+    held,
     state: `The account has ${usd(balance)} of credits available`,
     remedy: 'add credits',
     metadata: { reason: 'insufficient_credits', available: nanosToDecimal(balance < 0n ? 0n : balance) },
@@ -449,6 +466,7 @@ function keyShortfall(key: ApiKey, now: Date): Shortfall {
   return {
     reason: 'key_limit',
     left,
+    held: meter.held,
     state: `The key's ${window} limit of ${usd(key.limit ?? 0n)} has ${usd(left)} left${held}${resets}`,
     remedy: "raise the key's limit",
     metadata: { reason: 'key_limit', limit_reset: key.limit_reset, limit: nanosToDecimal(key.limit ?? 0n) },
@@ -468,10 +486,11 @@ function budgetShortfall(workspace: Workspace, amount: Nanos, now: Date): Shortf
     tightest = {
       reason: 'workspace_budget',
       left,
+      held: meter.held,
       state: `Workspace ${workspace.slug}'s ${interval} budget of ${usd(budget.limit)} has ${usd(left)} left${resets}`,
       remedy: "raise the workspace's budget",
       metadata: { reason: 'workspace_budget', workspace_id: workspace.id, interval, limit: nanosToDecimal(budget.limit) },
     };
   }
-  return tightest ?? { reason: 'workspace_budget', left: 0n, state: `Workspace ${workspace.slug}'s budget cannot cover it`, remedy: "raise the workspace's budget", metadata: { reason: 'workspace_budget', workspace_id: workspace.id } };
+  return tightest ?? { reason: 'workspace_budget', left: 0n, held: 0n, state: `Workspace ${workspace.slug}'s budget cannot cover it`, remedy: "raise the workspace's budget", metadata: { reason: 'workspace_budget', workspace_id: workspace.id } };
 }

@@ -128,7 +128,12 @@ describe('npm start', () => {
     expect(generation.data.totalCost).toBe(reply.usage!.cost);
     expect(await admin.generations.submitFeedback({ submitGenerationFeedbackRequest: { generationId: reply.id, category: 'other', comment: 'fine' } })).toEqual({ data: { success: true } });
 
-    const activity = await admin.analytics.getUserActivity({ workspaceId: workspace.data.id, groupBy: 'workspace' });
+    // Reports follow the replies once the meter aggregator has applied their records (well under a second).
+    let activity = await admin.analytics.getUserActivity({ workspaceId: workspace.data.id, groupBy: 'workspace' });
+    for (const deadline = Date.now() + 5000; activity.data.length === 0 && Date.now() < deadline;) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      activity = await admin.analytics.getUserActivity({ workspaceId: workspace.data.id, groupBy: 'workspace' });
+    }
     expect(activity.data).toEqual([expect.objectContaining({ model: 'simulator/echo', requests: 1, usage: reply.usage!.cost, workspaceId: workspace.data.id })]);
     const meta = await admin.analytics.getAnalyticsMeta();
     expect(meta.data.metrics.map((metric) => metric.name)).toContain('cost');

@@ -61,10 +61,10 @@ describe('LedgerRepository: a refused reservation, decoded', () => {
     mock.on(TransactWriteCommand)
       .rejectsOnce(cancel('None', failed()))
       .rejectsOnce(cancel('None', failed({ pk: 'ORG#org1', total_credits: 5 })))
-      .rejectsOnce(cancel('None', failed({ pk: 'ORG#org1', balance: 42 })));
+      .rejectsOnce(cancel('None', failed({ pk: 'ORG#org1', balance: 42, held: 8 })));
     expect(await repository.reserve(request, 1)).toEqual({ kind: 'refused', organization: { kind: 'organization-gone' } });
     expect(await repository.reserve(request, 1)).toEqual({ kind: 'refused', organization: { kind: 'balance-missing' } });
-    expect(await repository.reserve(request, 1)).toEqual({ kind: 'refused', organization: { kind: 'insufficient-balance', balance: 42n } });
+    expect(await repository.reserve(request, 1)).toEqual({ kind: 'refused', organization: { kind: 'insufficient-balance', balance: 42n, held: 8n } });
   });
 
   it('returns the stored key: stale when its settings changed or it was disabled, its meter otherwise', async () => {
@@ -87,7 +87,7 @@ describe('LedgerRepository: a refused reservation, decoded', () => {
       .rejectsOnce(cancel('None', 'None', 'None', failed()));
     expect(await repository.reserve(request, 1)).toEqual({ kind: 'refused', workspace: { kind: 'stale-workspace', workspace: { ...workspace, budget_version: 2 } } });
     expect(await repository.reserve(request, 1)).toEqual({
-      kind: 'refused', organization: { kind: 'insufficient-balance', balance: 1n }, workspace: { kind: 'workspace-meter', workspace },
+      kind: 'refused', organization: { kind: 'insufficient-balance', balance: 1n, held: 0n }, workspace: { kind: 'workspace-meter', workspace },
     });
     expect(await repository.reserve(request, 1)).toEqual({ kind: 'refused', workspace: { kind: 'workspace-gone' } });
   });
@@ -151,8 +151,19 @@ describe('Ledger: refusals in domain errors', () => {
     expect(reply.headers).toEqual({});
   });
 
+  it('waits a moment when only what is held refuses it, and holds once enough came back; refuses at once otherwise', async () => {
+    const calls: string[] = [];
+    // 40 left, 70 held: a request of 100 could pass once held requests end.
+    const heldBack: ReserveOutcome = { kind: 'refused', organization: { kind: 'insufficient-balance', balance: 40n, held: 70n } };
+    const ledger = ledgerWith([heldBack, heldBack, { kind: 'held', writeUnits: 4 }], calls);
+    await expect(ledger.reserve('gen-1', key, 100n)).resolves.toMatchObject({ amount: 100n, attempts: 1 });
+    // Short of it even with everything held back: no wait.
+    const short: ReserveOutcome = { kind: 'refused', organization: { kind: 'insufficient-balance', balance: 10n, held: 20n } };
+    await expect(ledgerWith([short, { kind: 'held', writeUnits: 4 }]).reserve('gen-1', key, 100n)).rejects.toMatchObject({ constructor: CreditsExhausted });
+  });
+
   it('names the tightest of several refusing limits, as its own kind', async () => {
-    const both: ReserveOutcome = { kind: 'refused', organization: { kind: 'insufficient-balance', balance: 10n }, key: { kind: 'key-meter', key: spentKey(950n) } };
+    const both: ReserveOutcome = { kind: 'refused', organization: { kind: 'insufficient-balance', balance: 10n, held: 0n }, key: { kind: 'key-meter', key: spentKey(950n) } };
     await expect(ledgerWith([both]).reserve('gen-1', key, 100n)).rejects.toMatchObject({ constructor: CreditsExhausted, reason: 'insufficient_credits', remaining: 10n });
     const budgeted: Workspace = { ...workspace, budgets: { daily: { id: 'b', limit: 60n, created_at: '', updated_at: '' } } };
     await expect(ledgerWith([{ kind: 'refused', workspace: { kind: 'workspace-meter', workspace: budgeted } }]).reserve('gen-1', key, 100n))
