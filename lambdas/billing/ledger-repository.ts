@@ -472,22 +472,33 @@ export class LedgerRepository {
    * the listing, so it holds only leases that still have something to settle.
    */
   async leasesToSweep(filter: { by: string } | { owner: string }, limitPerShard = 100): Promise<StoredLease[]> {
-    const found: StoredLease[] = [];
+    const activeOnly = { expression: '#state = :active', names: { '#state': 'state' }, values: { ':active': 'active' } };
+    return (await this.listing((shard) => itemKeys.leasesOf(shard).gsi1pk, filter, limitPerShard, activeOnly)).map(leaseFromItem);
+  }
+
+  /**
+   * Items of a listing sharded over gsi1 (holds, leases): listed before `by`, oldest first, or every one of
+   * `owner` (meeting `ownerAlso` too).
+   */
+  private async listing(
+    pkOf: (shard: number) => string,
+    filter: { by: string } | { owner: string },
+    limitPerShard: number,
+    ownerAlso?: { expression: string; names: Record<string, string>; values: Record<string, unknown> },
+  ): Promise<Array<Record<string, unknown>>> {
+    const found: Array<Record<string, unknown>> = [];
+    const byTime = 'by' in filter;
     for (let shard = 0; shard < HOLD_SHARDS; shard += 1) {
-      const byTime = 'by' in filter;
       for await (const item of queryItems(this.db, {
         TableName: this.tableName,
         IndexName: 'gsi1',
         KeyConditionExpression: byTime ? 'gsi1pk = :pk AND gsi1sk < :now' : 'gsi1pk = :pk',
         ...(byTime ? {} : {
-          FilterExpression: '#state = :active AND #owner = :owner',
-          ExpressionAttributeNames: { '#state': 'state', '#owner': 'owner' },
+          FilterExpression: ['#owner = :owner', ...(ownerAlso ? [ownerAlso.expression] : [])].join(' AND '),
+          ExpressionAttributeNames: { '#owner': 'owner', ...ownerAlso?.names },
         }),
-        ExpressionAttributeValues: {
-          ':pk': itemKeys.leasesOf(shard).gsi1pk,
-          ...(byTime ? { ':now': filter.by } : { ':owner': filter.owner, ':active': 'active' }),
-        },
-      }, { atMost: limitPerShard })) found.push(leaseFromItem(item));
+        ExpressionAttributeValues: { ':pk': pkOf(shard), ...(byTime ? { ':now': filter.by } : { ':owner': filter.owner, ...ownerAlso?.values }) },
+      }, { atMost: limitPerShard })) found.push(item);
     }
     return found;
   }
@@ -528,18 +539,7 @@ export class LedgerRepository {
 
   /** Holds whose expiry has passed, oldest first, from every shard; or, with `owner`, every hold of that process. */
   async expiredHolds(filter: { by: string } | { owner: string }, limitPerShard = 100): Promise<StoredHold[]> {
-    const found: StoredHold[] = [];
-    for (let shard = 0; shard < HOLD_SHARDS; shard += 1) {
-      const byTime = 'by' in filter;
-      for await (const item of queryItems(this.db, {
-        TableName: this.tableName,
-        IndexName: 'gsi1',
-        KeyConditionExpression: byTime ? 'gsi1pk = :pk AND gsi1sk < :now' : 'gsi1pk = :pk',
-        ...(byTime ? {} : { FilterExpression: '#owner = :owner', ExpressionAttributeNames: { '#owner': 'owner' } }),
-        ExpressionAttributeValues: { ':pk': itemKeys.holdsOf(shard).gsi1pk, ...(byTime ? { ':now': filter.by } : { ':owner': filter.owner }) },
-      }, { atMost: limitPerShard })) found.push(holdFromItem(item));
-    }
-    return found;
+    return (await this.listing((shard) => itemKeys.holdsOf(shard).gsi1pk, filter, limitPerShard)).map(holdFromItem);
   }
 }
 
