@@ -11,7 +11,8 @@
 // applied late: release 0, so it is charged without being given back twice.
 import type { Nanos } from '../platform/money.js';
 import { nanosToStore } from '../platform/money.js';
-import { rollupDelta, type RollupDelta } from './rollups.js';
+import { hourOf, rollupDelta, type RollupDelta } from './rollups.js';
+import { itemKeys } from '../platform/dynamo/item-keys.js';
 import type { Page } from './pages.js';
 
 export interface MeterMove {
@@ -118,16 +119,32 @@ export function itemCount(effects: Effects): number {
  * in one TransactWriteItems). A page is never split: it is applied whole, with its marker, or not at all.
  */
 export function groupPages(pages: readonly Page[], maxItems: number): Page[][] {
-  const none: ApplyState = { late: new Set(), sweptLeases: new Set(), goneKeys: new Set(), goneWorkspaces: new Set() };
   const groups: Page[][] = [];
   let current: Page[] = [];
+  let items = new Set<string>();
   for (const page of pages) {
-    if (current.length > 0 && itemCount(effectsOf([...current, page], none)) > maxItems) {
+    const own = itemsOf(page);
+    const joined = new Set([...items, ...own]);
+    if (current.length > 0 && joined.size > maxItems) {
       groups.push(current);
       current = [];
+      items = new Set(own);
+    } else {
+      items = joined;
     }
     current.push(page);
   }
   if (current.length > 0) groups.push(current);
   return groups;
+}
+
+/** The items applying a page writes (as itemCount counts them), named so that pages sharing one count it once. */
+function itemsOf(page: Page): string[] {
+  const items = [`marker ${page.block}`];
+  for (const { record, claim } of page.entries) {
+    const rollup = itemKeys.rollup(record.org_id, hourOf(record.created_at), record.workspace_id, record.key_hash, record.model, record.provider);
+    items.push(`org ${record.org_id}`, `key ${record.key_hash}`, `ws ${record.org_id}/${record.workspace_id}`, `rollup ${rollup.pk}|${rollup.sk}`,
+      claim.kind === 'hold' ? `hold ${record.id}` : `lease ${claim.leaseId}`);
+  }
+  return items;
 }

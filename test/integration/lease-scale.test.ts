@@ -5,23 +5,12 @@
 // spent before the first request is refused.
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import { spawn, type ChildProcess } from 'node:child_process';
-import type { Readable } from 'node:stream';
-import { ScanCommand } from '@aws-sdk/lib-dynamodb';
-import { installAwsLambdaShim } from '../../bin/local/awslambda-shim.js';
 import { startSimulator, type Simulator } from '../../bin/simulator/server.js';
 import { nanosFromStore, nanosToDecimal, usdToNanos, type Nanos } from '../../lambdas/platform/money.js';
 import { itemKeys } from '../../lambdas/platform/dynamo/item-keys.js';
-import { createDocumentClient } from '../../lambdas/platform/dynamo/client.js';
 import { createTestStore, type TestStore } from '../support/store.js';
 import { createTenant } from '../support/tenants.js';
-import { httpEvent } from '../support/events.js';
-
-installAwsLambdaShim();
-const { handleInference } = await import('../../lambdas/handlers/inference.js');
-const { handleManagement } = await import('../../lambdas/handlers/management.js');
-
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-type Json = Record<string, any>;
+import { chatCompletion, manage, type Json } from '../support/handler-calls.js';
 
 const WORKERS = 4;
 const REQUESTS = 1000;
@@ -124,46 +113,19 @@ function leasesOf(worker: Worker): Promise<Json[] | undefined> {
   });
 }
 
-async function readBody(body: string | Readable): Promise<string> {
-  if (typeof body === 'string') return body;
-  let text = '';
-  for await (const chunk of body) text += String(chunk);
-  return text;
-}
-
-async function manage(key: string, method: string, path: string, body?: unknown, query?: Record<string, string>): Promise<{ status: number; json: Json }> {
-  const reply = await handleManagement(httpEvent({ method, path: `/api/v1${path}`, key, ...(body === undefined ? {} : { body }), ...(query ? { query } : {}) }), store.deps);
-  return { status: reply.statusCode ?? 200, json: JSON.parse(String(reply.body)) as Json };
-}
-
 /** Cost and reservation of one request of the workload's shape, from a throwaway account served in this process. */
 async function probe(): Promise<{ cost: Nanos; reserved: Nanos }> {
   const tenant = await createTenant(store.deps, 'organization', 'Probe Co');
   const admin = (await tenant.addKey('management')).text;
   const { text } = await tenant.addKey('standard');
-  const reply = await handleInference(httpEvent({ method: 'POST', path: '/api/v1/chat/completions', key: text, body: BODY }), store.deps);
-  expect(reply.statusCode).toBe(200);
-  const json = JSON.parse(await readBody(reply.body)) as Json;
-  const generation = await manage(admin, 'GET', '/generation', undefined, { id: json.id as string });
+  const { status, json } = await chatCompletion(store.deps, text, BODY);
+  expect(status).toBe(200);
+  const generation = await manage(store.deps, admin, 'GET', '/generation', undefined, { id: json.id as string });
   expect(generation.status).toBe(200);
   return { cost: usdToNanos(json.usage.cost as number), reserved: usdToNanos(generation.json.data.reserved as number) };
 }
 
-async function scan(filter: string, values: Record<string, unknown>): Promise<Json[]> {
-  const db = createDocumentClient({ endpoint: store.endpoint });
-  try {
-    const found: Json[] = [];
-    let start: Record<string, unknown> | undefined;
-    do {
-      const result = await db.send(new ScanCommand({ TableName: store.tableName, ConsistentRead: true, ExclusiveStartKey: start, FilterExpression: filter, ExpressionAttributeValues: values }));
-      found.push(...(result.Items ?? []));
-      start = result.LastEvaluatedKey;
-    } while (start);
-    return found;
-  } finally {
-    db.destroy();
-  }
-}
+const scan = (filter: string, values: Record<string, unknown>) => store.scan(filter, values) as Promise<Json[]>;
 
 interface Completion {
   worker: number;
@@ -177,7 +139,7 @@ it(`${WORKERS} gateway processes share one key limit over ${REQUESTS} parallel r
   const { cost, reserved } = await probe();
   const tenant = await createTenant(store.deps, 'organization', 'Scale Co');
   const admin = (await tenant.addKey('management')).text;
-  const created = await manage(admin, 'POST', '/keys', { name: 'shared', limit: Number(nanosToDecimal(cost * LIMIT_IN_REQUESTS)) });
+  const created = await manage(store.deps, admin, 'POST', '/keys', { name: 'shared', limit: Number(nanosToDecimal(cost * LIMIT_IN_REQUESTS)) });
   expect(created.status).toBe(201);
   const keyText = created.json.key as string;
   const hash = created.json.data.hash as string;

@@ -2,24 +2,14 @@
 // memory once one is taken, the lease is given back when its terms change or the process stops, the sweep
 // returns a dead owner's lease after its expiry, and the money comes out exact every way.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import type { Readable } from 'node:stream';
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { installAwsLambdaShim } from '../../bin/local/awslambda-shim.js';
 import { startSimulator, type Simulator } from '../../bin/simulator/server.js';
 import { usdToNanos } from '../../lambdas/platform/money.js';
 import { itemKeys } from '../../lambdas/platform/dynamo/item-keys.js';
-import { createDocumentClient } from '../../lambdas/platform/dynamo/client.js';
 import { leaseSize } from '../../lambdas/billing/leases.js';
 import { createTestStore, type TestStore } from '../support/store.js';
 import { createTenant } from '../support/tenants.js';
 import { httpEvent } from '../support/events.js';
-
-installAwsLambdaShim();
-const { handleInference } = await import('../../lambdas/handlers/inference.js');
-const { handleManagement } = await import('../../lambdas/handlers/management.js');
-
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-type Json = Record<string, any>;
+import { chatCompletion, handleInference, manage as manageWith, type Json } from '../support/handler-calls.js';
 
 let sim: Simulator;
 let store: TestStore;
@@ -33,32 +23,12 @@ afterAll(async () => {
   await sim.close();
 });
 
-async function readBody(body: string | Readable): Promise<string> {
-  if (typeof body === 'string') return body;
-  let text = '';
-  for await (const chunk of body) text += String(chunk);
-  return text;
-}
-
 async function chat(key: string, extra: Json = {}): Promise<{ status: number; json: Json; id: string | undefined }> {
-  const reply = await handleInference(httpEvent({ method: 'POST', path: '/api/v1/chat/completions', key, body: { model: 'simulator/echo', messages: [{ role: 'user', content: 'lease me' }], max_tokens: 20, ...extra } }), store.deps);
-  const text = await readBody(reply.body);
-  return { status: reply.statusCode, json: extra.stream ? {} : JSON.parse(text) as Json, id: reply.headers['x-generation-id'] };
+  return chatCompletion(store.deps, key, { model: 'simulator/echo', messages: [{ role: 'user', content: 'lease me' }], max_tokens: 20, ...extra });
 }
 
-async function manage(key: string, method: string, path: string, body?: unknown): Promise<{ status: number; json: Json }> {
-  const reply = await handleManagement(httpEvent({ method, path: `/api/v1${path}`, key, ...(body === undefined ? {} : { body }) }), store.deps);
-  return { status: reply.statusCode ?? 200, json: JSON.parse(String(reply.body)) as Json };
-}
-
-async function item(key: { pk: string; sk: string }): Promise<Json | undefined> {
-  const db = createDocumentClient({ endpoint: store.endpoint });
-  try {
-    return (await db.send(new GetCommand({ TableName: store.tableName, Key: key, ConsistentRead: true }))).Item as Json | undefined;
-  } finally {
-    db.destroy();
-  }
-}
+const manage = (key: string, method: string, path: string, body?: unknown) => manageWith(store.deps, key, method, path, body);
+const item = (key: { pk: string; sk: string }) => store.item(key) as Promise<Json | undefined>;
 
 const pool = () => store.deps.engine.leases!;
 

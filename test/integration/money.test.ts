@@ -1,9 +1,6 @@
 // Credits, key limits, workspace budgets and exactly-once settlement, through the real handlers with real
 // deps over DynamoDB Local and the upstream simulator. Money is compared exactly, in nano-dollars.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import type { Readable } from 'node:stream';
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { installAwsLambdaShim } from '../../bin/local/awslambda-shim.js';
 import { startSimulator, type Simulator } from '../../bin/simulator/server.js';
 import { usdToNanos, type Nanos } from '../../lambdas/platform/money.js';
 import { itemKeys } from '../../lambdas/platform/dynamo/item-keys.js';
@@ -19,12 +16,7 @@ import type { Hold } from '../../lambdas/billing/ledger.js';
 import type { GenerationRecord } from '../../lambdas/billing/generation-record.js';
 import { generationRecord } from '../support/records.js';
 
-installAwsLambdaShim();
-const { handleInference } = await import('../../lambdas/handlers/inference.js');
-const { handleManagement } = await import('../../lambdas/handlers/management.js');
-
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-type Json = Record<string, any>;
+import { chatCompletion, handleInference, handleManagement, manage as manageWith, type Json } from '../support/handler-calls.js';
 
 const CHAT = '/api/v1/chat/completions';
 const RESPONSES = '/api/v1/responses';
@@ -42,13 +34,6 @@ afterAll(async () => {
   await sim.close();
 });
 
-async function readBody(body: string | Readable): Promise<string> {
-  if (typeof body === 'string') return body;
-  let text = '';
-  for await (const chunk of body) text += String(chunk);
-  return text;
-}
-
 function chatBody(text: string, extra: Json = {}): Json {
   return { model: 'simulator/echo', messages: [{ role: 'user', content: text }], max_tokens: 20, ...extra };
 }
@@ -58,28 +43,13 @@ function chatBody(text: string, extra: Json = {}): Json {
  * applies its record (as it does within a second on AWS), unless `converge` is false.
  */
 async function chat(key: string, text = 'count me in', extra: Json = {}, converge = true): Promise<{ status: number; json: Json }> {
-  const reply = await handleInference(httpEvent({ method: 'POST', path: CHAT, key, body: chatBody(text, extra) }), store.deps, undefined, startInvocation());
-  const body = await readBody(reply.body);
+  const reply = await chatCompletion(store.deps, key, chatBody(text, extra), startInvocation());
   if (converge) await store.converge();
-  if (!extra.stream || reply.statusCode !== 200) return { status: reply.statusCode, json: JSON.parse(body) as Json };
-  const frames = body.split('\n\n').filter((frame) => frame.startsWith('data: {')).map((frame) => JSON.parse(frame.slice(6)) as Json);
-  return { status: reply.statusCode, json: frames.at(-1)! };
+  return reply;
 }
 
-async function manage(key: string, method: string, path: string, body?: unknown, query?: Record<string, string>): Promise<{ status: number; json: Json }> {
-  const reply = await handleManagement(httpEvent({ method, path: `/api/v1${path}`, key, ...(body === undefined ? {} : { body }), ...(query ? { query } : {}) }), store.deps);
-  return { status: reply.statusCode ?? 200, json: JSON.parse(String(reply.body)) as Json };
-}
-
-async function rawItem(key: { pk: string; sk: string }): Promise<Json> {
-  const db = createDocumentClient({ endpoint: store.endpoint });
-  try {
-    const { Item } = await db.send(new GetCommand({ TableName: store.tableName, Key: key, ConsistentRead: true }));
-    return Item as Json;
-  } finally {
-    db.destroy();
-  }
-}
+const manage = (key: string, method: string, path: string, body?: unknown, query?: Record<string, string>) => manageWith(store.deps, key, method, path, body, query);
+const rawItem = async (key: { pk: string; sk: string }) => (await store.item(key)) as Json;
 
 interface Account {
   tenant: Tenant;

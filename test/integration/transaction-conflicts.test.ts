@@ -5,26 +5,16 @@
 // streams, a day boundary crossed midway) and the meter aggregator behind the stream over the same client
 // still comes out exact to the nano-dollar: every conflict retried, nothing held, every page applied once.
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
-import type { Readable } from 'node:stream';
-import { ScanCommand } from '@aws-sdk/lib-dynamodb';
-import { installAwsLambdaShim } from '../../bin/local/awslambda-shim.js';
 import { startSimulator, type Simulator } from '../../bin/simulator/server.js';
 import { nanosFromStore, nanosToDecimal, usdToNanos, type Nanos } from '../../lambdas/platform/money.js';
 import { itemKeys } from '../../lambdas/platform/dynamo/item-keys.js';
-import { createDocumentClient } from '../../lambdas/platform/dynamo/client.js';
 import type { GatewayDeps } from '../../lambdas/app/deps.js';
 import { createTestStore, type TestStore } from '../support/store.js';
 import { createTenant } from '../support/tenants.js';
-import { httpEvent } from '../support/events.js';
 import { seeded } from '../support/random.js';
 import { injectTransactionConflicts, type ConflictInjector } from '../support/transaction-conflicts.js';
 
-installAwsLambdaShim();
-const { handleInference } = await import('../../lambdas/handlers/inference.js');
-const { handleManagement } = await import('../../lambdas/handlers/management.js');
-
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-type Json = Record<string, any>;
+import { chatCompletion, manage as manageWith, type Json } from '../support/handler-calls.js';
 
 const REQUESTS = 300;
 const IN_FLIGHT = 16;
@@ -45,47 +35,10 @@ afterAll(async () => {
   await sim.close();
 });
 
-async function readBody(body: string | Readable): Promise<string> {
-  if (typeof body === 'string') return body;
-  let text = '';
-  for await (const chunk of body) text += String(chunk);
-  return text;
-}
-
-async function manage(key: string, method: string, path: string, body?: unknown): Promise<{ status: number; json: Json }> {
-  const reply = await handleManagement(httpEvent({ method, path: `/api/v1${path}`, key, ...(body === undefined ? {} : { body }) }), store.deps);
-  return { status: reply.statusCode ?? 200, json: JSON.parse(String(reply.body)) as Json };
-}
-
-/** A chat completion through `deps`; a stream's final usage chunk stands in for the JSON reply. */
-async function chat(deps: GatewayDeps, key: string, body: Json): Promise<{ status: number; json: Json }> {
-  const reply = await handleInference(httpEvent({ method: 'POST', path: '/api/v1/chat/completions', key, body }), deps);
-  const text = await readBody(reply.body);
-  if (!body.stream || reply.statusCode !== 200) return { status: reply.statusCode, json: JSON.parse(text) as Json };
-  const frames = text.split('\n\n').filter((frame) => frame.startsWith('data: {')).map((frame) => JSON.parse(frame.slice(6)) as Json);
-  return { status: reply.statusCode, json: frames.at(-1)! };
-}
-
-async function scan(filter: string, values: Record<string, unknown>): Promise<Json[]> {
-  const db = createDocumentClient({ endpoint: store.endpoint });
-  try {
-    const found: Json[] = [];
-    let start: Record<string, unknown> | undefined;
-    do {
-      const result = await db.send(new ScanCommand({ TableName: store.tableName, ConsistentRead: true, ExclusiveStartKey: start, FilterExpression: filter, ExpressionAttributeValues: values }));
-      found.push(...(result.Items ?? []));
-      start = result.LastEvaluatedKey;
-    } while (start);
-    return found;
-  } finally {
-    db.destroy();
-  }
-}
-
-async function item(key: { pk: string; sk: string }): Promise<Json> {
-  const [found] = await scan('pk = :pk AND sk = :sk', { ':pk': key.pk, ':sk': key.sk });
-  return found!;
-}
+const manage = (key: string, method: string, path: string, body?: unknown) => manageWith(store.deps, key, method, path, body);
+const chat = (deps: GatewayDeps, key: string, body: Json) => chatCompletion(deps, key, body);
+const scan = (filter: string, values: Record<string, unknown>) => store.scan(filter, values) as Promise<Json[]>;
+const item = async (key: { pk: string; sk: string }) => (await store.item(key)) as Json;
 
 const sum = (values: Nanos[]) => values.reduce((a, b) => a + b, 0n);
 

@@ -5,7 +5,7 @@ import { ensureTable } from '../../lambdas/platform/dynamo/create-table.js';
 import { createDocumentClient } from '../../lambdas/platform/dynamo/client.js';
 import { createDeps, type GatewayDeps } from '../../lambdas/app/deps.js';
 import { readConfig } from '../../lambdas/app/config.js';
-import { ScanCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, ScanCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { StreamedPage } from '../../lambdas/app/aggregator.js';
 import { handleStreamEvent } from '../../lambdas/handlers/aggregator.js';
 import { matchesPageFilter, PAGE_STREAM_SETTINGS } from '../../lambdas/billing/page-stream.js';
@@ -37,6 +37,10 @@ export interface TestStore {
    * converges. After it, nothing is held for finished requests.
    */
   quiesce(): Promise<void>;
+  /** An item as stored now (consistent read), or undefined. */
+  item(key: { pk: string; sk: string }): Promise<Record<string, unknown> | undefined>;
+  /** Every item of the table meeting a filter expression (consistent scan). */
+  scan(filter: string, values: Record<string, unknown>): Promise<Array<Record<string, unknown>>>;
   /** Every page item of generation records in the table, in key order (as the stream hands them over). */
   pages(): Promise<StreamedPage[]>;
   /** Every generation record written so far (of one organization). */
@@ -93,19 +97,18 @@ export async function createTestStore(env: NodeJS.ProcessEnv = {}, options: Test
     if (!(await feeder.drain({ timeoutMs: 20_000 }))) throw new Error('the aggregator did not catch up with the stream within 20 s');
     if (existsSync(deadLetterFile)) throw new Error(`pages were dead-lettered: ${readFileSync(deadLetterFile, 'utf8').slice(0, 2000)}`);
   };
-  const pages = async (): Promise<StreamedPage[]> => {
-    const found: StreamedPage[] = [];
+  const scan = async (filter: string, values: Record<string, unknown>): Promise<Array<Record<string, unknown>>> => {
+    const found: Array<Record<string, unknown>> = [];
     let start: Record<string, unknown> | undefined;
     do {
-      const result = await db.send(new ScanCommand({
-        TableName: tableName, ConsistentRead: true, ExclusiveStartKey: start,
-        FilterExpression: 'begins_with(pk, :pk) AND begins_with(sk, :sk)', ExpressionAttributeValues: { ':pk': 'GENS#', ':sk': 'P#' },
-      }));
-      for (const item of result.Items ?? []) found.push({ sequenceNumber: `${String(item.pk)}/${String(item.sk)}`, item });
+      const result = await db.send(new ScanCommand({ TableName: tableName, ConsistentRead: true, ExclusiveStartKey: start, FilterExpression: filter, ExpressionAttributeValues: values }));
+      found.push(...(result.Items ?? []));
       start = result.LastEvaluatedKey;
     } while (start);
     return found;
   };
+  const pages = async (): Promise<StreamedPage[]> => (await scan('begins_with(pk, :pk) AND begins_with(sk, :sk)', { ':pk': 'GENS#', ':sk': 'P#' }))
+    .map((item) => ({ sequenceNumber: `${String(item.pk)}/${String(item.sk)}`, item }));
   return {
     tableName,
     endpoint,
@@ -113,6 +116,8 @@ export async function createTestStore(env: NodeJS.ProcessEnv = {}, options: Test
     depsWith,
     logs,
     pages,
+    scan,
+    item: async (key) => (await db.send(new GetCommand({ TableName: tableName, Key: key, ConsistentRead: true }))).Item,
     quiesce: async () => {
       await deps.engine.leases?.returnAll();
       await converge();
