@@ -37,7 +37,7 @@ const MAX_RESTARTS = 3;
 const RESTART_WINDOW_MS = 60_000;
 /** /health's probe of DynamoDB Local. */
 const STORE_PROBE_TIMEOUT_MS = 1000;
-/** How often the stream feeder reads a shard that had nothing new: four times a second, as Lambda polls a shard. */
+/** How often the stream feeder reads the shards: four times a second, as Lambda polls a shard. */
 const STREAM_POLL_MS = 250;
 
 export interface LocalConfig {

@@ -89,7 +89,11 @@ export interface StreamFeederOptions {
   batchSize: number;
   batchWindowMs: number;
   retryAttempts: number;
-  /** How long to wait before reading a shard again when it had nothing new. */
+  /**
+   * How often the shards are read, at most: a pass over them starts this long after the last one started,
+   * whether that one found records or not (as Lambda polls a shard four times a second), unless a drain is
+   * waiting. Records arriving meanwhile make one larger batch instead of many small ones.
+   */
   pollMs: number;
   checkpoints: StreamCheckpoints;
   /** The on-failure destination: records that exhausted their retries are appended here, one JSON line each. */
@@ -422,26 +426,24 @@ export function startStreamFeeder(options: StreamFeederOptions): StreamFeeder {
   };
 
   /** One pass over the shards; true if every shard was read to its current end and everything read was acknowledged. */
-  const pass = async (flush: boolean): Promise<{ caughtUp: boolean; busy: boolean }> => {
+  const pass = async (flush: boolean): Promise<{ caughtUp: boolean }> => {
     if (!streamArn || Date.now() - refreshedAt >= SHARD_REFRESH_MS || refreshedForDrain < drainsRequested) {
       refreshedForDrain = drainsRequested;
       await refreshShards();
     }
     const arn = streamArn!;
     let caughtUp = true;
-    let busy = false;
     for (const reader of readers.values()) {
-      if (stopping) return { caughtUp: false, busy };
+      if (stopping) return { caughtUp: false };
       if (!runnable(reader)) {
         caughtUp = false;
         continue;
       }
       const count = reader.ended ? 0 : await read(arn, reader);
-      if (count > 0) busy = true;
       await deliver(arn, reader, flush);
       if (count > 0 || reader.pending.length > 0) caughtUp = false;
     }
-    return { caughtUp, busy };
+    return { caughtUp };
   };
 
   const settleDrains = (upTo: number, drained: boolean) => {
@@ -454,13 +456,14 @@ export function startStreamFeeder(options: StreamFeederOptions): StreamFeeder {
   const loop = (async () => {
     while (!stopping) {
       const drainsBefore = drainsRequested;
+      const started = Date.now();
       let wait = pollMs;
       try {
-        const { caughtUp, busy } = await pass(drainsBefore > drainsDone);
+        const { caughtUp } = await pass(drainsBefore > drainsDone);
         if (outage) log.info('stream feeder: reading the stream again', { table: tableName, down_ms: Date.now() - outage.since });
         outage = undefined;
         if (caughtUp) settleDrains(drainsBefore, true);
-        if (busy || drainsRequested > drainsDone) wait = 0;
+        wait = drainsRequested > drainsDone ? 0 : pollMs - (Date.now() - started);
       } catch (err) {
         const now = Date.now();
         if (!outage || now - outage.reportedAt >= OUTAGE_REPORT_MS) {

@@ -11,8 +11,8 @@
 // applied late: release 0, so it is charged without being given back twice.
 import type { Nanos } from '../platform/money.js';
 import { nanosToStore } from '../platform/money.js';
-import { hourOf, rollupDelta, type RollupDelta } from './rollups.js';
-import { itemKeys } from '../platform/dynamo/item-keys.js';
+import { rollupDelta, type RollupDelta } from './rollups.js';
+import { entryItems, markerItem } from './page-items.js';
 import type { Page } from './pages.js';
 
 export interface MeterMove {
@@ -140,11 +140,5 @@ export function groupPages(pages: readonly Page[], maxItems: number): Page[][] {
 
 /** The items applying a page writes (as itemCount counts them), named so that pages sharing one count it once. */
 function itemsOf(page: Page): string[] {
-  const items = [`marker ${page.block}`];
-  for (const { record, claim } of page.entries) {
-    const rollup = itemKeys.rollup(record.org_id, hourOf(record.created_at), record.workspace_id, record.key_hash, record.model, record.provider);
-    items.push(`org ${record.org_id}`, `key ${record.key_hash}`, `ws ${record.org_id}/${record.workspace_id}`, `rollup ${rollup.pk}|${rollup.sk}`,
-      claim.kind === 'hold' ? `hold ${record.id}` : `lease ${claim.leaseId}`);
-  }
-  return items;
+  return [markerItem(page.block), ...page.entries.flatMap(entryItems)];
 }

@@ -11,11 +11,10 @@ import type { Logger } from '../platform/logger.js';
 import type { AggregatorRepository } from './aggregator-repository.js';
 import { effectsOf, groupPages, type ApplyState, type Effects } from './aggregation.js';
 import type { MeterRef } from './meter-writes.js';
+import { MAX_TRANSACTION_ITEMS } from './page-items.js';
 import type { Page } from './pages.js';
 import { currentPeriods, isBehind, laterPeriods, type Periods } from './periods.js';
 
-/** DynamoDB's TransactWriteItems limit. */
-export const MAX_TRANSACTION_ITEMS = 100;
 const MAX_ATTEMPTS = 24;
 
 export interface AggregatorDeps {

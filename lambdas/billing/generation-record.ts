@@ -44,8 +44,11 @@ export interface GenerationRecord {
 
 const INFRA_AMOUNTS = ['lambda_compute', 'lambda_request', 'lambda_streaming', 'dynamodb', 'kms', 'total'] as const;
 
-export function infrastructureToItem(cost: InfrastructureCost): Record<string, unknown> {
-  return { ...cost, ...Object.fromEntries(INFRA_AMOUNTS.map((field) => [field, nanosToStore(cost[field])])) };
+/** How an amount is stored: a DynamoDB number by default (nanosToStore); a page's JSON passes its own. */
+type StoreAmount = (nanos: Nanos) => number | bigint | string;
+
+export function infrastructureToItem(cost: InfrastructureCost, amount: StoreAmount = nanosToStore): Record<string, unknown> {
+  return { ...cost, ...Object.fromEntries(INFRA_AMOUNTS.map((field) => [field, amount(cost[field])])) };
 }
 
 export function infrastructureFromItem(value: unknown): InfrastructureCost | null {
@@ -57,12 +60,12 @@ export function infrastructureFromItem(value: unknown): InfrastructureCost | nul
 export const COST_FIELDS = ['prompt', 'completion', 'cache_read', 'cache_write', 'reasoning', 'request', 'total'] as const;
 
 /** A record's stored attributes (amounts as stored numbers), as a page holds it. */
-export function recordToAttributes(record: GenerationRecord): Record<string, unknown> {
+export function recordToAttributes(record: GenerationRecord, amount: StoreAmount = nanosToStore): Record<string, unknown> {
   return {
     ...record,
-    cost: Object.fromEntries(COST_FIELDS.map((field) => [field, nanosToStore(record.cost[field])])),
-    reserved: nanosToStore(record.reserved),
-    infra: record.infra ? infrastructureToItem(record.infra) : undefined,
+    cost: Object.fromEntries(COST_FIELDS.map((field) => [field, amount(record.cost[field])])),
+    reserved: amount(record.reserved),
+    infra: record.infra ? infrastructureToItem(record.infra, amount) : undefined,
   };
 }
 

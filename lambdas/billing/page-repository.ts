@@ -1,30 +1,19 @@
-// Pages in DynamoDB: one item per page (GENS#<block>, P#<seq>), its records as a list of maps with the
-// money each moves. A page is written once and never changed; the aggregator reads it from the stream.
+// Pages in DynamoDB: one item per page (GENS#<block>, P#<seq>), its records with the money each moves in
+// one compressed attribute (page-codec.ts). A page is written once and never changed; the aggregator reads
+// it from the stream.
 import { PutCommand, QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { itemKeys } from '../platform/dynamo/item-keys.js';
 import { isConditionFailed } from '../platform/dynamo/write-failures.js';
-import { nanosFromStore, nanosToStore } from '../platform/money.js';
-import { recordFromAttributes, recordToAttributes, type GenerationRecord } from './generation-record.js';
-import { blockOf, type Claim, type Page, type PageEntry, type PageStore } from './pages.js';
-
-function claimToItem(claim: Claim): Record<string, unknown> {
-  return { ...claim, amount: nanosToStore(claim.amount) };
-}
-
-function claimFromItem(item: unknown): Claim {
-  const claim = item as Record<string, unknown>;
-  const amount = nanosFromStore(claim.amount);
-  if (claim.kind === 'lease') return { kind: 'lease', leaseId: String(claim.leaseId), amount };
-  if (claim.kind === 'hold') return { kind: 'hold', amount };
-  throw new Error(`unknown claim kind ${String(claim.kind)}`);
-}
+import type { GenerationRecord } from './generation-record.js';
+import { decodeEntries, encodeEntries } from './page-codec.js';
+import { blockOf, type Page, type PageStore } from './pages.js';
 
 export function pageToItem(page: Page): Record<string, unknown> {
   return {
     ...itemKeys.page(page.block, page.seq),
     type: 'page',
     written_at: page.writtenAt ?? Date.now(),
-    records: page.entries.map((entry) => ({ ...recordToAttributes(entry.record), claim: claimToItem(entry.claim) })),
+    data: encodeEntries(page.entries),
   };
 }
 
@@ -32,11 +21,7 @@ export function pageToItem(page: Page): Record<string, unknown> {
 export function pageFromItem(item: Record<string, unknown>): Page {
   const block = String(item.pk).slice(itemKeys.pagesOf('').pk.length);
   const seq = Number(String(item.sk).slice(itemKeys.pageSortPrefix.length));
-  const entries: PageEntry[] = (item.records as Array<Record<string, unknown>>).map((stored) => {
-    const { claim, ...record } = stored;
-    return { record: recordFromAttributes(record), claim: claimFromItem(claim) };
-  });
-  return { block, seq, entries, ...(typeof item.written_at === 'number' ? { writtenAt: item.written_at } : {}) };
+  return { block, seq, entries: decodeEntries(item), ...(typeof item.written_at === 'number' ? { writtenAt: item.written_at } : {}) };
 }
 
 export class PageRepository implements PageStore {
@@ -72,11 +57,8 @@ export class PageRepository implements PageStore {
         ...(start ? { ExclusiveStartKey: start } : {}),
       }));
       for (const item of result.Items ?? []) {
-        const found = (item.records as Array<Record<string, unknown>>).find((record) => record.id === generationId);
-        if (found) {
-          const { claim: _claim, ...record } = found;
-          return recordFromAttributes(record);
-        }
+        const found = decodeEntries(item).find((entry) => entry.record.id === generationId);
+        if (found) return found.record;
       }
       start = result.LastEvaluatedKey;
     } while (start);

@@ -9,8 +9,9 @@ import { infrastructureCost, type Invocation } from '../billing/infrastructure.j
 import { emfLine } from '../billing/metrics.js';
 import type { GenerationResult, Usage } from '../providers/types.js';
 import { emptyUsage } from '../providers/types.js';
-import { recordToAttributes, type GenerationRecord } from '../billing/generation-record.js';
-import { itemSize, writeUnitsOf } from '../platform/dynamo/item-size.js';
+import type { GenerationRecord } from '../billing/generation-record.js';
+import { storedRecordBytes } from '../billing/page-codec.js';
+import { writeUnitsOf } from '../platform/dynamo/item-size.js';
 import { FAILURE_SHARDS } from '../catalog/index.js';
 import type { Claim, StoredEntry } from '../billing/pages.js';
 import { computeCost, type CostBreakdown } from '../billing/cost.js';
@@ -257,11 +258,15 @@ export function complete({ request, caller, trace, deps, candidate, completion, 
 /** A transactional delete of an item under 1 KB. */
 const HOLD_DELETE_WRITE_UNITS = 2;
 
-/** A record's share of its page's write: 1 unit per started KB of its stored attributes (on Lambda a page holds one record). */
+/** A record's share of its page's write: 1 unit per started KB of a page holding it alone (as on Lambda). */
 function pageWriteUnits(record: GenerationRecord): number {
-  return writeUnitsOf(itemSize(recordToAttributes(record)) + PAGE_OVERHEAD_BYTES);
+  return writeUnitsOf(storedRecordBytes(record, ONE_UNIT_BYTES - PAGE_OVERHEAD_BYTES) + PAGE_OVERHEAD_BYTES);
 }
 
-/** A page's own attributes beside its records (keys, type, written_at, the list around the record). */
-const PAGE_OVERHEAD_BYTES = 64;
+const ONE_UNIT_BYTES = 1024;
+/**
+ * A page's own attributes beside its records (keys, type, written_at: about 60 bytes), and what the
+ * record gains after this estimate (its infrastructure cost and its claim, about 250 bytes of JSON).
+ */
+const PAGE_OVERHEAD_BYTES = 320;
 

@@ -83,8 +83,8 @@ describe('requests reserve from a lease', () => {
     for (const reply of replies) expect(await item(itemKeys.hold(reply.id!))).toBeUndefined();
     const records = await store.records(owner.tenant.orgId);
     expect(records).toHaveLength(4);
-    const fromLease = (await store.pages()).flatMap(({ item: page }) => (page.records as Json[])).filter((record) => record.claim.kind === 'lease');
-    expect(fromLease.map((record) => record.id).sort()).toEqual(replies.map((reply) => reply.id).sort());
+    const fromLease = (await store.entries()).filter((entry) => entry.claim.kind === 'lease');
+    expect(fromLease.map((entry) => entry.record.id).sort()).toEqual(replies.map((reply) => reply.id).sort());
 
     await store.quiesce();
     const total = records.reduce((sum, record) => sum + record.cost.total, 0n);

@@ -124,12 +124,12 @@ it('injected transaction conflicts are retried: leases, holds and page applicati
   // No hold left behind; every lease given back with what its records consumed.
   expect(await scan('begins_with(pk, :pk)', { ':pk': 'HOLD#' })).toEqual([]);
   const pages = await store.pages();
-  const claims = pages.flatMap(({ item: page }) => (page.records as Json[]).map((record) => record.claim as Json));
+  const claims = (await store.entries()).map((entry) => entry.claim);
   const leases = await scan('begins_with(pk, :pk) AND org_id = :org', { ':pk': 'LEASE#', ':org': tenant.orgId });
   expect(leases.length).toBeGreaterThan(0);
   for (const lease of leases) {
     expect(lease.state).toBe('returned');
-    const consumed = sum(claims.filter((claim) => claim.kind === 'lease' && claim.leaseId === lease.lease_id).map((claim) => nanosFromStore(claim.amount)));
+    const consumed = sum(claims.filter((claim) => claim.kind === 'lease' && claim.leaseId === lease.lease_id).map((claim) => claim.amount));
     expect({ consumed: nanosFromStore(lease.consumed), whole: nanosFromStore(lease.consumed) + nanosFromStore(lease.returned) }).toEqual({ consumed, whole: nanosFromStore(lease.amount) });
   }
   expect(claims.some((claim) => claim.kind === 'hold')).toBe(true);

@@ -15,6 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pageFromItem } from '../../lambdas/billing/page-repository.js';
 import type { GenerationRecord } from '../../lambdas/billing/generation-record.js';
+import type { PageEntry } from '../../lambdas/billing/pages.js';
 import { startLocalKms, type LocalKms } from '../../bin/local/kms.js';
 import { deadStoreMessage, failClearlyWhenDead } from './dead-store.js';
 
@@ -44,6 +45,8 @@ export interface TestStore {
   /** Every page item of generation records in the table, in key order (as the stream hands them over). */
   pages(): Promise<StreamedPage[]>;
   /** Every generation record written so far (of one organization). */
+  /** Every record in the stored pages, with the money it claimed (of one organization, if given). */
+  entries(orgId?: string): Promise<PageEntry[]>;
   records(orgId?: string): Promise<GenerationRecord[]>;
   /** Moves the deps' clock. */
   setNow(date: Date | undefined): void;
@@ -109,6 +112,9 @@ export async function createTestStore(env: NodeJS.ProcessEnv = {}, options: Test
   };
   const pages = async (): Promise<StreamedPage[]> => (await scan('begins_with(pk, :pk) AND begins_with(sk, :sk)', { ':pk': 'GENS#', ':sk': 'P#' }))
     .map((item) => ({ sequenceNumber: `${String(item.pk)}/${String(item.sk)}`, item }));
+  const entries = async (orgId?: string): Promise<PageEntry[]> => (await pages())
+    .flatMap(({ item }) => pageFromItem(item).entries)
+    .filter((entry) => orgId === undefined || entry.record.org_id === orgId);
   return {
     tableName,
     endpoint,
@@ -122,7 +128,8 @@ export async function createTestStore(env: NodeJS.ProcessEnv = {}, options: Test
       await deps.engine.leases?.returnAll();
       await converge();
     },
-    records: async (orgId) => (await pages()).flatMap(({ item }) => pageFromItem(item).entries.map((entry) => entry.record)).filter((record) => orgId === undefined || record.org_id === orgId),
+    entries,
+    records: async (orgId) => (await entries(orgId)).map((entry) => entry.record),
     converge,
     setNow: (date) => { now = date; },
     kms,

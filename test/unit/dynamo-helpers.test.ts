@@ -1,9 +1,12 @@
-// The shared DynamoDB helpers: the update/condition builder, the decoding of refused writes and the paging helper.
+// The shared DynamoDB helpers: the update/condition builder, the decoding of refused writes, the paging helper,
+// and the SDK clients without their logger middleware.
 import { itemSize, writeUnitsOf } from '../../lambdas/platform/dynamo/item-size.js';
 import { beforeEach, describe, expect, it } from '@jest/globals';
 import { mockClient } from 'aws-sdk-client-mock';
 import { DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { ConditionalCheckFailedException, DynamoDBClient, TransactionCanceledException, TransactionConflictException } from '@aws-sdk/client-dynamodb';
+import { Readable } from 'node:stream';
+import { withoutSdkLogging } from '../../lambdas/platform/aws/quiet-client.js';
+import { ConditionalCheckFailedException, DynamoDBClient, GetItemCommand, TransactionCanceledException, TransactionConflictException } from '@aws-sdk/client-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { UpdateBuilder } from '../../lambdas/platform/dynamo/update-builder.js';
 import { cancellationOf, isConditionFailed, unlessConditionFails, unlessConditionFailsOrConflicts } from '../../lambdas/platform/dynamo/write-failures.js';
@@ -173,5 +176,26 @@ describe('itemSize', () => {
     expect(writeUnitsOf(0)).toBe(1);
     expect(writeUnitsOf(1024)).toBe(1);
     expect(writeUnitsOf(1025)).toBe(2);
+  });
+});
+
+describe('withoutSdkLogging', () => {
+  // A client whose logger records what reaches it, answering every command with an empty item from memory.
+  const client = () => {
+    const logged: unknown[] = [];
+    const logger = { debug: () => undefined, info: (entry: unknown) => logged.push(entry), warn: () => undefined, error: () => undefined };
+    const requestHandler = { handle: async () => ({ response: { statusCode: 200, headers: {}, body: Readable.from([Buffer.from('{}')]) } }) };
+    const dynamo = new DynamoDBClient({ region: 'local', endpoint: 'http://127.0.0.1:9', credentials: { accessKeyId: 'a', secretAccessKey: 'b' }, logger, requestHandler });
+    return { dynamo, logged };
+  };
+
+  it('takes the logger middleware out, so commands no longer walk their input and output for the logger', async () => {
+    const plain = client();
+    await plain.dynamo.send(new GetItemCommand({ TableName: 't', Key: { pk: { S: 'x' } } }));
+    expect(plain.logged).toHaveLength(1);
+    const quiet = client();
+    withoutSdkLogging(quiet.dynamo);
+    await quiet.dynamo.send(new GetItemCommand({ TableName: 't', Key: { pk: { S: 'x' } } }));
+    expect(quiet.logged).toEqual([]);
   });
 });

@@ -4,11 +4,10 @@ import { describe, expect, it } from '@jest/globals';
 import { BLOCK_SIZE, blockOf, GenerationIds, PageWriter, type Page, type PageEntry } from '../../lambdas/billing/pages.js';
 import type { GenerationRecord } from '../../lambdas/billing/generation-record.js';
 import { Logger } from '../../lambdas/platform/logger.js';
+import { generationRecord } from '../support/records.js';
 
-function entry(id: string): PageEntry {
-  const record = {
-    id, org_id: 'org1', workspace_id: 'ws1', key_hash: 'k', cost: { prompt: 1n, completion: 2n, cache_read: 0n, cache_write: 0n, reasoning: 0n, request: 0n, total: 3n }, is_byok: false,
-  } as unknown as GenerationRecord;
+function entry(id: string, overrides: Partial<GenerationRecord> = {}): PageEntry {
+  const record = generationRecord(id, { key_hash: 'k', cost: { prompt: 1n, completion: 2n, cache_read: 0n, cache_write: 0n, reasoning: 0n, request: 0n, total: 3n }, ...overrides });
   return { record, claim: { kind: 'hold', amount: 10n } };
 }
 
@@ -93,6 +92,21 @@ describe('PageWriter', () => {
     await expect(lost.pageWriter.add(entry(id))).resolves.toEqual({ stored: false, writeUnits: 0 });
     const error = JSON.parse(lost.logs.find((line) => line.includes('reconcile by hand'))!) as { records: Array<Record<string, unknown>> };
     expect(error.records).toEqual([{ generation_id: id, org_id: 'org1', key_hash: 'k', workspace_id: 'ws1', cost: '3', is_byok: false, claim: 'hold', held: '10' }]);
+  });
+
+  it('closes a page before applying it would write more than 100 items in one transaction', async () => {
+    const { pageWriter, pages } = writer();
+    const ids = new GenerationIds();
+    // Exact holds on keys of their own workspaces: four items a record (hold, key, workspace, rollup row)
+    // beside the block's marker and the shared organization, so 24 records make 98 items and a 25th 102.
+    const distinct = Array.from({ length: 30 }, (_, i) => pageWriter.add(entry(ids.next(0), { key_hash: `k${i}`, workspace_id: `ws${i}` })));
+    await Promise.all(distinct);
+    expect(pages.map((page) => page.entries.length)).toEqual([24, 6]);
+    // Records of one key share all their items: a page holds up to a block's worth.
+    const shared = new GenerationIds();
+    await Promise.all(Array.from({ length: BLOCK_SIZE }, () => ({ ...entry(shared.next(0)), claim: { kind: 'lease' as const, leaseId: 'l1', amount: 3n } }))
+      .map((one) => pageWriter.add(one)));
+    expect(pages.at(-1)!.entries).toHaveLength(BLOCK_SIZE);
   });
 
   it('refuses a record whose id names no block', () => {

@@ -2,6 +2,7 @@
 // Lambda and to the local stand-in (bin/local/kms.ts) under npm start. Counts its calls, which the cost
 // ledger prices.
 import { DecryptCommand, GenerateDataKeyCommand, KMSClient } from '@aws-sdk/client-kms';
+import { withoutSdkLogging } from './quiet-client.js';
 
 export interface KmsPort {
   /** A new 256-bit data key: plaintext (keep in memory only) and its ciphertext under the master key. */
@@ -30,12 +31,12 @@ export class AwsKms implements KmsPort {
 
   constructor(private readonly config: KmsConfig) {
     const local = Boolean(config.endpoint);
-    this.client = new KMSClient({
+    this.client = withoutSdkLogging(new KMSClient({
       endpoint: config.endpoint,
       region: config.region ?? (local ? 'local' : undefined),
       ...(local ? { credentials: { accessKeyId: 'local', secretAccessKey: 'local' } } : {}),
       maxAttempts: 3,
-    });
+    }));
   }
 
   get calls(): number {

@@ -1,6 +1,7 @@
 // The DynamoDB document client, created once per module and injectable.
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { withoutSdkLogging } from '../aws/quiet-client.js';
 
 export interface StoreConfig {
   tableName: string;
@@ -16,13 +17,13 @@ export function storeConfigFromEnv(env: NodeJS.ProcessEnv = process.env): StoreC
 
 export function createDocumentClient(config: Pick<StoreConfig, 'endpoint' | 'region'>): DynamoDBDocumentClient {
   const local = Boolean(config.endpoint);
-  const client = new DynamoDBClient({
+  const client = withoutSdkLogging(new DynamoDBClient({
     endpoint: config.endpoint,
     region: config.region ?? (local ? 'local' : undefined),
     // DynamoDB Local accepts any credentials; never reach for a real profile when pointed at it.
     ...(local ? { credentials: { accessKeyId: 'local', secretAccessKey: 'local' } } : {}),
     maxAttempts: 3,
-  });
+  }));
   return DynamoDBDocumentClient.from(client, {
     marshallOptions: { removeUndefinedValues: true },
   });

@@ -9,6 +9,7 @@ import { ProviderError, parseRetryAfter } from '../provider-error.js';
 import { bedrockSupportedParameters, convertToBedrockConverse } from './convert-to-bedrock-converse.js';
 import { mapBedrockStopReason } from './map-bedrock-stop-reason.js';
 import { STREAM_EXCEPTION_MEMBERS, converseResponseSchema, converseStreamEventSchema, type BedrockUsage } from './bedrock-converse-api-types.js';
+import { withoutSdkLogging } from '../../platform/aws/quiet-client.js';
 
 export const supportedParameters: readonly string[] = bedrockSupportedParameters;
 
@@ -94,13 +95,13 @@ export function bedrockError(provider: string, err: unknown, signal?: AbortSigna
 
 export function createBedrockAdapter(settings: BedrockSettings = {}): ProviderAdapter {
   const provider = settings.provider ?? 'amazon-bedrock';
-  const client = settings.client ?? new BedrockRuntimeClient({
+  const client = settings.client ?? withoutSdkLogging(new BedrockRuntimeClient({
     ...(settings.region ? { region: settings.region } : {}),
     ...(settings.endpoint ? { endpoint: settings.endpoint } : {}),
     // The client's default HTTP/2 handler needs TLS (ALPN); plain-http fakes speak HTTP/1.1.
     ...(settings.endpoint?.startsWith('http:') ? { requestHandler: new NodeHttpHandler() } : {}),
     maxAttempts: 1,
-  });
+  }));
 
   return {
     provider,

@@ -1,0 +1,62 @@
+// How a page's records are stored: compressed JSON that gives back every field and amount exactly (beyond
+// 2^53 too), read from bytes (the SDK) or base64 (a Lambda stream event), and pages of the old list format.
+import { deflateRawSync } from 'node:zlib';
+import { describe, expect, it } from '@jest/globals';
+import { decodeEntries, encodeEntries, storedRecordBytes } from '../../lambdas/billing/page-codec.js';
+import { pageFromItem, pageToItem } from '../../lambdas/billing/page-repository.js';
+import { recordToAttributes } from '../../lambdas/billing/generation-record.js';
+import type { PageEntry } from '../../lambdas/billing/pages.js';
+import { generationRecord } from '../support/records.js';
+
+const huge = 2n ** 60n + 7n;
+const entries: PageEntry[] = [
+  {
+    record: {
+      ...generationRecord('gen-1795514400-ABCDEFGHIJKL00', { error: { status: 502, message: 'upstream said “no” 🚫' }, provider_responses: [{ provider: 'a', model: 'a', status: 502 }] }),
+      infra: { lambda_compute: 12n, lambda_request: 200n, lambda_streaming: 0n, dynamodb: 1250n, kms: 0n, total: 1462n, memory_mb: 1024, duration_ms: 3 } as never,
+    },
+    claim: { kind: 'lease', leaseId: 'lease-1', amount: 30n },
+  },
+  { record: generationRecord('gen-1795514400-ABCDEFGHIJKL01', { cost: { ...generationRecord('x').cost, total: huge }, reserved: huge }), claim: { kind: 'hold', amount: huge } },
+];
+
+describe('page codec', () => {
+  it('gives back every record and claim exactly, from bytes and from base64', () => {
+    const data = encodeEntries(entries);
+    const expected = entries.map((entry) => ({ ...entry, record: { ...entry.record, infra: entry.record.infra ?? null } }));
+    expect(decodeEntries({ data })).toEqual(expected);
+    expect(decodeEntries({ data: data.toString('base64') })).toEqual(expected);
+    const item = pageToItem({ block: 'ABCDEFGHIJKL', seq: 3, entries, writtenAt: 1 });
+    expect(Object.keys(item).sort()).toEqual(['data', 'pk', 'sk', 'type', 'written_at']);
+    expect(pageFromItem(item)).toEqual({ block: 'ABCDEFGHIJKL', seq: 3, entries: expected, writtenAt: 1 });
+  });
+
+  it('stores sixteen similar records in well under one write unit', () => {
+    const many = Array.from({ length: 16 }, (_, i): PageEntry => ({
+      record: generationRecord(`gen-1795514400-ABCDEFGHIJKL${i.toString(36).padStart(2, '0')}`, { latency_ms: 10 + i }),
+      claim: { kind: 'lease', leaseId: 'lease-1', amount: BigInt(i) },
+    }));
+    const json = JSON.stringify(many.map((entry) => recordToAttributes(entry.record)), (_k, v: unknown) => (typeof v === 'bigint' ? String(v) : v));
+    expect(json.length).toBeGreaterThan(8 * 1024);
+    expect(encodeEntries(many).byteLength).toBeLessThan(1024);
+  });
+
+  it('reads pages written as a list of maps', () => {
+    const records = entries.map((entry) => ({ ...recordToAttributes(entry.record), claim: { ...entry.claim, amount: entry.claim.amount } }));
+    expect(decodeEntries({ records }).map((entry) => entry.record.id)).toEqual(entries.map((entry) => entry.record.id));
+    expect(decodeEntries({ records })[1]!.claim).toEqual({ kind: 'hold', amount: huge });
+  });
+
+  it('refuses an item without records, and data that is not a list', () => {
+    expect(() => decodeEntries({})).toThrow('neither data nor records');
+    expect(() => decodeEntries({ data: deflateRawSync('{"id":"x"}') })).toThrow('not a list of records');
+    expect(() => decodeEntries({ data: Buffer.from('not deflated') })).toThrow();
+  });
+
+  it('counts a record\'s stored bytes: its JSON while small, compressed beyond the threshold', () => {
+    const record = generationRecord('gen-1795514400-ABCDEFGHIJKL00');
+    const small = storedRecordBytes(record, 10_000);
+    expect(small).toBeGreaterThan(400);
+    expect(storedRecordBytes(record, 100)).toBeLessThan(small);
+  });
+});
