@@ -262,6 +262,8 @@ export async function startLocalRuntime(config: LocalConfig, output: RuntimeOutp
     // The handlers, the engine and the ledger log through the deps' one logger (to stdout, for CloudWatch on
     // Lambda); here through the local sink, which keeps the per-generation metrics lines off the console.
     deps.log.sink = log;
+    // One process serves every request and is never frozen: records of requests that end apart share pages.
+    deps.engine.pages.shared = true;
     const bootstrap = await bootstrapLocal({
       organizations: deps.organizations, keys: deps.keys, adminKeyText: config.adminKey, initialCredits, internProgramme: config.internProgramme, now: new Date(),
     });

@@ -122,6 +122,14 @@ export interface StoredEntry {
  * waits, at once (a Lambda invocation's end, shutdown).
  */
 export class PageWriter {
+  /**
+   * Whether records of invocations that ended may wait for others in a shared page. On Lambda an instance
+   * serves one request at a time and may be frozen once it returns: each invocation writes its page before
+   * it ends (the handler's flush). A server that runs many invocations at once and is never frozen (npm
+   * start) sets this, and a record then waits up to FLUSH_DELAY_MS for the others even when no other
+   * request is running at that moment (under a closed loop of a few connections that is often).
+   */
+  shared = false;
   private readonly pending = new Map<string, PendingPage>();
   private readonly seqs = new Map<string, number>();
   private readonly inFlight = new Set<Promise<void>>();

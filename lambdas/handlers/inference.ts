@@ -105,10 +105,10 @@ export const handler = awslambda.streamifyResponse(async (event: APIGatewayProxy
     responseStream.off('close', gone);
     responseStream.off('error', gone);
     // The last invocation running writes what waits at once rather than after the page writer's short wait
-    // for others: on Lambda an instance serves one request at a time, and the wait would be billed. Under
-    // npm start, while others run, records keep gathering into shared pages.
+    // for others: on Lambda an instance serves one request at a time, the wait would be billed, and a frozen
+    // instance would not write it. Under npm start (pages.shared) records keep gathering into shared pages.
     running -= 1;
-    const flushed = running === 0 ? deps?.engine.pages.flush() : undefined;
+    const flushed = running === 0 && deps && !deps.engine.pages.shared ? deps.engine.pages.flush() : undefined;
     await Promise.allSettled([...deferred, flushed]);
   }
 });

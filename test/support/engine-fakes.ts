@@ -32,6 +32,7 @@ export class FakePages {
   readonly added: Array<{ record: Record<string, unknown>; claim: Claim; charge: { credits: bigint; byok: bigint } }> = [];
   /** Whether pages are stored (false: as when the store failed for good). */
   stored = true;
+  shared = false;
 
   async add(entry: PageEntry): Promise<StoredEntry> {
     const { record } = entry;
