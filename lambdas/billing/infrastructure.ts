@@ -42,10 +42,22 @@ const GB = 1024n * 1024n * 1024n;
 /** Request units can be fractional (0.5 for an eventually consistent read): priced in exact halves. */
 const HALVES = 2;
 
+/** The table's prices are a few dozen strings: each is parsed once per process, not once per request. */
+const attoPrices = new Map<string, bigint>();
+
+function atto(price: string): bigint {
+  let parsed = attoPrices.get(price);
+  if (parsed === undefined) {
+    parsed = priceToAttoUsd(price);
+    attoPrices.set(price, parsed);
+  }
+  return parsed;
+}
+
 /** Exact atto-dollars of `units` at a per-unit price, with `units` given as an integer numerator over `denominator`. */
 function priced(price: string, units: bigint, denominator = 1n): bigint {
-  const atto = priceToAttoUsd(price) * units;
-  return (atto + denominator / 2n) / denominator;
+  const amount = atto(price) * units;
+  return (amount + denominator / 2n) / denominator;
 }
 
 export function infrastructureCost(invocation: Invocation, use: ResourceUse, endedAt: number): InfrastructureCost {
@@ -55,13 +67,13 @@ export function infrastructureCost(invocation: Invocation, use: ResourceUse, end
   const billedMs = runMs + (prices.initBilled && invocation.initMs !== null ? Math.ceil(invocation.initMs) : 0);
   // GB-seconds = memoryMb / 1024 × billedMs / 1000.
   const lambda_compute = priced(prices.lambdaGbSecond[invocation.architecture], BigInt(invocation.memoryMb) * BigInt(billedMs), 1024n * 1000n);
-  const lambda_request = priceToAttoUsd(prices.lambdaRequest);
+  const lambda_request = atto(prices.lambdaRequest);
   const streamed = BigInt(Math.max(0, invocation.responseBytes - prices.lambdaStreamingFreeBytes));
   const lambda_streaming = priced(prices.lambdaStreamingGb, streamed, GB);
   const writeHalves = BigInt(Math.round(use.writeUnits * HALVES));
   const readHalves = BigInt(Math.round(use.readUnits * HALVES));
   const dynamodb = priced(prices.dynamodbWriteRequestUnit, writeHalves, BigInt(HALVES)) + priced(prices.dynamodbReadRequestUnit, readHalves, BigInt(HALVES));
-  const kms = priceToAttoUsd(prices.kmsRequest) * BigInt(use.kmsRequests);
+  const kms = atto(prices.kmsRequest) * BigInt(use.kmsRequests);
   return {
     lambda_compute,
     lambda_request,
