@@ -115,6 +115,40 @@ describe('generation records', () => {
   });
 });
 
+describe('page flush at the end of an invocation', () => {
+  it('writes the page when the last invocation ends, unless pages are shared (npm start), where the writer\'s short wait writes it', async () => {
+    const pages = (await defaultDeps()).engine.pages;
+    const flush = pages.flush.bind(pages);
+    let flushes = 0;
+    pages.flush = async () => {
+      flushes += 1;
+      await flush();
+    };
+    const post = async () => {
+      const reply = await fetch(`${gateway.url}/api/v1/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'simulator/echo', messages: [{ role: 'user', content: 'page me' }] }),
+      });
+      return ((await reply.json()) as { id: string }).id;
+    };
+    try {
+      // As on Lambda: the invocation writes its page itself before it ends.
+      const own = await post();
+      expect(await waitForRecord(own)).toMatchObject({ id: own });
+      expect(flushes).toBe(1);
+      // Shared pages: no flush; the record is stored all the same once the writer's wait is over.
+      pages.shared = true;
+      const shared = await post();
+      expect(await waitForRecord(shared)).toMatchObject({ id: shared });
+      expect(flushes).toBe(1);
+    } finally {
+      pages.shared = false;
+      pages.flush = flush;
+    }
+  });
+});
+
 describe('client disconnect', () => {
   it('aborts the upstream request within 1 s of the client going away', async () => {
     let generationId = '';
