@@ -17,7 +17,7 @@ import { createDocumentClient } from '../lambdas/platform/dynamo/client.js';
 import { OrganizationRepository } from '../lambdas/organizations/organization-repository.js';
 import { WorkspaceRepository } from '../lambdas/organizations/workspace-repository.js';
 import { ApiKeyRepository } from '../lambdas/keys/api-key-repository.js';
-import { recordToAttributes, type GenerationRecord } from '../lambdas/billing/generation-record.js';
+import type { GenerationRecord } from '../lambdas/billing/generation-record.js';
 import { GenerationIds, PageWriter, type Page } from '../lambdas/billing/pages.js';
 import { PageRepository, pageToItem } from '../lambdas/billing/page-repository.js';
 import { createOrganization } from '../lambdas/organizations/create-organization.js';
@@ -156,7 +156,6 @@ try {
   const holdBytes = await sizeOf(itemKeys.hold(lastId));
   const [orgBytes, keyBytes, wsBytes] = await Promise.all([sizeOf(itemKeys.organization(org.id)), sizeOf(itemKeys.apiKey(key.hash)), sizeOf(itemKeys.workspace(org.id, workspace.id))]);
   const lastRecord = record(lastId);
-  const recordBytes = json(recordToAttributes(lastRecord));
   const onePageBytes = json(pageToItem({ block: 'b'.repeat(12), seq: 1, entries: [{ record: lastRecord, claim: { kind: 'hold', amount: 150_000n } }] }));
   const rollupBytes = await sizeOf(rollupDelta(record(ids.next(Date.now()))).key);
   const units = (bytes: number) => 2 * Math.ceil(bytes / 1024);
@@ -188,7 +187,7 @@ try {
     '',
     `- Cycles per second with ${IN_FLIGHT} in flight on one key: ${(concurrent.length / elapsedS).toFixed(0)}; ${retried} of ${concurrent.length} reservations (${(100 * retried / concurrent.length).toFixed(1)}%) needed more than one attempt (transaction conflicts on the shared items).`,
     `- Node CPU (this process: the SDK's marshalling, signing and HTTP) per cycle (a reservation and a page write): ${cpuPerCycleUs.toFixed(0)} µs; the aggregator's per record: ${((aggregatorCpu.user + aggregatorCpu.system) / applied.records).toFixed(0)} µs.`,
-    `- On AWS (2 write units per started KB of each item in a transaction, 1 per KB of a put; item sizes as DynamoDB counts them: hold ${holdBytes} B, organization ${orgBytes} B, key ${keyBytes} B, workspace ${wsBytes} B, record ${recordBytes} B, a one-record page ${onePageBytes} B, rollup row ${rollupBytes} B): reservation ${awsReserve}, page ${awsPage} (Lambda: one record a page), aggregator ${awsAggregate.toFixed(2)} per record (${recordsPerTransaction.toFixed(1)} records per transaction here): ${awsTotal.toFixed(2)} write units, $${(awsTotal * 0.000000625).toFixed(9)} per request at the us-east-1 on-demand price ($0.625 per million). A request a lease covers writes no hold: ${awsLeased.toFixed(2)} write units ($${(awsLeased * 0.000000625).toFixed(9)}).`,
+    `- On AWS (2 write units per started KB of each item in a transaction, 1 per KB of a put; item sizes as DynamoDB counts them: hold ${holdBytes} B, organization ${orgBytes} B, key ${keyBytes} B, workspace ${wsBytes} B, a one-record page (its record compressed) ${onePageBytes} B, rollup row ${rollupBytes} B): reservation ${awsReserve}, page ${awsPage} (Lambda: one record a page), aggregator ${awsAggregate.toFixed(2)} per record (${recordsPerTransaction.toFixed(1)} records per transaction here): ${awsTotal.toFixed(2)} write units, $${(awsTotal * 0.000000625).toFixed(9)} per request at the us-east-1 on-demand price ($0.625 per million). A request a lease covers writes no hold: ${awsLeased.toFixed(2)} write units ($${(awsLeased * 0.000000625).toFixed(9)}).`,
     '',
   ];
   const report = lines.join('\n');

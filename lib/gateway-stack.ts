@@ -177,6 +177,10 @@ export class GatewayStack extends Stack {
       filters: [FilterCriteria.filter(PAGE_FILTER_PATTERN)],
     });
     this.aggregator.function.addEventSource(this.aggregatorSource);
+    // Readers before the writer: CloudFormation updates functions in parallel unless told otherwise. The
+    // aggregator and the management function (GET /generation) read the pages the inference function writes,
+    // so a release that changes how pages are stored reaches them first (they also read every older form).
+    this.inference.function.node.addDependency(this.aggregator.function, this.management.function);
 
     for (const fn of [this.inference, this.management]) this.providerSecret.grantRead(fn.function);
     // The vault and BYOK routes (management) and BYOK credentials in upstream calls (inference); not maintenance or the aggregator.

@@ -51,15 +51,18 @@ export function infrastructureToItem(cost: InfrastructureCost, amount: StoreAmou
   return { ...cost, ...Object.fromEntries(INFRA_AMOUNTS.map((field) => [field, amount(cost[field])])) };
 }
 
-export function infrastructureFromItem(value: unknown): InfrastructureCost | null {
+/** How a stored amount is read back: a DynamoDB number by default (nanosFromStore); a page's JSON passes its own. */
+type ReadAmount = (value: unknown) => Nanos;
+
+export function infrastructureFromItem(value: unknown, amount: ReadAmount = nanosFromStore): InfrastructureCost | null {
   if (!value || typeof value !== 'object') return null;
   const item = value as Record<string, unknown>;
-  return { ...(item as unknown as InfrastructureCost), ...Object.fromEntries(INFRA_AMOUNTS.map((field) => [field, nanosFromStore(item[field])])) };
+  return { ...(item as unknown as InfrastructureCost), ...Object.fromEntries(INFRA_AMOUNTS.map((field) => [field, amount(item[field])])) };
 }
 
 export const COST_FIELDS = ['prompt', 'completion', 'cache_read', 'cache_write', 'reasoning', 'request', 'total'] as const;
 
-/** A record's stored attributes (amounts as stored numbers), as a page holds it. */
+/** A record's stored attributes: amounts as DynamoDB numbers by default (a legacy GEN#<id> item, a page of lists of maps); a page's JSON passes its own. */
 export function recordToAttributes(record: GenerationRecord, amount: StoreAmount = nanosToStore): Record<string, unknown> {
   return {
     ...record,
@@ -70,15 +73,15 @@ export function recordToAttributes(record: GenerationRecord, amount: StoreAmount
 }
 
 /** The record back from its stored attributes (a page's, or a legacy GEN#<id> item's). */
-export function recordFromAttributes(item: Record<string, unknown>): GenerationRecord {
+export function recordFromAttributes(item: Record<string, unknown>, amount: ReadAmount = nanosFromStore): GenerationRecord {
   const cost = item.cost as Record<string, unknown>;
   const { pk: _pk, sk: _sk, gsi1pk: _g1, gsi1sk: _g2, type: _type, ...rest } = item;
   return {
     ...(rest as unknown as GenerationRecord),
-    cost: Object.fromEntries(COST_FIELDS.map((field) => [field, nanosFromStore(cost[field])])) as unknown as CostBreakdown,
-    reserved: nanosFromStore(item.reserved),
+    cost: Object.fromEntries(COST_FIELDS.map((field) => [field, amount(cost[field])])) as unknown as CostBreakdown,
+    reserved: amount(item.reserved),
     usage_estimated: item.usage_estimated === true,
     provider_responses: (item.provider_responses ?? []) as GenerationRecord['provider_responses'],
-    infra: infrastructureFromItem(item.infra),
+    infra: infrastructureFromItem(item.infra, amount),
   };
 }

@@ -1,9 +1,10 @@
 // How a page's records are stored: one binary attribute, the JSON of its entries (each record's stored
 // attributes with its claim) compressed with raw DEFLATE. A page's records repeat the same field names and
-// mostly the same values, so sixteen records of about 1 KB each come to well under 1 KB: one write unit for
-// the whole page, where a list of maps took one per record; and a string of bytes costs the SDK, DynamoDB
-// and the stream next to nothing to carry, where nested maps cost the SDK alone about 45 µs per record to
-// marshal and serialize. Pages written before this (a `records` list of maps) are still read.
+// many of the same values, so sixteen records of about 1.2 KB of JSON each come to about 1.5 KB (two write
+// units for the whole page, where a list of maps took one per record), and one record to about 620 bytes;
+// and a string of bytes costs the SDK, DynamoDB and the stream next to nothing to carry, where nested maps
+// cost the SDK alone about 45 µs per record to marshal and serialize. Pages written before this (a `records`
+// list of maps, amounts as DynamoDB numbers) are still read.
 import { deflateRawSync, inflateRawSync } from 'node:zlib';
 import { nanosFromStore, nanosToStore } from '../platform/money.js';
 import { recordFromAttributes, recordToAttributes, type GenerationRecord } from './generation-record.js';
@@ -17,19 +18,25 @@ import type { Claim, PageEntry } from './pages.js';
 const ONE_RECORD = { level: 1, windowBits: 10, memLevel: 4 };
 const MANY_RECORDS = { level: 1 };
 
-/** JSON numbers are exact up to 2^53: larger amounts go as decimal text, which nanosFromStore reads back. */
+/** JSON numbers are exact up to 2^53: larger amounts go as decimal text. */
 function jsonAmount(nanos: bigint): number | string {
   const stored = nanosToStore(nanos);
   return typeof stored === 'bigint' ? stored.toString() : stored;
+}
+
+/** An amount from a page's JSON: a safe integer, or the decimal text of a larger one. */
+function amountFromJson(value: unknown): bigint {
+  if (typeof value === 'string' && /^-?\d+$/.test(value)) return BigInt(value);
+  return nanosFromStore(value);
 }
 
 function claimToItem(claim: Claim): Record<string, unknown> {
   return { ...claim, amount: jsonAmount(claim.amount) };
 }
 
-function claimFromItem(item: unknown): Claim {
+function claimFromItem(item: unknown, readAmount: (value: unknown) => bigint): Claim {
   const claim = item as Record<string, unknown>;
-  const amount = nanosFromStore(claim.amount);
+  const amount = readAmount(claim.amount);
   if (claim.kind === 'lease') return { kind: 'lease', leaseId: String(claim.leaseId), amount };
   if (claim.kind === 'hold') return { kind: 'hold', amount };
   throw new Error(`unknown claim kind ${String(claim.kind)}`);
@@ -43,22 +50,22 @@ export function encodeEntries(entries: readonly PageEntry[]): Buffer {
   return deflateRawSync(`[${entries.map(entryJson).join(',')}]`, entries.length === 1 ? ONE_RECORD : MANY_RECORDS);
 }
 
-function entryFromStored(stored: Record<string, unknown>): PageEntry {
+function entryFromStored(stored: Record<string, unknown>, readAmount: (value: unknown) => bigint): PageEntry {
   const { claim, ...record } = stored;
-  return { record: recordFromAttributes(record), claim: claimFromItem(claim) };
+  return { record: recordFromAttributes(record, readAmount), claim: claimFromItem(claim, readAmount) };
 }
 
 /** A page's entries from its item: `data` as the SDK reads it (bytes) or as a Lambda stream event gives it (base64). */
 export function decodeEntries(item: Record<string, unknown>): PageEntry[] {
   const { data } = item;
-  if (data === undefined && Array.isArray(item.records)) return (item.records as Array<Record<string, unknown>>).map(entryFromStored);
+  if (data === undefined && Array.isArray(item.records)) return (item.records as Array<Record<string, unknown>>).map((stored) => entryFromStored(stored, nanosFromStore));
   let bytes: Uint8Array;
   if (typeof data === 'string') bytes = Buffer.from(data, 'base64');
   else if (data instanceof Uint8Array) bytes = data;
   else throw new Error('page has neither data nor records');
   const stored = JSON.parse(inflateRawSync(bytes).toString('utf8')) as unknown;
   if (!Array.isArray(stored)) throw new Error('page data is not a list of records');
-  return (stored as Array<Record<string, unknown>>).map(entryFromStored);
+  return (stored as Array<Record<string, unknown>>).map((entry) => entryFromStored(entry, amountFromJson));
 }
 
 /**

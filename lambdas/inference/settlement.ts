@@ -266,7 +266,7 @@ function pageWriteUnits(record: GenerationRecord): number {
 const ONE_UNIT_BYTES = 1024;
 /**
  * A page's own attributes beside its records (keys, type, written_at: about 60 bytes), and what the
- * record gains after this estimate (its infrastructure cost and its claim, about 250 bytes of JSON).
+ * record gains after this estimate (its infrastructure cost: about 200 bytes of JSON, fewer compressed).
  */
 const PAGE_OVERHEAD_BYTES = 320;
 

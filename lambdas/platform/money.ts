@@ -81,8 +81,6 @@ export function nanosToUsd(nanos: Nanos): number {
 export function nanosFromStore(value: unknown): Nanos {
   if (typeof value === 'bigint') return value;
   if (typeof value === 'number' && Number.isSafeInteger(value)) return BigInt(value);
-  // Beyond 2^53 in JSON (a page's records): decimal text.
-  if (typeof value === 'string' && /^-?\d+$/.test(value)) return BigInt(value);
   if (value === undefined || value === null) return 0n;
   throw new MoneyFormatError(`stored amount is not an integer: ${String(value)}`);
 }

@@ -30,7 +30,7 @@ interface ValidationReport {
 interface Synthesized {
   stack: GatewayStack;
   template: Template;
-  resources: Record<string, { Type: string; Properties: Record<string, any>; DeletionPolicy?: string }>;
+  resources: Record<string, { Type: string; Properties: Record<string, any>; DeletionPolicy?: string; DependsOn?: string[] }>;
   report: ValidationReport;
   outdir: string;
 }
@@ -238,6 +238,13 @@ describe('meter aggregator', () => {
     const fn = base.resources[logicalId(base.stack, base.stack.aggregator.function)]!;
     expect(fn.Properties).toMatchObject({ Runtime: 'nodejs22.x', Architectures: ['arm64'], MemorySize: 512, Timeout: 60, Handler: 'index.handler' });
     expect(fn.Properties.Environment.Variables).toEqual({ TABLE_NAME: { Ref: logicalId(base.stack, base.stack.table.table) }, NODE_OPTIONS: '--enable-source-maps' });
+  });
+
+  it('is updated before the inference function, as is management: the readers of pages before their writer', () => {
+    const inference = base.resources[logicalId(base.stack, base.stack.inference.function)]!;
+    expect(inference.DependsOn).toEqual(expect.arrayContaining([
+      logicalId(base.stack, base.stack.aggregator.function), logicalId(base.stack, base.stack.management.function),
+    ]));
   });
 
   it('is fed by the table\'s stream with the shared batching, bisection, partial failures, bounded retries and a failure queue', () => {

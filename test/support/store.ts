@@ -44,9 +44,9 @@ export interface TestStore {
   scan(filter: string, values: Record<string, unknown>): Promise<Array<Record<string, unknown>>>;
   /** Every page item of generation records in the table, in key order (as the stream hands them over). */
   pages(): Promise<StreamedPage[]>;
-  /** Every generation record written so far (of one organization). */
   /** Every record in the stored pages, with the money it claimed (of one organization, if given). */
   entries(orgId?: string): Promise<PageEntry[]>;
+  /** Every generation record written so far (of one organization). */
   records(orgId?: string): Promise<GenerationRecord[]>;
   /** Moves the deps' clock. */
   setNow(date: Date | undefined): void;

@@ -5,6 +5,8 @@ import { beforeEach, describe, expect, it } from '@jest/globals';
 import { mockClient } from 'aws-sdk-client-mock';
 import { DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { Readable } from 'node:stream';
+import { KMSClient } from '@aws-sdk/client-kms';
+import { BedrockRuntimeClient } from '@aws-sdk/client-bedrock-runtime';
 import { withoutSdkLogging } from '../../lambdas/platform/aws/quiet-client.js';
 import { ConditionalCheckFailedException, DynamoDBClient, GetItemCommand, TransactionCanceledException, TransactionConflictException } from '@aws-sdk/client-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
@@ -197,5 +199,15 @@ describe('withoutSdkLogging', () => {
     withoutSdkLogging(quiet.dynamo);
     await quiet.dynamo.send(new GetItemCommand({ TableName: 't', Key: { pk: { S: 'x' } } }));
     expect(quiet.logged).toEqual([]);
+  });
+
+  it('finds the middleware by name in each client we build (a renamed one would be left in place silently)', () => {
+    const config = { region: 'local', credentials: { accessKeyId: 'a', secretAccessKey: 'b' } };
+    for (const client of [new DynamoDBClient(config), new KMSClient(config), new BedrockRuntimeClient(config)]) {
+      const named = () => client.middlewareStack.identify().filter((entry) => entry.startsWith('loggerMiddleware'));
+      expect(named()).toHaveLength(1);
+      withoutSdkLogging(client);
+      expect(named()).toEqual([]);
+    }
   });
 });
