@@ -10,7 +10,7 @@ import { emfLine } from '../billing/metrics.js';
 import type { GenerationResult, Usage } from '../providers/types.js';
 import { emptyUsage } from '../providers/types.js';
 import type { GenerationRecord } from '../billing/generation-record.js';
-import { storedRecordBytes } from '../billing/page-codec.js';
+import { RecordSizes } from '../billing/page-codec.js';
 import { writeUnitsOf } from '../platform/dynamo/item-size.js';
 import { FAILURE_SHARDS } from '../catalog/index.js';
 import type { Claim, StoredEntry } from '../billing/pages.js';
@@ -258,9 +258,11 @@ export function complete({ request, caller, trace, deps, candidate, completion, 
 /** A transactional delete of an item under 1 KB. */
 const HOLD_DELETE_WRITE_UNITS = 2;
 
+const recordSizes = new RecordSizes();
+
 /** A record's share of its page's write: 1 unit per started KB of a page holding it alone (as on Lambda). */
 function pageWriteUnits(record: GenerationRecord): number {
-  return writeUnitsOf(storedRecordBytes(record, ONE_UNIT_BYTES - PAGE_OVERHEAD_BYTES) + PAGE_OVERHEAD_BYTES);
+  return writeUnitsOf(recordSizes.storedBytes(record, ONE_UNIT_BYTES - PAGE_OVERHEAD_BYTES) + PAGE_OVERHEAD_BYTES);
 }
 
 const ONE_UNIT_BYTES = 1024;

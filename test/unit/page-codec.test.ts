@@ -2,7 +2,7 @@
 // 2^53 too), read from bytes (the SDK) or base64 (a Lambda stream event), and pages of the old list format.
 import { deflateRawSync } from 'node:zlib';
 import { describe, expect, it } from '@jest/globals';
-import { decodeEntries, encodeEntries, storedRecordBytes } from '../../lambdas/billing/page-codec.js';
+import { decodeEntries, encodeEntries, MEASURE_EVERY, RecordSizes } from '../../lambdas/billing/page-codec.js';
 import { pageFromItem, pageToItem } from '../../lambdas/billing/page-repository.js';
 import { recordToAttributes } from '../../lambdas/billing/generation-record.js';
 import type { PageEntry } from '../../lambdas/billing/pages.js';
@@ -53,10 +53,21 @@ describe('page codec', () => {
     expect(() => decodeEntries({ data: Buffer.from('not deflated') })).toThrow();
   });
 
-  it('counts a record\'s stored bytes: its JSON while small, compressed beyond the threshold', () => {
+  it('counts a record\'s stored bytes: its JSON while small; beyond, measured compressed, then estimated at the measured ratio', () => {
     const record = generationRecord('gen-1795514400-ABCDEFGHIJKL00');
-    const small = storedRecordBytes(record, 10_000);
-    expect(small).toBeGreaterThan(400);
-    expect(storedRecordBytes(record, 100)).toBeLessThan(small);
+    const json = new RecordSizes().storedBytes(record, 10_000);
+    expect(json).toBeGreaterThan(400);
+    const sizes = new RecordSizes();
+    const measured = sizes.storedBytes(record, 100);
+    expect(measured).toBe(deflateRawSync(`[${JSON.stringify({ ...recordToAttributes(record), claim: { kind: 'hold', amount: 100 } })}]`, { windowBits: 10, memLevel: 4, level: 1 }).byteLength);
+    expect(measured).toBeLessThan(json);
+    // A larger record of the same shape, between measurements: its JSON size at the measured ratio.
+    const larger = generationRecord('gen-1795514400-ABCDEFGHIJKL01', { provider_id: 'x'.repeat(200) });
+    const largerJson = new RecordSizes().storedBytes(larger, 10_000);
+    expect(sizes.storedBytes(larger, 100)).toBe(Math.ceil(largerJson * (measured / json)));
+    // Every MEASURE_EVERY-th record is measured again.
+    for (let i = 2; i < MEASURE_EVERY; i += 1) sizes.storedBytes(record, 100);
+    const remeasured = sizes.storedBytes(larger, 100);
+    expect(remeasured).toBe(new RecordSizes().storedBytes(larger, 100));
   });
 });
