@@ -3,12 +3,13 @@
 import { itemSize, writeUnitsOf } from '../../lambdas/platform/dynamo/item-size.js';
 import { beforeEach, describe, expect, it } from '@jest/globals';
 import { mockClient } from 'aws-sdk-client-mock';
-import { DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBDocumentClient, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { Readable } from 'node:stream';
 import { KMSClient } from '@aws-sdk/client-kms';
 import { BedrockRuntimeClient } from '@aws-sdk/client-bedrock-runtime';
 import { withoutSdkLogging } from '../../lambdas/platform/aws/quiet-client.js';
-import { ConditionalCheckFailedException, DynamoDBClient, GetItemCommand, TransactionCanceledException, TransactionConflictException } from '@aws-sdk/client-dynamodb';
+import { retryTransactionConflicts, CONFLICT_ATTEMPTS } from '../../lambdas/platform/dynamo/conflict-retry.js';
+import { ConditionalCheckFailedException, DynamoDBClient, GetItemCommand, PutItemCommand, TransactWriteItemsCommand, TransactionCanceledException, TransactionConflictException } from '@aws-sdk/client-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { UpdateBuilder } from '../../lambdas/platform/dynamo/update-builder.js';
 import { cancellationOf, isConditionFailed, unlessConditionFails, unlessConditionFailsOrConflicts } from '../../lambdas/platform/dynamo/write-failures.js';
@@ -209,5 +210,38 @@ describe('withoutSdkLogging', () => {
       withoutSdkLogging(client);
       expect(named()).toEqual([]);
     }
+  });
+});
+
+describe('retryTransactionConflicts', () => {
+  // A DynamoDB endpoint in memory: answers TransactionConflictException `conflicts` times, then success.
+  const endpoint = (conflicts: number) => {
+    const seen: string[] = [];
+    const requestHandler = {
+      handle: async (request: { headers: Record<string, string> }) => {
+        seen.push(request.headers['x-amz-target']!.split('.')[1]!);
+        const conflict = seen.length <= conflicts;
+        const body = conflict ? '{"__type":"com.amazonaws.dynamodb.v20120810#TransactionConflictException","message":"Transaction is ongoing for the item"}' : '{}';
+        return { response: { statusCode: conflict ? 400 : 200, headers: { 'content-type': 'application/x-amz-json-1.0' }, body: Readable.from([Buffer.from(body)]) } };
+      },
+    };
+    const client = new DynamoDBClient({ region: 'local', endpoint: 'http://127.0.0.1:9', credentials: { accessKeyId: 'a', secretAccessKey: 'b' }, requestHandler });
+    retryTransactionConflicts(client, async () => undefined);
+    return { client, seen };
+  };
+
+  it('tries a single write again while a transaction holds its item', async () => {
+    const { client, seen } = endpoint(2);
+    await DynamoDBDocumentClient.from(client).send(new UpdateCommand({ TableName: 't', Key: { pk: 'k', sk: 'k' }, UpdateExpression: 'SET a = :a', ExpressionAttributeValues: { ':a': 1 } }));
+    expect(seen).toEqual(['UpdateItem', 'UpdateItem', 'UpdateItem']);
+  });
+
+  it('gives up after CONFLICT_ATTEMPTS tries, and leaves transactions and reads to their callers', async () => {
+    const busy = endpoint(100);
+    await expect(busy.client.send(new PutItemCommand({ TableName: 't', Item: { pk: { S: 'k' } } }))).rejects.toBeInstanceOf(TransactionConflictException);
+    expect(busy.seen).toHaveLength(CONFLICT_ATTEMPTS);
+    const transaction = endpoint(1);
+    await expect(transaction.client.send(new TransactWriteItemsCommand({ TransactItems: [{ Put: { TableName: 't', Item: { pk: { S: 'k' } } } }] }))).rejects.toBeInstanceOf(TransactionConflictException);
+    expect(transaction.seen).toEqual(['TransactWriteItems']);
   });
 });

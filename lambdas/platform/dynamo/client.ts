@@ -2,6 +2,7 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { withoutSdkLogging } from '../aws/quiet-client.js';
+import { retryTransactionConflicts } from './conflict-retry.js';
 
 export interface StoreConfig {
   tableName: string;
@@ -17,13 +18,13 @@ export function storeConfigFromEnv(env: NodeJS.ProcessEnv = process.env): StoreC
 
 export function createDocumentClient(config: Pick<StoreConfig, 'endpoint' | 'region'>): DynamoDBDocumentClient {
   const local = Boolean(config.endpoint);
-  const client = withoutSdkLogging(new DynamoDBClient({
+  const client = retryTransactionConflicts(withoutSdkLogging(new DynamoDBClient({
     endpoint: config.endpoint,
     region: config.region ?? (local ? 'local' : undefined),
     // DynamoDB Local accepts any credentials; never reach for a real profile when pointed at it.
     ...(local ? { credentials: { accessKeyId: 'local', secretAccessKey: 'local' } } : {}),
     maxAttempts: 3,
-  }));
+  })));
   return DynamoDBDocumentClient.from(client, {
     marshallOptions: { removeUndefinedValues: true },
   });

@@ -5,7 +5,8 @@
 //
 // A concurrent transaction shows in two ways: a cancelled transaction's TransactionConflict reason, and
 // TransactionConflictException, which AWS answers a single write on an item a transaction is writing
-// (DynamoDB Local reports neither). Both wrote nothing, and the SDK retries neither: the callers do.
+// (DynamoDB Local reports neither). Both wrote nothing, and the SDK retries neither: our client tries a
+// single write again a few times (conflict-retry.ts) and the callers of transactions decide for themselves.
 import { ConditionalCheckFailedException, TransactionCanceledException, TransactionConflictException, type CancellationReason } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 

@@ -1,0 +1,30 @@
+// AWS answers a single write (PutItem, UpdateItem, DeleteItem) on an item that a transaction is writing at
+// that moment with TransactionConflictException: nothing was written, and the SDK does not retry it. The
+// meter aggregator and lease takes run transactions on the organization, key and workspace items all the
+// time, so a key PATCH, a credit grant or a window roll would now and then fail with a 500 for no fault of
+// the caller's. This middleware tries such a write again, a few times with a short jittered backoff, before
+// the error reaches the caller. Transactions are left alone: their callers decide (a cancelled transaction
+// may need its amounts read again). DynamoDB Local never reports conflicts; the unit tests inject them.
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+
+/** Tries in all, the first included. */
+export const CONFLICT_ATTEMPTS = 5;
+const BASE_DELAY_MS = 10;
+
+const SINGLE_WRITES = new Set(['PutItemCommand', 'UpdateItemCommand', 'DeleteItemCommand']);
+
+export function retryTransactionConflicts(client: DynamoDBClient, sleep: (ms: number) => Promise<void> = (ms) => new Promise((resolve) => setTimeout(resolve, ms))): DynamoDBClient {
+  client.middlewareStack.add((next, context) => async (args) => {
+    if (!SINGLE_WRITES.has(context.commandName ?? '')) return next(args);
+    for (let attempt = 1; ; attempt += 1) {
+      try {
+        return await next(args);
+      } catch (err) {
+        if ((err as { name?: string }).name !== 'TransactionConflictException' || attempt >= CONFLICT_ATTEMPTS) throw err;
+        const cap = BASE_DELAY_MS * 2 ** (attempt - 1);
+        await sleep(cap / 2 + Math.random() * cap / 2);
+      }
+    }
+  }, { step: 'initialize', name: 'retryTransactionConflicts' });
+  return client;
+}
