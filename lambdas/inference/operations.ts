@@ -250,6 +250,9 @@ async function writeStream(options: StreamReplyOptions & { body: Readable; strea
     const chat = request.format === 'chat' ? new ChatStreamWriter(identity) : undefined;
     const responses = request.format === 'responses' ? new ResponsesStreamWriter(identity, request.echo) : undefined;
     push(chat ? chat.start() : responses!.start());
+    // The first bytes go out at once: the client's time to first byte does not wait for a burst.
+    await nextTick();
+    unwrittenSince = undefined;
     let step = await stream.next();
     while (!step.done) {
       const event = step.value;
