@@ -85,7 +85,7 @@ export function effectsOf(pages: readonly Page[], state: ApplyState): Effects {
     effects.pages.push({ block: page.block, seq: page.seq });
     for (const { record, claim } of page.entries) {
       const charge = record.is_byok ? { credits: 0n, byok: record.cost.total } : { credits: record.cost.total, byok: 0n };
-      const late = claim.kind === 'hold' ? state.late.has(record.id) : state.sweptLeases.has(claim.leaseId);
+      const late = claim.kind === 'hold' ? state.late.has(record.id) : claim.kind === 'lease' && state.sweptLeases.has(claim.leaseId);
       const move: MeterMove = { release: late ? 0n : claim.amount, ...charge };
       if (!late && claim.kind === 'hold') effects.holds.push(record.id);
       if (!late && claim.kind === 'lease') effects.leases.set(claim.leaseId, (effects.leases.get(claim.leaseId) ?? 0n) + claim.amount);

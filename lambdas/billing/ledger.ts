@@ -61,6 +61,8 @@ export interface Hold extends HoldRef {
   readUnits: number;
   /** Reserved from a lease in memory instead (no hold item): given back to the lease, settled by the record. */
   draw?: LeaseDraw;
+  /** Nothing held, and no hold item (a BYOK-only request no limit counts): nothing to give back. */
+  unheld?: true;
 }
 
 /**

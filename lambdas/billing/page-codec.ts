@@ -39,6 +39,7 @@ function claimFromItem(item: unknown, readAmount: (value: unknown) => bigint): C
   const amount = readAmount(claim.amount);
   if (claim.kind === 'lease') return { kind: 'lease', leaseId: String(claim.leaseId), amount };
   if (claim.kind === 'hold') return { kind: 'hold', amount };
+  if (claim.kind === 'none' && amount === 0n) return { kind: 'none', amount };
   throw new Error(`unknown claim kind ${String(claim.kind)}`);
 }
 

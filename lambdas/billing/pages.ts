@@ -68,7 +68,12 @@ export type Claim =
   /** An exact hold (HOLD#<generation id>) of `amount`, deleted when the record is applied. */
   | { kind: 'hold'; amount: bigint }
   /** What the request spent of a lease's reservation (its cost, up to what it reserved). */
-  | { kind: 'lease'; leaseId: string; amount: bigint };
+  | { kind: 'lease'; leaseId: string; amount: bigint }
+  /**
+   * Nothing was held: a request served only with the customer's own keys (BYOK) when no limit of its key
+   * or workspace counts BYOK spend. Its record charges its cost and releases nothing.
+   */
+  | { kind: 'none'; amount: 0n };
 
 export interface PageEntry {
   record: GenerationRecord;

@@ -16,6 +16,8 @@ import { FAILURE_SHARDS } from '../catalog/index.js';
 import type { Claim, StoredEntry } from '../billing/pages.js';
 import { computeCost, type CostBreakdown } from '../billing/cost.js';
 import type { Caller, EngineDeps } from './engine.js';
+import type { ApiKey } from '../keys/index.js';
+import type { Workspace } from '../organizations/index.js';
 import type { InferenceRequest } from './inference-request.js';
 import type { Candidate } from './routing.js';
 import { shuttingDownError } from '../platform/shutdown.js';
@@ -56,14 +58,19 @@ export async function reserve({ request, caller, trace, deps }: SettlementOption
   const shared = trace.plan.candidates.filter((candidate) => candidate.byok === undefined);
   const endpoints = shared.map((candidate) => candidate.endpoint);
   const amount = reservationFor(request.params, endpoints);
-  // A request that holds nothing (BYOK only) still goes to the ledger: its exact check is what refuses it
-  // when a limit counting BYOK spend is used up, which no lease would see.
-  if (deps.leases && amount > 0n) {
+  // A request that holds nothing (BYOK only) goes to the ledger only when a limit counts BYOK spend: its
+  // exact check is what refuses it once that limit is used up, which no lease would see. Otherwise nothing
+  // can refuse it, and it holds nothing, with no round trip.
+  if (amount === 0n || deps.leases) {
     let readUnits = 0;
     const workspace = await deps.ledger.workspaceOf(caller.orgId, caller.workspaceId, (units) => { readUnits += units; });
-    const draw = deps.leases.reserve(caller.key, workspace, amount);
-    if (draw) {
-      const hold: Hold = { generationId: trace.generationId, orgId: caller.orgId, workspaceId: caller.workspaceId, keyHash: caller.keyHash, amount, writeUnits: 0, attempts: 0, readUnits, draw };
+    const unheld = amount === 0n && !countsByok(caller.key, workspace);
+    const draw = amount > 0n ? deps.leases?.reserve(caller.key, workspace, amount) : undefined;
+    if (unheld || draw) {
+      const hold: Hold = {
+        generationId: trace.generationId, orgId: caller.orgId, workspaceId: caller.workspaceId, keyHash: caller.keyHash, amount, writeUnits: 0, attempts: 0, readUnits,
+        ...(draw ? { draw } : { unheld: true as const }),
+      };
       tracesOfHolds.set(hold, trace);
       return hold;
     }
@@ -81,7 +88,13 @@ export async function reserve({ request, caller, trace, deps }: SettlementOption
 /** The request failed before any usage: give the hold back (to its lease, or the ledger). The reply need not wait for it. */
 export function release(hold: Hold, deps: EngineDeps): Promise<unknown> {
   if (hold.draw) deps.leases?.release(hold.draw);
-  return Promise.all([hold.draw ? undefined : deps.ledger.release(hold), recordFailedAttempts(tracesOfHolds.get(hold), deps)]);
+  return Promise.all([hold.draw || hold.unheld ? undefined : deps.ledger.release(hold), recordFailedAttempts(tracesOfHolds.get(hold), deps)]);
+}
+
+/** Whether a limit of the key or a budget of its workspace counts BYOK spend. */
+function countsByok(key: ApiKey, workspace: Workspace): boolean {
+  return (key.include_byok_in_limit && key.limit !== null)
+    || (workspace.include_byok_in_budgets && Object.values(workspace.budgets).some((budget) => budget !== undefined));
 }
 
 /**
@@ -227,12 +240,12 @@ export function complete({ request, caller, trace, deps, candidate, completion, 
   // transaction: 2 units).
   if (invocation) {
     record.infra = infrastructureCost(invocation, {
-      writeUnits: hold.writeUnits + pageWriteUnits(record) + (hold.draw ? 0 : HOLD_DELETE_WRITE_UNITS),
+      writeUnits: hold.writeUnits + pageWriteUnits(record) + (hold.draw || hold.unheld ? 0 : HOLD_DELETE_WRITE_UNITS),
       readUnits: (caller.readUnits ?? 0) + hold.readUnits,
       kmsRequests: trace.kmsRequests,
     }, deps.now());
   }
-  let claim: Claim = { kind: 'hold', amount: hold.amount };
+  let claim: Claim = hold.unheld ? { kind: 'none', amount: 0n } : { kind: 'hold', amount: hold.amount };
   let onStored: ((stored: boolean) => void) | undefined;
   if (hold.draw && deps.leases) {
     const settled = deps.leases.settle(hold.draw, isByok ? 0n : cost.total);

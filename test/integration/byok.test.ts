@@ -207,6 +207,11 @@ describe('BYOK in routing and accounting', () => {
     for (let i = 0; i < 3; i += 1) expect((await chat(free.json.key as string)).status).toBe(200);
     const record = await manage(owner.admin, 'GET', `/keys/${free.json.data.hash}`);
     expect(record.json.data).toMatchObject({ usage: 0, byok_usage: 0.00006, limit_remaining: 0.00001 });
+    // Only the key whose limit counts BYOK spend checks it before the provider call (an exact hold of nothing);
+    // the other key's requests held nothing at all, with no round trip, and their records say so.
+    const claims = (await store.entries(owner.tenant.orgId)).map((entry) => [entry.record.key_hash, entry.record.status, entry.claim.kind]);
+    expect(claims.filter(([hash]) => hash === counted.json.data.hash)).toEqual([[counted.json.data.hash, 'completed', 'hold']]);
+    expect(claims.filter(([hash]) => hash === free.json.data.hash)).toEqual(Array.from({ length: 3 }, () => [free.json.data.hash, 'completed', 'none']));
   });
 
   it('applies a credential only to the keys, models and workspaces it names', async () => {

@@ -46,6 +46,18 @@ describe('aggregation rules', () => {
     expect([...summed.rollups.values()][0]!.counters).toMatchObject({ requests: 2, cost: 60, completion_tokens: 10 });
   });
 
+  it('charges a record that held nothing (BYOK only) and releases nothing, with no hold or lease to touch', () => {
+    const unheld: Page = { block: 'B1', seq: 1, entries: [{ record: record('g1', { is_byok: true, cost: { ...record('x').cost, total: 7n } }), claim: { kind: 'none', amount: 0n } }] };
+    const effects = effectsOf([unheld], none);
+    expect(effects.organizations.get('org1')).toEqual({ release: 0n, credits: 0n, byok: 7n });
+    expect(effects.keys.get('k1')).toEqual({ release: 0n, credits: 0n, byok: 7n });
+    expect(effects.holds).toEqual([]);
+    expect(effects.leases.size).toBe(0);
+    // Its marker, organization, key, workspace and rollup row: no hold item.
+    expect(itemCount(effects)).toBe(5);
+    expect(groupPages([unheld], 5)).toEqual([[unheld]]);
+  });
+
   it('applies a record whose hold is gone late (nothing released), and skips deleted meters', () => {
     const effects = effectsOf([page('B1', 1, record('g1'), record('g2'))], { late: new Set(['g2']), sweptLeases: new Set<string>(), goneKeys: new Set(['k1']), goneWorkspaces: new Set<string>() });
     expect(effects.organizations.get('org1')).toEqual({ release: 100n, credits: 60n, byok: 0n });

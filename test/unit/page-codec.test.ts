@@ -18,6 +18,7 @@ const entries: PageEntry[] = [
     claim: { kind: 'lease', leaseId: 'lease-1', amount: 30n },
   },
   { record: generationRecord('gen-1795514400-ABCDEFGHIJKL01', { cost: { ...generationRecord('x').cost, total: huge }, reserved: huge }), claim: { kind: 'hold', amount: huge } },
+  { record: generationRecord('gen-1795514400-ABCDEFGHIJKL02', { is_byok: true, reserved: 0n }), claim: { kind: 'none', amount: 0n } },
 ];
 
 describe('page codec', () => {
