@@ -517,6 +517,12 @@ export class LedgerRepository {
     };
   }
 
+  /** The organization's balance (credits less usage and what is held), eventually consistent; undefined when it has none stored. */
+  async balanceOf(orgId: string): Promise<Nanos | undefined> {
+    const { Item } = await this.db.send(new GetCommand({ TableName: this.tableName, Key: itemKeys.organization(orgId), ProjectionExpression: 'balance' }));
+    return Item?.balance === undefined ? undefined : nanosFromStore(Item.balance);
+  }
+
   /** Gives an organization item from before balances existed its balance attribute (a conflict: the caller's next attempt does). */
   async addBalance(orgId: string): Promise<void> {
     const { Item } = await this.db.send(new GetCommand({ TableName: this.tableName, Key: itemKeys.organization(orgId), ConsistentRead: true }));

@@ -10,7 +10,7 @@ import type { HoldRef, HoldRequest, KeyTerms, LedgerRepository, MeteredItemCodec
 import type { Headroom, LeaseDraw, LeaseGrant } from './leases.js';
 import { DomainError } from '../platform/errors.js';
 import { token } from './meter-writes.js';
-import type { RecordCache } from '../platform/record-cache.js';
+import { RecordCache } from '../platform/record-cache.js';
 import { nanosToDecimal, type Nanos } from '../platform/money.js';
 import type { Logger } from '../platform/logger.js';
 import type { Workspace, WorkspaceRepository } from '../organizations/index.js';
@@ -61,7 +61,7 @@ export interface Hold extends HoldRef {
   readUnits: number;
   /** Reserved from a lease in memory instead (no hold item): given back to the lease, settled by the record. */
   draw?: LeaseDraw;
-  /** Nothing held, and no hold item (a BYOK-only request no limit counts): nothing to give back. */
+  /** Nothing held, and no hold item (a request that costs no credits, BYOK only or free, that no limit counts): nothing to give back. */
   unheld?: true;
 }
 
@@ -104,8 +104,27 @@ function workspaceTerms(workspace: Workspace): WorkspaceTerms {
   };
 }
 
+/** How long a process trusts that an organization is not in debt (for requests that hold nothing). */
+export const BALANCE_CACHE_TTL_MS = 2000;
+
 export class Ledger {
+  /** Whether each organization's balance was at least zero when last read. */
+  private readonly inCredit = new RecordCache<{ inCredit: boolean }>(BALANCE_CACHE_TTL_MS);
+
   constructor(private readonly deps: LedgerDeps) {}
+
+  /**
+   * Whether the organization is not in debt (its balance, less what is held, is at least zero), as read in
+   * the last BALANCE_CACHE_TTL_MS: what an exact hold of nothing checks of the organization, for requests
+   * that hold nothing and skip the hold. An organization without a stored balance counts as not known.
+   */
+  async notInDebt(orgId: string): Promise<boolean> {
+    const known = await this.inCredit.getOrLoad(orgId, async () => {
+      const balance = await this.deps.repository.balanceOf(orgId);
+      return balance === undefined ? undefined : { inCredit: balance >= 0n };
+    });
+    return known?.inCredit === true;
+  }
 
   private async backoff(attempt: number): Promise<void> {
     const cap = Math.min(250, 4 * 2 ** attempt);

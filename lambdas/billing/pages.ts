@@ -70,8 +70,9 @@ export type Claim =
   /** What the request spent of a lease's reservation (its cost, up to what it reserved). */
   | { kind: 'lease'; leaseId: string; amount: bigint }
   /**
-   * Nothing was held: a request served only with the customer's own keys (BYOK) when no limit of its key
-   * or workspace counts BYOK spend. Its record charges its cost and releases nothing.
+   * Nothing was held: a request that could cost no credits (served only with the customer's own keys, or
+   * free models) when no limit of its key or workspace counts BYOK spend and its organization is not in
+   * debt. Its record charges its cost and releases nothing.
    */
   | { kind: 'none'; amount: 0n };
 

@@ -28,8 +28,8 @@ const nextTick = () => new Promise<void>((resolve) => process.nextTick(resolve))
  * How long frames of events that arrived together may wait for each other before they are written. Each
  * write is a system call (about 40 µs on a busy machine) and a packet: a burst of events (a provider that
  * sends many at once, or a stream resuming after a stall) goes out in a few writes instead of one a frame,
- * and no frame waits longer than this for the rest of its burst. An event that arrives alone is written as
- * soon as the next one is awaited.
+ * and no frame waits for the rest of its burst longer than this plus one event's handling. An event that
+ * arrives alone is written as soon as the next one is awaited.
  */
 const FRAME_BATCH_MS = 0.25;
 
@@ -210,7 +210,10 @@ async function writeStream(options: StreamReplyOptions & { body: Readable; strea
   const { body, request, engine, invocation, withMetadata, deferral } = options;
   const { trace } = options.generation;
   let keepAlive: NodeJS.Timeout | undefined;
-  /** When the oldest frame not yet handed to the response stream was pushed. */
+  /**
+   * When the oldest frame pushed since the last flush of ours was pushed (a wait for the upstream may have
+   * written it already: the next check then flushes at once, which costs a tick and no write).
+   */
   let unwrittenSince: number | undefined;
   const push = (frame: string) => {
     if (!frame || body.destroyed) return;

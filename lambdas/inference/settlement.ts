@@ -58,13 +58,14 @@ export async function reserve({ request, caller, trace, deps }: SettlementOption
   const shared = trace.plan.candidates.filter((candidate) => candidate.byok === undefined);
   const endpoints = shared.map((candidate) => candidate.endpoint);
   const amount = reservationFor(request.params, endpoints);
-  // A request that holds nothing (BYOK only) goes to the ledger only when a limit counts BYOK spend: its
-  // exact check is what refuses it once that limit is used up, which no lease would see. Otherwise nothing
-  // can refuse it, and it holds nothing, with no round trip.
+  // A request that holds nothing (BYOK only, or free models) goes to the ledger when a limit counts BYOK
+  // spend, or its organization is in debt: the exact check of nothing is what refuses it then, which no
+  // lease would see. Otherwise nothing can refuse it, and it holds nothing, with no round trip (the
+  // organization's standing is read at most once per BALANCE_CACHE_TTL_MS per process).
   if (amount === 0n || deps.leases) {
     let readUnits = 0;
     const workspace = await deps.ledger.workspaceOf(caller.orgId, caller.workspaceId, (units) => { readUnits += units; });
-    const unheld = amount === 0n && !countsByok(caller.key, workspace);
+    const unheld = amount === 0n && !countsByok(caller.key, workspace) && await deps.ledger.notInDebt(caller.orgId);
     const draw = amount > 0n ? deps.leases?.reserve(caller.key, workspace, amount) : undefined;
     if (unheld || draw) {
       const hold: Hold = {

@@ -4,7 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { itemKeys } from '../../lambdas/platform/dynamo/item-keys.js';
 import { installAwsLambdaShim } from '../../bin/local/awslambda-shim.js';
 import { createDocumentClient } from '../../lambdas/platform/dynamo/client.js';
 import type { CatalogFile } from '../../lambdas/catalog/catalog-config.js';
@@ -212,6 +213,18 @@ describe('BYOK in routing and accounting', () => {
     const claims = (await store.entries(owner.tenant.orgId)).map((entry) => [entry.record.key_hash, entry.record.status, entry.claim.kind]);
     expect(claims.filter(([hash]) => hash === counted.json.data.hash)).toEqual([[counted.json.data.hash, 'completed', 'hold']]);
     expect(claims.filter(([hash]) => hash === free.json.data.hash)).toEqual(Array.from({ length: 3 }, () => [free.json.data.hash, 'completed', 'none']));
+  });
+
+  it('refuses a request that holds nothing when the organization is in debt, as the exact check of nothing does', async () => {
+    const owner = await account();
+    await manage(owner.admin, 'POST', '/byok', { provider: 'acme', key: 'customer-key-cccc', is_byok_only: true });
+    // Records charged past their holds can leave a balance below zero.
+    const db = createDocumentClient({ endpoint: store.endpoint });
+    await db.send(new UpdateCommand({ TableName: store.tableName, Key: itemKeys.organization(owner.tenant.orgId), UpdateExpression: 'SET balance = :debt', ExpressionAttributeValues: { ':debt': -1000 } }));
+    const refused = await chat(owner.key);
+    expect(refused.status).toBe(402);
+    expect(refused.json.error.message).toMatch(/credits/i);
+    expect(await store.entries(owner.tenant.orgId)).toEqual([]);
   });
 
   it('applies a credential only to the keys, models and workspaces it names', async () => {

@@ -1,8 +1,8 @@
 // AWS answers a single write (PutItem, UpdateItem, DeleteItem) on an item that a transaction is writing at
 // that moment with TransactionConflictException: nothing was written, and the SDK does not retry it. The
 // meter aggregator and lease takes run transactions on the organization, key and workspace items all the
-// time, so a key PATCH, a credit grant or a window roll would now and then fail with a 500 for no fault of
-// the caller's. This middleware tries such a write again, a few times with a short jittered backoff, before
+// time, so a key PATCH or a workspace change would now and then fail with a 500 for no fault of the
+// caller's (a window roll, which swallows conflicts, would be left for the next request). This middleware tries such a write again, a few times with a short jittered backoff, before
 // the error reaches the caller. Transactions are left alone: their callers decide (a cancelled transaction
 // may need its amounts read again). DynamoDB Local never reports conflicts; the unit tests inject them.
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
