@@ -22,7 +22,7 @@ export const BLOCK_SIZE = 64;
 export const PAGE_RECORDS = BLOCK_SIZE;
 /**
  * How long a finished record waits for others to share its page. Under load a page then holds about
- * 10 ms of records: each page write costs the process about 0.5 ms of CPU in the SDK and DynamoDB Local
+ * 10 ms of records: each page write costs the process about 0.6 ms of CPU in the SDK and DynamoDB Local
  * about 1.8 ms, so fewer, fuller pages are what keep a busy process's money path cheap.
  */
 export const FLUSH_DELAY_MS = 10;

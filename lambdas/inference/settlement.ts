@@ -50,7 +50,8 @@ export interface Completion {
 /**
  * Holds the most the request can cost on any of its candidate endpoints against the organization's
  * credits, the key's limit and the workspace's budgets: from the process's lease for the key, in memory,
- * when one covers it; otherwise exactly, in a transaction (refused when a limit cannot cover it).
+ * when one covers it; otherwise exactly, in a transaction (refused when a limit cannot cover it); or, for
+ * a request that can cost no credits and that nothing could refuse, not at all.
  */
 export async function reserve({ request, caller, trace, deps }: SettlementOptions): Promise<Hold> {
   // Attempts with the customer's own key are billed to them by the provider: only the gateway's own
