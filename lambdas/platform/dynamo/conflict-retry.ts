@@ -2,9 +2,10 @@
 // that moment with TransactionConflictException: nothing was written, and the SDK does not retry it. The
 // meter aggregator and lease takes run transactions on the organization, key and workspace items all the
 // time, so a key PATCH or a workspace change would now and then fail with a 500 for no fault of the
-// caller's (a window roll, which swallows conflicts, would be left for the next request). This middleware tries such a write again, a few times with a short jittered backoff, before
-// the error reaches the caller. Transactions are left alone: their callers decide (a cancelled transaction
-// may need its amounts read again). DynamoDB Local never reports conflicts; the unit tests inject them.
+// caller's (a window roll, which swallows conflicts, would be left for the next request). This middleware
+// tries such a write again, a few times with a short jittered backoff, before the error reaches the
+// caller. Transactions are left alone: their callers decide (a cancelled transaction may need its amounts
+// read again). DynamoDB Local never reports conflicts; the unit tests inject them.
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 
 /** Tries in all, the first included. */
