@@ -5,7 +5,7 @@
 import { afterEach, expect, it } from '@jest/globals';
 import { generateKeyText } from '../../lambdas/keys/key-format.js';
 import { startGatewayProcess, type GatewayProcess } from '../support/gateway-process.js';
-import { processTree, survivors, type ProcessId } from '../support/process-tree.js';
+import { killAll, processTree, survivors, type ProcessId } from '../support/process-tree.js';
 import { chat, createRegularKey, readStoppedStore, runningStore, startStream, until, type Reply, type TableView } from '../support/gateway-money.js';
 
 const ADMIN_KEY = generateKeyText();
@@ -17,14 +17,7 @@ let gateway: GatewayProcess | undefined;
 let started: ProcessId[] = [];
 
 afterEach(() => {
-  // A failed test must not leave a gateway (or its DynamoDB Local) running behind the suite.
-  for (const proc of started) {
-    try {
-      process.kill(proc.pid, 'SIGKILL');
-    } catch {
-      // already gone
-    }
-  }
+  killAll(started);
   started = [];
   gateway = undefined;
 });

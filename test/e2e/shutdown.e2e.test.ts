@@ -9,20 +9,13 @@ import { OpenRouter } from '@openrouter/sdk';
 import { DynamoDBClient, ScanCommand } from '@aws-sdk/client-dynamodb';
 import { generateKeyText } from '../../lambdas/keys/key-format.js';
 import { startGatewayProcess, type GatewayProcess } from '../support/gateway-process.js';
-import { processTree, survivors, type ProcessId } from '../support/process-tree.js';
+import { killAll, processTree, survivors, type ProcessId } from '../support/process-tree.js';
 
 let gateway: GatewayProcess | undefined;
 let started: ProcessId[] = [];
 
 afterEach(() => {
-  // A failed test must not leave a gateway (or its Java) running behind the suite.
-  for (const proc of started) {
-    try {
-      process.kill(proc.pid, 'SIGKILL');
-    } catch {
-      // already gone
-    }
-  }
+  killAll(started);
   started = [];
   gateway = undefined;
 });

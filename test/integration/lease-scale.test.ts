@@ -5,10 +5,9 @@
 // spent before the first request is refused.
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { startSimulator, type Simulator } from '../../bin/simulator/server.js';
 import { nanosFromStore, nanosToDecimal, usdToNanos, type Nanos } from '../../lambdas/platform/money.js';
 import { itemKeys } from '../../lambdas/platform/dynamo/item-keys.js';
-import { createTestStore, type TestStore } from '../support/store.js';
+import { createSimulatorStore, type SimulatorStore } from '../support/store.js';
 import { createTenant } from '../support/tenants.js';
 import { chatCompletion, manage, type Json } from '../support/handler-calls.js';
 
@@ -39,20 +38,17 @@ interface Worker {
   stop(): Promise<number | null>;
 }
 
-let sim: Simulator;
-let store: TestStore;
+let store: SimulatorStore;
 /** Every worker process spawned, started or not. */
 const children: ChildProcess[] = [];
 
 beforeAll(async () => {
-  sim = await startSimulator({ port: 0 });
-  store = await createTestStore({ SIMULATOR_URL: sim.url });
+  store = await createSimulatorStore();
 });
 afterAll(async () => {
   // Workers a failed test left running, ended by their own pids.
   for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
   await store.drop();
-  await sim.close();
 });
 
 function startWorker(): Promise<Worker> {
@@ -62,7 +58,7 @@ function startWorker(): Promise<Worker> {
       ...process.env,
       TABLE_NAME: store.tableName,
       DYNAMODB_ENDPOINT: store.endpoint,
-      SIMULATOR_URL: sim.url,
+      SIMULATOR_URL: store.simulatorUrl,
       AWS_REGION: 'local',
       // Each process draws a lease owner of its own.
       GATEWAY_LEASE_OWNER: '',

@@ -2,25 +2,21 @@
 // memory once one is taken, the lease is given back when its terms change or the process stops, the sweep
 // returns a dead owner's lease after its expiry, and the money comes out exact every way.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { startSimulator, type Simulator } from '../../bin/simulator/server.js';
 import { usdToNanos } from '../../lambdas/platform/money.js';
 import { itemKeys } from '../../lambdas/platform/dynamo/item-keys.js';
 import { leaseSize } from '../../lambdas/billing/leases.js';
-import { createTestStore, type TestStore } from '../support/store.js';
+import { createSimulatorStore, type SimulatorStore } from '../support/store.js';
 import { createTenant } from '../support/tenants.js';
 import { httpEvent } from '../support/events.js';
 import { chatCompletion, handleInference, manage as manageWith, type Json } from '../support/handler-calls.js';
 
-let sim: Simulator;
-let store: TestStore;
+let store: SimulatorStore;
 
 beforeAll(async () => {
-  sim = await startSimulator({ port: 0 });
-  store = await createTestStore({ SIMULATOR_URL: sim.url });
+  store = await createSimulatorStore();
 });
 afterAll(async () => {
   await store.drop();
-  await sim.close();
 });
 
 async function chat(key: string, extra: Json = {}): Promise<{ status: number; json: Json; id: string | undefined }> {

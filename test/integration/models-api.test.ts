@@ -4,8 +4,7 @@ import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { ListEndpointsResponse$inboundSchema, ListProvidersResponse$inboundSchema } from '@openrouter/sdk/models/operations';
 import { ModelResponse$inboundSchema, ModelsCountResponse$inboundSchema } from '@openrouter/sdk/models';
 import { installAwsLambdaShim } from '../../bin/local/awslambda-shim.js';
-import { startSimulator, type Simulator } from '../../bin/simulator/server.js';
-import { createTestStore, type TestStore } from '../support/store.js';
+import { createSimulatorStore, type SimulatorStore } from '../support/store.js';
 import { createTenant } from '../support/tenants.js';
 import { httpEvent, type EventInput } from '../support/events.js';
 
@@ -14,8 +13,7 @@ const { handleInference } = await import('../../lambdas/handlers/inference.js');
 const { handleManagement } = await import('../../lambdas/handlers/management.js');
 const { ENDPOINT_STATUS_TTL_MS } = await import('../../lambdas/catalog/operations.js');
 
-let store: TestStore;
-let sim: Simulator;
+let store: SimulatorStore;
 
 async function call(input: EventInput) {
   const result = await handleManagement(httpEvent(input), store.deps);
@@ -47,12 +45,10 @@ async function restrictedOrganization(options: { filtered?: boolean } = {}) {
 }
 
 beforeAll(async () => {
-  sim = await startSimulator({ port: 0 });
-  store = await createTestStore({ SIMULATOR_URL: sim.url });
+  store = await createSimulatorStore();
 });
 afterAll(async () => {
   await store.drop();
-  await sim.close();
 });
 
 describe('models', () => {

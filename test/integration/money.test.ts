@@ -1,14 +1,13 @@
 // Credits, key limits, workspace budgets and exactly-once settlement, through the real handlers with real
 // deps over DynamoDB Local and the upstream simulator. Money is compared exactly, in nano-dollars.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { startSimulator, type Simulator } from '../../bin/simulator/server.js';
 import { usdToNanos, type Nanos } from '../../lambdas/platform/money.js';
 import { itemKeys } from '../../lambdas/platform/dynamo/item-keys.js';
 import { createDocumentClient } from '../../lambdas/platform/dynamo/client.js';
 import { startInvocation } from '../../lambdas/billing/infrastructure.js';
 import type { DomainError } from '../../lambdas/platform/errors.js';
 import { httpErrorOf } from '../../lambdas/platform/http/errors.js';
-import { createTestStore, type TestStore } from '../support/store.js';
+import { createSimulatorStore, type SimulatorStore } from '../support/store.js';
 import { createTenant, type Tenant } from '../support/tenants.js';
 import { httpEvent } from '../support/events.js';
 import { applyPages } from '../../lambdas/app/aggregator.js';
@@ -22,16 +21,13 @@ const CHAT = '/api/v1/chat/completions';
 const RESPONSES = '/api/v1/responses';
 const nanos = (usd: number) => usdToNanos(usd);
 
-let sim: Simulator;
-let store: TestStore;
+let store: SimulatorStore;
 
 beforeAll(async () => {
-  sim = await startSimulator({ port: 0 });
-  store = await createTestStore({ SIMULATOR_URL: sim.url });
+  store = await createSimulatorStore();
 });
 afterAll(async () => {
   await store.drop();
-  await sim.close();
 });
 
 function chatBody(text: string, extra: Json = {}): Json {

@@ -2,8 +2,7 @@
 // over DynamoDB Local: shapes, scoping to the caller's organization, and the 4xx answers to bad input.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { installAwsLambdaShim } from '../../bin/local/awslambda-shim.js';
-import { startSimulator, type Simulator } from '../../bin/simulator/server.js';
-import { createTestStore, type TestStore } from '../support/store.js';
+import { createSimulatorStore, type SimulatorStore } from '../support/store.js';
 import { createTenant, type Tenant } from '../support/tenants.js';
 import { httpEvent } from '../support/events.js';
 
@@ -14,16 +13,14 @@ const { handleManagement } = await import('../../lambdas/handlers/management.js'
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = Record<string, any>;
 
-let sim: Simulator;
-let store: TestStore;
+let store: SimulatorStore;
 let tenant: Tenant;
 let admin: string;
 let otherAdmin: string;
 let regular: string;
 
 beforeAll(async () => {
-  sim = await startSimulator({ port: 0 });
-  store = await createTestStore({ SIMULATOR_URL: sim.url });
+  store = await createSimulatorStore();
   tenant = await createTenant(store.deps, 'organization', 'Acme');
   admin = (await tenant.addKey('management')).text;
   regular = (await tenant.addKey('standard')).text;
@@ -31,7 +28,6 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await store.drop();
-  await sim.close();
 });
 
 async function manage(key: string, method: string, path: string, body?: unknown, query?: Record<string, string>): Promise<{ status: number; json: Json }> {

@@ -69,3 +69,14 @@ export async function survivors(ids: ProcessId[], timeoutMs: number): Promise<Pr
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }
+
+/** SIGKILLs each process that may still run (a test that failed must not leave a gateway or its Java behind). */
+export function killAll(ids: readonly ProcessId[]): void {
+  for (const proc of ids) {
+    try {
+      process.kill(proc.pid, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+  }
+}

@@ -18,6 +18,7 @@ import type { GenerationRecord } from '../../lambdas/billing/generation-record.j
 import type { PageEntry } from '../../lambdas/billing/pages.js';
 import { startLocalKms, type LocalKms } from '../../bin/local/kms.js';
 import { deadStoreMessage, failClearlyWhenDead } from './dead-store.js';
+import { startSimulator } from '../../bin/simulator/server.js';
 
 export interface TestStore {
   tableName: string;
@@ -141,4 +142,22 @@ export async function createTestStore(env: NodeJS.ProcessEnv = {}, options: Test
       db.destroy();
     },
   };
+}
+
+/** A test store whose requests go to the upstream simulator, started with it; `drop()` stops both. */
+export interface SimulatorStore extends TestStore {
+  simulatorUrl: string;
+}
+
+export async function createSimulatorStore(): Promise<SimulatorStore> {
+  const simulator = await startSimulator({ port: 0 });
+  const store = await createTestStore({ SIMULATOR_URL: simulator.url });
+  const drop = store.drop;
+  return Object.assign(store, {
+    simulatorUrl: simulator.url,
+    drop: async () => {
+      await drop();
+      await simulator.close();
+    },
+  });
 }
