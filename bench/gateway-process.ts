@@ -15,7 +15,6 @@ import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { startLocalRuntime, type LocalRuntime } from '../bin/local/runtime.js';
 import { Ledger } from '../lambdas/billing/ledger.js';
 import { PageWriter } from '../lambdas/billing/pages.js';
-import { MeterAggregator } from '../lambdas/billing/aggregator.js';
 import type { ApiKey } from '../lambdas/keys/types.js';
 import { defaultDeps } from '../lambdas/app/deps.js';
 import { KeyCache } from '../lambdas/keys/key-cache.js';
@@ -33,7 +32,8 @@ export type ToGateway =
 export type FromGateway =
   | { type: 'ready'; url: string; key: string; dynamodbPid: number | undefined }
   | { type: 'failed'; error: string }
-  | { type: 'cpu'; id: number; user: number; system: number; rss: number; eluIdle: number; eluActive: number; loopDelay: { p50: number; p99: number; max: number } }
+  /** aggregator: the meter aggregator thread's share of user and system (undefined where the OS does not tell). */
+  | { type: 'cpu'; id: number; user: number; system: number; aggregator: { user: number; system: number } | undefined; rss: number; eluIdle: number; eluActive: number; loopDelay: { p50: number; p99: number; max: number } }
   | { type: 'done'; id: number; error?: string }
   | { type: 'lags'; id: number; lagsMs: number[] };
 
@@ -64,14 +64,6 @@ const stubbed: Array<[Record<string, unknown>, string, unknown]> = [
 ];
 const real = stubbed.map(([target, name]) => target[name]);
 let session: Session | undefined;
-// Every page the aggregator applies, with its lag: what the meters trail the replies by.
-let lags: number[] = [];
-const realApply = MeterAggregator.prototype.apply;
-MeterAggregator.prototype.apply = async function apply(this: MeterAggregator, ...args: Parameters<MeterAggregator['apply']>) {
-  const result = await realApply.apply(this, args);
-  lags.push(...result.lagsMs);
-  return result;
-};
 const LOOP_DELAY_RESOLUTION_MS = 2;
 const loopDelays = monitorEventLoopDelay({ resolution: LOOP_DELAY_RESOLUTION_MS });
 loopDelays.enable();
@@ -122,6 +114,7 @@ process.on('message', (message: ToGateway) => {
   void (async () => {
     switch (message.type) {
       case 'cpu': {
+        const aggregator = await runtime?.aggregator.cpu();
         const usage = process.cpuUsage();
         const elu = performance.eventLoopUtilization();
         // Event-loop delay since the previous `cpu` message (ms): how long a ready callback could wait.
@@ -129,7 +122,7 @@ process.on('message', (message: ToGateway) => {
         const lag = (ns: number) => Math.max(0, ns / 1e6 - LOOP_DELAY_RESOLUTION_MS);
         const loopDelay = { p50: lag(loopDelays.percentile(50)), p99: lag(loopDelays.percentile(99)), max: lag(loopDelays.max) };
         loopDelays.reset();
-        send({ type: 'cpu', id: message.id, user: usage.user, system: usage.system, rss: process.memoryUsage.rss(), eluIdle: elu.idle, eluActive: elu.active, loopDelay });
+        send({ type: 'cpu', id: message.id, user: usage.user, system: usage.system, aggregator, rss: process.memoryUsage.rss(), eluIdle: elu.idle, eluActive: elu.active, loopDelay });
         return;
       }
       case 'profile-start': {
@@ -175,8 +168,7 @@ process.on('message', (message: ToGateway) => {
         return;
       }
       case 'lags': {
-        send({ type: 'lags', id: message.id, lagsMs: lags });
-        lags = [];
+        send({ type: 'lags', id: message.id, lagsMs: runtime?.aggregator.takeLags() ?? [] });
         return;
       }
       case 'stop':

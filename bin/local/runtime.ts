@@ -14,8 +14,7 @@ import { ensureTable } from '../../lambdas/platform/dynamo/create-table.js';
 import { usdToNanos, MoneyFormatError } from '../../lambdas/platform/money.js';
 import { startSimulator, type Simulator } from '../simulator/server.js';
 import { startLocalKms } from './kms.js';
-import { fileCheckpoints, startStreamFeeder, type StreamFeeder } from './stream-feeder.js';
-import { matchesPageFilter, PAGE_STREAM_SETTINGS } from '../../lambdas/billing/page-stream.js';
+import { startAggregatorThread, type AggregatorThread } from './aggregator-thread.js';
 
 /** How often npm start releases expired credit holds (the maintenance function's schedule on AWS is 5 minutes). */
 const HOLD_SWEEP_INTERVAL_MS = 60_000;
@@ -131,6 +130,8 @@ export interface LocalRuntime {
   simulator: Simulator;
   bootstrap: BootstrapResult;
   server: LocalServer;
+  /** The meter aggregator's thread: its page lags and its CPU time (the bench reads them). */
+  aggregator: Pick<AggregatorThread, 'takeLags' | 'cpu'>;
   /** Where a generated management key was also written (0600), if one was generated now. */
   managementKeyFile?: string;
   /**
@@ -234,7 +235,7 @@ export async function startLocalRuntime(config: LocalConfig, output: RuntimeOutp
     }
   };
 
-  let feeder: StreamFeeder | undefined;
+  let aggregatorStart: Promise<AggregatorThread> | undefined;
   try {
     process.env.SIMULATOR_URL = simulator.url;
     // The vault's envelope encryption talks to the local KMS exactly as it talks to AWS KMS on Lambda.
@@ -251,37 +252,37 @@ export async function startLocalRuntime(config: LocalConfig, output: RuntimeOutp
     await ensureTable(admin, config.tableName);
     admin.destroy();
 
+    // What the aggregator's event source mapping does on AWS: pages, from the table's stream, to the meters,
+    // in a thread of its own (aggregator-thread.ts), started now so that it loads while this thread does.
+    aggregatorStart = startAggregatorThread({
+      endpoint: dynamodb.endpoint,
+      tableName: config.tableName,
+      pollMs: STREAM_POLL_MS,
+      checkpointFile: join(config.dataDir, 'stream-checkpoints.json'),
+      deadLetterFile: join(config.dataDir, 'aggregator-dead-letters.jsonl'),
+      log,
+    });
+    // Awaited below; a failure before then is reported there, not as an unhandled rejection.
+    aggregatorStart.catch(() => undefined);
+
     // The handlers build their AWS clients (and middy its streaming wrapper) at import: set up the environment first.
     installAwsLambdaShim();
     // One after another: Jest's ESM loader (the runtime tests) fails on concurrent imports of shared modules.
     const { handler: inference } = await import('../../lambdas/handlers/inference.js');
     const { handler: management } = await import('../../lambdas/handlers/management.js');
-    const { handler: aggregator } = await import('../../lambdas/handlers/aggregator.js');
     const { defaultDeps } = await import('../../lambdas/app/deps.js');
     const deps = await defaultDeps();
     // The handlers, the engine and the ledger log through the deps' one logger (to stdout, for CloudWatch on
     // Lambda); here through the local sink, which keeps the per-generation metrics lines off the console.
     deps.log.sink = log;
+    // Each generation's model and cost on its request's line; its EMF line only where machine lines go.
+    deps.engine.metrics = (record, timestamp) => logger.generation(record, timestamp);
     // One process serves every request and is never frozen: records of requests that end apart share pages.
     deps.engine.pages.shared = true;
     const bootstrap = await bootstrapLocal({
       organizations: deps.organizations, keys: deps.keys, adminKeyText: config.adminKey, initialCredits, internProgramme: config.internProgramme, now: new Date(),
     });
-    // What the aggregator's event source mapping does on AWS: pages, from the table's stream, to the meters.
-    const pageFeeder = startStreamFeeder({
-      endpoint: dynamodb.endpoint,
-      tableName: config.tableName,
-      handler: aggregator,
-      filter: matchesPageFilter,
-      batchSize: PAGE_STREAM_SETTINGS.batchSize,
-      batchWindowMs: PAGE_STREAM_SETTINGS.maxBatchingWindowSeconds * 1000,
-      retryAttempts: PAGE_STREAM_SETTINGS.retryAttempts,
-      pollMs: STREAM_POLL_MS,
-      checkpoints: fileCheckpoints(join(config.dataDir, 'stream-checkpoints.json')),
-      deadLetterFile: join(config.dataDir, 'aggregator-dead-letters.jsonl'),
-      log: deps.log,
-    });
-    feeder = pageFeeder;
+    const pageFeeder = await aggregatorStart;
     // A predecessor that died (SIGKILL, a crash) could not give its leases back nor release its holds: take
     // them back before serving, once the aggregator has applied the records it left in the stream (so that
     // what the leases still hold is exactly what they did not spend).
@@ -309,6 +310,7 @@ export async function startLocalRuntime(config: LocalConfig, output: RuntimeOutp
     });
     registerHealthCheck(async () => ({
       store: await storeHealth(),
+      aggregator: pageFeeder.health(),
       kms: { status: kms.listening ? 'ok' : 'down', required: true },
       ...(config.simulatorUrl ? {} : { simulator: { status: 'ok' as const, required: false } }),
     }));
@@ -331,6 +333,7 @@ export async function startLocalRuntime(config: LocalConfig, output: RuntimeOutp
       simulator,
       bootstrap,
       server,
+      aggregator: pageFeeder,
       ...(managementKeyFile ? { managementKeyFile } : {}),
       stop: () => {
         stopped ??= (async () => {
@@ -364,7 +367,7 @@ export async function startLocalRuntime(config: LocalConfig, output: RuntimeOutp
     };
   } catch (error) {
     stopping = true;
-    await feeder?.stop();
+    await (await aggregatorStart?.catch(() => undefined))?.stop();
     probe.destroy();
     await Promise.all([dynamodb.stop(), simulator.close(), kms.close(), logger.close()]);
     throw error;

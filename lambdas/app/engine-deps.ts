@@ -13,6 +13,7 @@ import { WorkspaceRepository } from '../organizations/index.js';
 import { Ledger } from '../billing/ledger.js';
 import { GenerationIds, PageWriter } from '../billing/pages.js';
 import { LeasePool } from '../billing/leases.js';
+import { emfMetrics } from '../billing/metrics.js';
 import { randomBytes } from 'node:crypto';
 import { PageRepository } from '../billing/page-repository.js';
 import { MeterAggregator } from '../billing/aggregator.js';
@@ -140,6 +141,7 @@ export function createEngineDeps(db: DynamoDBDocumentClient, tableName: string, 
     random: Math.random,
     sleep: (ms, signal) => delay(ms, undefined, { signal }).catch(() => undefined),
     log,
+    metrics: emfMetrics(log),
     shutdown: new ShutdownSwitch(),
   };
 }

@@ -5,6 +5,7 @@
 import type { GenerationRecord } from './generation-record.js';
 import { nanosToUsd } from '../platform/money.js';
 import { attoToUsd, type InfrastructureCost } from './infrastructure.js';
+import type { Logger } from '../platform/logger.js';
 
 export const METRICS_NAMESPACE = 'ModelGateway';
 
@@ -33,6 +34,16 @@ const EMF_PREFIX = '{"_aws":';
  */
 export function isEmfLine(line: string): boolean {
   return line.startsWith(EMF_PREFIX);
+}
+
+/**
+ * Where each stored generation's metrics go. On Lambda: one EMF line in the function's log (emfMetrics). The
+ * local runtime's console shows a request's model and cost instead, and writes EMF lines only where asked.
+ */
+export type GenerationMetrics = (record: GenerationRecord, timestamp: number) => void;
+
+export function emfMetrics(log: Pick<Logger, 'raw'>): GenerationMetrics {
+  return (record, timestamp) => log.raw(emfLine(record, record.infra ?? undefined, timestamp));
 }
 
 export function emfLine(record: GenerationRecord, infra: InfrastructureCost | undefined, timestamp: number): string {

@@ -7,7 +7,7 @@
 // list of maps, amounts as DynamoDB numbers) are still read.
 import { deflateRawSync, inflateRawSync } from 'node:zlib';
 import { nanosFromStore, nanosToStore } from '../platform/money.js';
-import { recordFromAttributes, recordToAttributes, type GenerationRecord } from './generation-record.js';
+import { infrastructureToItem, recordFromAttributes, recordToAttributes, type GenerationRecord } from './generation-record.js';
 import type { Claim, PageEntry } from './pages.js';
 
 /**
@@ -43,8 +43,19 @@ function claimFromItem(item: unknown, readAmount: (value: unknown) => bigint): C
   throw new Error(`unknown claim kind ${String(claim.kind)}`);
 }
 
+/**
+ * The JSON a page stores for a record, but for its infrastructure cost (settlement sizes the record before it
+ * knows that cost, which depends on the size) and its claim. Settlement makes it once and hands it to the
+ * page with the record (PageEntry.json); the entry's JSON is then this with the two appended.
+ */
+export function recordJson(record: GenerationRecord): string {
+  return JSON.stringify({ ...recordToAttributes(record, jsonAmount), infra: undefined });
+}
+
 function entryJson(entry: PageEntry): string {
-  return JSON.stringify({ ...recordToAttributes(entry.record, jsonAmount), claim: claimToItem(entry.claim) });
+  const base = entry.json ?? recordJson(entry.record);
+  const infra = entry.record.infra ? `,"infra":${JSON.stringify(infrastructureToItem(entry.record.infra, jsonAmount))}` : '';
+  return `${base.slice(0, -1)}${infra},"claim":${JSON.stringify(claimToItem(entry.claim))}}`;
 }
 
 export function encodeEntries(entries: readonly PageEntry[]): Buffer {
@@ -83,8 +94,8 @@ export class RecordSizes {
   private ratio: number | undefined;
   private sinceMeasured = 0;
 
-  storedBytes(record: GenerationRecord, compressAbove: number): number {
-    const json = entryJson({ record, claim: { kind: 'hold', amount: record.reserved } });
+  storedBytes(record: GenerationRecord, compressAbove: number, base = recordJson(record)): number {
+    const json = entryJson({ record, claim: { kind: 'hold', amount: record.reserved }, json: base });
     const bytes = Buffer.byteLength(json, 'utf8') + 2;
     if (bytes <= compressAbove) return bytes;
     this.sinceMeasured += 1;

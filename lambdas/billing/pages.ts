@@ -79,6 +79,8 @@ export type Claim =
 export interface PageEntry {
   record: GenerationRecord;
   claim: Claim;
+  /** The record's JSON without its infrastructure cost, if made already (page-codec.ts recordJson). */
+  json?: string;
 }
 
 export interface Page {

@@ -7,6 +7,7 @@ import type { GenerationRepository } from '../generations/index.js';
 import type { Ledger } from '../billing/ledger.js';
 import type { GenerationIds, PageWriter } from '../billing/pages.js';
 import type { LeasePool } from '../billing/leases.js';
+import type { GenerationMetrics } from '../billing/metrics.js';
 import type { EndpointFailureRepository } from '../catalog/index.js';
 import type { ApiKey } from '../keys/index.js';
 import type { ByokSource } from '../byok/index.js';
@@ -82,6 +83,8 @@ export interface EngineDeps {
   random: () => number;
   sleep: (ms: number, signal: AbortSignal) => Promise<void>;
   log: Logger;
+  /** Each stored generation's metrics (an EMF line in the log on Lambda). */
+  metrics: GenerationMetrics;
   /** Triggered when a long-lived process shuts down: in-flight requests end early and settle. */
   shutdown: ShutdownSwitch;
 }

@@ -6,11 +6,10 @@ import type { Hold } from '../billing/ledger.js';
 import { affordableOutputTokens, estimateUsage, reservationFor, reservedOutputTokens } from './estimate.js';
 import { endedByShutdown, hourOf } from '../billing/rollups.js';
 import { infrastructureCost, type Invocation } from '../billing/infrastructure.js';
-import { emfLine } from '../billing/metrics.js';
 import type { GenerationResult, Usage } from '../providers/types.js';
 import { emptyUsage } from '../providers/types.js';
 import type { GenerationRecord } from '../billing/generation-record.js';
-import { RecordSizes } from '../billing/page-codec.js';
+import { RecordSizes, recordJson } from '../billing/page-codec.js';
 import { writeUnitsOf } from '../platform/dynamo/item-size.js';
 import { FAILURE_SHARDS } from '../catalog/index.js';
 import type { Claim, StoredEntry } from '../billing/pages.js';
@@ -240,9 +239,11 @@ export function complete({ request, caller, trace, deps, candidate, completion, 
   // reservation (measured), the record's share of its page (estimated from its size: the write reports its
   // capacity only after the record is in it) and the aggregator's delete of the hold (a small item in a
   // transaction: 2 units).
+  // The record as its page stores it, made once: for its size here and for the page.
+  const json = recordJson(record);
   if (invocation) {
     record.infra = infrastructureCost(invocation, {
-      writeUnits: hold.writeUnits + pageWriteUnits(record) + (hold.draw || hold.unheld ? 0 : HOLD_DELETE_WRITE_UNITS),
+      writeUnits: hold.writeUnits + pageWriteUnits(record, json) + (hold.draw || hold.unheld ? 0 : HOLD_DELETE_WRITE_UNITS),
       readUnits: (caller.readUnits ?? 0) + hold.readUnits,
       kmsRequests: trace.kmsRequests,
     }, deps.now());
@@ -256,7 +257,7 @@ export function complete({ request, caller, trace, deps, candidate, completion, 
   }
   let adding: Promise<StoredEntry>;
   try {
-    adding = deps.pages.add({ record, claim });
+    adding = deps.pages.add({ record, claim, json });
   } catch (err) {
     onStored?.(false);
     throw err;
@@ -264,7 +265,7 @@ export function complete({ request, caller, trace, deps, candidate, completion, 
   const stored = adding.then((page) => {
     onStored?.(page.stored);
     // The metrics line CloudWatch turns into cost dashboards, once the record is kept.
-    if (page.stored) deps.log.raw(emfLine(record, record.infra ?? undefined, deps.clock().getTime()));
+    if (page.stored) deps.metrics(record, deps.clock().getTime());
   });
   const persisted = Promise.all([stored, recordFailedAttempts(trace, deps)]);
   return { usage, cost, isByok, persisted };
@@ -276,8 +277,8 @@ const HOLD_DELETE_WRITE_UNITS = 2;
 const recordSizes = new RecordSizes();
 
 /** A record's share of its page's write: 1 unit per started KB of a page holding it alone (as on Lambda). */
-function pageWriteUnits(record: GenerationRecord): number {
-  return writeUnitsOf(recordSizes.storedBytes(record, ONE_UNIT_BYTES - PAGE_OVERHEAD_BYTES) + PAGE_OVERHEAD_BYTES);
+function pageWriteUnits(record: GenerationRecord, json: string): number {
+  return writeUnitsOf(recordSizes.storedBytes(record, ONE_UNIT_BYTES - PAGE_OVERHEAD_BYTES, json) + PAGE_OVERHEAD_BYTES);
 }
 
 const ONE_UNIT_BYTES = 1024;

@@ -12,6 +12,7 @@ import type { GenerationRepository } from '../../lambdas/generations/generation-
 import type { EndpointFailureRepository } from '../../lambdas/catalog/endpoint-failure-repository.js';
 import { GenerationIds, type Claim, type PageEntry, type StoredEntry } from '../../lambdas/billing/pages.js';
 import { recordToAttributes } from '../../lambdas/billing/generation-record.js';
+import { emfMetrics } from '../../lambdas/billing/metrics.js';
 
 export interface FakeEngineParts {
   catalog: Catalog;
@@ -48,6 +49,7 @@ export class FakePages {
 }
 
 export function fakeEngineDeps(parts: FakeEngineParts): EngineDeps {
+  const log = new Logger(parts.log ?? (() => undefined));
   return {
     catalog: parts.catalog,
     adapters: parts.adapters as AdapterRegistry,
@@ -64,7 +66,8 @@ export function fakeEngineDeps(parts: FakeEngineParts): EngineDeps {
     // Full jitter takes half of the backoff: retries wait 100 ms, then 200 ms … with the default policy.
     random: () => 0.5,
     sleep: parts.sleep,
-    log: new Logger(parts.log ?? (() => undefined)),
+    log,
+    metrics: emfMetrics(log),
     shutdown: new ShutdownSwitch(),
     // Endpoint failure counters are written after the reply; test/integration/endpoint-uptime.test.ts covers them.
     endpointFailures: { add: async () => undefined } as unknown as EndpointFailureRepository,

@@ -4,7 +4,8 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createLocalLogger, logFormatFromEnv } from '../../bin/local/logger.js';
-import { isEmfLine } from '../../lambdas/billing/metrics.js';
+import { emfLine, isEmfLine } from '../../lambdas/billing/metrics.js';
+import { generationRecord } from '../support/records.js';
 
 const EMF = JSON.stringify({ _aws: { Timestamp: 1, CloudWatchMetrics: [] }, Model: 'simulator/echo', UpstreamCostUSD: 0.000123, generation_id: 'gen-1' });
 const WARNING = JSON.stringify({ level: 'warn', message: 'settlement attempt failed' });
@@ -30,6 +31,27 @@ describe('local logger', () => {
     logger.request(DONE);
     expect(out).toEqual([expect.stringMatching(/^\d\d:\d\d:\d\d POST \/api\/v1\/chat\/completions 200 simulator\/echo 42 ms \$0\.000123\n$/)]);
     expect(err).toEqual([`${WARNING}\n`]);
+  });
+
+  it('a stored generation gives its request line the model and cost; text builds no metrics line, json writes it', async () => {
+    const record = generationRecord('gen-2', { model: 'simulator/echo', cost: { ...generationRecord('x').cost, total: 123_456n } });
+    const text = capture('text');
+    text.logger.generation(record, 1_700_000_000_000);
+    text.logger.request({ ...DONE, generationId: 'gen-2' });
+    expect(text.out).toEqual([expect.stringMatching(/ 200 simulator\/echo 42 ms \$0\.000123\n$/)]);
+    expect(text.err).toEqual([]);
+
+    const json = capture('json');
+    json.logger.generation(record, 1_700_000_000_000);
+    json.logger.request({ ...DONE, generationId: 'gen-2' });
+    expect(json.out[0]).toBe(`${emfLine(record, undefined, 1_700_000_000_000)}\n`);
+    expect(JSON.parse(json.out[1]!)).toMatchObject({ generation_id: 'gen-2', model: 'simulator/echo', cost_usd: 0.000123456 });
+
+    const file = join(mkdtempSync(join(tmpdir(), 'gateway-log-')), 'gateway.log');
+    const filed = capture('text', file);
+    filed.logger.generation(record, 1_700_000_000_000);
+    await filed.logger.close();
+    expect(readFileSync(file, 'utf8')).toBe(`${emfLine(record, undefined, 1_700_000_000_000)}\n`);
   });
 
   it('text: leaves out successful health probes', () => {

@@ -2,7 +2,7 @@
 // 2^53 too), read from bytes (the SDK) or base64 (a Lambda stream event), and pages of the old list format.
 import { deflateRawSync } from 'node:zlib';
 import { describe, expect, it } from '@jest/globals';
-import { decodeEntries, encodeEntries, MEASURE_EVERY, RecordSizes } from '../../lambdas/billing/page-codec.js';
+import { decodeEntries, encodeEntries, MEASURE_EVERY, RecordSizes, recordJson } from '../../lambdas/billing/page-codec.js';
 import { pageFromItem, pageToItem } from '../../lambdas/billing/page-repository.js';
 import { recordToAttributes } from '../../lambdas/billing/generation-record.js';
 import type { PageEntry } from '../../lambdas/billing/pages.js';
@@ -30,6 +30,16 @@ describe('page codec', () => {
     const item = pageToItem({ block: 'ABCDEFGHIJKL', seq: 3, entries, writtenAt: 1 });
     expect(Object.keys(item).sort()).toEqual(['data', 'pk', 'sk', 'type', 'written_at']);
     expect(pageFromItem(item)).toEqual({ block: 'ABCDEFGHIJKL', seq: 3, entries: expected, writtenAt: 1 });
+  });
+
+  it('an entry handed its record\'s JSON, made before the infrastructure cost was known, stores exactly what one without it does', () => {
+    const record = generationRecord('gen-1795514400-ABCDEFGHIJKL00', { cost: { ...generationRecord('x').cost, total: huge } });
+    const json = recordJson(record);
+    record.infra = entries[0]!.record.infra;
+    const claim = { kind: 'lease', leaseId: 'lease-1', amount: 30n } as const;
+    const data = encodeEntries([{ record, claim, json }]);
+    expect(data).toEqual(encodeEntries([{ record, claim }]));
+    expect(decodeEntries({ data })).toEqual([{ record, claim }]);
   });
 
   it('stores sixteen similar records in well under one write unit', () => {

@@ -1,0 +1,223 @@
+// npm start's meter aggregator in a worker thread (aggregator-worker.ts): the stream feeder and the
+// aggregator's handler get their own event loop and heap, as on AWS they are their own function. In the
+// request thread they cost about 90 µs of CPU per request at saturation, and their batches (reading the
+// stream, decoding pages, building transactions) and their garbage delayed the replies queued behind them.
+// A thread that dies is started again (its stream checkpoints are on disk, a page applied twice is refused by
+// its marker), unless it keeps dying; meanwhile pages wait in the stream and requests are served as before.
+import { pathToFileURL } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import type { PartHealth } from '../../lambdas/app/system-operations.js';
+
+export interface AggregatorWorkerData {
+  endpoint: string;
+  tableName: string;
+  pollMs: number;
+  checkpointFile: string;
+  deadLetterFile: string;
+}
+
+/** A thread's CPU time so far, µs. */
+export interface ThreadCpu {
+  user: number;
+  system: number;
+}
+
+export type ToAggregator =
+  | { type: 'drain'; id: number; timeoutMs: number }
+  | { type: 'cpu'; id: number }
+  | { type: 'stop' };
+
+export type FromAggregator =
+  | { type: 'ready' }
+  | { type: 'failed'; error: string }
+  | { type: 'log'; line: string }
+  | { type: 'applied'; lagsMs: number[] }
+  | { type: 'drained'; id: number; drained: boolean }
+  | { type: 'cpu'; id: number; cpu: ThreadCpu | undefined }
+  | { type: 'stopped' };
+
+export interface AggregatorThreadOptions extends AggregatorWorkerData {
+  /** Where the thread's log lines go (the runtime's log sink). */
+  log: (line: string) => void;
+  /** How often the thread is started again when it dies within RESTART_WINDOW_MS before it is left down (default 3). */
+  restarts?: number;
+  /** The module the thread runs (a file URL; default aggregator-worker.ts): tests run stand-ins that misbehave. */
+  module?: string;
+}
+
+export interface AggregatorThread {
+  /** Resolves true once every page written before the call has been applied (or dead-lettered); false after `timeoutMs`. */
+  drain(options: { timeoutMs: number }): Promise<boolean>;
+  /** Stops reading the stream; a batch being applied gets the feeder's 5 s to finish. */
+  stop(): Promise<void>;
+  /** The lags (page written → applied, ms) of the pages applied since the last call, oldest first. */
+  takeLags(): number[];
+  /** The thread's CPU time so far (undefined where the OS does not tell, or while it is down). */
+  cpu(): Promise<ThreadCpu | undefined>;
+  health(): PartHealth;
+}
+
+/** How long the thread may take to load the handlers (through tsx) and start. */
+const START_TIMEOUT_MS = 120_000;
+/** After a stop request, how long the feeder gets (its own limit is 5 s) before the thread is terminated. */
+const STOP_TIMEOUT_MS = 7000;
+const RESTART_WINDOW_MS = 60_000;
+const DEFAULT_RESTARTS = 3;
+/** Lags kept for takeLags() between two calls (the newest). */
+const MAX_LAGS = 100_000;
+
+/** The thread's entry (tsx-thread.mjs registers tsx in the thread) and the module it then loads. */
+function entry(): { file: URL; module: string } {
+  const from = (import.meta as { url?: string }).url ?? pathToFileURL(__filename).href;
+  return { file: new URL('./tsx-thread.mjs', from), module: new URL('./aggregator-worker.ts', from).href };
+}
+
+export async function startAggregatorThread(options: AggregatorThreadOptions): Promise<AggregatorThread> {
+  const { log, restarts = DEFAULT_RESTARTS, module: moduleOverride, ...data } = options;
+  const { file, module: defaultModule } = entry();
+  const module = moduleOverride ?? defaultModule;
+  let lags: number[] = [];
+  let nextId = 1;
+  const pending = new Map<number, (value: boolean | ThreadCpu | undefined) => void>();
+  let status: PartHealth['status'] = 'ok';
+  let stopping = false;
+  const deaths: number[] = [];
+
+  const spawn = () => new Promise<Worker>((resolve, reject) => {
+    // Not the host's flags (tsx's --import, Jest's): the entry registers tsx itself. The environment the
+    // runtime set up (TABLE_NAME, DYNAMODB_ENDPOINT …) as this module sees it, which under Jest is not the
+    // process's own.
+    const worker = new Worker(file, { workerData: { ...data, module }, execArgv: [], env: { ...process.env } });
+    let ready = false;
+    const timer = setTimeout(() => {
+      reject(new Error(`the meter aggregator thread did not start within ${START_TIMEOUT_MS / 1000} s`));
+      void worker.terminate();
+    }, START_TIMEOUT_MS);
+    worker.on('message', (message: FromAggregator) => {
+      switch (message.type) {
+        case 'ready':
+          ready = true;
+          clearTimeout(timer);
+          resolve(worker);
+          return;
+        case 'failed':
+          clearTimeout(timer);
+          reject(new Error(`the meter aggregator thread failed to start: ${message.error}`));
+          void worker.terminate();
+          return;
+        case 'log':
+          log(message.line);
+          return;
+        case 'applied':
+          lags.push(...message.lagsMs);
+          if (lags.length > MAX_LAGS) lags = lags.slice(-MAX_LAGS);
+          return;
+        case 'drained':
+          settle(message.id, message.drained);
+          return;
+        case 'cpu':
+          settle(message.id, message.cpu);
+          return;
+        case 'stopped':
+          return;
+      }
+    });
+    worker.on('error', (error) => {
+      log(`the meter aggregator thread failed: ${error.stack ?? error.message}`);
+    });
+    worker.once('exit', (code) => {
+      clearTimeout(timer);
+      // Whatever it was asked and did not answer: not drained, no CPU figure.
+      for (const id of [...pending.keys()]) settle(id, undefined);
+      if (!ready) {
+        reject(new Error(`the meter aggregator thread exited (code ${code}) during start-up`));
+        return;
+      }
+      if (!stopping) void restart(code);
+    });
+  });
+
+  let current: Worker | undefined;
+  const restart = async (code: number) => {
+    current = undefined;
+    const now = Date.now();
+    deaths.push(now);
+    while (deaths.length > 0 && deaths[0]! < now - RESTART_WINDOW_MS) deaths.shift();
+    if (deaths.length > restarts) {
+      status = 'down';
+      log(`the meter aggregator thread died ${deaths.length} times in ${RESTART_WINDOW_MS / 1000} s (last exit code ${code}); not starting it again. Pages wait in the stream for the next start.`);
+      return;
+    }
+    status = 'restarting';
+    log(`the meter aggregator thread exited (code ${code}); starting it again`);
+    try {
+      const next = await spawn();
+      if (stopping) {
+        await next.terminate();
+        return;
+      }
+      current = next;
+      status = 'ok';
+    } catch (error) {
+      status = 'down';
+      log(String(error instanceof Error ? error.message : error));
+    }
+  };
+
+  current = await spawn();
+
+  function settle(id: number, value: boolean | ThreadCpu | undefined): void {
+    const resolve = pending.get(id);
+    pending.delete(id);
+    resolve?.(value);
+  }
+
+  /** Asks the thread; `fallback` if it is down, or after `timeoutMs`. */
+  function ask<T extends boolean | ThreadCpu | undefined>(message: (id: number) => ToAggregator, timeoutMs: number, fallback: T): Promise<T> {
+    const worker = current;
+    if (!worker) return Promise.resolve(fallback);
+    const id = nextId++;
+    return new Promise<T>((resolve) => {
+      const timer = setTimeout(() => settle(id, fallback), timeoutMs);
+      pending.set(id, (value) => {
+        clearTimeout(timer);
+        resolve((value === undefined ? fallback : value) as T);
+      });
+      worker.postMessage(message(id));
+    });
+  }
+
+  let stopped: Promise<void> | undefined;
+  return {
+    // The thread's own drain has the timeout; the host's, a little later, covers a thread that does not answer.
+    drain: ({ timeoutMs }) => ask((id) => ({ type: 'drain', id, timeoutMs }), timeoutMs + 1000, false),
+    cpu: () => ask<ThreadCpu | undefined>((id) => ({ type: 'cpu', id }), 1000, undefined),
+    takeLags: () => {
+      const taken = lags;
+      lags = [];
+      return taken;
+    },
+    health: () => (status === 'ok'
+      ? { status, required: false }
+      : { status, required: false, message: status === 'restarting' ? 'the meter aggregator is restarting' : 'the meter aggregator is not running: meters lag until the next start' }),
+    stop: () => {
+      stopped ??= (async () => {
+        stopping = true;
+        const worker = current;
+        current = undefined;
+        if (!worker) return;
+        const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
+        const answered = new Promise<void>((resolve) => {
+          worker.on('message', (message: FromAggregator) => { if (message.type === 'stopped') resolve(); });
+        });
+        worker.postMessage({ type: 'stop' } satisfies ToAggregator);
+        let timer: NodeJS.Timeout | undefined;
+        await Promise.race([answered, exited, new Promise<void>((resolve) => { timer = setTimeout(resolve, STOP_TIMEOUT_MS); })]);
+        clearTimeout(timer);
+        await worker.terminate();
+        await exited;
+      })();
+      return stopped;
+    },
+  };
+}

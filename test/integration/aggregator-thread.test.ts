@@ -1,0 +1,59 @@
+// npm start's meter aggregator thread (bin/local/aggregator-thread.ts): what its host does with the thread's
+// messages, and a thread that dies. The real worker module, applying pages from DynamoDB Local's stream, is
+// exercised by every runtime and end-to-end test; here a stand-in (test/support/aggregator-stand-in.ts).
+import { afterEach, describe, expect, it } from '@jest/globals';
+import { pathToFileURL } from 'node:url';
+import { join } from 'node:path';
+import { startAggregatorThread, type AggregatorThread } from '../../bin/local/aggregator-thread.js';
+
+const STAND_IN = pathToFileURL(join(process.cwd(), 'test', 'support', 'aggregator-stand-in.ts')).href;
+const settings = { endpoint: 'http://127.0.0.1:1', tableName: 'gateway', pollMs: 250, checkpointFile: '/nonexistent/c.json', deadLetterFile: '/nonexistent/d.jsonl' };
+let thread: AggregatorThread | undefined;
+
+afterEach(async () => {
+  await thread?.stop();
+  thread = undefined;
+  delete process.env.STAND_IN_EXIT;
+});
+
+async function until(check: () => boolean, ms = 10_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error('timed out');
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+describe('meter aggregator thread', () => {
+  it('forwards its log lines, collects page lags, answers drains and CPU, and stops', async () => {
+    const lines: string[] = [];
+    thread = await startAggregatorThread({ ...settings, module: STAND_IN, log: (line) => lines.push(line) });
+    await until(() => lines.length > 0);
+    expect(lines).toEqual(['stand-in started']);
+    expect(thread.takeLags()).toEqual([12, 34]);
+    expect(thread.takeLags()).toEqual([]);
+    expect(await thread.drain({ timeoutMs: 500 })).toBe(true);
+    expect(await thread.cpu()).toEqual({ user: 4000, system: 242 });
+    expect(thread.health()).toEqual({ status: 'ok', required: false });
+    await thread.stop();
+    // Stopped: nothing to ask any more.
+    expect(await thread.drain({ timeoutMs: 500 })).toBe(false);
+    expect(await thread.cpu()).toBeUndefined();
+  });
+
+  it('a thread that dies is started again, and left down once it has died too often', async () => {
+    process.env.STAND_IN_EXIT = '3';
+    const lines: string[] = [];
+    thread = await startAggregatorThread({ ...settings, module: STAND_IN, restarts: 2, log: (line) => lines.push(line) });
+    await until(() => thread!.health().status === 'down');
+    expect(lines.filter((line) => line.includes('exited (code 3); starting it again'))).toHaveLength(2);
+    expect(lines.at(-1)).toMatch(/died 3 times in 60 s \(last exit code 3\); not starting it again/);
+    expect(thread.health()).toEqual({ status: 'down', required: false, message: 'the meter aggregator is not running: meters lag until the next start' });
+    expect(await thread.drain({ timeoutMs: 500 })).toBe(false);
+  });
+
+  it('a module that fails to load fails the start with its error', async () => {
+    const missing = pathToFileURL(join(process.cwd(), 'test', 'support', 'no-such-worker.ts')).href;
+    await expect(startAggregatorThread({ ...settings, module: missing, log: () => undefined })).rejects.toThrow(/meter aggregator thread/);
+  });
+});

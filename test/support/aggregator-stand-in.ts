@@ -1,0 +1,20 @@
+// A stand-in for bin/local/aggregator-worker.ts in tests of the thread that hosts it: answers as the real
+// one does, without DynamoDB; with STAND_IN_EXIT set it says it is ready and then exits with that code.
+import { parentPort } from 'node:worker_threads';
+import type { FromAggregator, ToAggregator } from '../../bin/local/aggregator-thread.js';
+
+const port = parentPort!;
+const send = (message: FromAggregator) => port.postMessage(message);
+send({ type: 'ready' });
+send({ type: 'log', line: 'stand-in started' });
+send({ type: 'applied', lagsMs: [12, 34] });
+const exitCode = process.env.STAND_IN_EXIT;
+if (exitCode) setTimeout(() => process.exit(Number(exitCode)), 20);
+port.on('message', (message: ToAggregator) => {
+  if (message.type === 'drain') send({ type: 'drained', id: message.id, drained: message.timeoutMs > 0 });
+  if (message.type === 'cpu') send({ type: 'cpu', id: message.id, cpu: { user: 4000, system: 242 } });
+  if (message.type === 'stop') {
+    send({ type: 'stopped' });
+    port.close();
+  }
+});
