@@ -1,9 +1,10 @@
 // Pages in DynamoDB: one item per page (GENS#<block>, P#<seq>), its records with the money each moves in
 // one compressed attribute (page-codec.ts). A page is written once and never changed; the aggregator reads
 // it from the stream.
-import { PutCommand, QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { itemKeys } from '../platform/dynamo/item-keys.js';
 import { isConditionFailed } from '../platform/dynamo/write-failures.js';
+import { DynamoJsonClient, jsonClientConfigOf } from '../platform/dynamo/json-client.js';
 import type { GenerationRecord } from './generation-record.js';
 import { decodeEntries, encodeEntries } from './page-codec.js';
 import { blockOf, type Page, type PageStore } from './pages.js';
@@ -24,19 +25,34 @@ export function pageFromItem(item: Record<string, unknown>): Page {
   return { block, seq, entries: decodeEntries(item), ...(typeof item.written_at === 'number' ? { writtenAt: item.written_at } : {}) };
 }
 
+/** The PutItem request of a page, in DynamoDB's JSON (the item as pageToItem makes it, typed by hand). */
+export function pagePutRequest(tableName: string, page: Page): string {
+  const item = pageToItem(page);
+  return JSON.stringify({
+    TableName: tableName,
+    Item: {
+      pk: { S: item.pk }, sk: { S: item.sk }, type: { S: item.type }, written_at: { N: String(item.written_at) },
+      data: { B: (item.data as Buffer).toString('base64') },
+    },
+    // A retry of a write that did land (its reply was lost) finds the page there: stored all the same.
+    ConditionExpression: 'attribute_not_exists(pk)',
+    ReturnConsumedCapacity: 'TOTAL',
+  });
+}
+
 export class PageRepository implements PageStore {
-  constructor(private readonly db: DynamoDBDocumentClient, private readonly tableName: string) {}
+  /** Pages are written on every request's path: directly in DynamoDB's JSON protocol (json-client.ts), not through the SDK. */
+  private readonly direct: DynamoJsonClient;
+
+  constructor(private readonly db: DynamoDBDocumentClient, private readonly tableName: string, direct?: DynamoJsonClient) {
+    this.direct = direct ?? new DynamoJsonClient(jsonClientConfigOf(db));
+  }
 
   async put(page: Page): Promise<{ writeUnits: number }> {
     try {
-      const result = await this.db.send(new PutCommand({
-        TableName: this.tableName,
-        Item: pageToItem(page),
-        // A retry of a write that did land (its reply was lost) finds the page there: stored all the same.
-        ConditionExpression: 'attribute_not_exists(pk)',
-        ReturnConsumedCapacity: 'TOTAL',
-      }));
-      return { writeUnits: result.ConsumedCapacity?.WriteCapacityUnits ?? result.ConsumedCapacity?.CapacityUnits ?? 0 };
+      const reply = await this.direct.send('PutItem', pagePutRequest(this.tableName, page));
+      const consumed = reply.ConsumedCapacity as { CapacityUnits?: number; WriteCapacityUnits?: number } | undefined;
+      return { writeUnits: consumed?.WriteCapacityUnits ?? consumed?.CapacityUnits ?? 0 };
     } catch (err) {
       if (isConditionFailed(err)) return { writeUnits: 0 };
       throw err;

@@ -1,0 +1,65 @@
+// The hand-signed DynamoDB JSON client of the page writes (lambdas/platform/dynamo/json-client.ts): its
+// SigV4 signature is the SDK's own signer's, to the byte; its signing key is made once a day; its endpoint is
+// the configured one or the region's, as the SDK's rules give it.
+import { describe, expect, it } from '@jest/globals';
+import { createHash, createHmac } from 'node:crypto';
+import { SignatureV4 } from '@smithy/signature-v4';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { jsonClientConfigOf, signedHeaders, SigningKeyCache } from '../../lambdas/platform/dynamo/json-client.js';
+
+/** The SDK signer's hash, over node:crypto. */
+type Bytes = string | ArrayBuffer | ArrayBufferView;
+const bytes = (data: Bytes) => (typeof data === 'string' ? Buffer.from(data) : ArrayBuffer.isView(data) ? Buffer.from(data.buffer, data.byteOffset, data.byteLength) : Buffer.from(data));
+class Sha256 {
+  private readonly hash;
+  constructor(secret?: Bytes) {
+    this.hash = secret === undefined ? createHash('sha256') : createHmac('sha256', bytes(secret));
+  }
+  update(data: Bytes): void {
+    this.hash.update(bytes(data));
+  }
+  async digest(): Promise<Uint8Array> {
+    return new Uint8Array(this.hash.digest());
+  }
+}
+
+const body = '{"TableName":"gateway","Item":{"pk":{"S":"GENS#ABC"},"sk":{"S":"P#0001"},"data":{"B":"AAEC"}},"ConditionExpression":"attribute_not_exists(pk)"}';
+const at = new Date('2026-11-24T12:16:25.123Z');
+
+async function sdkSignature(credentials: { accessKeyId: string; secretAccessKey: string; sessionToken?: string }, host: string, region: string): Promise<Record<string, string>> {
+  const signer = new SignatureV4({ credentials, region, service: 'dynamodb', sha256: Sha256, applyChecksum: false });
+  const signed = await signer.sign({
+    method: 'POST', protocol: 'https:', hostname: host.split(':')[0]!, path: '/', query: {},
+    headers: { 'content-type': 'application/x-amz-json-1.0', host, 'x-amz-target': 'DynamoDB_20120810.PutItem' }, body,
+  }, { signingDate: at });
+  return signed.headers as Record<string, string>;
+}
+
+describe('DynamoDB JSON client', () => {
+  it.each([
+    ['a Lambda role (session token)', { accessKeyId: 'ASIAEXAMPLE', secretAccessKey: 'wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY', sessionToken: 'IQoJb3JpZ2luX2VjEXAMPLE/+token=' }, 'dynamodb.eu-west-1.amazonaws.com', 'eu-west-1'],
+    ['long-term keys', { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'secret' }, 'dynamodb.us-east-1.amazonaws.com', 'us-east-1'],
+    ['DynamoDB Local on a port', { accessKeyId: 'local', secretAccessKey: 'local' }, '127.0.0.1:8000', 'local'],
+  ])('signs a request exactly as the SDK\'s SigV4 signer does: %s', async (_name, credentials, host, region) => {
+    const ours = signedHeaders({ host, target: 'DynamoDB_20120810.PutItem', body, region, credentials, at });
+    expect(ours).toEqual(await sdkSignature(credentials, host, region));
+    expect(ours.authorization).toMatch(new RegExp(`^AWS4-HMAC-SHA256 Credential=${credentials.accessKeyId}/20261124/${region}/dynamodb/aws4_request, SignedHeaders=content-type;host;x-amz-date;(x-amz-security-token;)?x-amz-target, Signature=[0-9a-f]{64}$`));
+  });
+
+  it('makes the signing key once per secret, day and region', () => {
+    const keys = new SigningKeyCache();
+    const first = keys.key('secret', '20261124', 'eu-west-1');
+    expect(keys.key('secret', '20261124', 'eu-west-1')).toBe(first);
+    expect(keys.key('secret', '20261125', 'eu-west-1')).not.toEqual(first);
+    expect(keys.key('rotated', '20261125', 'eu-west-1')).not.toEqual(keys.key('secret', '20261125', 'eu-west-1'));
+  });
+
+  it('takes the SDK client\'s credentials, region and endpoint: a configured one, or the region\'s', async () => {
+    const local = jsonClientConfigOf(new DynamoDBClient({ endpoint: 'http://127.0.0.1:8123', region: 'local', credentials: { accessKeyId: 'a', secretAccessKey: 'b' } }));
+    expect((await local.endpoint()).href).toBe('http://127.0.0.1:8123/');
+    expect(await local.region()).toBe('local');
+    expect(await local.credentials()).toMatchObject({ accessKeyId: 'a', secretAccessKey: 'b' });
+    expect((await jsonClientConfigOf(new DynamoDBClient({ region: 'eu-west-1', credentials: { accessKeyId: 'a', secretAccessKey: 'b' } })).endpoint()).href).toBe('https://dynamodb.eu-west-1.amazonaws.com/');
+    expect((await jsonClientConfigOf(new DynamoDBClient({ region: 'cn-north-1', credentials: { accessKeyId: 'a', secretAccessKey: 'b' } })).endpoint()).href).toBe('https://dynamodb.cn-north-1.amazonaws.com.cn/');
+  });
+});
