@@ -74,6 +74,19 @@ function batchedStdout(): { write: (text: string) => void; close: () => void } {
   };
 }
 
+/** The local time of day (HH:MM:SS) for request lines, formatted once a second. */
+let lastSecond = -1;
+let lastClock = '';
+function clockTime(): string {
+  const now = Date.now();
+  const second = Math.floor(now / 1000);
+  if (second !== lastSecond) {
+    lastSecond = second;
+    lastClock = new Date(now).toTimeString().slice(0, 8);
+  }
+  return lastClock;
+}
+
 export function logFormatFromEnv(env: NodeJS.ProcessEnv = process.env): LogFormat {
   const value = (env.GATEWAY_LOG_FORMAT ?? '').trim().toLowerCase();
   if (value === '' || value === 'text') return 'text';
@@ -136,7 +149,7 @@ export function createLocalLogger(options: LoggerOptions): LocalLogger {
       }
       // A supervisor's health probes every few seconds would drown the console again: only failed ones show.
       if (options.format === 'text' && !(done.path === '/health' && done.status === 200)) {
-        const parts = [new Date().toTimeString().slice(0, 8), done.method, done.path, String(done.status)];
+        const parts = [clockTime(), done.method, done.path, String(done.status)];
         if (generation) parts.push(generation.model);
         parts.push(`${ms} ms`);
         if (generation) parts.push(`$${generation.costUsd.toFixed(6)}`);

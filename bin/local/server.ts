@@ -357,6 +357,8 @@ function toEvent(req: IncomingMessage, url: URL, body: Buffer, requestId: string
   };
 }
 
+const ignore = () => undefined;
+
 function lambdaContext(requestId: string, timeoutMs: number): Context {
   const deadline = Date.now() + timeoutMs;
   return {
@@ -369,8 +371,8 @@ function lambdaContext(requestId: string, timeoutMs: number): Context {
     logGroupName: '/aws/lambda/gateway-local',
     logStreamName: 'local',
     getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
-    done: () => undefined,
-    fail: () => undefined,
-    succeed: () => undefined,
+    done: ignore,
+    fail: ignore,
+    succeed: ignore,
   };
 }

@@ -119,8 +119,23 @@ async function adapterFor(candidate: Candidate, trace: RouteTrace, deps: EngineD
  * The end-user identity sent upstream for abuse isolation: the safety identifier (or user) hashed per
  * organization, never the raw value; without either, an account-level identity.
  */
+/** Each organization's account-level identity (a hash, the same for all its requests without a user): made once. */
+const accountIdentities = new Map<string, string>();
+const MAX_ACCOUNT_IDENTITIES = 10_000;
+
+function accountIdentity(orgId: string): string {
+  let identity = accountIdentities.get(orgId);
+  if (identity === undefined) {
+    if (accountIdentities.size >= MAX_ACCOUNT_IDENTITIES) accountIdentities.clear();
+    identity = hashedUser(orgId, '\u0000account')!;
+    accountIdentities.set(orgId, identity);
+  }
+  return identity;
+}
+
 function withUser(generation: ReturnType<typeof requestFor>, caller: Caller, request: InferenceRequest) {
-  generation.user = hashedUser(caller.orgId, request.safetyIdentifier ?? request.user ?? '\u0000account')!;
+  const user = request.safetyIdentifier ?? request.user;
+  generation.user = user === undefined ? accountIdentity(caller.orgId) : hashedUser(caller.orgId, user)!;
   return generation;
 }
 
