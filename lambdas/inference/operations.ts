@@ -222,9 +222,11 @@ async function writeStream(options: StreamReplyOptions & { body: Readable; strea
     unwrittenSince ??= performance.now();
     armKeepAlive();
   };
+  // One timer for the whole stream, restarted by each frame (refresh() allocates nothing, where a new timer
+  // per frame cost a Timeout object per chunk).
   const armKeepAlive = () => {
-    clearTimeout(keepAlive);
-    keepAlive = setTimeout(() => push(SSE_KEEPALIVE), engine.config.keepAliveMs);
+    if (keepAlive) keepAlive.refresh();
+    else keepAlive = setTimeout(() => push(SSE_KEEPALIVE), engine.config.keepAliveMs);
   };
   armKeepAlive();
   if (options.waited) push(SSE_KEEPALIVE);

@@ -37,14 +37,20 @@ let key: string;
 
 beforeAll(async () => {
   upstream = await startFakeUpstream();
-  // test/slow streams a chunk every 50 ms for as long as the connection stays open; test/hang never answers.
-  upstream.reply((request) => ((request.body as Json).model === 'slow' ? { hang: true, repeat: { chunk: TICK, everyMs: 50 } } : { hang: true }));
+  // test/slow streams a chunk every 50 ms for as long as the connection stays open; test/pause streams one
+  // chunk and then nothing; test/hang never answers.
+  upstream.reply((request) => {
+    const model = (request.body as Json).model;
+    if (model === 'slow') return { hang: true, repeat: { chunk: TICK, everyMs: 50 } };
+    if (model === 'pause') return { hang: true, chunks: [TICK] };
+    return { hang: true };
+  });
   catalogDir = mkdtempSync(join(tmpdir(), 'gateway-catalog-'));
   const endpoint = (upstreamModel: string) => ({
     provider: upstreamModel, adapter: 'openai-chat' as const, base_url: `${upstream.url}/v1`, upstream_model: upstreamModel,
     pricing: { prompt: '0.000001', completion: '0.000002' }, context_length: 8192,
   });
-  const catalog: CatalogFile = { models: [{ id: 'test/slow', endpoints: [endpoint('slow')] }, { id: 'test/hang', endpoints: [endpoint('hang')] }] };
+  const catalog: CatalogFile = { models: [{ id: 'test/slow', endpoints: [endpoint('slow')] }, { id: 'test/pause', endpoints: [endpoint('pause')] }, { id: 'test/hang', endpoints: [endpoint('hang')] }] };
   const catalogFile = join(catalogDir, 'catalog.json');
   writeFileSync(catalogFile, JSON.stringify(catalog));
   store = await createTestStore({ GATEWAY_CATALOG_FILE: catalogFile, GATEWAY_KEEPALIVE_MS: '5000' });
@@ -145,6 +151,30 @@ describe('shutdown while requests are in flight', () => {
     expect(JSON.parse(reply.body as string)).toMatchObject({ error: { code: 503 } });
     await Promise.all(deferred);
     await expectAbandonedCharge(reply.headers['x-generation-id']!, true);
+  });
+
+  it('keeps a stream whose upstream pauses alive with a comment every keep-alive interval, again and again', async () => {
+    const saved = store.deps.engine.config.keepAliveMs;
+    store.deps.engine.config.keepAliveMs = 50;
+    try {
+      const deferred: Promise<unknown>[] = [];
+      const reply = await send(ask('test/pause', true), deferred);
+      expect(reply.statusCode).toBe(200);
+      let text = '';
+      const started = Date.now();
+      for await (const chunk of reply.body as Readable) {
+        text += String(chunk);
+        const afterTick = text.split('tick')[1];
+        if (afterTick !== undefined && afterTick.split(': keep-alive').length > 4 && !store.deps.engine.shutdown.triggered) store.deps.engine.shutdown.trigger();
+      }
+      const afterTick = text.split('tick')[1]!;
+      expect(afterTick.split(': keep-alive').length - 1).toBeGreaterThanOrEqual(4);
+      // Four intervals of 50 ms at least went by: comments are not sent faster than the interval.
+      expect(Date.now() - started).toBeGreaterThanOrEqual(4 * 50 - 10);
+      await Promise.all(deferred);
+    } finally {
+      store.deps.engine.config.keepAliveMs = saved;
+    }
   });
 
   it('ends a stream committed by a keep-alive before its first event with a 503 error event and charges the estimated prompt', async () => {
