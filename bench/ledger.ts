@@ -22,7 +22,8 @@ import { GenerationIds, PageWriter, type Page } from '../lambdas/billing/pages.j
 import { PageRepository, pageToItem } from '../lambdas/billing/page-repository.js';
 import { createOrganization } from '../lambdas/organizations/create-organization.js';
 import { newApiKey } from '../lambdas/keys/new-key.js';
-import { createAggregator, createLedger } from '../lambdas/app/engine-deps.js';
+import { createLedger } from '../lambdas/app/engine-deps.js';
+import { createAggregator } from '../lambdas/app/aggregator-deps.js';
 import { Logger } from '../lambdas/platform/logger.js';
 import { rollupDelta } from '../lambdas/billing/rollups.js';
 import { computeCost } from '../lambdas/billing/cost.js';

@@ -7,7 +7,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { fileCheckpoints, startStreamFeeder } from './stream-feeder.js';
 import { matchesPageFilter, PAGE_STREAM_SETTINGS } from '../../lambdas/billing/page-stream.js';
 import { handler } from '../../lambdas/handlers/aggregator.js';
-import { defaultDeps } from '../../lambdas/app/deps.js';
+import { defaultAggregatorDeps } from '../../lambdas/app/aggregator-deps.js';
 import type { AggregatorWorkerData, FromAggregator, ThreadCpu, ToAggregator } from './aggregator-thread.js';
 
 const port = parentPort;
@@ -28,7 +28,7 @@ function threadCpu(): ThreadCpu | undefined {
 }
 
 try {
-  const deps = await defaultDeps();
+  const deps = defaultAggregatorDeps();
   // Every line the handler and the feeder log goes to the host's logger, as the handlers' lines do.
   deps.log.sink = (line) => send({ type: 'log', line });
   // Each page's lag (written → applied), for /health and the bench.

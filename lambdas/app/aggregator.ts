@@ -1,7 +1,7 @@
 // The meter aggregator's entry from the stream: page items as the stream delivers them (in order), applied
 // by the billing module's MeterAggregator. Answers the first page it could not apply, so that the event
 // source retries from there (pages before it are applied; a page applied twice is refused by its marker).
-import type { GatewayDeps } from './deps.js';
+import type { AggregatorDeps } from './aggregator-deps.js';
 import { pageFromItem } from '../billing/page-repository.js';
 import type { Page } from '../billing/pages.js';
 
@@ -10,7 +10,7 @@ export interface StreamedPage {
   item: Record<string, unknown>;
 }
 
-export async function applyPages(deps: GatewayDeps, pages: readonly StreamedPage[]): Promise<{ failedSequenceNumber?: string }> {
+export async function applyPages(deps: AggregatorDeps, pages: readonly StreamedPage[]): Promise<{ failedSequenceNumber?: string }> {
   const decoded: Page[] = [];
   let undecodable: { at: number; error: unknown } | undefined;
   for (const [at, { item }] of pages.entries()) {

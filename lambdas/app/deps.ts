@@ -14,7 +14,8 @@ import { Logger, type LogSink } from '../platform/logger.js';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 
 import type { EngineDeps } from '../inference/engine.js';
-import { createAggregator, createEngineDeps, WORKSPACE_CACHE_TTL_MS } from './engine-deps.js';
+import { createEngineDeps, WORKSPACE_CACHE_TTL_MS } from './engine-deps.js';
+import { createAggregator } from './aggregator-deps.js';
 import type { MeterAggregator } from '../billing/aggregator.js';
 import { gatewayEnvironment } from '../platform/aws/provider-secrets.js';
 import { readConfig, type GatewayConfig } from './config.js';

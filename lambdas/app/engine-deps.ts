@@ -5,9 +5,8 @@ import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { catalogOf, type CatalogConfig } from '../catalog/index.js';
 import { AdapterRegistry, type CredentialSource } from '../providers/registry.js';
 import { GenerationRepository } from '../generations/index.js';
-import { LedgerRepository, type MeteredItemCodecs } from '../billing/ledger-repository.js';
-import { keyFromItem } from '../keys/index.js';
-import { workspaceFromItem } from '../organizations/index.js';
+import { LedgerRepository } from '../billing/ledger-repository.js';
+import { meteredItemCodecs } from './aggregator-deps.js';
 import { EndpointFailureRepository } from '../catalog/index.js';
 import { WorkspaceRepository } from '../organizations/index.js';
 import { Ledger } from '../billing/ledger.js';
@@ -16,8 +15,6 @@ import { LeasePool } from '../billing/leases.js';
 import { emfMetrics } from '../billing/metrics.js';
 import { randomBytes } from 'node:crypto';
 import { PageRepository } from '../billing/page-repository.js';
-import { MeterAggregator } from '../billing/aggregator.js';
-import { AggregatorRepository } from '../billing/aggregator-repository.js';
 import { RecordCache } from '../platform/record-cache.js';
 import type { ApiKey } from '../keys/index.js';
 import type { Workspace } from '../organizations/index.js';
@@ -74,9 +71,6 @@ export interface EngineWiring {
 /** How long the ledger serves a workspace's budgets from its cache. */
 export const WORKSPACE_CACHE_TTL_MS = 2000;
 
-/** The key and workspace item codecs the ledger reads refused reservations back with. */
-export const meteredItemCodecs: MeteredItemCodecs = { keyFromItem, workspaceFromItem };
-
 export function createLedger(db: DynamoDBDocumentClient, tableName: string, wiring: EngineWiring = {}): Ledger {
   return new Ledger({
     repository: new LedgerRepository(db, tableName, meteredItemCodecs),
@@ -85,19 +79,6 @@ export function createLedger(db: DynamoDBDocumentClient, tableName: string, wiri
     workspaceCache: new RecordCache<Workspace>(wiring.workspaceCacheTtlMs ?? WORKSPACE_CACHE_TTL_MS),
     ...(wiring.keySeen ? { keySeen: wiring.keySeen } : {}),
     ...(wiring.leaseOwner ? { owner: wiring.leaseOwner } : {}),
-    clock: wiring.clock ?? (() => new Date()),
-    random: Math.random,
-    sleep: (ms) => delay(ms),
-    log: wiring.log ?? consoleLogger(),
-  });
-}
-
-/** The meter aggregator over this table: pages applied to meters and rollups (billing/aggregator.ts). */
-export function createAggregator(db: DynamoDBDocumentClient, tableName: string, wiring: EngineWiring = {}): MeterAggregator {
-  const ledgerRepository = new LedgerRepository(db, tableName, meteredItemCodecs);
-  return new MeterAggregator({
-    repository: new AggregatorRepository(db, tableName),
-    roll: (meter, periods, stored) => ledgerRepository.roll(meter, periods, stored),
     clock: wiring.clock ?? (() => new Date()),
     random: Math.random,
     sleep: (ms) => delay(ms),

@@ -1,12 +1,13 @@
-// Meter aggregator Lambda (DynamoDB stream event source mapping, filtered to new pages: billing/page-stream.ts).
+// Meter aggregator Lambda (DynamoDB stream event source mapping, filtered to new pages: billing/page-stream.ts),
+// over its own few ports (app/aggregator-deps.ts): no engine, no provider secret.
 // Reports the first page not applied as a batch item failure, so the mapping retries from there.
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
 import { applyPages, type StreamedPage } from '../app/aggregator.js';
-import { defaultDeps, type GatewayDeps } from '../app/deps.js';
+import { defaultAggregatorDeps, type AggregatorDeps } from '../app/aggregator-deps.js';
 
-export async function handleStreamEvent(event: DynamoDBStreamEvent, deps: GatewayDeps): Promise<DynamoDBBatchResponse> {
+export async function handleStreamEvent(event: DynamoDBStreamEvent, deps: AggregatorDeps): Promise<DynamoDBBatchResponse> {
   const pages = event.Records.map((record): StreamedPage => {
     const sequenceNumber = record.dynamodb?.SequenceNumber;
     const image = record.dynamodb?.NewImage;
@@ -18,4 +19,4 @@ export async function handleStreamEvent(event: DynamoDBStreamEvent, deps: Gatewa
   return { batchItemFailures: failedSequenceNumber ? [{ itemIdentifier: failedSequenceNumber }] : [] };
 }
 
-export const handler = async (event: DynamoDBStreamEvent): Promise<DynamoDBBatchResponse> => handleStreamEvent(event, await defaultDeps());
+export const handler = async (event: DynamoDBStreamEvent): Promise<DynamoDBBatchResponse> => handleStreamEvent(event, defaultAggregatorDeps());

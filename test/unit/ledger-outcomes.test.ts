@@ -18,7 +18,7 @@ import { httpErrorOf, toErrorReply } from '../../lambdas/platform/http/errors.js
 import type { WorkspaceRepository } from '../../lambdas/organizations/workspace-repository.js';
 import type { ApiKey } from '../../lambdas/keys/types.js';
 import type { Workspace } from '../../lambdas/organizations/types.js';
-import { meteredItemCodecs } from '../../lambdas/app/engine-deps.js';
+import { meteredItemCodecs } from '../../lambdas/app/aggregator-deps.js';
 import { Logger } from '../../lambdas/platform/logger.js';
 
 const now = new Date('2026-11-24T10:00:00Z');
