@@ -13,6 +13,7 @@ export const LAMBDA_ENTRIES = {
   inference: 'lambdas/handlers/inference.ts',
   management: 'lambdas/handlers/management.ts',
   maintenance: 'lambdas/handlers/maintenance.ts',
+  aggregator: 'lambdas/handlers/aggregator.ts',
 } as const;
 
 export type BundleName = keyof typeof LAMBDA_ENTRIES;
