@@ -168,11 +168,11 @@ interface CpuSnapshot {
   eluIdle: number;
   eluActive: number;
   machine: MachineCpu | undefined;
-  /** The gateway process but its meter aggregator thread (which is a function of its own on AWS): the request path. */
+  /** The whole gateway process. */
   gatewayUs: number;
   gatewaySystemUs: number;
-  /** The meter aggregator thread (undefined where the OS does not tell a thread's CPU: then gatewayUs holds it too). */
-  aggregatorUs: number | undefined;
+  /** Its meter aggregator thread (which is a function of its own on AWS), where the OS tells a thread's CPU. */
+  aggregator: { user: number; system: number } | undefined;
   rss: number;
   dynamodbUs: number | undefined;
   simulatorUs: number | undefined;
@@ -189,9 +189,9 @@ async function cpuSnapshot(gateway: Gateway, simulatorPid: number | undefined): 
     eluIdle: reply.eluIdle,
     eluActive: reply.eluActive,
     machine: machineCpu(),
-    gatewayUs: reply.user + reply.system - (reply.aggregator ? reply.aggregator.user + reply.aggregator.system : 0),
-    gatewaySystemUs: reply.system - (reply.aggregator?.system ?? 0),
-    aggregatorUs: reply.aggregator ? reply.aggregator.user + reply.aggregator.system : undefined,
+    gatewayUs: reply.user + reply.system,
+    gatewaySystemUs: reply.system,
+    aggregator: reply.aggregator,
     rss: reply.rss,
     dynamodbUs: processCpuMicros(gateway.dynamodbPid),
     simulatorUs: processCpuMicros(simulatorPid),
@@ -233,14 +233,19 @@ function machineShares(before: MachineCpu | undefined, after: MachineCpu | undef
 
 function perRequest(before: CpuSnapshot, after: CpuSnapshot, requests: number): CpuPerRequest {
   const diff = (a: number | undefined, b: number | undefined) => (a === undefined || b === undefined ? undefined : (b - a) / requests);
+  // The thread's share comes off the process's only when both snapshots have it from the same thread (a
+  // thread started again in between counts from zero): otherwise the request path's figure includes it.
+  const thread = before.aggregator && after.aggregator && after.aggregator.user >= before.aggregator.user && after.aggregator.system >= before.aggregator.system
+    ? { user: after.aggregator.user - before.aggregator.user, system: after.aggregator.system - before.aggregator.system }
+    : undefined;
   return {
-    gatewayUs: (after.gatewayUs - before.gatewayUs) / requests,
-    gatewaySystemUs: (after.gatewaySystemUs - before.gatewaySystemUs) / requests,
-    aggregatorUs: diff(before.aggregatorUs, after.aggregatorUs),
+    gatewayUs: (after.gatewayUs - before.gatewayUs - (thread ? thread.user + thread.system : 0)) / requests,
+    gatewaySystemUs: (after.gatewaySystemUs - before.gatewaySystemUs - (thread?.system ?? 0)) / requests,
+    aggregatorUs: thread ? (thread.user + thread.system) / requests : undefined,
     dynamodbUs: diff(before.dynamodbUs, after.dynamodbUs),
     simulatorUs: diff(before.simulatorUs, after.simulatorUs),
     benchUs: (after.benchUs - before.benchUs) / requests,
-    gatewayCores: (after.gatewayUs - before.gatewayUs) / 1000 / (after.at - before.at),
+    gatewayCores: (after.gatewayUs - before.gatewayUs - (thread ? thread.user + thread.system : 0)) / 1000 / (after.at - before.at),
     dynamodbCores: before.dynamodbUs === undefined || after.dynamodbUs === undefined ? undefined : (after.dynamodbUs - before.dynamodbUs) / 1000 / (after.at - before.at),
     loopDelay: after.loopDelay,
     eventLoopUtilization: (after.eluActive - before.eluActive) / Math.max(1e-9, (after.eluActive - before.eluActive) + (after.eluIdle - before.eluIdle)),
@@ -622,7 +627,7 @@ async function main(): Promise<number> {
     `- ${CONNECTIONS} keep-alive connections from one load-generator process (node:http), loopback only; gateway = \`startLocalRuntime\` (DynamoDB Local on disk, a regular API key created through the management API; every request reserves its maximum cost from the process's budget lease in memory, or with an exact hold when no lease covers it, and its generation record goes into a page that the meter aggregator, fed from the table's stream, applies to the meters) in its own process, running the TypeScript sources through tsx; simulator in its own process with no delays.`,
     `- Throughput: closed loop (a new request as soon as the previous one on the connection ends), ${D.warm} ms warm-up, then ${D.gatewaySat / 1000} s (gateway) / ${D.directSat / 1000} s (direct). Latency and TTFB: the same ${MESSAGE_CHARS}-character message paced at ${rate} req/s in total (a quarter of the gateway's throughput, at most ${PACED_RATE_MAX}), so the figures are per-request cost, not queueing; "added" = gateway percentile − direct percentile. Latency under saturation is shown for reference only (at ${CONNECTIONS} connections it is queueing: ≈ ${CONNECTIONS} / throughput).`,
     `- Chunk forwarding: an in-process, timestamping copy of the simulator's OpenAI chat stream (same parsing and frames, one chunk every ${CHUNK_DELAY_MS} ms); per content chunk, arrival at the client − moment the upstream wrote it; "extra delay" = that via the gateway − the direct median (${ms(chunkBaseline)}), i.e. what the gateway's hop adds.`,
-    '- CPU: user + system time over the measured window ÷ requests. Gateway: the process (process.cpuUsage over IPC) less its meter aggregator thread (the thread\'s own /proc/thread-self/stat, 10 ms ticks), which on AWS is a function of its own; both figures are shown. At saturation this is the cost of a request, at a paced load it also carries the idle-time work V8 does between requests. Event-loop utilization from performance.eventLoopUtilization. DynamoDB Local and the simulator are separate processes (from /proc), the load generator is this process.',
+    '- CPU: user + system time over the measured window ÷ requests. Gateway: the process (process.cpuUsage over IPC) less its meter aggregator thread (the thread\'s own /proc/thread-self/stat, 10 ms ticks), which on AWS is a function of its own; both figures are shown. V8\'s garbage-collection helpers and libuv\'s pool serve the whole process and count as the request path\'s. At saturation this is the cost of a request, at a paced load it also carries the idle-time work V8 does between requests. Event-loop utilization from performance.eventLoopUtilization. DynamoDB Local and the simulator are separate processes (from /proc), the load generator is this process.',
     `- Cold import: a fresh \`node\` per run with a minimal \`awslambda\` global, timing \`await import(bundle)\` inside the process; Node ${process.version} here, nodejs22.x on Lambda.`,
   ];
   const bundleTop = composition.slice(0, 12).map((entry) => `${entry.source} ${formatBytes(entry.bytes)}`).join(', ');

@@ -63,6 +63,8 @@ const START_TIMEOUT_MS = 120_000;
 const STOP_TIMEOUT_MS = 7000;
 const RESTART_WINDOW_MS = 60_000;
 const DEFAULT_RESTARTS = 3;
+/** Once the thread has died too often, how long until it is started again. */
+const RETRY_DOWN_MS = 60_000;
 /** Lags kept for takeLags() between two calls (the newest). */
 const MAX_LAGS = 100_000;
 
@@ -83,27 +85,41 @@ export async function startAggregatorThread(options: AggregatorThreadOptions): P
   let stopping = false;
   const deaths: number[] = [];
 
+  /** A thread being started (not ready yet): stop() terminates it. */
+  let starting: Worker | undefined;
+  /** The wait before the next start once the thread has died too often: stop() cancels it. */
+  let retryTimer: NodeJS.Timeout | undefined;
+
   const spawn = () => new Promise<Worker>((resolve, reject) => {
     // Not the host's flags (tsx's --import, Jest's): the entry registers tsx itself. The environment the
     // runtime set up (TABLE_NAME, DYNAMODB_ENDPOINT …) as this module sees it, which under Jest is not the
     // process's own.
     const worker = new Worker(file, { workerData: { ...data, module }, execArgv: [], env: { ...process.env } });
+    starting = worker;
     let ready = false;
-    const timer = setTimeout(() => {
-      reject(new Error(`the meter aggregator thread did not start within ${START_TIMEOUT_MS / 1000} s`));
+    // A start given up on (timed out, failed, or stopped meanwhile): a late `ready` or exit changes nothing.
+    let abandoned = false;
+    let lastError = '';
+    const giveUp = (error: Error) => {
+      if (abandoned || ready) return;
+      abandoned = true;
+      clearTimeout(timer);
+      if (starting === worker) starting = undefined;
+      reject(error);
       void worker.terminate();
-    }, START_TIMEOUT_MS);
+    };
+    const timer = setTimeout(() => giveUp(new Error(`the meter aggregator thread did not start within ${START_TIMEOUT_MS / 1000} s`)), START_TIMEOUT_MS);
     worker.on('message', (message: FromAggregator) => {
       switch (message.type) {
         case 'ready':
+          if (abandoned) return;
           ready = true;
           clearTimeout(timer);
+          if (starting === worker) starting = undefined;
           resolve(worker);
           return;
         case 'failed':
-          clearTimeout(timer);
-          reject(new Error(`the meter aggregator thread failed to start: ${message.error}`));
-          void worker.terminate();
+          giveUp(new Error(`the meter aggregator thread failed to start: ${message.error}`));
           return;
         case 'log':
           log(message.line);
@@ -123,33 +139,46 @@ export async function startAggregatorThread(options: AggregatorThreadOptions): P
       }
     });
     worker.on('error', (error) => {
-      log(`the meter aggregator thread failed: ${error.stack ?? error.message}`);
+      lastError = error.stack ?? error.message;
+      log(`the meter aggregator thread failed: ${lastError}`);
     });
     worker.once('exit', (code) => {
       clearTimeout(timer);
       // Whatever it was asked and did not answer: not drained, no CPU figure.
       for (const id of [...pending.keys()]) settle(id, undefined);
       if (!ready) {
-        reject(new Error(`the meter aggregator thread exited (code ${code}) during start-up`));
+        giveUp(new Error(`the meter aggregator thread exited (code ${code}) during start-up${lastError ? `: ${lastError}` : ''}`));
         return;
       }
-      if (!stopping) void restart(code);
+      if (worker === current) current = undefined;
+      if (!stopping && !abandoned) void restart(code);
     });
   });
 
   let current: Worker | undefined;
-  const restart = async (code: number) => {
-    current = undefined;
+  /**
+   * A thread that died is started again at once, up to `restarts` times a minute; beyond that, and after a
+   * start that failed, once a minute for as long as the process runs: pages wait in the stream (a day on
+   * DynamoDB Local, as on AWS), so the aggregator must come back, and /health says it is down meanwhile.
+   */
+  const restart = async (code: number | undefined) => {
+    if (stopping) return;
     const now = Date.now();
     deaths.push(now);
     while (deaths.length > 0 && deaths[0]! < now - RESTART_WINDOW_MS) deaths.shift();
     if (deaths.length > restarts) {
       status = 'down';
-      log(`the meter aggregator thread died ${deaths.length} times in ${RESTART_WINDOW_MS / 1000} s (last exit code ${code}); not starting it again. Pages wait in the stream for the next start.`);
+      log(`the meter aggregator thread died ${deaths.length} times in ${RESTART_WINDOW_MS / 1000} s${code === undefined ? '' : ` (last exit code ${code})`}; starting it again in ${RETRY_DOWN_MS / 1000} s. Pages wait in the stream meanwhile.`);
+      retryTimer = setTimeout(() => {
+        retryTimer = undefined;
+        deaths.length = 0;
+        void restart(undefined);
+      }, RETRY_DOWN_MS);
+      retryTimer.unref();
       return;
     }
     status = 'restarting';
-    log(`the meter aggregator thread exited (code ${code}); starting it again`);
+    log(code === undefined ? 'starting the meter aggregator thread again' : `the meter aggregator thread exited (code ${code}); starting it again`);
     try {
       const next = await spawn();
       if (stopping) {
@@ -159,8 +188,10 @@ export async function startAggregatorThread(options: AggregatorThreadOptions): P
       current = next;
       status = 'ok';
     } catch (error) {
-      status = 'down';
+      if (stopping) return;
       log(String(error instanceof Error ? error.message : error));
+      // A failed start counts as a death: the next try waits once the budget is spent.
+      void restart(undefined);
     }
   };
 
@@ -199,10 +230,15 @@ export async function startAggregatorThread(options: AggregatorThreadOptions): P
     },
     health: () => (status === 'ok'
       ? { status, required: false }
-      : { status, required: false, message: status === 'restarting' ? 'the meter aggregator is restarting' : 'the meter aggregator is not running: meters lag until the next start' }),
+      : { status, required: false, message: status === 'restarting' ? 'the meter aggregator is restarting' : 'the meter aggregator is not running: pages wait in the stream, and meters lag, until it is started again' }),
     stop: () => {
       stopped ??= (async () => {
         stopping = true;
+        clearTimeout(retryTimer);
+        // A thread still starting (a restart) is not waited for.
+        const spawned = starting;
+        starting = undefined;
+        if (spawned) await spawned.terminate();
         const worker = current;
         current = undefined;
         if (!worker) return;

@@ -15,7 +15,10 @@ if (!port) throw new Error('aggregator-worker.ts runs in a worker thread (startA
 const settings = workerData as AggregatorWorkerData;
 const send = (message: FromAggregator) => port.postMessage(message);
 
-/** This thread's CPU time (Linux: /proc/thread-self/stat, in clock ticks of 10 ms); undefined elsewhere. */
+/**
+ * This thread's CPU time (Linux: /proc/thread-self/stat, in clock ticks, taken to be 10 ms: USER_HZ is 100 on
+ * every mainstream Linux build, and Node cannot ask sysconf); undefined elsewhere.
+ */
 function threadCpu(): ThreadCpu | undefined {
   try {
     const stat = readFileSync('/proc/thread-self/stat', 'utf8');

@@ -49,6 +49,7 @@ const CONSOLE_FLUSH_MS = 25;
 function batchedStdout(): { write: (text: string) => void; close: () => void } {
   let waiting: string[] = [];
   let timer: NodeJS.Timeout | undefined;
+  let closed = false;
   const flush = () => {
     if (timer) clearTimeout(timer);
     timer = undefined;
@@ -61,6 +62,11 @@ function batchedStdout(): { write: (text: string) => void; close: () => void } {
   process.once('exit', flush);
   return {
     write: (text) => {
+      // After close (the runtime stopping), lines go out as they come: nothing is left to flush them.
+      if (closed) {
+        process.stdout.write(text);
+        return;
+      }
       waiting.push(text);
       if (!timer) {
         timer = setTimeout(flush, CONSOLE_FLUSH_MS);
@@ -68,6 +74,7 @@ function batchedStdout(): { write: (text: string) => void; close: () => void } {
       }
     },
     close: () => {
+      closed = true;
       flush();
       process.off('exit', flush);
     },

@@ -115,10 +115,6 @@ async function adapterFor(candidate: Candidate, trace: RouteTrace, deps: EngineD
   return deps.adapters.get(candidate.endpoint, { id: `${candidate.byok.id}@${candidate.byok.updated_at}`, apiKey });
 }
 
-/**
- * The end-user identity sent upstream for abuse isolation: the safety identifier (or user) hashed per
- * organization, never the raw value; without either, an account-level identity.
- */
 /** Each organization's account-level identity (a hash, the same for all its requests without a user): made once. */
 const accountIdentities = new Map<string, string>();
 const MAX_ACCOUNT_IDENTITIES = 10_000;
@@ -133,6 +129,10 @@ function accountIdentity(orgId: string): string {
   return identity;
 }
 
+/**
+ * The end-user identity sent upstream for abuse isolation: the safety identifier (or user) hashed per
+ * organization, never the raw value; without either, an account-level identity.
+ */
 function withUser(generation: ReturnType<typeof requestFor>, caller: Caller, request: InferenceRequest) {
   const user = request.safetyIdentifier ?? request.user;
   generation.user = user === undefined ? accountIdentity(caller.orgId) : hashedUser(caller.orgId, user)!;

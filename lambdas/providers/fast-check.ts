@@ -14,6 +14,10 @@ type Check = (value: unknown) => boolean;
 /** The parts of zod's internal definitions read here (zod 4). */
 interface Def {
   type: string;
+  /** Set on a schema that is itself a check (zod 4's z.int(), z.email() …): zod's. */
+  check?: string;
+  /** false on z.xor(), a union that fails when more than one option matches: zod's. */
+  inclusive?: boolean;
   checks?: Array<{ _zod: { def: { check: string; format?: string; minimum?: number; maximum?: number } } }>;
   shape?: Record<string, Schema>;
   catchall?: Schema;
@@ -28,21 +32,32 @@ interface Schema {
   _zod: { def: Def };
 }
 
-const compiled = new Map<Schema, Check | null>();
+const compiled = new WeakMap<Schema, Check | null>();
 
 /** The quick check of a schema, or undefined when it has parts only zod can check. */
 export function fastCheckOf(schema: z.ZodType): Check | undefined {
   const key = schema as unknown as Schema;
   let check = compiled.get(key);
   if (check === undefined) {
-    check = compile(key) ?? null;
+    check = compile(key, new Set()) ?? null;
     compiled.set(key, check);
   }
   return check ?? undefined;
 }
 
-function compile(schema: Schema): Check | undefined {
-  const def = schema._zod.def;
+/** `visiting`: the schemas being compiled on the way here; a recursive schema (zod 4's getters) is zod's. */
+function compile(schema: Schema, visiting: Set<Schema>): Check | undefined {
+  if (visiting.has(schema)) return undefined;
+  visiting.add(schema);
+  try {
+    return compileDef(schema._zod.def, visiting);
+  } finally {
+    visiting.delete(schema);
+  }
+}
+
+function compileDef(def: Def, visiting: Set<Schema>): Check | undefined {
+  if (def.check !== undefined) return undefined;
   const checks = def.checks ?? [];
   switch (def.type) {
     case 'unknown':
@@ -68,30 +83,31 @@ function compile(schema: Schema): Check | undefined {
       return (value) => values.includes(value);
     }
     case 'optional': {
-      const inner = def.innerType && compile(def.innerType);
+      const inner = def.innerType && compile(def.innerType, visiting);
       return inner && ((value) => value === undefined || inner(value));
     }
     case 'nullable': {
-      const inner = def.innerType && compile(def.innerType);
+      const inner = def.innerType && compile(def.innerType, visiting);
       return inner && ((value) => value === null || inner(value));
     }
     case 'array':
-      return compileArray(def);
+      return compileArray(def, visiting);
     case 'union': {
-      const options = (def.options ?? []).map(compile);
+      if (def.inclusive === false) return undefined;
+      const options = (def.options ?? []).map((option) => compile(option, visiting));
       if (options.length === 0 || options.some((option) => option === undefined)) return undefined;
       const all = options as Check[];
       return (value) => all.some((option) => option(value));
     }
     case 'object':
-      return compileObject(def);
+      return compileObject(def, visiting);
     default:
       return undefined;
   }
 }
 
-function compileArray(def: Def): Check | undefined {
-  const element = def.element && compile(def.element);
+function compileArray(def: Def, visiting: Set<Schema>): Check | undefined {
+  const element = def.element && compile(def.element, visiting);
   if (!element) return undefined;
   let min = 0;
   let max = Number.POSITIVE_INFINITY;
@@ -104,13 +120,13 @@ function compileArray(def: Def): Check | undefined {
   return (value) => Array.isArray(value) && value.length >= min && value.length <= max && value.every(element);
 }
 
-function compileObject(def: Def): Check | undefined {
+function compileObject(def: Def, visiting: Set<Schema>): Check | undefined {
   if (def.checks?.length) return undefined;
   // Unknown keys stripped (no catchall) or allowed (catchall unknown); a strict object or a typed catchall is zod's.
   if (def.catchall && def.catchall._zod.def.type !== 'unknown') return undefined;
   const fields: Array<[string, Check]> = [];
   for (const [name, field] of Object.entries(def.shape ?? {})) {
-    const check = compile(field);
+    const check = compile(field, visiting);
     if (!check) return undefined;
     fields.push([name, check]);
   }

@@ -84,6 +84,11 @@ export async function readJson<S extends z.ZodType>(provider: string, response: 
   return parseUpstream(provider, schema, body);
 }
 
+/**
+ * The upstream value as the schema types it. A value that passes the quick check (fast-check.ts) is returned
+ * as it is, unknown keys included, where zod's parse would have dropped them: adapters read the fields they
+ * know and never pass an upstream object on whole.
+ */
 export function parseUpstream<S extends z.ZodType>(provider: string, schema: S, value: unknown): z.output<S> {
   // Most replies fit the schema's plain parts: checked without zod's copy (fast-check.ts).
   if (fastCheckOf(schema)?.(value)) return value as z.output<S>;

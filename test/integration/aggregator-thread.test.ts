@@ -14,6 +14,7 @@ afterEach(async () => {
   await thread?.stop();
   thread = undefined;
   delete process.env.STAND_IN_EXIT;
+  delete process.env.STAND_IN_READY_MS;
 });
 
 async function until(check: () => boolean, ms = 10_000): Promise<void> {
@@ -41,19 +42,39 @@ describe('meter aggregator thread', () => {
     expect(await thread.cpu()).toBeUndefined();
   });
 
-  it('a thread that dies is started again, and left down once it has died too often', async () => {
+  it('a thread that dies is started again, and once it has died too often, reported down and tried again later', async () => {
     process.env.STAND_IN_EXIT = '3';
     const lines: string[] = [];
     thread = await startAggregatorThread({ ...settings, module: STAND_IN, restarts: 2, log: (line) => lines.push(line) });
     await until(() => thread!.health().status === 'down');
     expect(lines.filter((line) => line.includes('exited (code 3); starting it again'))).toHaveLength(2);
-    expect(lines.at(-1)).toMatch(/died 3 times in 60 s \(last exit code 3\); not starting it again/);
-    expect(thread.health()).toEqual({ status: 'down', required: false, message: 'the meter aggregator is not running: meters lag until the next start' });
+    expect(lines.at(-1)).toMatch(/died 3 times in 60 s \(last exit code 3\); starting it again in 60 s\. Pages wait in the stream meanwhile\./);
+    expect(thread.health()).toEqual({ status: 'down', required: false, message: 'the meter aggregator is not running: pages wait in the stream, and meters lag, until it is started again' });
     expect(await thread.drain({ timeoutMs: 500 })).toBe(false);
+    // Stopped while it waits to try again: nothing starts afterwards.
+    const started = lines.filter((line) => line === 'stand-in started').length;
+    await thread.stop();
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(lines.filter((line) => line === 'stand-in started')).toHaveLength(started);
+  });
+
+  it('a stop while a dead thread is being started again ends that start too', async () => {
+    process.env.STAND_IN_EXIT = '3';
+    process.env.STAND_IN_READY_MS = '300';
+    const lines: string[] = [];
+    thread = await startAggregatorThread({ ...settings, module: STAND_IN, log: (line) => lines.push(line) });
+    await until(() => thread!.health().status === 'restarting');
+    const stopping = Date.now();
+    await thread.stop();
+    expect(Date.now() - stopping).toBeLessThan(1000);
+    const started = lines.filter((line) => line === 'stand-in started').length;
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(lines.filter((line) => line === 'stand-in started')).toHaveLength(started);
+    expect(lines.filter((line) => line.includes('starting it again'))).toHaveLength(1);
   });
 
   it('a module that fails to load fails the start with its error', async () => {
     const missing = pathToFileURL(join(process.cwd(), 'test', 'support', 'no-such-worker.ts')).href;
-    await expect(startAggregatorThread({ ...settings, module: missing, log: () => undefined })).rejects.toThrow(/meter aggregator thread/);
+    await expect(startAggregatorThread({ ...settings, module: missing, log: () => undefined })).rejects.toThrow(/meter aggregator thread exited \(code 1\) during start-up: .*no-such-worker/s);
   });
 });

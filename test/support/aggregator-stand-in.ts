@@ -1,10 +1,13 @@
 // A stand-in for bin/local/aggregator-worker.ts in tests of the thread that hosts it: answers as the real
-// one does, without DynamoDB; with STAND_IN_EXIT set it says it is ready and then exits with that code.
+// one does, without DynamoDB; with STAND_IN_EXIT set it says it is ready and then exits with that code, and
+// with STAND_IN_READY_MS it takes that long to say it is ready.
 import { parentPort } from 'node:worker_threads';
 import type { FromAggregator, ToAggregator } from '../../bin/local/aggregator-thread.js';
 
 const port = parentPort!;
 const send = (message: FromAggregator) => port.postMessage(message);
+const readyAfter = Number(process.env.STAND_IN_READY_MS ?? 0);
+if (readyAfter > 0) await new Promise((resolve) => setTimeout(resolve, readyAfter));
 send({ type: 'ready' });
 send({ type: 'log', line: 'stand-in started' });
 send({ type: 'applied', lagsMs: [12, 34] });

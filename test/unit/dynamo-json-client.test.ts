@@ -5,7 +5,8 @@ import { describe, expect, it } from '@jest/globals';
 import { createHash, createHmac } from 'node:crypto';
 import { SignatureV4 } from '@smithy/signature-v4';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { jsonClientConfigOf, signedHeaders, SigningKeyCache } from '../../lambdas/platform/dynamo/json-client.js';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { DynamoJsonClient, jsonClientConfigOf, signedHeaders, SigningKeyCache } from '../../lambdas/platform/dynamo/json-client.js';
 
 /** The SDK signer's hash, over node:crypto. */
 type Bytes = string | ArrayBuffer | ArrayBufferView;
@@ -44,6 +45,62 @@ describe('DynamoDB JSON client', () => {
     const ours = signedHeaders({ host, target: 'DynamoDB_20120810.PutItem', body, region, credentials, at });
     expect(ours).toEqual(await sdkSignature(credentials, host, region));
     expect(ours.authorization).toMatch(new RegExp(`^AWS4-HMAC-SHA256 Credential=${credentials.accessKeyId}/20261124/${region}/dynamodb/aws4_request, SignedHeaders=content-type;host;x-amz-date;(x-amz-security-token;)?x-amz-target, Signature=[0-9a-f]{64}$`));
+  });
+
+  it('sends what it signed: the request a server receives verifies with the SDK\'s signer', async () => {
+    const received: Array<{ headers: IncomingMessage['headers']; url: string; body: string }> = [];
+    const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+      let text = '';
+      req.on('data', (chunk: Buffer) => { text += chunk.toString(); });
+      req.on('end', () => {
+        received.push({ headers: req.headers, url: req.url ?? '', body: text });
+        res.writeHead(200, { 'content-type': 'application/x-amz-json-1.0' });
+        res.end('{"ConsumedCapacity":{"TableName":"gateway","CapacityUnits":1.0}}');
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const port = (server.address() as { port: number }).port;
+    const credentials = { accessKeyId: 'ASIAEXAMPLE', secretAccessKey: 'secret', sessionToken: 'token' };
+    const client = new DynamoJsonClient({ credentials: async () => credentials, region: async () => 'eu-west-1', endpoint: async () => new URL(`http://127.0.0.1:${port}/`) }, () => at);
+    try {
+      expect(await client.send('PutItem', body)).toEqual({ ConsumedCapacity: { TableName: 'gateway', CapacityUnits: 1 } });
+      const [request] = received;
+      expect(request!.url).toBe('/');
+      expect(request!.body).toBe(body);
+      expect(request!.headers['x-amz-target']).toBe('DynamoDB_20120810.PutItem');
+      expect(request!.headers.authorization).toBe((await sdkSignature(credentials, request!.headers.host!, 'eu-west-1')).authorization);
+    } finally {
+      client.destroy();
+      server.close();
+    }
+  });
+
+  it('sends a request again, once, when its kept-alive connection turns out to be closed', async () => {
+    let requests = 0;
+    const perSocket = new WeakMap<object, number>();
+    const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+      requests += 1;
+      const seen = (perSocket.get(req.socket) ?? 0) + 1;
+      perSocket.set(req.socket, seen);
+      req.resume();
+      // The second request on a connection finds it closed, as after an idle close or a frozen Lambda.
+      if (seen === 2) {
+        req.socket.destroy();
+        return;
+      }
+      req.on('end', () => res.end('{}'));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const port = (server.address() as { port: number }).port;
+    const client = new DynamoJsonClient({ credentials: async () => ({ accessKeyId: 'a', secretAccessKey: 'b' }), region: async () => 'local', endpoint: async () => new URL(`http://127.0.0.1:${port}/`) });
+    try {
+      expect(await client.send('PutItem', body)).toEqual({});
+      expect(await client.send('PutItem', body)).toEqual({});
+      expect(requests).toBe(3);
+    } finally {
+      client.destroy();
+      server.close();
+    }
   });
 
   it('makes the signing key once per secret, day and region', () => {

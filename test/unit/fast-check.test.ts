@@ -103,6 +103,12 @@ describe('quick check of upstream replies', () => {
     expect(fastCheckOf(z.object({ a: z.record(z.string(), z.number()) }))).toBeUndefined();
     expect(fastCheckOf(z.union([z.string(), z.string().email()]))).toBeUndefined();
     expect(fastCheckOf(z.number().int().min(3))).toBeUndefined();
+    // Schemas that are themselves checks, an exclusive union, a recursive schema.
+    expect(fastCheckOf(z.object({ a: z.int() }))).toBeUndefined();
+    expect(fastCheckOf(z.object({ a: z.email() }))).toBeUndefined();
+    expect(fastCheckOf(z.xor([z.string(), z.string()]))).toBeUndefined();
+    const node = z.object({ name: z.string(), get children() { return z.array(node).optional(); } });
+    expect(fastCheckOf(node)).toBeUndefined();
   });
 
   it('checks each plain part as zod does', () => {

@@ -33,7 +33,7 @@ describe('local logger', () => {
     expect(err).toEqual([`${WARNING}\n`]);
   });
 
-  it('a stored generation gives its request line the model and cost; text builds no metrics line, json writes it', async () => {
+  it('a stored generation gives its request line the model and cost; text writes no metrics line, json and the log file do', async () => {
     const record = generationRecord('gen-2', { model: 'simulator/echo', cost: { ...generationRecord('x').cost, total: 123_456n } });
     const text = capture('text');
     text.logger.generation(record, 1_700_000_000_000);
@@ -80,6 +80,28 @@ describe('local logger', () => {
     expect(lines[0]).toBe(EMF);
     expect(JSON.parse(lines[1]!)).toMatchObject({ message: 'request', model: 'simulator/echo', cost_usd: 0.000123 });
     expect(out).toHaveLength(1);
+  });
+
+  it('writes request lines to stdout in batches, and at once after close', async () => {
+    const writes: string[] = [];
+    const real = process.stdout.write;
+    process.stdout.write = ((text: string) => { writes.push(text); return true; }) as typeof process.stdout.write;
+    try {
+      const logger = createLocalLogger({ format: 'text', err: () => undefined });
+      logger.request(DONE);
+      logger.request({ ...DONE, requestId: 'req-2' });
+      expect(writes).toEqual([]);
+      await new Promise((resolve) => setTimeout(resolve, 60));
+      expect(writes).toHaveLength(1);
+      expect(writes[0]!.split('\n')).toHaveLength(3);
+      logger.request(DONE);
+      await logger.close();
+      expect(writes).toHaveLength(2);
+      logger.request(DONE);
+      expect(writes).toHaveLength(3);
+    } finally {
+      process.stdout.write = real;
+    }
   });
 
   it('reads GATEWAY_LOG_FORMAT', () => {

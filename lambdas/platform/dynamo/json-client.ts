@@ -5,10 +5,12 @@
 // here, encoding the page included; on Lambda a page usually holds one record, so that is CPU of every
 // request. Everything else goes through the SDK. What is kept of the SDK: its credential provider (the
 // Lambda role's keys, refreshed as they rotate), its region, and its endpoint (a configured one, such as
-// DynamoDB Local, or the one its endpoint rules give for the region, resolved once). What callers get: the
-// operation's JSON reply, or a DynamoJsonError naming DynamoDB's error type (a failed condition is the SDK's
-// ConditionalCheckFailedException, so write-failures.ts tells it as for any write). Nothing is retried
-// here: the page writer retries a failed page with backoff.
+// DynamoDB Local, or AWS_ENDPOINT_URL_DYNAMODB / AWS_ENDPOINT_URL, or the one its endpoint rules give for the
+// region, resolved once). What callers get: the operation's JSON reply, or a DynamoJsonError naming
+// DynamoDB's error type (a failed condition is the SDK's ConditionalCheckFailedException, so
+// write-failures.ts tells it as for any write). Retried here only: a request whose kept-alive connection
+// turns out to be closed (it never reached DynamoDB); the page writer retries a failed page with backoff.
+// Not kept of the SDK: its clock-skew correction (a Lambda's clock is NTP-synchronized).
 import { createHash, createHmac } from 'node:crypto';
 import http from 'node:http';
 import https from 'node:https';
@@ -26,8 +28,15 @@ export interface JsonClientConfig {
   region: () => Promise<string>;
   /** The endpoint's URL (https://dynamodb.<region>.amazonaws.com/, or DynamoDB Local's). */
   endpoint: () => Promise<URL>;
-  /** A request that has not been answered in this long fails (default 5000 ms). */
+  /** A request not answered in this long, from the moment it is sent (waiting for a connection included), fails (default 5000 ms). */
   timeoutMs?: number;
+}
+
+/** A kept-alive connection was closed under the request before any reply: send() tries once more. */
+class StaleConnectionError extends Error {
+  constructor(readonly reason: Error) {
+    super(reason.message);
+  }
 }
 
 /** DynamoDB refused the request: `type` is its error type (ResourceNotFoundException …), `status` the HTTP status. */
@@ -41,6 +50,7 @@ export class DynamoJsonError extends Error {
 const SERVICE = 'dynamodb';
 const CONTENT_TYPE = 'application/x-amz-json-1.0';
 const DEFAULT_TIMEOUT_MS = 5000;
+const IDLE_SOCKET_MS = 30_000;
 
 /** The parts of an SDK DynamoDBClient's resolved configuration this client uses. */
 interface SdkConfig {
@@ -65,6 +75,9 @@ export function jsonClientConfigOf(client: { config: unknown }): JsonClientConfi
         const { protocol, hostname, port, path } = await config.endpoint();
         return new URL(`${protocol}//${hostname}${port ? `:${port}` : ''}${path || '/'}`);
       }
+      // The endpoint the environment configures for every SDK client (LocalStack and the like), as the SDK reads it.
+      const configured = process.env.AWS_IGNORE_CONFIGURED_ENDPOINT_URLS === 'true' ? undefined : process.env.AWS_ENDPOINT_URL_DYNAMODB || process.env.AWS_ENDPOINT_URL;
+      if (configured) return new URL(configured);
       const [region, fips, dualStack] = await Promise.all([config.region(), config.useFipsEndpoint(), config.useDualstackEndpoint()]);
       return new URL(config.endpointProvider({ Region: region, UseFIPS: fips, UseDualStack: dualStack }).url.href);
     })().catch((err: unknown) => {
@@ -125,9 +138,10 @@ export class SigningKeyCache {
 }
 
 export class DynamoJsonClient {
+  // Idle connections are closed after IDLE_SOCKET_MS, before DynamoDB's side would.
   private readonly agents = {
-    'http:': new http.Agent({ keepAlive: true, maxSockets: 64 }),
-    'https:': new https.Agent({ keepAlive: true, maxSockets: 64 }),
+    'http:': new http.Agent({ keepAlive: true, maxSockets: 64, timeout: IDLE_SOCKET_MS }),
+    'https:': new https.Agent({ keepAlive: true, maxSockets: 64, timeout: IDLE_SOCKET_MS }),
   };
   private readonly keys = new SigningKeyCache();
 
@@ -137,12 +151,32 @@ export class DynamoJsonClient {
   async send(operation: string, body: string): Promise<Record<string, unknown>> {
     const [credentials, region, endpoint] = await Promise.all([this.config.credentials(), this.config.region(), this.config.endpoint()]);
     const headers = signedHeaders({ host: endpoint.host, path: endpoint.pathname, target: `DynamoDB_20120810.${operation}`, body, region, credentials, at: this.now() }, this.keys);
+    try {
+      return await this.post(operation, endpoint, headers, body);
+    } catch (err) {
+      // A kept-alive connection the other end had closed (idle, or while a Lambda instance was frozen): the
+      // request never reached DynamoDB, so it is sent again at once, on a new connection, as the SDK does.
+      if (!(err instanceof StaleConnectionError)) throw err;
+      return this.post(operation, endpoint, headers, body);
+    }
+  }
+
+  private post(operation: string, endpoint: URL, headers: Record<string, string>, body: string): Promise<Record<string, unknown>> {
     const secure = endpoint.protocol === 'https:';
     const timeoutMs = this.config.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     return new Promise((resolve, reject) => {
+      let settled = false;
+      const finish = (error: Error | undefined, reply?: Record<string, unknown>) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(deadline);
+        if (error) reject(error);
+        else resolve(reply!);
+      };
       const request = (secure ? https : http).request({
         protocol: endpoint.protocol,
-        hostname: endpoint.hostname,
+        // An IPv6 literal's brackets belong to the URL, not to the address.
+        hostname: endpoint.hostname.replace(/^\[(.*)\]$/, '$1'),
         port: endpoint.port || (secure ? 443 : 80),
         path: endpoint.pathname,
         method: 'POST',
@@ -151,7 +185,7 @@ export class DynamoJsonClient {
       }, (response) => {
         const chunks: Buffer[] = [];
         response.on('data', (chunk: Buffer) => chunks.push(chunk));
-        response.on('error', reject);
+        response.on('error', (error) => finish(error));
         response.on('end', () => {
           const text = Buffer.concat(chunks).toString('utf8');
           const status = response.statusCode ?? 0;
@@ -161,12 +195,20 @@ export class DynamoJsonClient {
           } catch {
             reply = undefined;
           }
-          if (status === 200 && reply) resolve(reply);
-          else reject(errorOf(status, reply, text));
+          if (status === 200 && reply) finish(undefined, reply);
+          else finish(errorOf(status, reply, text));
         });
       });
-      request.setTimeout(timeoutMs, () => request.destroy(new Error(`DynamoDB ${operation} not answered within ${timeoutMs} ms`)));
-      request.on('error', reject);
+      // The whole request, waiting for a connection included, has timeoutMs.
+      const deadline = setTimeout(() => {
+        const error = new Error(`DynamoDB ${operation} not answered within ${timeoutMs} ms`);
+        finish(error);
+        request.destroy(error);
+      }, timeoutMs);
+      request.on('error', (error: NodeJS.ErrnoException) => {
+        const stale = request.reusedSocket && !settled && (error.code === 'ECONNRESET' || error.code === 'EPIPE');
+        finish(stale ? new StaleConnectionError(error) : error);
+      });
       request.end(body);
     });
   }
