@@ -87,6 +87,20 @@ describe('chat replies parse with @openrouter/sdk', () => {
     expect(last.error).toMatchObject({ code: status, message: 'Provider simulator failed', metadata: { errorType: expect.any(String), providerCode: 'overloaded' } });
   });
 
+  it('writes each text delta of a chat stream as the whole chunk it stands for, whatever the text', () => {
+    const writer = new ChatStreamWriter(identity);
+    writer.start();
+    for (const text of ['Hel', '', 'say "hi" \\ then\nnew line\ttab', 'é 🚫 “quoted” \u2028 \u0000 \u001f', '\u0000text\u0000', 'x'.repeat(5000)]) {
+      expect(writer.event({ type: 'text-delta', delta: text })).toBe(`data: ${JSON.stringify({
+        id: identity.id, object: 'chat.completion.chunk', created: identity.created, model: identity.model, provider: identity.provider,
+        system_fingerprint: 'model-gateway', choices: [{ index: 0, delta: { content: text }, finish_reason: null, native_finish_reason: null, logprobs: null }],
+      })}\n\n`);
+    }
+    // An identity that spells the frame's marker itself is written whole, chunk by chunk.
+    const odd = new ChatStreamWriter({ ...identity, model: '\u0000text\u0000' });
+    expect(JSON.parse(odd.event({ type: 'text-delta', delta: 'a' }).split('data: ')[2]!)).toMatchObject({ model: '\u0000text\u0000', choices: [{ delta: { content: 'a' } }] });
+  });
+
   it('keeps an error_type the failure already names', () => {
     const last = frames(new ChatStreamWriter(identity).error(400, 'too long', { error_type: 'context_length_exceeded' })).at(-1)!;
     expect(parse(ChatStreamChunk$inboundSchema, last.data).error?.metadata?.errorType).toBe('context_length_exceeded');
