@@ -238,14 +238,15 @@ function perRequest(before: CpuSnapshot, after: CpuSnapshot, requests: number): 
   const thread = before.aggregator && after.aggregator && after.aggregator.user >= before.aggregator.user && after.aggregator.system >= before.aggregator.system
     ? { user: after.aggregator.user - before.aggregator.user, system: after.aggregator.system - before.aggregator.system }
     : undefined;
+  const requestPathUs = after.gatewayUs - before.gatewayUs - (thread ? thread.user + thread.system : 0);
   return {
-    gatewayUs: (after.gatewayUs - before.gatewayUs - (thread ? thread.user + thread.system : 0)) / requests,
+    gatewayUs: requestPathUs / requests,
     gatewaySystemUs: (after.gatewaySystemUs - before.gatewaySystemUs - (thread?.system ?? 0)) / requests,
     aggregatorUs: thread ? (thread.user + thread.system) / requests : undefined,
     dynamodbUs: diff(before.dynamodbUs, after.dynamodbUs),
     simulatorUs: diff(before.simulatorUs, after.simulatorUs),
     benchUs: (after.benchUs - before.benchUs) / requests,
-    gatewayCores: (after.gatewayUs - before.gatewayUs - (thread ? thread.user + thread.system : 0)) / 1000 / (after.at - before.at),
+    gatewayCores: requestPathUs / 1000 / (after.at - before.at),
     dynamodbCores: before.dynamodbUs === undefined || after.dynamodbUs === undefined ? undefined : (after.dynamodbUs - before.dynamodbUs) / 1000 / (after.at - before.at),
     loopDelay: after.loopDelay,
     eventLoopUtilization: (after.eluActive - before.eluActive) / Math.max(1e-9, (after.eluActive - before.eluActive) + (after.eluIdle - before.eluIdle)),

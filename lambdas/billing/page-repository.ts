@@ -41,14 +41,14 @@ export function pagePutRequest(tableName: string, page: Page): string {
 }
 
 export class PageRepository implements PageStore {
-  /** Pages are written on every request's path: directly in DynamoDB's JSON protocol (json-client.ts), not through the SDK. */
-  private readonly direct: DynamoJsonClient;
-
-  constructor(private readonly db: DynamoDBDocumentClient, private readonly tableName: string, direct?: DynamoJsonClient) {
-    this.direct = direct ?? new DynamoJsonClient(jsonClientConfigOf(db));
-  }
+  /**
+   * `direct`: pages are written on every request's path, so directly in DynamoDB's JSON protocol
+   * (json-client.ts), not through the SDK; made at the first write when not given (readers never need it).
+   */
+  constructor(private readonly db: DynamoDBDocumentClient, private readonly tableName: string, private direct?: DynamoJsonClient) {}
 
   async put(page: Page): Promise<{ writeUnits: number }> {
+    this.direct ??= new DynamoJsonClient(jsonClientConfigOf(this.db));
     try {
       const reply = await this.direct.send('PutItem', pagePutRequest(this.tableName, page));
       const consumed = reply.ConsumedCapacity as { CapacityUnits?: number; WriteCapacityUnits?: number } | undefined;

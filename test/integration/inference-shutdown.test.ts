@@ -88,6 +88,17 @@ function send(body: Json, deferred: Promise<unknown>[]) {
   return handleInference(httpEvent({ method: 'POST', path: CHAT, key, body }), store.deps, (work) => { deferred.push(work); });
 }
 
+/** Runs `test` with the engine's keep-alive interval set to `ms`, then puts it back. */
+async function withKeepAliveMs(ms: number, test: () => Promise<void>): Promise<void> {
+  const saved = store.deps.engine.config.keepAliveMs;
+  store.deps.engine.config.keepAliveMs = ms;
+  try {
+    await test();
+  } finally {
+    store.deps.engine.config.keepAliveMs = saved;
+  }
+}
+
 const ask = (model: string, stream: boolean): Json => ({ model, stream, messages: [{ role: 'user', content: 'go' }] });
 
 describe('shutdown while requests are in flight', () => {
@@ -153,49 +164,37 @@ describe('shutdown while requests are in flight', () => {
     await expectAbandonedCharge(reply.headers['x-generation-id']!, true);
   });
 
-  it('keeps a stream whose upstream pauses alive with a comment every keep-alive interval, again and again', async () => {
-    const saved = store.deps.engine.config.keepAliveMs;
-    store.deps.engine.config.keepAliveMs = 50;
-    try {
-      const deferred: Promise<unknown>[] = [];
-      const reply = await send(ask('test/pause', true), deferred);
-      expect(reply.statusCode).toBe(200);
-      let text = '';
-      const started = Date.now();
-      for await (const chunk of reply.body as Readable) {
-        text += String(chunk);
-        const afterTick = text.split('tick')[1];
-        if (afterTick !== undefined && afterTick.split(': keep-alive').length > 4 && !store.deps.engine.shutdown.triggered) store.deps.engine.shutdown.trigger();
-      }
-      const afterTick = text.split('tick')[1]!;
-      expect(afterTick.split(': keep-alive').length - 1).toBeGreaterThanOrEqual(4);
-      // Four intervals of 50 ms at least went by: comments are not sent faster than the interval.
-      expect(Date.now() - started).toBeGreaterThanOrEqual(4 * 50 - 10);
-      await Promise.all(deferred);
-    } finally {
-      store.deps.engine.config.keepAliveMs = saved;
+  it('keeps a stream whose upstream pauses alive with a comment every keep-alive interval, again and again', () => withKeepAliveMs(50, async () => {
+    const deferred: Promise<unknown>[] = [];
+    const reply = await send(ask('test/pause', true), deferred);
+    expect(reply.statusCode).toBe(200);
+    let text = '';
+    const started = Date.now();
+    for await (const chunk of reply.body as Readable) {
+      text += String(chunk);
+      const afterTick = text.split('tick')[1];
+      if (afterTick !== undefined && afterTick.split(': keep-alive').length > 4 && !store.deps.engine.shutdown.triggered) store.deps.engine.shutdown.trigger();
     }
-  });
+    const afterTick = text.split('tick')[1]!;
+    expect(afterTick.split(': keep-alive').length - 1).toBeGreaterThanOrEqual(4);
+    // Four intervals of 50 ms at least went by: comments are not sent faster than the interval.
+    expect(Date.now() - started).toBeGreaterThanOrEqual(4 * 50 - 10);
+    await Promise.all(deferred);
+  }));
 
-  it('ends a stream committed by a keep-alive before its first event with a 503 error event and charges the estimated prompt', async () => {
-    const saved = store.deps.engine.config.keepAliveMs;
-    store.deps.engine.config.keepAliveMs = 50;
-    try {
-      const deferred: Promise<unknown>[] = [];
-      const reply = await send(ask('test/hang', true), deferred);
-      expect(reply.statusCode).toBe(200);
-      await until(() => upstream.received.length === 1);
-      store.deps.engine.shutdown.trigger();
-      let text = '';
-      for await (const chunk of reply.body as Readable) text += String(chunk);
-      const frames = text.split('\n\n').filter((frame) => frame.startsWith('data: {')).map((frame) => JSON.parse(frame.slice(6)) as Json);
-      expect(frames.at(-1)!.error).toMatchObject({ code: 503 });
-      await Promise.all(deferred);
-      await expectAbandonedCharge(reply.headers['x-generation-id']!, true);
-    } finally {
-      store.deps.engine.config.keepAliveMs = saved;
-    }
-  });
+  it('ends a stream committed by a keep-alive before its first event with a 503 error event and charges the estimated prompt', () => withKeepAliveMs(50, async () => {
+    const deferred: Promise<unknown>[] = [];
+    const reply = await send(ask('test/hang', true), deferred);
+    expect(reply.statusCode).toBe(200);
+    await until(() => upstream.received.length === 1);
+    store.deps.engine.shutdown.trigger();
+    let text = '';
+    for await (const chunk of reply.body as Readable) text += String(chunk);
+    const frames = text.split('\n\n').filter((frame) => frame.startsWith('data: {')).map((frame) => JSON.parse(frame.slice(6)) as Json);
+    expect(frames.at(-1)!.error).toMatchObject({ code: 503 });
+    await Promise.all(deferred);
+    await expectAbandonedCharge(reply.headers['x-generation-id']!, true);
+  }));
 
   it('gives the hold back when the shutdown comes before anything was sent upstream', async () => {
     const ledger = store.deps.engine.ledger;
