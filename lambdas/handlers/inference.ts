@@ -13,6 +13,7 @@ import { inferenceOperationsOf } from '../app/inference-operations.js';
 import { toErrorReply } from '../platform/http/errors.js';
 import { startInvocation, type Invocation } from '../billing/infrastructure.js';
 import { consoleLogger, type Logger } from '../platform/logger.js';
+import { Abort } from '../platform/abort.js';
 
 const match = createRouter(routesOf('inference'));
 /** Invocations running in this process: one at a time on Lambda, many under npm start's server. */
@@ -63,7 +64,7 @@ export const handler = awslambda.streamifyResponse(async (event: APIGatewayProxy
   // The response stream closing (or failing) before the reply was written means the client went away: the
   // request is aborted, so its upstream call stops and its hold is settled (at the estimated prompt, once
   // something was sent upstream) or released (a stream's body does the same).
-  const client = new AbortController();
+  const client = new Abort();
   const gone = () => {
     if (!responseStream.writableFinished) client.abort(new Error('client disconnected'));
   };

@@ -1,6 +1,7 @@
 // The provider call with retries and fallbacks: each candidate in the plan's order, retried after a
 // retryable failure (honouring Retry-After), all within the request's deadline; a stream may fail over
 // until its first event, never after, and is then watched by an idle timer.
+import { Abort } from '../platform/abort.js';
 import { ProviderError } from '../providers/provider-error.js';
 import type { GenerationResult, StreamEvent } from '../providers/types.js';
 import type { Caller, EngineDeps } from './engine.js';
@@ -35,7 +36,7 @@ export interface Streaming {
 }
 
 /** For callers that never cancel (a buffered reply): no listener is registered on it. */
-export const NEVER_ABORTED: AbortSignal = new AbortController().signal;
+export const NEVER_ABORTED: AbortSignal = new Abort().signal;
 
 function timeoutError(message: string): DOMException {
   return new DOMException(message, 'TimeoutError');
@@ -52,7 +53,7 @@ async function withFallbacks<T>(
   trace: RouteTrace,
   deps: EngineDeps,
   signal: AbortSignal,
-  call: (candidate: Candidate, attempt: AbortController, clearTimer: () => void) => Promise<T>,
+  call: (candidate: Candidate, attempt: Abort, clearTimer: () => void) => Promise<T>,
 ): Promise<{ value: T; candidate: Candidate; detach: () => void }> {
   const { retry: policy, requestTimeoutMs, firstByteTimeoutMs, minAttemptMs } = deps.config;
   const deadline = trace.startedAt + requestTimeoutMs;
@@ -66,7 +67,7 @@ async function withFallbacks<T>(
       if (trace.attempts.length > 0 && left < minAttemptMs) break outer;
       tries += 1;
       trace.lastCandidate = candidate;
-      const controller = new AbortController();
+      const controller = new Abort();
       const onAbort = () => controller.abort(signal.reason);
       const watched = signal !== NEVER_ABORTED;
       if (watched) signal.addEventListener('abort', onAbort, { once: true });

@@ -5,6 +5,7 @@
 import type { Hold } from '../billing/ledger.js';
 import type { Invocation } from '../billing/infrastructure.js';
 import type { DomainError } from '../platform/errors.js';
+import { Abort } from '../platform/abort.js';
 import { ProviderError } from '../providers/provider-error.js';
 import type { GenerationResult, StreamEvent } from '../providers/types.js';
 import { generate, startStream, type Generated, type Streaming } from './attempts.js';
@@ -94,7 +95,7 @@ export function runGeneration(options: RunGenerationOptions): GenerationRun<Gene
 class Run {
   readonly call: GenerationCall;
   readonly chain: MiddlewareChain;
-  readonly controller = new AbortController();
+  readonly controller = new Abort();
   /** The consumer stopped the generation (not the shutdown, not the caller's signal). */
   stopped = false;
   /** The hold is settled or released (or that has begun): never a second time. */

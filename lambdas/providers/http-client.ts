@@ -39,22 +39,68 @@ function wrap(res: IncomingMessage): UpstreamResponse {
   };
 }
 
+/** Where a URL's requests go, as node:http takes it (what its urlToHttpOptions makes of a URL). */
+interface Target {
+  protocol: string;
+  hostname: string;
+  port: number | undefined;
+  path: string;
+  auth: string | undefined;
+}
+
+/** Targets of the URLs seen lately: an adapter posts to the same few URLs, parsed once each. */
+const targets = new Map<string, Target>();
+const MAX_TARGETS = 256;
+
+function targetOf(input: string | URL): Target {
+  const key = typeof input === 'string' ? input : input.href;
+  let target = targets.get(key);
+  if (target === undefined) {
+    const url = typeof input === 'string' ? new URL(input) : input;
+    const hostname = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
+    const auth = url.username || url.password ? `${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}` : undefined;
+    target = { protocol: url.protocol, hostname, port: url.port === '' ? undefined : Number(url.port), path: `${url.pathname}${url.search}`, auth };
+    if (targets.size >= MAX_TARGETS) targets.clear();
+    targets.set(key, target);
+  }
+  return target;
+}
+
+function abortError(reason: unknown): Error {
+  return Object.assign(new Error('The operation was aborted', { cause: reason }), { name: 'AbortError', code: 'ABORT_ERR' });
+}
+
 export const nodeFetch: FetchLike = (input, init = {}) => new Promise((resolve, reject) => {
-  const url = typeof input === 'string' ? new URL(input) : input;
-  const agent = agents[url.protocol as keyof typeof agents];
+  const target = targetOf(input);
+  const agent = agents[target.protocol as keyof typeof agents];
   if (!agent) {
-    reject(new TypeError(`unsupported protocol ${url.protocol}`));
+    reject(new TypeError(`unsupported protocol ${target.protocol}`));
+    return;
+  }
+  const { signal } = init;
+  if (signal?.aborted) {
+    reject(abortError(signal.reason));
     return;
   }
   const body = typeof init.body === 'string' ? init.body : undefined;
   const headers: Record<string, string> = { ...(init.headers as Record<string, string> | undefined) };
   if (body !== undefined) headers['content-length'] = String(Buffer.byteLength(body));
-  const request = (url.protocol === 'https:' ? https : http).request(url, {
+  const request = (target.protocol === 'https:' ? https : http).request({
+    host: target.hostname,
+    port: target.port,
+    path: target.path,
+    auth: target.auth,
     method: init.method ?? 'GET',
     headers,
     agent,
-    ...(init.signal ? { signal: init.signal } : {}),
   }, (res) => resolve(wrap(res)));
   request.on('error', reject);
+  if (signal) {
+    // What node:http's own `signal` option does (the request destroyed with an AbortError), with one
+    // listener on the signal and one on the request instead of its stream end-of-life watchers.
+    const onAbort = () => request.destroy(abortError(signal.reason));
+    signal.addEventListener('abort', onAbort);
+    request.once('close', () => signal.removeEventListener('abort', onAbort));
+  }
   request.end(body);
 });

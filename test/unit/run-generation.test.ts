@@ -1,7 +1,6 @@
 // runGeneration's hold lifecycle with fakes for the ledger and the adapters: the hold is reserved once and
 // then settled or released exactly once, whatever happens (every candidate failing, success, the consumer
 // stopping a stream or aborting it mid-way, a middleware that throws), and middleware runs in order.
-import { getEventListeners } from 'node:events';
 import type { Readable } from 'node:stream';
 import { describe, expect, it, jest } from '@jest/globals';
 import { chatRequest, fakeEngineDeps, FakePages } from '../support/engine-fakes.js';
@@ -383,7 +382,7 @@ describe('the hold when the pipeline is misused or fails around the provider cal
     while (!step.done && step.value.type !== 'end') step = await stream.next();
     // No next() or return() after the end event.
     expect(deferred).toHaveLength(1);
-    expect(getEventListeners(deps.shutdown.signal, 'abort')).toHaveLength(0);
+    expect(deps.shutdown.listening).toBe(0);
     await Promise.all(deferred);
     expect(ledger.endings).toEqual(['settled completed']);
   });
@@ -453,7 +452,7 @@ describe('the SSE reply (operations)', () => {
       expect(text).toContain('formatter bug');
       expect(ledger.endings).toEqual(['settled error']);
       expect(ledger.settled[0]!.record).toMatchObject({ status: 'error', error: { status: 502 } });
-      expect(getEventListeners(deps.shutdown.signal, 'abort')).toHaveLength(0);
+      expect(deps.shutdown.listening).toBe(0);
     } finally {
       spy.mockRestore();
     }
@@ -471,7 +470,7 @@ describe('the SSE reply (operations)', () => {
       await settle();
       expect(closed.value).toBe(true);
       expect(ledger.endings).toEqual(['settled cancelled']);
-      expect(getEventListeners(deps.shutdown.signal, 'abort')).toHaveLength(0);
+      expect(deps.shutdown.listening).toBe(0);
     } finally {
       spy.mockRestore();
     }

@@ -1,0 +1,100 @@
+// The adapters' HTTP client (node:http with keep-alive agents) against a real local server: targets,
+// bodies, and aborts before, during and after the reply.
+import http from 'node:http';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import type { AddressInfo } from 'node:net';
+import { Abort } from '../../lambdas/platform/abort.js';
+import { nodeFetch } from '../../lambdas/providers/http-client.js';
+
+let server: http.Server;
+let base: string;
+const seen: Array<{ method: string; url: string; body: string; authorization?: string }> = [];
+
+beforeAll(async () => {
+  server = http.createServer((req, res) => {
+    const parts: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => parts.push(chunk));
+    req.on('end', () => {
+      seen.push({ method: req.method ?? '', url: req.url ?? '', body: Buffer.concat(parts).toString(), authorization: req.headers.authorization });
+      if (req.url?.startsWith('/slow')) {
+        setTimeout(() => res.end('late'), 5_000).unref();
+        return;
+      }
+      if (req.url?.startsWith('/stream')) {
+        res.writeHead(200, { 'content-type': 'text/plain' });
+        res.write('first ');
+        const timer = setInterval(() => res.write('more '), 20);
+        res.on('close', () => clearInterval(timer));
+        return;
+      }
+      res.writeHead(201, { 'content-type': 'application/json', 'x-echo': 'yes' });
+      res.end(JSON.stringify({ url: req.url }));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+
+afterAll(async () => {
+  server.closeAllConnections();
+  await new Promise((resolve) => server.close(resolve));
+});
+
+describe('nodeFetch', () => {
+  it('sends the method, path with query, headers and body, and reads the reply', async () => {
+    const response = await nodeFetch(`${base}/v1/things?x=1&y=2`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"a":"é"}' });
+    expect(response.status).toBe(201);
+    expect(response.ok).toBe(true);
+    expect(response.headers.get('X-Echo')).toBe('yes');
+    expect(await response.json()).toEqual({ url: '/v1/things?x=1&y=2' });
+    expect(seen.at(-1)).toMatchObject({ method: 'POST', url: '/v1/things?x=1&y=2', body: '{"a":"é"}' });
+    // A URL object, and the same URL again (its parsed target is reused).
+    for (const input of [new URL(`${base}/again`), `${base}/again`]) {
+      const again = await nodeFetch(input);
+      expect(await again.json()).toEqual({ url: '/again' });
+    }
+  });
+
+  it('sends the credentials of a URL as basic authorization', async () => {
+    const withUser = base.replace('http://', 'http://us%40er:p%3Ass@');
+    await (await nodeFetch(`${withUser}/auth`)).text();
+    expect(seen.at(-1)?.authorization).toBe(`Basic ${Buffer.from('us@er:p:ss').toString('base64')}`);
+  });
+
+  it('refuses an unsupported protocol', async () => {
+    await expect(nodeFetch('ftp://127.0.0.1/x')).rejects.toThrow('unsupported protocol ftp:');
+  });
+
+  it('rejects at once with an AbortError when the signal is already aborted, sending nothing', async () => {
+    const before = seen.length;
+    const abort = new Abort();
+    abort.abort(new Error('cancelled'));
+    await expect(nodeFetch(`${base}/never`, { signal: abort.signal })).rejects.toMatchObject({ name: 'AbortError' });
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(seen.length).toBe(before);
+  });
+
+  it('destroys the request when the signal aborts before the reply', async () => {
+    const abort = new Abort();
+    const pending = nodeFetch(`${base}/slow`, { signal: abort.signal });
+    setTimeout(() => abort.abort(new Error('stop')), 50);
+    await expect(pending).rejects.toMatchObject({ name: 'AbortError', cause: new Error('stop') });
+  });
+
+  it('ends a body being read when the signal aborts mid-reply', async () => {
+    const abort = new Abort();
+    const response = await nodeFetch(`${base}/stream`, { signal: abort.signal });
+    const text = response.text();
+    setTimeout(() => abort.abort(), 60);
+    await expect(text).rejects.toThrow();
+  });
+
+  it('stops listening to the signal once the exchange is over', async () => {
+    const abort = new Abort();
+    const response = await nodeFetch(`${base}/done`, { signal: abort.signal });
+    expect(abort.listenerCount).toBe(1);
+    await response.text();
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(abort.listenerCount).toBe(0);
+  });
+});
