@@ -115,7 +115,7 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
 
   const limits = { ...DEFAULT_SERVER_LIMITS, ...options.limits };
   // Each request's handler, until it has finished (for an inference request: until its generation is settled).
-  const inFlight = new Map<Promise<void>, ServerResponse>();
+  const inFlight = new Map<Promise<void>, Exchange>();
   let draining = false;
 
   const server = createServer({
@@ -127,33 +127,25 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
     connectionsCheckingInterval: Math.min(1000, limits.headersTimeoutMs),
   }, (req, res) => {
     const requestId = randomUUID();
-    const started = performance.now();
+    const exchange = new Exchange(req, res, requestId);
     if (draining) {
       // A keep-alive connection's next request after shutdown began: refuse it, and close the connection.
       req.resume();
       res.shouldKeepAlive = false;
       const refused = new Promise<void>((resolve) => res.once('close', () => resolve())).finally(() => inFlight.delete(refused));
-      inFlight.set(refused, res);
+      inFlight.set(refused, exchange);
       writeEnvelope(res, new ServiceUnavailableError('The gateway is shutting down'), requestId, log);
       return;
     }
-    const handled = serve(req, res, requestId).catch((err: unknown) => {
-      if (!res.headersSent) {
-        writeEnvelope(res, err, requestId, log);
-      } else {
-        log.entry('error', { request_id: requestId, message: 'handler failed after the first byte', error: String(err) });
-        res.destroy();
-      }
-    }).finally(() => {
-      inFlight.delete(handled);
-      if (!options.onRequestDone) return;
-      const generationId = res.getHeader('x-generation-id');
-      options.onRequestDone({
-        method: req.method ?? 'GET', path: (req.url ?? '/').split('?')[0]!, status: res.statusCode, ms: performance.now() - started, requestId,
-        ...(typeof generationId === 'string' ? { generationId } : {}),
-      });
+    // What waits for the handler holds the exchange, not the request and its reply: an inference handler
+    // finishes its deferred work (records waiting for their page) after the reply, and the exchange lets
+    // go of both once the reply is written.
+    const handled = serve(req, res, requestId).then(() => exchange.end(), (err: unknown) => exchange.fail(err, log));
+    const settled = handled.finally(() => {
+      inFlight.delete(settled);
+      if (options.onRequestDone) options.onRequestDone(exchange.done());
     });
-    inFlight.set(handled, res);
+    inFlight.set(settled, exchange);
   });
   server.maxConnections = limits.maxConnections;
   // Node would silently drop the headers past its count (a second Authorization header among them, which
@@ -186,9 +178,10 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
     const context = lambdaContext(requestId, timeoutMs);
     const fn = functionFor(event.requestContext.http.method, url.pathname);
     if (fn === 'inference') {
-      await options.handlers.inference(event, res, context);
-      if (!res.writableEnded) res.end();
-      return;
+      // Returned rather than awaited: this frame (the request, its body, the event) is not kept while the
+      // invocation finishes its deferred work after the reply (records waiting for their page). A reply the
+      // handler left open is ended by the exchange.
+      return options.handlers.inference(event, res, context);
     }
     const result = await options.handlers.management(event, context);
     const headers: Record<string, string | string[]> = {};
@@ -229,7 +222,7 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
       // Replies not yet started say `connection: close`, and their connections close after them.
-      for (const res of inFlight.values()) if (!res.headersSent) res.shouldKeepAlive = false;
+      for (const exchange of inFlight.values()) exchange.closeAfterReply();
       if (inFlight.size > 0 && (close.graceMs ?? 0) > 0) await settledWithin(inFlight, close.graceMs ?? 0);
       if (inFlight.size > 0) {
         close.onGraceExpired?.();
@@ -305,6 +298,65 @@ function readBody(req: IncomingMessage, maxBytes: number): Promise<Buffer> {
     });
     req.on('error', (err) => fail(new BadRequestError(`Could not read request body: ${err.message}`)));
   });
+}
+
+/**
+ * One request's exchange, for what runs after its handler: the access-log entry, a reply the handler left
+ * open or an error it threw, and the shutdown's `connection: close`. It holds the request and the reply
+ * only until the reply is written.
+ */
+class Exchange {
+  private readonly method: string;
+  private readonly path: string;
+  private readonly started = performance.now();
+  private res: ServerResponse | undefined;
+  private status = 0;
+  private generationId: string | undefined;
+
+  constructor(req: IncomingMessage, res: ServerResponse, private readonly requestId: string) {
+    this.method = req.method ?? 'GET';
+    this.path = (req.url ?? '/').split('?')[0]!;
+    this.res = res;
+    res.once('finish', () => this.written());
+  }
+
+  private written(): void {
+    const res = this.res;
+    if (!res) return;
+    this.status = res.statusCode;
+    const generationId = res.getHeader('x-generation-id');
+    if (typeof generationId === 'string') this.generationId = generationId;
+    this.res = undefined;
+  }
+
+  /** The handler finished: a reply it left open is ended. */
+  end(): void {
+    if (this.res && !this.res.writableEnded) this.res.end();
+  }
+
+  /** The handler threw: an error envelope if nothing was written yet, otherwise the reply is cut. */
+  fail(err: unknown, log: Logger): void {
+    const res = this.res;
+    if (res && !res.headersSent) {
+      writeEnvelope(res, err, this.requestId, log);
+      return;
+    }
+    log.entry('error', { request_id: this.requestId, message: 'handler failed after the first byte', error: String(err) });
+    res?.destroy();
+  }
+
+  /** Shutting down: a reply not begun yet says `connection: close`, and its connection closes after it. */
+  closeAfterReply(): void {
+    if (this.res && !this.res.headersSent) this.res.shouldKeepAlive = false;
+  }
+
+  done(): RequestDone {
+    if (this.res) this.written();
+    return {
+      method: this.method, path: this.path, status: this.status, ms: performance.now() - this.started, requestId: this.requestId,
+      ...(this.generationId === undefined ? {} : { generationId: this.generationId }),
+    };
+  }
 }
 
 function toEvent(req: IncomingMessage, url: URL, body: Buffer, requestId: string): APIGatewayProxyEventV2 {
