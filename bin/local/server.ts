@@ -359,24 +359,40 @@ class Exchange {
   }
 }
 
+let lastTime = { second: Number.NaN, text: '' };
+
+/** The event's `time` (`Tue, 24 Nov 2026 15:30:00 GMT`), made once a second. */
+function utcTime(ms: number): string {
+  const second = Math.floor(ms / 1000);
+  if (second !== lastTime.second) lastTime = { second, text: new Date(second * 1000).toUTCString() };
+  return lastTime.text;
+}
+
 function toEvent(req: IncomingMessage, url: URL, body: Buffer, requestId: string): APIGatewayProxyEventV2 {
   const headers: Record<string, string> = {};
   const cookies: string[] = [];
   // Every value of every header, as API Gateway (payload 2.0) passes them: duplicates joined with commas.
   // Node's req.headers keeps only the first value of some (authorization among them), which would let the
   // first of two credentials win locally while AWS sees both.
-  for (const [name, values] of Object.entries(req.headersDistinct)) {
-    if (values === undefined) continue;
+  const raw = req.rawHeaders;
+  for (let index = 0; index + 1 < raw.length; index += 2) {
+    const name = raw[index]!.toLowerCase();
+    const value = raw[index + 1]!;
     if (name === 'cookie') {
-      cookies.push(...values.flatMap((value) => value.split(/;\s*/)).filter(Boolean));
-      continue;
+      for (const cookie of value.split(/;\s*/)) if (cookie) cookies.push(cookie);
+    } else if (Object.hasOwn(headers, name)) {
+      headers[name] += `,${value}`;
+    } else if (name !== '__proto__') {
+      headers[name] = value;
     }
-    headers[name] = values.join(',');
   }
   const query: Record<string, string> = {};
-  for (const [name, value] of url.searchParams) query[name] = name in query ? `${query[name]},${value}` : value;
+  for (const [name, value] of url.searchParams) {
+    if (Object.hasOwn(query, name)) query[name] += `,${value}`;
+    else if (name !== '__proto__') query[name] = value;
+  }
   const isText = TEXT_TYPES.test(headers['content-type'] ?? 'application/json');
-  const now = new Date();
+  const now = Date.now();
   const method = (req.method ?? 'GET').toUpperCase();
   return {
     version: '2.0',
@@ -401,8 +417,8 @@ function toEvent(req: IncomingMessage, url: URL, body: Buffer, requestId: string
       requestId,
       routeKey: '$default',
       stage: '$default',
-      time: now.toUTCString(),
-      timeEpoch: now.getTime(),
+      time: utcTime(now),
+      timeEpoch: now,
     },
     body: body.length === 0 ? undefined : body.toString(isText ? 'utf8' : 'base64'),
     isBase64Encoded: body.length > 0 && !isText,

@@ -46,10 +46,12 @@ const PARAMETER_NAMES: Partial<Record<keyof GenerationRequest, string>> = {
   reasoning: 'reasoning',
 };
 
+const PARAMETER_ENTRIES = Object.entries(PARAMETER_NAMES) as Array<[keyof GenerationRequest, string]>;
+
 /** The parameters a request sets, by their supported-parameter names. */
 export function requestedParameters(params: InferenceRequest['params']): Map<string, keyof GenerationRequest> {
   const requested = new Map<string, keyof GenerationRequest>();
-  for (const [field, name] of Object.entries(PARAMETER_NAMES) as Array<[keyof GenerationRequest, string]>) {
+  for (const [field, name] of PARAMETER_ENTRIES) {
     const value = params[field as keyof typeof params];
     if (value === undefined || (Array.isArray(value) && value.length === 0)) continue;
     requested.set(name, field);

@@ -209,13 +209,16 @@ function weightedByPrice(list: Candidate[], random: () => number): Candidate[] {
 
 /** The request as one endpoint gets it: its upstream model, without the parameters it does not support. */
 export function requestFor(candidate: Candidate, params: InferenceRequest['params']): GenerationRequest {
-  const request: GenerationRequest = { ...params, model: candidate.endpoint.upstream_model };
-  const requested = requestedParameters(params);
-  for (const name of candidate.ignoredParameters) {
-    const field = requested.get(name);
-    if (field) delete (request as unknown as Record<string, unknown>)[field];
+  // The tier as a field of the literal (undefined for none, which adapters skip like an absent one), not
+  // deleted after: a deleted property turns the object into a slow dictionary for every later read.
+  const serviceTier = candidate.serviceTier && candidate.serviceTier !== 'default' ? candidate.serviceTier : undefined;
+  const request: GenerationRequest = { ...params, model: candidate.endpoint.upstream_model, service_tier: serviceTier };
+  if (candidate.ignoredParameters.length > 0) {
+    const requested = requestedParameters(params);
+    for (const name of candidate.ignoredParameters) {
+      const field = requested.get(name);
+      if (field) delete (request as unknown as Record<string, unknown>)[field];
+    }
   }
-  if (candidate.serviceTier && candidate.serviceTier !== 'default') request.service_tier = candidate.serviceTier;
-  else delete request.service_tier;
   return request;
 }

@@ -1,6 +1,6 @@
 // What routing one request went through: its generation id, the routing plan, every attempt and the
 // pipeline entries service_metadata shows. Started before anything is reserved; read by settlement.
-import { createHash } from 'node:crypto';
+import { sha256Hex } from '../platform/sha256.js';
 import type { Caller, EngineDeps } from './engine.js';
 import type { InferenceRequest } from './inference-request.js';
 import { planRoute, type Candidate, type RoutingPlan } from './routing.js';
@@ -38,7 +38,7 @@ export interface RouteTrace {
 
 /** End-user ids are folded into a per-organization hash before they go upstream or into storage. */
 export function hashedUser(orgId: string, value: string | undefined): string | undefined {
-  return value === undefined ? undefined : createHash('sha256').update(`${orgId}:${value}`).digest('hex').slice(0, 32);
+  return value === undefined ? undefined : sha256Hex(`${orgId}:${value}`).slice(0, 32);
 }
 
 /** Plans the route (throws the routing errors: unknown model, nothing fits) and opens the request's trace. */

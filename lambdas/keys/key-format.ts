@@ -1,6 +1,7 @@
 // API key text: a recognisable prefix, 256 random bits and a checksum, so malformed or mistyped keys
 // are refused before any storage lookup. Only the SHA-256 hash of the text is ever stored.
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { randomBytes, timingSafeEqual } from 'node:crypto';
+import { sha256Hex } from '../platform/sha256.js';
 
 export const KEY_PREFIX = 'sk-gw-v1-';
 const BODY_HEX = 64;
@@ -8,7 +9,7 @@ const CHECKSUM_HEX = 8;
 const WELL_FORMED = new RegExp(`^${KEY_PREFIX}[0-9a-f]{${BODY_HEX}}[0-9a-f]{${CHECKSUM_HEX}}$`);
 
 function checksum(body: string): string {
-  return createHash('sha256').update(KEY_PREFIX).update(body).digest('hex').slice(0, CHECKSUM_HEX);
+  return sha256Hex(`${KEY_PREFIX}${body}`).slice(0, CHECKSUM_HEX);
 }
 
 export function generateKeyText(): string {
@@ -25,7 +26,7 @@ export function isWellFormedKey(text: string): boolean {
 }
 
 export function hashKey(text: string): string {
-  return createHash('sha256').update(text).digest('hex');
+  return sha256Hex(text);
 }
 
 /** Constant-time equality of two hex hashes. */

@@ -1,5 +1,6 @@
 // The local server: Lambda events built from real HTTP requests, and streaming handlers whose bytes
 // reach the client as they are written (through middy's streamifyResponse and the awslambda shim).
+import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { PassThrough } from 'node:stream';
 import { request } from 'node:http';
@@ -50,6 +51,25 @@ describe('local server', () => {
       requestContext: { http: { method: 'POST', path: '/api/v1/keys' }, stage: '$default' },
     });
     expect(lastEvent!.headers.authorization).toBe('Bearer t');
+  });
+
+  it('joins repeated headers and query parameters as API Gateway does, own names only', async () => {
+    const { port } = new URL(server.url);
+    const socket = net.connect(Number(port), '127.0.0.1');
+    const reply = new Promise<string>((resolve) => {
+      let text = '';
+      socket.on('data', (chunk: Buffer) => {
+        text += chunk.toString();
+        if (text.includes('\r\n\r\n')) resolve(text);
+      });
+    });
+    socket.end('GET /api/v1/keys?constructor=1&a=x&a=y&__proto__=z HTTP/1.1\r\nHost: localhost\r\nX-Dup: one\r\nx-dup: two\r\nConstructor: c\r\nCookie: a=1\r\nCookie: b=2\r\nConnection: close\r\n\r\n');
+    expect(await reply).toMatch(/^HTTP\/1\.1 200/);
+    expect(lastEvent!.headers['x-dup']).toBe('one,two');
+    expect(lastEvent!.headers.constructor).toBe('c');
+    expect(lastEvent!.cookies).toEqual(['a=1', 'b=2']);
+    expect(lastEvent!.queryStringParameters).toEqual({ constructor: '1', a: 'x,y' });
+    expect(Object.getPrototypeOf(lastEvent!.queryStringParameters)).toBe(Object.prototype);
   });
 
   it('answers CORS preflight itself and lets any origin read replies', async () => {

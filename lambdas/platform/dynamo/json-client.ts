@@ -11,7 +11,8 @@
 // write-failures.ts tells it as for any write). Retried here only: a request whose kept-alive connection
 // turns out to be closed (it never reached DynamoDB); the page writer retries a failed page with backoff.
 // Not kept of the SDK: its clock-skew correction (a Lambda's clock is NTP-synchronized).
-import { createHash, createHmac } from 'node:crypto';
+import { createHmac } from 'node:crypto';
+import { sha256Hex } from '../sha256.js';
 import http from 'node:http';
 import https from 'node:https';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
@@ -93,8 +94,6 @@ function amzDates(at: Date): { amzDate: string; date: string } {
   const amzDate = `${iso.slice(0, 4)}${iso.slice(5, 7)}${iso.slice(8, 13)}${iso.slice(14, 16)}${iso.slice(17, 19)}Z`;
   return { amzDate, date: amzDate.slice(0, 8) };
 }
-
-const sha256Hex = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');
 
 /**
  * The headers of a signed DynamoDB JSON request (SigV4: the canonical request over content-type, host,

@@ -25,8 +25,11 @@ export function fromLambdaEvent(event: APIGatewayProxyEventV2): GatewayRequest {
   }
   const query: Record<string, string> = {};
   // rawQueryString keeps the first value of a repeated parameter, as API Gateway's map does not.
-  for (const [name, value] of new URLSearchParams(event.rawQueryString ?? '')) {
-    if (!(name in query)) query[name] = value;
+  if (event.rawQueryString) {
+    for (const [name, value] of new URLSearchParams(event.rawQueryString)) {
+      // Own names only: `constructor` is a parameter like any other, `__proto__` none.
+      if (!Object.hasOwn(query, name) && name !== '__proto__') query[name] = value;
+    }
   }
   const raw = event.body;
   const body = raw === undefined || raw === null || raw === ''
