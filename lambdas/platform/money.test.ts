@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { MoneyFormatError, nanosFromStore, nanosToDecimal, nanosToStore, nanosToUsd, roundUsdToNanos, usdToNanos } from './money.js';
+import { fixedToDecimal, MoneyFormatError, nanosFromStore, nanosToDecimal, nanosToStore, nanosToUsd, roundUsdToNanos, usdToNanos } from './money.js';
 
 describe('money', () => {
   it('parses JSON numbers and decimal text exactly', () => {
@@ -94,5 +94,23 @@ describe('money', () => {
       expect(() => roundUsdToNanos('ten')).toThrow(MoneyFormatError);
       expect(() => roundUsdToNanos('')).toThrow(MoneyFormatError);
     });
+  });
+
+  it('writes amounts below 2^53 with double arithmetic exactly as the BigInt path does, and beyond with BigInt', () => {
+    const edges = [0n, 1n, -1n, 999_999_999n, 1_000_000_000n, 1_000_000_001n, 8_999_999_999_999_999n, 9_007_199_254_740_991n, -9_007_199_254_740_991n, 9_007_199_254_740_992n, -9_007_199_254_740_993n, 123_456_789_012_345_678_901n];
+    let seed = 7;
+    const next = () => (seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648);
+    const samples = [...edges];
+    for (let i = 0; i < 20_000; i += 1) {
+      const digits = 1 + (next() % 16);
+      let value = 0n;
+      for (let d = 0; d < digits; d += 1) value = value * 10n + BigInt(next() % 10);
+      samples.push(next() % 5 === 0 ? -value : value);
+    }
+    for (const nanos of samples) {
+      const exact = fixedToDecimal(nanos, 9);
+      expect(nanosToDecimal(nanos)).toBe(exact);
+      expect(nanosToUsd(nanos)).toBe(Number(exact));
+    }
   });
 });

@@ -67,13 +67,26 @@ export function fixedToDecimal(value: bigint, digits: number): string {
   return `${negative ? '-' : ''}${abs / scale}${fraction ? `.${fraction}` : ''}`;
 }
 
+const SAFE_MAX = BigInt(Number.MAX_SAFE_INTEGER);
+const NANOS_PER_USD = 10 ** SCALE_DIGITS;
+
 /** Exact decimal text of an amount, without trailing zeros ("12.5", "0.000000003"). */
 export function nanosToDecimal(nanos: Nanos): string {
-  return fixedToDecimal(nanos, SCALE_DIGITS);
+  if (nanos > SAFE_MAX || nanos < -SAFE_MAX) return fixedToDecimal(nanos, SCALE_DIGITS);
+  // Below 2^53 the amount is an exact double, and so are its remainder and whole part: no BigInt work.
+  const value = Number(nanos);
+  const abs = Math.abs(value);
+  const fraction = abs % NANOS_PER_USD;
+  const whole = (abs - fraction) / NANOS_PER_USD;
+  const digits = fraction === 0 ? '' : `.${String(fraction).padStart(SCALE_DIGITS, '0').replace(/0+$/, '')}`;
+  return `${value < 0 ? '-' : ''}${whole}${digits}`;
 }
 
 /** The JSON number for an amount: the double nearest to its exact decimal value. */
 export function nanosToUsd(nanos: Nanos): number {
+  // Below 2^53 both operands are exact doubles and IEEE division rounds the exact quotient to the nearest
+  // double: the same number as parsing the exact decimal text.
+  if (nanos <= SAFE_MAX && nanos >= -SAFE_MAX) return Number(nanos) / NANOS_PER_USD;
   return Number(nanosToDecimal(nanos));
 }
 
