@@ -6,7 +6,7 @@ import { PassThrough } from 'node:stream';
 import { request } from 'node:http';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { installAwsLambdaShim } from '../../bin/local/awslambda-shim.js';
-import { startLocalServer, type BufferedHandler, type LocalServer, type StreamingHandler } from '../../bin/local/server.js';
+import { startLocalServer, type BufferedHandler, type LocalServer, type RequestDone, type StreamingHandler } from '../../bin/local/server.js';
 
 installAwsLambdaShim();
 const { default: middy } = await import('@middy/core');
@@ -161,3 +161,75 @@ async function waitFor(condition: () => boolean, timeoutMs = 5000): Promise<void
     await new Promise((resolve) => setTimeout(resolve, 5));
   }
 }
+
+describe('local server, after the handler', () => {
+  const done: RequestDone[] = [];
+  const lines: string[] = [];
+  let mode: 'deferred' | 'fails-after-first-byte' | 'fails-before' | 'left-open' = 'deferred';
+  let handlerEnded = 0;
+  let other: LocalServer;
+  const handler: StreamingHandler = async (_event, res) => {
+    if (mode === 'fails-before') throw new Error('broken before any byte');
+    res.writeHead(200, { 'content-type': 'application/json', 'x-generation-id': 'gen-1-abc' });
+    if (mode === 'fails-after-first-byte') {
+      res.write('{"partial":');
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      throw new Error('broken mid-reply');
+    }
+    if (mode === 'left-open') {
+      res.write('{"open":true}');
+      return;
+    }
+    res.end('{"ok":true}');
+    // Deferred work after the reply (a record waiting for its page).
+    await new Promise((resolve) => setTimeout(resolve, 60));
+    handlerEnded = Date.now();
+  };
+
+  beforeAll(async () => {
+    other = await startLocalServer({ port: 0, handlers: { inference: handler, management }, log: (line) => { lines.push(line); }, onRequestDone: (entry) => { done.push(entry); } });
+  });
+  afterAll(() => other.close());
+
+  const post = () => fetch(`${other.url}/api/v1/chat/completions?x=1`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+  const nextDone = async (count: number) => {
+    for (let i = 0; i < 100 && done.length < count; i += 1) await new Promise((resolve) => setTimeout(resolve, 10));
+    return done[count - 1]!;
+  };
+
+  it('answers before the deferred work ends, and logs the request with its status and generation id once it has', async () => {
+    mode = 'deferred';
+    const reply = await post();
+    expect(await reply.json()).toEqual({ ok: true });
+    const answeredAt = Date.now();
+    expect(done).toHaveLength(0);
+    const entry = await nextDone(1);
+    expect(handlerEnded).toBeGreaterThanOrEqual(answeredAt);
+    expect(entry).toMatchObject({ method: 'POST', path: '/api/v1/chat/completions', status: 200, generationId: 'gen-1-abc' });
+    expect(entry.ms).toBeGreaterThanOrEqual(50);
+  });
+
+  it('ends a reply the handler left open', async () => {
+    mode = 'left-open';
+    const reply = await post();
+    expect(await reply.text()).toBe('{"open":true}');
+    expect(await nextDone(2)).toMatchObject({ status: 200 });
+  });
+
+  it('answers 500 with the envelope when the handler fails before any byte', async () => {
+    mode = 'fails-before';
+    const reply = await post();
+    expect(reply.status).toBe(500);
+    expect(await reply.json()).toMatchObject({ error: { code: 500 } });
+    expect(await nextDone(3)).toMatchObject({ status: 500 });
+  });
+
+  it('cuts the reply and logs it when the handler fails after the first byte', async () => {
+    mode = 'fails-after-first-byte';
+    const reply = await post();
+    expect(reply.status).toBe(200);
+    await expect(reply.text()).rejects.toThrow();
+    expect(await nextDone(4)).toMatchObject({ status: 200, generationId: 'gen-1-abc' });
+    expect(lines.some((line) => line.includes('handler failed after the first byte'))).toBe(true);
+  });
+});

@@ -35,13 +35,58 @@ describe('Abort', () => {
     abort.signal.addEventListener('abort', removed);
     abort.signal.removeEventListener('abort', removed);
     abort.signal.addEventListener('other' as 'abort', () => calls.push('other'));
-    expect(abort.listenerCount).toBe(2);
+    expect(abort.listenerCount).toBe(3); // onabort, first, object
     abort.abort(new Error('why'));
     abort.abort(new Error('again'));
     expect(calls).toEqual(['onabort', 'first', 'object']);
     expect(seenThis).toBe(abort.signal);
     expect(seenType).toBe('abort');
     expect(abort.listenerCount).toBe(0);
+  });
+
+  it('dispatches as an EventTarget does: onabort in the place of its first assignment, a listener removed by an earlier one skipped, the signal as the target', () => {
+    const abort = new Abort();
+    const calls: string[] = [];
+    let target: unknown;
+    const second = () => calls.push('second');
+    abort.signal.addEventListener('abort', (event) => {
+      target = event.target;
+      calls.push('first');
+      abort.signal.removeEventListener('abort', second);
+    });
+    abort.signal.addEventListener('abort', second);
+    abort.signal.onabort = () => calls.push('onabort');
+    abort.signal.addEventListener('abort', () => calls.push('last'));
+    abort.signal.onabort = () => calls.push('onabort, replaced');
+    abort.abort();
+    expect(calls).toEqual(['first', 'onabort, replaced', 'last']);
+    expect(target).toBe(abort.signal);
+
+    // Node's own AbortController, for comparison: the same order.
+    const node = new AbortController();
+    const seen: string[] = [];
+    const nodeSecond = () => seen.push('second');
+    node.signal.addEventListener('abort', () => {
+      seen.push('first');
+      node.signal.removeEventListener('abort', nodeSecond);
+    });
+    node.signal.addEventListener('abort', nodeSecond);
+    node.signal.onabort = () => seen.push('onabort');
+    node.signal.addEventListener('abort', () => seen.push('last'));
+    node.signal.onabort = () => seen.push('onabort, replaced');
+    node.abort();
+    expect(seen).toEqual(calls);
+  });
+
+  it('drops onabort when it is set to null', () => {
+    const abort = new Abort();
+    const handler = jest.fn();
+    abort.signal.onabort = handler;
+    expect(abort.listenerCount).toBe(1);
+    abort.signal.onabort = null;
+    expect(abort.listenerCount).toBe(0);
+    abort.abort();
+    expect(handler).not.toHaveBeenCalled();
   });
 
   it('never runs a listener added after the abort', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { BadRequestError, HttpError, MethodNotAllowedError, ServiceUnavailableError, toErrorReply } from '../../lambdas/platform/http/errors.js';
+import { BadRequestError, HttpError, httpErrorOf, MethodNotAllowedError, ServiceUnavailableError, toErrorReply } from '../../lambdas/platform/http/errors.js';
 import { ConflictError, InsufficientFundsError, UnavailableError, UpstreamError } from '../../lambdas/platform/errors.js';
 import { Logger } from '../../lambdas/platform/logger.js';
 
@@ -50,6 +50,18 @@ describe('error envelope', () => {
     expect(logged.error.name).toBe('UnavailableError');
     expect(logged.error.stack).toContain('errors.test.ts');
     expect(logged.cause).toEqual({ name: 'Error', message: 'no KMS key id' });
+  });
+
+  it('gives the HTTP error of a domain error the domain error\'s stack, read when asked for, and lets it be replaced', () => {
+    const domain = new UnavailableError('down');
+    const mapped = httpErrorOf(domain);
+    expect(mapped.stack).toBe(domain.stack);
+    expect(mapped.stack).toContain('errors.test.ts');
+    mapped.stack = 'replaced';
+    expect(mapped.stack).toBe('replaced');
+    const stackless = new UnavailableError('no stack');
+    stackless.stack = undefined;
+    expect(httpErrorOf(stackless).stack).toBe('UnavailableError: no stack');
   });
 
   it('caps what any envelope repeats, whatever built it', () => {

@@ -103,7 +103,13 @@ export function httpErrorOf(err: DomainError): HttpError {
   }
   // The log of a 5xx names the domain error and where it was thrown, and its cause, not this mapping.
   mapped.name = err.name;
-  Object.defineProperty(mapped, 'stack', { get: () => err.stack, configurable: true, enumerable: false });
+  let stack: string | undefined;
+  Object.defineProperty(mapped, 'stack', {
+    get: () => stack ?? err.stack ?? `${mapped.name}: ${mapped.message}`,
+    set: (value: string) => { stack = value; },
+    configurable: true,
+    enumerable: false,
+  });
   return mapped;
 }
 
