@@ -43,18 +43,64 @@ function timeoutError(message: string): DOMException {
 }
 
 /**
+ * One attempt's cancellation: aborted with the request's reason when the request's signal aborts, or with a
+ * TimeoutError when no first byte came within `waitMs`. The attempt is its own listener on the request's
+ * signal (`handleEvent`) and its timer's argument, so an attempt makes no closures.
+ */
+export class Attempt extends Abort {
+  private timer: NodeJS.Timeout | undefined;
+  private watched: AbortSignal | undefined;
+
+  constructor(signal: AbortSignal, private readonly waitMs: number, private readonly deadlineMs: number | undefined) {
+    super();
+    if (signal !== NEVER_ABORTED) {
+      this.watched = signal;
+      signal.addEventListener('abort', this);
+    }
+    this.timer = setTimeout(timedOut, waitMs, this);
+  }
+
+  /** The request's signal aborted. */
+  handleEvent(): void {
+    this.abort(this.watched?.reason);
+  }
+
+  timeOut(): void {
+    this.timer = undefined;
+    this.abort(timeoutError(this.deadlineMs === undefined ? `no reply within ${this.waitMs} ms` : `no reply within the request deadline of ${this.deadlineMs} ms`));
+  }
+
+  /** Only the first-byte timer is cleared on success: the request's abort must still reach a running stream. */
+  clearTimer(): void {
+    if (this.timer === undefined) return;
+    clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+
+  /** Unhooks the attempt from the request's signal, once the attempt is over. */
+  detach(): void {
+    this.watched?.removeEventListener('abort', this);
+    this.watched = undefined;
+  }
+}
+
+function timedOut(attempt: Attempt): void {
+  attempt.timeOut();
+}
+
+/**
  * Tries the candidates in order: each may be tried again after a retryable failure (honouring
  * Retry-After), then the next candidate. Non-retryable failures end the search at once. All of it happens
  * within the request's deadline: each attempt waits at most what is left of it, and no retry or fallback
  * starts with less than `minAttemptMs` left (the last failure is the reply then; a timeout when it timed out).
- * The returned `detach` unhooks the attempt from `signal`; the caller calls it once the attempt is over.
+ * The caller calls the returned attempt's `detach` once the attempt is over.
  */
 async function withFallbacks<T>(
   trace: RouteTrace,
   deps: EngineDeps,
   signal: AbortSignal,
-  call: (candidate: Candidate, attempt: Abort, clearTimer: () => void) => Promise<T>,
-): Promise<{ value: T; candidate: Candidate; detach: () => void }> {
+  call: (candidate: Candidate, attempt: Attempt) => Promise<T>,
+): Promise<{ value: T; candidate: Candidate; attempt: Attempt }> {
   const { retry: policy, requestTimeoutMs, firstByteTimeoutMs, minAttemptMs } = deps.config;
   const deadline = trace.startedAt + requestTimeoutMs;
   let lastError: ProviderError | undefined;
@@ -67,24 +113,16 @@ async function withFallbacks<T>(
       if (trace.attempts.length > 0 && left < minAttemptMs) break outer;
       tries += 1;
       trace.lastCandidate = candidate;
-      const controller = new Abort();
-      const onAbort = () => controller.abort(signal.reason);
-      const watched = signal !== NEVER_ABORTED;
-      if (watched) signal.addEventListener('abort', onAbort, { once: true });
-      const detach = () => { if (watched) signal.removeEventListener('abort', onAbort); };
       const wait = Math.max(1, Math.min(firstByteTimeoutMs, Math.floor(left)));
-      const reason = wait < firstByteTimeoutMs ? `no reply within the request deadline of ${requestTimeoutMs} ms` : `no reply within ${wait} ms`;
-      const timer = setTimeout(() => controller.abort(timeoutError(reason)), wait);
-      // Only the first-byte timer is cleared on success: the caller's abort must still reach a running stream.
-      const clearTimer = () => clearTimeout(timer);
+      const attempt = new Attempt(signal, wait, wait < firstByteTimeoutMs ? requestTimeoutMs : undefined);
       try {
-        const value = await call(candidate, controller, clearTimer);
+        const value = await call(candidate, attempt);
         trace.attempts.push({ model: candidate.endpoint.model, provider: candidate.endpoint.provider, status: 'ok' });
-        return { value, candidate, detach };
+        return { value, candidate, attempt };
       } catch (err) {
-        clearTimer();
-        detach();
-        const error = asProviderError(err, candidate.endpoint, controller.signal);
+        attempt.clearTimer();
+        attempt.detach();
+        const error = asProviderError(err, candidate.endpoint, attempt.signal);
         trace.attempts.push({ model: candidate.endpoint.model, provider: candidate.endpoint.provider, status: error.status, message: error.message });
         if (signal.aborted) throw abortedError(signal);
         // This attempt failed at the provider (which bills nothing for it): an abort during the backoff that
@@ -141,30 +179,30 @@ function withUser(generation: ReturnType<typeof requestFor>, caller: Caller, req
 }
 
 export async function generate({ request, caller, trace, deps, signal }: AttemptOptions): Promise<Generated> {
-  const { value, candidate, detach } = await withFallbacks(trace, deps, signal, async (candidate, attempt, clearTimer) => {
+  const { value, candidate, attempt } = await withFallbacks(trace, deps, signal, async (candidate, attempt) => {
     try {
       const adapter = await adapterFor(candidate, trace, deps);
       return await adapter.generate(withUser(requestFor(candidate, request.params), caller, request), { signal: attempt.signal });
     } finally {
-      clearTimer();
+      attempt.clearTimer();
     }
   });
-  detach();
+  attempt.detach();
   return { trace, candidate, result: value, firstTokenMs: deps.now() - trace.startedAt };
 }
 
 /** Resolves once an endpoint has produced its first event; failing over is allowed until then, never after. */
 export async function startStream({ request, caller, trace, deps, signal }: AttemptOptions): Promise<Streaming> {
-  const { value, candidate, detach } = await withFallbacks(trace, deps, signal, async (candidate, attempt, clearTimer) => {
+  const { value, candidate, attempt } = await withFallbacks(trace, deps, signal, async (candidate, attempt) => {
     const adapter = await adapterFor(candidate, trace, deps);
     const iterator = adapter.stream(withUser(requestFor(candidate, request.params), caller, request), { signal: attempt.signal })[Symbol.asyncIterator]();
     try {
       const first = await iterator.next();
       if (first.done) throw new ProviderError({ provider: candidate.endpoint.provider, kind: 'invalid-response', status: 502, message: 'Upstream stream ended without any event' });
-      return { iterator, first: first.value, attempt };
+      return { iterator, first: first.value };
     } finally {
       // The first-byte timer is replaced by an idle timer below.
-      clearTimer();
+      attempt.clearTimer();
     }
   });
   const firstTokenMs = deps.now() - trace.startedAt;
@@ -172,7 +210,7 @@ export async function startStream({ request, caller, trace, deps, signal }: Atte
   // One idle timer for the whole stream, pushed back by each event; when it fires the upstream call is
   // aborted with a timeout, which the adapter reports as the stream's failure.
   const idle = setTimeout(() => {
-    value.attempt.abort(new ProviderError({ provider: endpoint.provider, kind: 'timeout', status: 408, message: 'Upstream stream stalled' }));
+    attempt.abort(new ProviderError({ provider: endpoint.provider, kind: 'timeout', status: 408, message: 'Upstream stream stalled' }));
   }, deps.config.streamIdleTimeoutMs);
   async function* events(): AsyncGenerator<StreamEvent> {
     try {
@@ -185,7 +223,7 @@ export async function startStream({ request, caller, trace, deps, signal }: Atte
       }
     } finally {
       clearTimeout(idle);
-      detach();
+      attempt.detach();
     }
   }
   const generator = events();
@@ -193,7 +231,7 @@ export async function startStream({ request, caller, trace, deps, signal }: Atte
   // Closing the stream early (client gone, mid-stream error) closes the upstream iterator too.
   generator.return = async (result) => {
     clearTimeout(idle);
-    detach();
+    attempt.detach();
     await value.iterator.return?.(undefined).catch(() => undefined);
     return originalReturn(result);
   };

@@ -100,7 +100,8 @@ class Run {
   stopped = false;
   /** The hold is settled or released (or that has begun): never a second time. */
   ended = false;
-  private unlink: Array<() => void> | undefined;
+  /** Listening to the shutdown and the caller's signal. */
+  private linked = false;
 
   constructor(readonly options: RunGenerationOptions, trace: RouteTrace) {
     this.chain = chainOf(options.middleware ?? DEFAULT_MIDDLEWARE);
@@ -129,26 +130,33 @@ class Run {
   /**
    * Hooks the request's signal to the gateway's shutdown and the caller's signal (whichever comes first
    * gives the reason), once the hold is taken; `dispose` unhooks it, so the process-wide shutdown signal
-   * does not collect a listener per request.
+   * does not collect a listener per request. The run is itself the listener (`handleEvent`): no closures.
    */
   link(): void {
-    const { signal: client } = this.options;
-    this.unlink = [];
-    for (const source of client ? [this.options.deps.shutdown.signal, client] : [this.options.deps.shutdown.signal]) {
+    const shutdown = this.options.deps.shutdown.signal;
+    const client = this.options.signal;
+    for (const source of client ? [shutdown, client] : [shutdown]) {
       if (source.aborted) {
         this.controller.abort(source.reason);
-        break;
+        return;
       }
-      const listener = () => this.controller.abort(source.reason);
-      source.addEventListener('abort', listener, { once: true });
-      this.unlink.push(() => source.removeEventListener('abort', listener));
     }
+    this.linked = true;
+    shutdown.addEventListener('abort', this);
+    client?.addEventListener('abort', this);
+  }
+
+  /** The shutdown or the caller's signal aborted: the first of them that did gives the reason. */
+  handleEvent(): void {
+    const shutdown = this.options.deps.shutdown.signal;
+    this.controller.abort(shutdown.aborted ? shutdown.reason : this.options.signal?.reason);
   }
 
   dispose(): void {
-    if (!this.unlink) return;
-    for (const remove of this.unlink) remove();
-    this.unlink = undefined;
+    if (!this.linked) return;
+    this.linked = false;
+    this.options.deps.shutdown.signal.removeEventListener('abort', this);
+    this.options.signal?.removeEventListener('abort', this);
   }
 
   /**

@@ -307,6 +307,7 @@ describe('the request deadline', () => {
     const { trace, generated } = await run(s);
     expect(generated.result.text).toBe('from beta');
     expect(attempts(trace)).toEqual(['alpha 408', 'alpha 408', 'beta ok']);
+    expect(trace.attempts[0]!.message).toBe('no reply within 20 ms');
   });
 
   it('stops at once with 499 when the caller goes away, and with 503 when the gateway shuts down', async () => {
