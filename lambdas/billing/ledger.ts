@@ -71,7 +71,7 @@ export interface Hold extends HoldRef {
  */
 export interface OutputTokens {
   /** The output tokens the amount was reserved for (max_tokens, or the endpoints' maximum). */
-  requested: number;
+  requested(): number;
   /** The most output tokens `remaining` pays for together with the prompt. */
   affordable(remaining: Nanos): number;
 }
@@ -446,10 +446,11 @@ const REFUSAL_OF: Record<RefusalReason, new (...args: ConstructorParameters<type
  */
 function refusal(shortfall: Shortfall, amount: Nanos, tokens: OutputTokens | undefined): ReservationRefused {
   const remaining = shortfall.left < 0n ? 0n : shortfall.left;
-  const affordable = tokens ? Math.max(0, Math.min(tokens.affordable(remaining), tokens.requested)) : undefined;
+  const requested = tokens?.requested();
+  const affordable = tokens ? Math.max(0, Math.min(tokens.affordable(remaining), requested!)) : undefined;
   let message: string;
-  if (tokens && affordable! > 0 && affordable! < tokens.requested) {
-    message = `This request requires more credits, or fewer max_tokens. You requested up to ${tokens.requested} tokens, but can only afford ${affordable}. ${shortfall.state}. Lower max_tokens, or ${shortfall.remedy}.`;
+  if (tokens && affordable! > 0 && affordable! < requested!) {
+    message = `This request requires more credits, or fewer max_tokens. You requested up to ${requested} tokens, but can only afford ${affordable}. ${shortfall.state}. Lower max_tokens, or ${shortfall.remedy}.`;
   } else if (tokens) {
     // Fewer output tokens would not help: the prompt (with one output token) already costs more than is left.
     message = `This request requires more credits: it can cost up to ${usd(amount)}, and the ${usd(remaining)} left does not cover its prompt and one output token. ${shortfall.state}. Shorten the prompt, or ${shortfall.remedy}.`;
@@ -461,7 +462,7 @@ function refusal(shortfall: Shortfall, amount: Nanos, tokens: OutputTokens | und
       ...shortfall.metadata,
       required: nanosToDecimal(amount),
       remaining: nanosToDecimal(remaining),
-      ...(tokens ? { requested_tokens: tokens.requested, affordable_tokens: affordable } : {}),
+      ...(tokens ? { requested_tokens: requested, affordable_tokens: affordable } : {}),
     },
   });
 }

@@ -34,6 +34,8 @@ export interface RouteTrace {
    * charged against. Undefined while nothing has been sent.
    */
   lastCandidate?: Candidate;
+  /** Its failed attempts are counted against their endpoints already (settlement does it once). */
+  failuresRecorded?: boolean;
 }
 
 /** End-user ids are folded into a per-organization hash before they go upstream or into storage. */
