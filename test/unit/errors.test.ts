@@ -52,16 +52,16 @@ describe('error envelope', () => {
     expect(logged.cause).toEqual({ name: 'Error', message: 'no KMS key id' });
   });
 
-  it('gives the HTTP error of a domain error the domain error\'s stack, read when asked for, and lets it be replaced', () => {
+  it('gives the HTTP error of a 5xx the domain error\'s stack (its log reads it), and a 4xx none of its own', () => {
     const domain = new UnavailableError('down');
     const mapped = httpErrorOf(domain);
     expect(mapped.stack).toBe(domain.stack);
     expect(mapped.stack).toContain('errors.test.ts');
     mapped.stack = 'replaced';
     expect(mapped.stack).toBe('replaced');
-    const stackless = new UnavailableError('no stack');
-    stackless.stack = undefined;
-    expect(httpErrorOf(stackless).stack).toBe('UnavailableError: no stack');
+    const refused = httpErrorOf(new ConflictError('busy'));
+    expect(refused.status).toBe(409);
+    expect(refused.stack).not.toContain('errors.test.ts');
   });
 
   it('caps what any envelope repeats, whatever built it', () => {
