@@ -129,10 +129,10 @@ export function releaseOrCharge(options: SettlementOptions & { hold: Hold; signa
 }
 
 /**
- * Each hold's trace, from its reservation until it ends (complete() or release() deletes it). An entry must
- * not be left for the garbage collector: a WeakMap's value is kept alive by young-generation collections
- * while its key is young, and was promoted with everything it reaches (the whole request, measured: about
- * 10 % of all a request allocates was promoted that way).
+ * Each hold's trace, from its reservation until it ends (complete() or release() deletes it). An entry is
+ * not left for the garbage collector: young-generation collections keep a WeakMap's value alive while its
+ * key is young, and promote it with everything it reaches (measured alone: a loop leaving entries of 30
+ * objects promoted 3.2 MB per scavenge, one deleting them nothing).
  */
 const tracesOfHolds = new WeakMap<Hold, RouteTrace>();
 const shuttingDownMessage = shuttingDownError().message;
