@@ -135,11 +135,9 @@ class Run {
   link(): void {
     const shutdown = this.options.deps.shutdown.signal;
     const client = this.options.signal;
-    for (const source of client ? [shutdown, client] : [shutdown]) {
-      if (source.aborted) {
-        this.controller.abort(source.reason);
-        return;
-      }
+    if (shutdown.aborted || client?.aborted) {
+      this.handleEvent();
+      return;
     }
     this.linked = true;
     shutdown.addEventListener('abort', this);

@@ -5,6 +5,7 @@ import { afterEach, describe, expect, it } from '@jest/globals';
 import { pathToFileURL } from 'node:url';
 import { join } from 'node:path';
 import { startAggregatorThread, type AggregatorThread } from '../../bin/local/aggregator-thread.js';
+import { waitFor } from '../support/wait.js';
 
 const STAND_IN = pathToFileURL(join(process.cwd(), 'test', 'support', 'aggregator-stand-in.ts')).href;
 const settings = { endpoint: 'http://127.0.0.1:1', tableName: 'gateway', pollMs: 250, checkpointFile: '/nonexistent/c.json', deadLetterFile: '/nonexistent/d.jsonl' };
@@ -17,19 +18,11 @@ afterEach(async () => {
   delete process.env.STAND_IN_READY_MS;
 });
 
-async function until(check: () => boolean, ms = 10_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error('timed out');
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
-
 describe('meter aggregator thread', () => {
   it('forwards its log lines, collects page lags, answers drains and CPU, and stops', async () => {
     const lines: string[] = [];
     thread = await startAggregatorThread({ ...settings, module: STAND_IN, log: (line) => lines.push(line) });
-    await until(() => lines.length > 0);
+    await waitFor(() => lines.length > 0, { timeoutMs: 10_000, what: 'a log line' });
     expect(lines).toEqual(['stand-in started']);
     expect(thread.takeLags()).toEqual([12, 34]);
     expect(thread.takeLags()).toEqual([]);
@@ -46,7 +39,7 @@ describe('meter aggregator thread', () => {
     process.env.STAND_IN_EXIT = '3';
     const lines: string[] = [];
     thread = await startAggregatorThread({ ...settings, module: STAND_IN, restarts: 2, log: (line) => lines.push(line) });
-    await until(() => thread!.health().status === 'down');
+    await waitFor(() => thread!.health().status === 'down', { timeoutMs: 10_000, what: 'the thread down' });
     expect(lines.filter((line) => line.includes('exited (code 3); starting it again'))).toHaveLength(2);
     expect(lines.at(-1)).toMatch(/died 3 times in 60 s \(last exit code 3\); starting it again in 60 s\. Pages wait in the stream meanwhile\./);
     expect(thread.health()).toEqual({ status: 'down', required: false, message: 'the meter aggregator is not running: pages wait in the stream, and meters lag, until it is started again' });
@@ -63,7 +56,7 @@ describe('meter aggregator thread', () => {
     process.env.STAND_IN_READY_MS = '300';
     const lines: string[] = [];
     thread = await startAggregatorThread({ ...settings, module: STAND_IN, log: (line) => lines.push(line) });
-    await until(() => thread!.health().status === 'restarting');
+    await waitFor(() => thread!.health().status === 'restarting', { timeoutMs: 10_000, what: 'the thread restarting' });
     const stopping = Date.now();
     await thread.stop();
     expect(Date.now() - stopping).toBeLessThan(1000);

@@ -9,6 +9,7 @@ import { createSimulatorStore, type SimulatorStore } from '../support/store.js';
 import { createTenant } from '../support/tenants.js';
 import { httpEvent } from '../support/events.js';
 import { chatCompletion, handleInference, manage as manageWith, type Json } from '../support/handler-calls.js';
+import { waitFor } from '../support/wait.js';
 
 let store: SimulatorStore;
 
@@ -27,14 +28,6 @@ const manage = (key: string, method: string, path: string, body?: unknown) => ma
 const item = (key: { pk: string; sk: string }) => store.item(key) as Promise<Json | undefined>;
 
 const pool = () => store.deps.engine.leases!;
-
-async function until(condition: () => boolean | Promise<boolean>, what: string): Promise<void> {
-  const deadline = Date.now() + 5000;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
 
 async function account() {
   const tenant = await createTenant(store.deps, 'organization', 'Lease Co');
@@ -64,7 +57,7 @@ describe('requests reserve from a lease', () => {
     const owner = await account();
     const first = await chat(owner.key);
     expect(first.status).toBe(200);
-    await until(() => pool().held().some((lease) => lease.keyHash === owner.hash && !lease.retired), 'a lease');
+    await waitFor(() => pool().held().some((lease) => lease.keyHash === owner.hash && !lease.retired), { what: 'a lease' });
     const [lease] = pool().held().filter((held) => held.keyHash === owner.hash);
     const leaseItem = await item(itemKeys.lease(lease!.id));
     expect(leaseItem).toMatchObject({ state: 'active', org_id: owner.tenant.orgId, key_hash: owner.hash, consumed: 0 });
@@ -98,13 +91,13 @@ describe('requests reserve from a lease', () => {
   it('a key PATCHed after its lease was taken: the next request holds exactly under the new terms, and the lease is given back', async () => {
     const owner = await account();
     expect((await chat(owner.key)).status).toBe(200);
-    await until(() => pool().held().some((lease) => lease.keyHash === owner.hash && !lease.retired), 'a lease');
+    await waitFor(() => pool().held().some((lease) => lease.keyHash === owner.hash && !lease.retired), { what: 'a lease' });
     const [lease] = pool().held().filter((held) => held.keyHash === owner.hash);
     expect((await manage(owner.admin, 'PATCH', `/keys/${owner.hash}`, { limit: 0.000001 })).status).toBe(200);
     const refused = await chat(owner.key);
     expect(refused.status).toBe(402);
     expect(refused.json.error.metadata.reason).toBe('key_limit');
-    await until(async () => (await item(itemKeys.lease(lease!.id)))?.state === 'returned', 'the lease given back');
+    await waitFor(async () => (await item(itemKeys.lease(lease!.id)))?.state === 'returned', { what: 'the lease given back' });
     expect((await manage(owner.admin, 'PATCH', `/keys/${owner.hash}`, { disabled: true })).status).toBe(200);
     expect((await chat(owner.key)).status).toBe(401);
   });
@@ -112,7 +105,7 @@ describe('requests reserve from a lease', () => {
   it('a process that died with a lease: the sweep gives back its unspent part after expiry, and its records still charge once', async () => {
     const owner = await account();
     expect((await chat(owner.key)).status).toBe(200);
-    await until(() => pool().held().some((lease) => lease.keyHash === owner.hash && !lease.retired), 'a lease');
+    await waitFor(() => pool().held().some((lease) => lease.keyHash === owner.hash && !lease.retired), { what: 'a lease' });
     const [lease] = pool().held().filter((held) => held.keyHash === owner.hash);
     // The draw's page is written only after the sweep (as a record still in flight when its lease expired).
     const pages = store.deps.engine.pages;

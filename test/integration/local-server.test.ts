@@ -7,6 +7,7 @@ import { request } from 'node:http';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { installAwsLambdaShim } from '../../bin/local/awslambda-shim.js';
 import { startLocalServer, type BufferedHandler, type LocalServer, type RequestDone, type StreamingHandler } from '../../bin/local/server.js';
+import { waitFor } from '../support/wait.js';
 
 installAwsLambdaShim();
 const { default: middy } = await import('@middy/core');
@@ -154,14 +155,6 @@ describe('streaming through the awslambda shim', () => {
 // Inference paths must reach the streaming slot: a management handler that answers 599 would show a misroute.
 const inferenceOnly: BufferedHandler = async () => ({ statusCode: 599, body: 'wrong function' });
 
-async function waitFor(condition: () => boolean, timeoutMs = 5000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-}
-
 describe('local server, after the handler', () => {
   const done: RequestDone[] = [];
   const lines: string[] = [];
@@ -193,7 +186,7 @@ describe('local server, after the handler', () => {
 
   const post = () => fetch(`${other.url}/api/v1/chat/completions?x=1`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
   const nextDone = async (count: number) => {
-    for (let i = 0; i < 100 && done.length < count; i += 1) await new Promise((resolve) => setTimeout(resolve, 10));
+    await waitFor(() => done.length >= count, { what: `request ${count} logged` });
     return done[count - 1]!;
   };
 
