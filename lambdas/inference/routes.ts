@@ -4,7 +4,7 @@ import { chatRequestSchema } from './formats/chat-schema.js';
 import { responsesRequestSchema } from './formats/responses-schema.js';
 
 /** Lambda Function URLs accept request payloads up to 6 MB. */
-const INFERENCE_MAX_BODY_BYTES = 6 * 1024 * 1024;
+export const INFERENCE_MAX_BODY_BYTES = 6 * 1024 * 1024;
 
 export const inferenceRoutes = [
   {

@@ -3,7 +3,7 @@
 // envelope every failure is written as.
 import {
   ClientClosedError, ConflictError as DomainConflict, DomainError, ForbiddenError as DomainForbidden, InsufficientFundsError, InvalidInputError,
-  NotFoundError as DomainNotFound, UnauthenticatedError, UnavailableError, UpstreamError,
+  NotFoundError as DomainNotFound, TooLargeError, UnauthenticatedError, UnavailableError, UpstreamError,
 } from '../errors.js';
 import { echo } from '../echo.js';
 import { consoleLogger, type Logger } from '../logger.js';
@@ -59,6 +59,7 @@ const STATUS_OF = new Map<abstract new (...args: never[]) => DomainError, number
   [DomainForbidden, 403],
   [DomainNotFound, 404],
   [DomainConflict, 409],
+  [TooLargeError, 413],
   [ClientClosedError, 499],
   [UnavailableError, 503],
 ]);

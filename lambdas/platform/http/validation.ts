@@ -18,14 +18,24 @@ export function validate<S extends z.ZodType>(schema: S, value: unknown, where: 
   if (result.success) return result.data;
   // Paths hold field names and record keys of the input: each segment is echoed shortened, and at most
   // MAX_ISSUES issues are listed, so the 400 stays small however large the input.
+  const { issues, message } = describeIssues(result.error.issues, where);
   const all = result.error.issues;
+  throw new BadRequestError(message, { metadata: { issues, ...(all.length > MAX_ISSUES ? { issue_count: all.length } : {}) } });
+}
+
+/**
+ * A failed parse in words: the first issues (path under `where`, message) and one sentence naming the first,
+ * e.g. `Invalid body.messages.0.role: ...`. Also used where a failure is reported rather than thrown (a
+ * batch item's error).
+ */
+export function describeIssues(all: readonly z.core.$ZodIssue[], where: string): { issues: Array<{ path: string; message: string }>; message: string } {
   const issues = all.slice(0, MAX_ISSUES).map((issue) => ({
     path: [where, ...issue.path.map((segment) => echo(String(segment)))].join('.'),
     message: describeIssue(issue),
   }));
-  const first = issues[0]!;
+  const first = issues[0] ?? { path: where, message: 'invalid' };
   const more = all.length > 1 ? ` (and ${all.length - 1} more)` : '';
-  throw new BadRequestError(`Invalid ${first.path}: ${first.message}${more}`, { metadata: { issues, ...(all.length > MAX_ISSUES ? { issue_count: all.length } : {}) } });
+  return { issues, message: `Invalid ${first.path}: ${first.message}${more}` };
 }
 
 const MAX_ISSUES = 10;

@@ -1,0 +1,45 @@
+// Wire shapes of the batch routes (SPEC "Batch"): the create body and the Batch object.
+import * as z from 'zod';
+import { BATCH_ENDPOINTS } from './input.js';
+import { BATCH_STATUSES } from './lifecycle.js';
+
+/**
+ * POST /batches. Each request is checked on its own (batches/input.ts), so that a bad body is that item's
+ * error rather than a 400 for the whole batch: the array's items are not typed here.
+ */
+export const createBatchBody = z.strictObject({
+  requests: z.array(z.unknown()).min(1, 'requests needs at least one item'),
+  endpoint: z.enum(BATCH_ENDPOINTS),
+  completion_window: z.literal('24h', { message: 'completion_window must be "24h"' }).default('24h'),
+  provider: z.strictObject({
+    only: z.array(z.string().min(1).max(128)).min(1).max(64),
+  }).nullish(),
+  metadata: z.record(z.string().max(64), z.string().max(512)).refine((value) => Object.keys(value).length <= 16, 'metadata has at most 16 pairs').nullish(),
+});
+export type CreateBatchBody = z.infer<typeof createBatchBody>;
+
+const resultError = z.object({ message: z.string(), param: z.string().nullable(), type: z.string(), error_type: z.string() });
+
+export const batchResult = z.object({
+  custom_id: z.string(),
+  id: z.string().nullable(),
+  error: resultError.nullable(),
+  response: z.object({ body: z.record(z.string(), z.unknown()), request_id: z.string(), status_code: z.number().int() }).nullable(),
+});
+export type BatchResult = z.infer<typeof batchResult>;
+
+export const batchObject = z.object({
+  id: z.string(),
+  object: z.literal('batch'),
+  status: z.enum(BATCH_STATUSES),
+  endpoint: z.enum(BATCH_ENDPOINTS),
+  model: z.string().nullable(),
+  completion_window: z.literal('24h'),
+  created_at: z.number().int(),
+  finalized_at: z.number().int().nullable(),
+  error: z.object({ message: z.string() }).nullable(),
+  request_counts: z.object({ total: z.number().int(), completed: z.number().int(), failed: z.number().int() }),
+  results: z.array(batchResult),
+  usage: z.record(z.string(), z.unknown()).nullable(),
+});
+export type BatchObject = z.infer<typeof batchObject>;

@@ -1,0 +1,134 @@
+import { describe, expect, it } from '@jest/globals';
+import { BatchItemChecker, checkInlineRequests, jsonLines, MAX_BATCH_INPUT_BYTES, type InputLine } from '../../lambdas/batches/input.js';
+import { TooLargeError, InvalidInputError } from '../../lambdas/platform/errors.js';
+import { httpErrorOf } from '../../lambdas/platform/http/errors.js';
+
+const chat = (content = 'hi') => ({ model: 'simulator/echo', messages: [{ role: 'user', content }] });
+
+async function collect(source: AsyncIterable<Uint8Array | string>, limits?: Parameters<typeof jsonLines>[1]): Promise<InputLine[]> {
+  const lines: InputLine[] = [];
+  for await (const line of jsonLines(source, limits)) lines.push(line);
+  return lines;
+}
+
+async function* chunks(text: string, size: number): AsyncGenerator<Buffer> {
+  const bytes = Buffer.from(text);
+  for (let at = 0; at < bytes.length; at += size) yield bytes.subarray(at, at + size);
+}
+
+describe('jsonLines', () => {
+  const file = [
+    JSON.stringify({ custom_id: 'a', body: chat('é — ✓') }),
+    '',
+    JSON.stringify({ custom_id: 'b', body: chat() }) + '\r',
+    '   ',
+    JSON.stringify({ custom_id: 'c', body: chat() }),
+  ].join('\n');
+
+  it('splits lines the same way whatever the chunk boundaries (multi-byte characters cut in two included)', async () => {
+    const whole = await collect(chunks(file, file.length + 10));
+    expect(whole.map((line) => [line.number, JSON.parse(line.text!).custom_id])).toEqual([[1, 'a'], [3, 'b'], [5, 'c']]);
+    expect(JSON.parse(whole[0]!.text!).body.messages[0].content).toBe('é — ✓');
+    for (const size of [1, 2, 3, 7, 64]) expect(await collect(chunks(file, size))).toEqual(whole);
+  });
+
+  it('gives a line over the item limit as its length only, and goes on with the next', async () => {
+    const long = JSON.stringify({ custom_id: 'long', body: chat('x'.repeat(500)) });
+    const lines = await collect(chunks(`${long}\n${JSON.stringify({ custom_id: 'ok', body: chat() })}\n`, 16), { maxLineBytes: 200 });
+    expect(lines[0]).toEqual({ number: 1, text: null, bytes: Buffer.byteLength(long) });
+    expect(JSON.parse(lines[1]!.text!).custom_id).toBe('ok');
+  });
+
+  it('throws a 413 as soon as the input passes the limit, without reading further', async () => {
+    let pulled = 0;
+    async function* source() {
+      for (;;) { pulled += 1; yield Buffer.from('{"custom_id":"x"}\n'); }
+    }
+    let caught: unknown;
+    try { await collect(source(), { maxBytes: 100 }); } catch (err) { caught = err; }
+    expect(caught).toBeInstanceOf(TooLargeError);
+    expect(httpErrorOf(caught as TooLargeError).status).toBe(413);
+    expect(pulled).toBe(Math.floor(100 / 18) + 1);
+  });
+
+  it('reads exactly 200 MB and refuses one byte more, holding only a line at a time', async () => {
+    const line = Buffer.from(`${JSON.stringify({ custom_id: 'x', body: chat('y'.repeat(900)) })}\n`);
+    const block = Buffer.concat(Array.from({ length: Math.floor((1 << 20) / line.length) }, () => line));
+    async function* source(total: number) {
+      let sent = 0;
+      while (sent < total) {
+        const piece = block.subarray(0, Math.min(block.length, total - sent));
+        sent += piece.length;
+        yield piece;
+      }
+    }
+    const held = () => { const usage = process.memoryUsage(); return usage.heapUsed + usage.arrayBuffers; };
+    const heldBefore = held();
+    let count = 0;
+    let peak = 0;
+    for await (const parsed of jsonLines(source(MAX_BATCH_INPUT_BYTES))) {
+      count += 1;
+      if (count % 20_000 === 0) peak = Math.max(peak, held() - heldBefore);
+      void parsed;
+    }
+    expect(count).toBeGreaterThan(200_000);
+    // A 200 MB input is never held: heap and buffers together grow far less than the input's size.
+    expect(peak).toBeLessThan(64 * 1024 * 1024);
+    await expect(collect(source(MAX_BATCH_INPUT_BYTES + 1))).rejects.toBeInstanceOf(TooLargeError);
+  });
+});
+
+describe('BatchItemChecker', () => {
+  const check = (value: unknown, checker = new BatchItemChecker('/v1/chat/completions')) => checker.check(value, 1);
+
+  it('accepts SPEC items and OpenAI batch-file lines', () => {
+    expect(check({ custom_id: 'a', body: chat() })).toMatchObject({ kind: 'item', customId: 'a', body: chat() });
+    expect(check({ custom_id: 'a', method: 'POST', url: '/v1/chat/completions', body: chat() })).toMatchObject({ kind: 'item', customId: 'a' });
+    const responses = new BatchItemChecker('/v1/responses');
+    expect(responses.check({ custom_id: 'r', body: { model: 'simulator/echo', input: 'hi' } }, 1)).toMatchObject({ kind: 'item', customId: 'r' });
+  });
+
+  it('names what is wrong with each bad item', () => {
+    expect(check({ body: chat() })).toMatchObject({ kind: 'error', customId: null, error: { error_type: 'missing_custom_id', param: 'custom_id', type: 'invalid_request_error' } });
+    expect(check({ custom_id: '', body: chat() })).toMatchObject({ kind: 'error', error: { error_type: 'invalid_custom_id' } });
+    expect(check({ custom_id: 7, body: chat() })).toMatchObject({ kind: 'error', error: { error_type: 'invalid_custom_id' } });
+    expect(check({ custom_id: 'x'.repeat(257), body: chat() })).toMatchObject({ kind: 'error', error: { error_type: 'invalid_custom_id' } });
+    expect(check({ custom_id: 'a', url: '/v1/responses', body: chat() })).toMatchObject({ kind: 'error', customId: 'a', error: { error_type: 'wrong_endpoint', param: 'url' } });
+    expect(check({ custom_id: 'a', method: 'GET', body: chat() })).toMatchObject({ kind: 'error', error: { error_type: 'wrong_endpoint', param: 'method' } });
+    expect(check({ custom_id: 'a', body: 'text' })).toMatchObject({ kind: 'error', error: { error_type: 'invalid_body', param: 'body' } });
+    expect(check({ custom_id: 'a', body: { ...chat(), stream: true } })).toMatchObject({ kind: 'error', error: { param: 'body.stream', message: expect.stringMatching(/do not stream/) } });
+    expect(check({ custom_id: 'a', body: { model: 'simulator/echo', messages: [{ role: 'robot', content: 'x' }] } }))
+      .toMatchObject({ kind: 'error', error: { error_type: 'invalid_body', param: 'body.messages.0.role', message: expect.stringMatching(/^Item 1: Invalid body\.messages\.0\.role/) } });
+    expect(check([1])).toMatchObject({ kind: 'error', error: { error_type: 'invalid_body' } });
+  });
+
+  it('refuses a custom_id used twice, keeping the first', () => {
+    const checker = new BatchItemChecker('/v1/chat/completions');
+    expect(checker.check({ custom_id: 'a', body: chat() }, 1).kind).toBe('item');
+    expect(checker.check({ custom_id: 'a', body: chat() }, 2)).toMatchObject({ kind: 'error', line: 2, customId: 'a', error: { error_type: 'duplicate_custom_id' } });
+    // A first item that failed its body still takes its id.
+    expect(checker.check({ custom_id: 'b', body: {} }, 3).kind).toBe('error');
+    expect(checker.check({ custom_id: 'b', body: chat() }, 4)).toMatchObject({ error: { error_type: 'duplicate_custom_id' } });
+  });
+
+  it('reports an unparsable or oversized line as that line\'s error', () => {
+    const checker = new BatchItemChecker('/v1/chat/completions');
+    expect(checker.checkLine({ number: 4, text: '{"custom_id": ', bytes: 14 })).toMatchObject({ kind: 'error', line: 4, error: { error_type: 'invalid_json', message: expect.stringMatching(/^Line 4 is not valid JSON/) } });
+    expect(checker.checkLine({ number: 5, text: null, bytes: 7_000_000 })).toMatchObject({ kind: 'error', line: 5, error: { error_type: 'line_too_large' } });
+  });
+
+  it('says plainly which endpoints cannot run yet', () => {
+    expect(() => new BatchItemChecker('/v1/embeddings')).toThrow(InvalidInputError);
+    expect(() => new BatchItemChecker('/v1/messages')).toThrow(/not supported by this gateway yet/);
+  });
+});
+
+describe('checkInlineRequests', () => {
+  it('is a 400 naming the item for a missing or repeated custom_id, and an item error for a bad body', () => {
+    expect(() => checkInlineRequests([{ custom_id: 'a', body: chat() }, { body: chat() }], '/v1/chat/completions'))
+      .toThrow(/^Invalid body\.requests\.1: Item 2 has no custom_id/);
+    expect(() => checkInlineRequests([{ custom_id: 'a', body: chat() }, { custom_id: 'a', body: chat() }], '/v1/chat/completions')).toThrow(InvalidInputError);
+    const checked = checkInlineRequests([{ custom_id: 'a', body: chat() }, { custom_id: 'b', body: { model: 'm' } }], '/v1/chat/completions');
+    expect(checked.map((item) => item.kind)).toEqual(['item', 'error']);
+  });
+});
