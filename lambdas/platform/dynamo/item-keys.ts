@@ -20,6 +20,7 @@
 //   vault secret    VAULT#<vault>      SECRET#<name>
 //   vault audit     VAULT#<vault>      AUDIT#<at>#<n>
 //   byok credential ORG#<org>          BYOK#<id>
+//   batch           BATCH#<id>         BATCH              ORG#<org>#WS#<ws>#BATCHES  <created_at 10 digits>#<id>   (newest first: batches/batch-repository.ts)
 export const itemKeys = {
   organization: (orgId: string) => ({ pk: `ORG#${orgId}`, sk: 'ORG' }),
   workspace: (orgId: string, workspaceId: string) => ({ pk: `ORG#${orgId}`, sk: `WS#${workspaceId}` }),
@@ -58,4 +59,7 @@ export const itemKeys = {
   vaultAuditOf: (vaultId: string) => ({ pk: `VAULT#${vaultId}`, skPrefix: 'AUDIT#' }),
   byok: (orgId: string, id: string) => ({ pk: `ORG#${orgId}`, sk: `BYOK#${id}` }),
   byoksOf: (orgId: string) => ({ pk: `ORG#${orgId}`, skPrefix: 'BYOK#' }),
+  batch: (id: string) => ({ pk: `BATCH#${id}`, sk: 'BATCH' }),
+  batchListing: (orgId: string, workspaceId: string, createdAt: number, id: string) => ({ gsi1pk: `ORG#${orgId}#WS#${workspaceId}#BATCHES`, gsi1sk: `${String(createdAt).padStart(10, '0')}#${id}` }),
+  batchesOf: (orgId: string, workspaceId: string) => ({ gsi1pk: `ORG#${orgId}#WS#${workspaceId}#BATCHES` }),
 } as const;

@@ -1,0 +1,163 @@
+// Batches in the table: one item per batch (its state, counts and where its input is), listed newest first
+// per workspace through gsi1. Every change of state is a conditional write on the state it was read in, so
+// two steps racing (a worker finishing, a cancel, the expiry) never both move a batch; the loser reads again
+// and is answered by the lifecycle (batches/lifecycle.ts) from the state the winner left.
+import { GetCommand, PutCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { itemKeys } from '../platform/dynamo/item-keys.js';
+import { isConditionFailed } from '../platform/dynamo/write-failures.js';
+import { ConflictError } from '../platform/errors.js';
+import { isTerminal, transition, type BatchEvent, type BatchStatus } from './lifecycle.js';
+import type { BatchEndpoint } from './input.js';
+
+/** Where a batch's input is: in the create call itself (small batches), or an object in the batch bucket. */
+export type BatchInput = { kind: 'inline'; bytes: number } | { kind: 's3'; bucket: string; key: string; bytes: number };
+
+export interface BatchRecord {
+  id: string;
+  org_id: string;
+  workspace_id: string;
+  /** The key that created it: its limit pays for the items. */
+  key_hash: string;
+  status: BatchStatus;
+  endpoint: BatchEndpoint;
+  /** The model of the items when they all name one; null when they differ or none is known yet. */
+  model: string | null;
+  completion_window: '24h';
+  /** Unix seconds. */
+  created_at: number;
+  /** Unix seconds: created_at + the completion window. After it, a batch that has not ended expires. */
+  expires_at: number;
+  /** Unix seconds at which it reached a terminal state; null before. */
+  finalized_at: number | null;
+  error: { message: string } | null;
+  request_counts: { total: number; completed: number; failed: number };
+  provider_only: string[] | null;
+  metadata: Record<string, string> | null;
+  input: BatchInput;
+  /** Bumped by every change of state: what a conditional write compares. */
+  version: number;
+}
+
+/** The 24h completion window in seconds (SPEC Limits). */
+export const COMPLETION_WINDOW_SECONDS = 24 * 60 * 60;
+
+const MOVE_ATTEMPTS = 8;
+
+export class BatchRepository {
+  constructor(private readonly db: DynamoDBDocumentClient, private readonly tableName: string) {}
+
+  /** Stores a new batch; a ConflictError if its id is taken (ids are random: a retried create). */
+  async create(batch: BatchRecord): Promise<void> {
+    try {
+      await this.db.send(new PutCommand({
+        TableName: this.tableName,
+        Item: toItem(batch),
+        ConditionExpression: 'attribute_not_exists(pk)',
+      }));
+    } catch (err) {
+      if (isConditionFailed(err)) throw new ConflictError(`Batch ${batch.id} exists already`);
+      throw err;
+    }
+  }
+
+  async get(id: string): Promise<BatchRecord | undefined> {
+    const { Item } = await this.db.send(new GetCommand({ TableName: this.tableName, Key: itemKeys.batch(id), ConsistentRead: true }));
+    return Item ? fromItem(Item) : undefined;
+  }
+
+  /** A workspace's batches, newest first; `before` is the listing cursor (the last batch of the page before). */
+  async list(orgId: string, workspaceId: string, page: { limit: number; before?: { created_at: number; id: string } }): Promise<{ batches: BatchRecord[]; more: boolean }> {
+    const { gsi1pk } = itemKeys.batchesOf(orgId, workspaceId);
+    const before = page.before ? itemKeys.batchListing(orgId, workspaceId, page.before.created_at, page.before.id).gsi1sk : undefined;
+    const batches: BatchRecord[] = [];
+    let startKey: Record<string, unknown> | undefined;
+    do {
+      const result = await this.db.send(new QueryCommand({
+        TableName: this.tableName,
+        IndexName: 'gsi1',
+        KeyConditionExpression: before ? 'gsi1pk = :pk AND gsi1sk < :before' : 'gsi1pk = :pk',
+        ExpressionAttributeValues: { ':pk': gsi1pk, ...(before ? { ':before': before } : {}) },
+        ScanIndexForward: false,
+        Limit: page.limit + 1 - batches.length,
+        ExclusiveStartKey: startKey,
+      }));
+      for (const item of result.Items ?? []) batches.push(fromItem(item));
+      startKey = result.LastEvaluatedKey;
+    } while (startKey && batches.length <= page.limit);
+    return { batches: batches.slice(0, page.limit), more: batches.length > page.limit };
+  }
+
+  /**
+   * Applies a lifecycle event: reads the batch, asks the lifecycle for the next state (a BatchStateError, 409,
+   * when the event does not apply) and writes it on the condition that nobody moved the batch meanwhile.
+   * An event that leaves the state as it is (a second cancel) writes nothing. Undefined when there is no
+   * such batch.
+   */
+  async move(id: string, event: BatchEvent, at: number, details: { error?: string } = {}): Promise<BatchRecord | undefined> {
+    for (let attempt = 1; attempt <= MOVE_ATTEMPTS; attempt += 1) {
+      const batch = await this.get(id);
+      if (!batch) return undefined;
+      const next = transition(batch.status, event);
+      if (next === batch.status) return batch;
+      const finalizedAt = isTerminal(next) ? at : null;
+      const error = details.error !== undefined ? { message: details.error } : batch.error;
+      try {
+        await this.db.send(new UpdateCommand({
+          TableName: this.tableName,
+          Key: itemKeys.batch(id),
+          UpdateExpression: 'SET #status = :next, version = :version, finalized_at = :finalized, #error = :error',
+          ConditionExpression: 'version = :read',
+          ExpressionAttributeNames: { '#status': 'status', '#error': 'error' },
+          ExpressionAttributeValues: { ':next': next, ':version': batch.version + 1, ':read': batch.version, ':finalized': finalizedAt, ':error': error },
+        }));
+        return { ...batch, status: next, version: batch.version + 1, finalized_at: finalizedAt, error };
+      } catch (err) {
+        if (!isConditionFailed(err)) throw err;
+      }
+    }
+    throw new ConflictError(`Batch ${id} kept changing while it was being moved (${event}); try again`, { retryAfterSeconds: 1 });
+  }
+
+  /** Counts items that ended (each exactly once: the caller's own conditional write of the result decides). */
+  async countEnded(id: string, ended: { completed: number; failed: number }): Promise<void> {
+    await this.db.send(new UpdateCommand({
+      TableName: this.tableName,
+      Key: itemKeys.batch(id),
+      UpdateExpression: 'ADD request_counts.completed :completed, request_counts.failed :failed',
+      ConditionExpression: 'attribute_exists(pk)',
+      ExpressionAttributeValues: { ':completed': ended.completed, ':failed': ended.failed },
+    }));
+  }
+}
+
+function toItem(batch: BatchRecord): Record<string, unknown> {
+  return {
+    ...itemKeys.batch(batch.id),
+    ...itemKeys.batchListing(batch.org_id, batch.workspace_id, batch.created_at, batch.id),
+    type: 'batch',
+    ...batch,
+  };
+}
+
+export function fromItem(item: Record<string, unknown>): BatchRecord {
+  const counts = item.request_counts as Record<string, unknown>;
+  return {
+    id: item.id as string,
+    org_id: item.org_id as string,
+    workspace_id: item.workspace_id as string,
+    key_hash: item.key_hash as string,
+    status: item.status as BatchStatus,
+    endpoint: item.endpoint as BatchEndpoint,
+    model: (item.model as string | null | undefined) ?? null,
+    completion_window: '24h',
+    created_at: Number(item.created_at),
+    expires_at: Number(item.expires_at),
+    finalized_at: item.finalized_at === null || item.finalized_at === undefined ? null : Number(item.finalized_at),
+    error: (item.error as { message: string } | null | undefined) ?? null,
+    request_counts: { total: Number(counts.total), completed: Number(counts.completed), failed: Number(counts.failed) },
+    provider_only: (item.provider_only as string[] | null | undefined) ?? null,
+    metadata: (item.metadata as Record<string, string> | null | undefined) ?? null,
+    input: item.input as BatchInput,
+    version: Number(item.version),
+  };
+}

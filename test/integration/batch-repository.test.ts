@@ -1,0 +1,99 @@
+// Batches in DynamoDB Local: created once, listed newest first in pages, moved through the lifecycle with
+// conditional writes (racing steps: exactly one wins, the others see its result), counts added exactly.
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { createDocumentClient } from '../../lambdas/platform/dynamo/client.js';
+import { BatchRepository, COMPLETION_WINDOW_SECONDS, type BatchRecord } from '../../lambdas/batches/batch-repository.js';
+import { BatchStateError } from '../../lambdas/batches/lifecycle.js';
+import { ConflictError } from '../../lambdas/platform/errors.js';
+import { createTestStore, type TestStore } from '../support/store.js';
+
+let store: TestStore;
+let batches: BatchRepository;
+
+beforeAll(async () => {
+  store = await createTestStore();
+  batches = new BatchRepository(createDocumentClient({ endpoint: store.endpoint }), store.tableName);
+}, 60_000);
+
+afterAll(async () => {
+  await store?.drop();
+});
+
+let n = 0;
+const batch = (overrides: Partial<BatchRecord> = {}): BatchRecord => {
+  n += 1;
+  const created = 1_795_000_000 + n;
+  return {
+    id: `batch_test${String(n).padStart(4, '0')}`, org_id: 'org-b', workspace_id: 'ws-b', key_hash: 'k'.repeat(64), status: 'validating',
+    endpoint: '/v1/chat/completions', model: 'simulator/echo', completion_window: '24h', created_at: created, expires_at: created + COMPLETION_WINDOW_SECONDS,
+    finalized_at: null, error: null, request_counts: { total: 3, completed: 0, failed: 0 }, provider_only: null, metadata: { team: 'a' },
+    input: { kind: 'inline', bytes: 120 }, version: 1, ...overrides,
+  };
+};
+
+describe('BatchRepository', () => {
+  it('stores a batch once and reads it back as stored', async () => {
+    const created = batch({ provider_only: ['simulator'], input: { kind: 's3', bucket: 'b', key: 'inputs/x.jsonl', bytes: 10 } });
+    await batches.create(created);
+    expect(await batches.get(created.id)).toEqual(created);
+    await expect(batches.create(created)).rejects.toBeInstanceOf(ConflictError);
+    expect(await batches.get('batch_nobody')).toBeUndefined();
+  });
+
+  it('lists a workspace\'s batches newest first, in pages, and no other workspace\'s', async () => {
+    const mine = [batch({ workspace_id: 'ws-list' }), batch({ workspace_id: 'ws-list' }), batch({ workspace_id: 'ws-list' }), batch({ workspace_id: 'ws-list' }), batch({ workspace_id: 'ws-list' })];
+    await batches.create(batch({ workspace_id: 'ws-other' }));
+    for (const item of mine) await batches.create(item);
+    const first = await batches.list('org-b', 'ws-list', { limit: 2 });
+    expect(first.batches.map((b) => b.id)).toEqual([mine[4]!.id, mine[3]!.id]);
+    expect(first.more).toBe(true);
+    const last = first.batches[1]!;
+    const second = await batches.list('org-b', 'ws-list', { limit: 2, before: { created_at: last.created_at, id: last.id } });
+    expect(second.batches.map((b) => b.id)).toEqual([mine[2]!.id, mine[1]!.id]);
+    const rest = await batches.list('org-b', 'ws-list', { limit: 2, before: { created_at: mine[1]!.created_at, id: mine[1]!.id } });
+    expect(rest).toEqual({ batches: [mine[0]], more: false });
+  });
+
+  it('moves a batch through its lifecycle, stamping finalized_at only at the end', async () => {
+    const created = batch();
+    await batches.create(created);
+    expect(await batches.move(created.id, 'validated', 1_795_000_100)).toMatchObject({ status: 'in_progress', finalized_at: null, version: 2 });
+    expect(await batches.move(created.id, 'items_done', 1_795_000_200)).toMatchObject({ status: 'finalizing', finalized_at: null });
+    const done = await batches.move(created.id, 'finalized', 1_795_000_300);
+    expect(done).toMatchObject({ status: 'completed', finalized_at: 1_795_000_300, version: 4 });
+    expect(await batches.get(created.id)).toEqual(done);
+    await expect(batches.move(created.id, 'cancel', 1_795_000_400)).rejects.toBeInstanceOf(BatchStateError);
+    expect(await batches.move('batch_nobody', 'cancel', 1)).toBeUndefined();
+  });
+
+  it('records why a batch failed', async () => {
+    const created = batch();
+    await batches.create(created);
+    expect(await batches.move(created.id, 'validation_failed', 1_795_000_500, { error: 'No item of the input can run' })).toMatchObject({ status: 'failed', error: { message: 'No item of the input can run' } });
+  });
+
+  it('lets exactly one of racing steps move a batch; the others are answered from its result', async () => {
+    const created = batch({ status: 'in_progress' });
+    await batches.create(created);
+    // 10 cancels and 10 "every item done" at once: whichever is first decides.
+    const outcomes = await Promise.allSettled(Array.from({ length: 20 }, (_, i) => batches.move(created.id, i % 2 ? 'cancel' : 'items_done', 1_795_000_600)));
+    const stored = (await batches.get(created.id))!;
+    expect(['cancelling', 'finalizing']).toContain(stored.status);
+    // One write per change of state: the version moved once.
+    expect(stored.version).toBe(2);
+    for (const outcome of outcomes) {
+      if (outcome.status === 'fulfilled') expect(outcome.value!.status).toBe(stored.status);
+      else expect(outcome.reason).toBeInstanceOf(BatchStateError);
+    }
+    // A second cancel of a cancelling batch is answered, not refused.
+    if (stored.status === 'cancelling') expect(outcomes.filter((o, i) => i % 2 === 1 && o.status === 'rejected')).toEqual([]);
+  });
+
+  it('adds ended items exactly under concurrent workers', async () => {
+    const created = batch({ request_counts: { total: 100, completed: 0, failed: 0 } });
+    await batches.create(created);
+    await Promise.all(Array.from({ length: 50 }, (_, i) => batches.countEnded(created.id, { completed: i % 5 === 0 ? 0 : 2, failed: i % 5 === 0 ? 2 : 0 })));
+    expect((await batches.get(created.id))!.request_counts).toEqual({ total: 100, completed: 80, failed: 20 });
+    await expect(batches.countEnded('batch_nobody', { completed: 1, failed: 0 })).rejects.toThrow();
+  });
+});

@@ -1,0 +1,31 @@
+import { describe, expect, it } from '@jest/globals';
+import { batchView } from '../../lambdas/batches/view.js';
+import { batchObject, createBatchBody } from '../../lambdas/batches/schemas.js';
+import type { BatchRecord } from '../../lambdas/batches/batch-repository.js';
+
+const record: BatchRecord = {
+  id: 'batch_1', org_id: 'o', workspace_id: 'w', key_hash: 'k', status: 'completed', endpoint: '/v1/chat/completions', model: 'simulator/echo',
+  completion_window: '24h', created_at: 1_795_000_000, expires_at: 1_795_086_400, finalized_at: 1_795_000_050, error: null,
+  request_counts: { total: 2, completed: 1, failed: 1 }, provider_only: null, metadata: null, input: { kind: 'inline', bytes: 10 }, version: 4,
+};
+
+describe('batch view', () => {
+  it('shows a stored batch as SPEC\'s Batch object, without its store-only fields', () => {
+    const results = [
+      { custom_id: 'a', id: 'gen-1', error: null, response: { body: { id: 'gen-1', object: 'chat.completion', choices: [] }, request_id: 'req-1', status_code: 200 } },
+      { custom_id: 'b', id: null, error: { message: 'Item 2: Invalid body.messages', param: 'body.messages', type: 'invalid_request_error', error_type: 'invalid_body' }, response: null },
+    ];
+    const view = batchView(record, results, { cost: 0.0001 });
+    expect(batchObject.parse(view)).toEqual(view);
+    expect(view).toMatchObject({ object: 'batch', status: 'completed', created_at: 1_795_000_000, finalized_at: 1_795_000_050, request_counts: { total: 2, completed: 1, failed: 1 } });
+    expect(Object.keys(view)).not.toEqual(expect.arrayContaining(['org_id', 'key_hash', 'input', 'version']));
+  });
+
+  it('takes a create body per SPEC and refuses other windows and empty batches', () => {
+    expect(createBatchBody.parse({ requests: [{}], endpoint: '/v1/responses' })).toMatchObject({ completion_window: '24h' });
+    expect(createBatchBody.safeParse({ requests: [], endpoint: '/v1/responses' }).success).toBe(false);
+    expect(createBatchBody.safeParse({ requests: [{}], endpoint: '/v1/responses', completion_window: '48h' }).success).toBe(false);
+    expect(createBatchBody.safeParse({ requests: [{}], endpoint: '/v1/images' }).success).toBe(false);
+    expect(createBatchBody.safeParse({ requests: [{}], endpoint: '/v1/responses', provider: { only: ['openai'], order: ['x'] } }).success).toBe(false);
+  });
+});
