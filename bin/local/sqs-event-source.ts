@@ -1,0 +1,136 @@
+// npm start's SQS event source mapping: long-polls a queue (on the local SQS stand-in, fauxqs, through the
+// real @aws-sdk/client-sqs) and calls a worker handler with the event Lambda would give it, as the stream
+// feeder does for the meter aggregator. What it keeps of Lambda's SQS mapping:
+//   - batches of up to `batchSize` messages, `concurrency` batches in flight at most;
+//   - `batchItemFailures` in the reply (ReportBatchItemFailures): every message not named is deleted, the
+//     named ones are left to come back once their visibility timeout passes;
+//   - a thrown error (or a reply naming a message not in the batch): nothing is deleted, the whole batch
+//     comes back;
+//   - a message received more often than the queue's redrive policy allows goes to its dead-letter queue:
+//     that is SQS's own doing (the stand-in's), not the mapping's.
+// Nothing here throws out of the loop: the stand-in not answering is logged once a minute and retried.
+import {
+  DeleteMessageBatchCommand, GetQueueAttributesCommand, ReceiveMessageCommand, type Message, type SQSClient,
+} from '@aws-sdk/client-sqs';
+import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import type { Logger } from '../../lambdas/platform/logger.js';
+
+export interface SqsEventSourceOptions {
+  sqs: SQSClient;
+  queueUrl: string;
+  handler: (event: SQSEvent) => Promise<SQSBatchResponse | void>;
+  log: Logger;
+  /** Messages per invocation (Lambda's BatchSize; SQS returns at most 10 per receive). */
+  batchSize?: number;
+  /** Invocations at once (Lambda's maximum concurrency of the mapping). */
+  concurrency?: number;
+  /** How long one receive waits for messages, in seconds (long polling). */
+  waitSeconds?: number;
+  region?: string;
+}
+
+export interface SqsEventSource {
+  /** Stops polling and waits for the invocations in flight. */
+  stop(): Promise<void>;
+  /** Invocations made so far (for tests and the benchmark). */
+  readonly invocations: number;
+}
+
+const OUTAGE_RETRY_MS = 1000;
+const OUTAGE_REPORT_MS = 60_000;
+
+export async function startSqsEventSource(options: SqsEventSourceOptions): Promise<SqsEventSource> {
+  const { sqs, queueUrl, handler, log } = options;
+  const batchSize = Math.min(10, Math.max(1, options.batchSize ?? 10));
+  const concurrency = Math.max(1, options.concurrency ?? 2);
+  const waitSeconds = options.waitSeconds ?? 1;
+  const region = options.region ?? 'us-east-1';
+  const attributes = await sqs.send(new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['QueueArn'] }));
+  const queueArn = attributes.Attributes?.QueueArn ?? queueUrl;
+  let stopped = false;
+  let invocations = 0;
+  let lastOutageReport = 0;
+  const abort = new AbortController();
+
+  const toRecord = (message: Message): SQSRecord => ({
+    messageId: message.MessageId!,
+    receiptHandle: message.ReceiptHandle!,
+    body: message.Body ?? '',
+    attributes: {
+      ApproximateReceiveCount: message.Attributes?.ApproximateReceiveCount ?? '1',
+      SentTimestamp: message.Attributes?.SentTimestamp ?? String(Date.now()),
+      SenderId: message.Attributes?.SenderId ?? 'local',
+      ApproximateFirstReceiveTimestamp: message.Attributes?.ApproximateFirstReceiveTimestamp ?? String(Date.now()),
+    },
+    messageAttributes: {},
+    md5OfBody: message.MD5OfBody ?? '',
+    eventSource: 'aws:sqs',
+    eventSourceARN: queueArn,
+    awsRegion: region,
+  });
+
+  const invoke = async (messages: Message[]): Promise<void> => {
+    const records = messages.map(toRecord);
+    invocations += 1;
+    let done: SQSRecord[];
+    try {
+      const reply = await handler({ Records: records });
+      const failed = new Set((reply?.batchItemFailures ?? []).map((failure) => failure.itemIdentifier));
+      if ([...failed].some((id) => !records.some((record) => record.messageId === id))) {
+        log.error('SQS worker named a message that is not in its batch: the whole batch comes back', { queue: queueArn, failed: [...failed] });
+        return;
+      }
+      done = records.filter((record) => !failed.has(record.messageId));
+    } catch (err) {
+      log.error('SQS worker failed: its batch comes back after the visibility timeout', { queue: queueArn, error: String(err) });
+      return;
+    }
+    if (done.length === 0) return;
+    const deleted = await sqs.send(new DeleteMessageBatchCommand({
+      QueueUrl: queueUrl,
+      Entries: done.map((record, index) => ({ Id: String(index), ReceiptHandle: record.receiptHandle })),
+    }));
+    if (deleted.Failed?.length) log.warn('SQS messages not deleted: they come back and their worker must find them done', { queue: queueArn, failed: deleted.Failed.length });
+  };
+
+  const poller = async (): Promise<void> => {
+    while (!stopped) {
+      let messages: Message[];
+      try {
+        const received = await sqs.send(new ReceiveMessageCommand({
+          QueueUrl: queueUrl,
+          MaxNumberOfMessages: batchSize,
+          WaitTimeSeconds: waitSeconds,
+          MessageSystemAttributeNames: ['All'],
+        }), { abortSignal: abort.signal });
+        messages = received.Messages ?? [];
+      } catch (err) {
+        if (stopped) return;
+        if (Date.now() - lastOutageReport >= OUTAGE_REPORT_MS) {
+          lastOutageReport = Date.now();
+          log.warn('SQS stand-in not answering; retrying', { queue: queueUrl, error: String(err) });
+        }
+        await new Promise((resolve) => setTimeout(resolve, OUTAGE_RETRY_MS));
+        continue;
+      }
+      if (messages.length > 0) {
+        try {
+          await invoke(messages);
+        } catch (err) {
+          log.warn('SQS delete failed; the batch comes back', { queue: queueUrl, error: String(err) });
+        }
+      }
+    }
+  };
+
+  // One poller per concurrent invocation: each receives, invokes and deletes in turn.
+  const pollers = Array.from({ length: concurrency }, () => poller());
+  return {
+    get invocations() { return invocations; },
+    async stop() {
+      stopped = true;
+      abort.abort();
+      await Promise.allSettled(pollers);
+    },
+  };
+}
