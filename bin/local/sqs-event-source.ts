@@ -10,7 +10,7 @@
 //     that is SQS's own doing (the stand-in's), not the mapping's.
 // Nothing here throws out of the loop: the stand-in not answering is logged once a minute and retried.
 import {
-  DeleteMessageBatchCommand, GetQueueAttributesCommand, ReceiveMessageCommand, type Message, type SQSClient,
+  ChangeMessageVisibilityBatchCommand, DeleteMessageBatchCommand, GetQueueAttributesCommand, ReceiveMessageCommand, type Message, type SQSClient,
 } from '@aws-sdk/client-sqs';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import type { Logger } from '../../lambdas/platform/logger.js';
@@ -30,7 +30,7 @@ export interface SqsEventSourceOptions {
 }
 
 export interface SqsEventSource {
-  /** Stops polling and waits for the invocations in flight. */
+  /** Stops polling and waits for the invocations in flight (and a receive in progress, at most waitSeconds). */
   stop(): Promise<void>;
   /** Invocations made so far (for tests and the benchmark). */
   readonly invocations: number;
@@ -50,7 +50,6 @@ export async function startSqsEventSource(options: SqsEventSourceOptions): Promi
   let stopped = false;
   let invocations = 0;
   let lastOutageReport = 0;
-  const abort = new AbortController();
 
   const toRecord = (message: Message): SQSRecord => ({
     messageId: message.MessageId!,
@@ -102,7 +101,7 @@ export async function startSqsEventSource(options: SqsEventSourceOptions): Promi
           MaxNumberOfMessages: batchSize,
           WaitTimeSeconds: waitSeconds,
           MessageSystemAttributeNames: ['All'],
-        }), { abortSignal: abort.signal });
+        }));
         messages = received.Messages ?? [];
       } catch (err) {
         if (stopped) return;
@@ -113,6 +112,15 @@ export async function startSqsEventSource(options: SqsEventSourceOptions): Promi
         await new Promise((resolve) => setTimeout(resolve, OUTAGE_RETRY_MS));
         continue;
       }
+      if (stopped && messages.length > 0) {
+        // Received while stopping: handed back at once rather than hidden for a visibility timeout.
+        await sqs.send(new ChangeMessageVisibilityBatchCommand({
+          QueueUrl: queueUrl,
+          Entries: messages.map((message, index) => ({ Id: String(index), ReceiptHandle: message.ReceiptHandle!, VisibilityTimeout: 0 })),
+        })).catch((err: unknown) => log.warn('SQS messages received while stopping not handed back; they return after their visibility timeout', { queue: queueUrl, error: String(err) }));
+        return;
+      }
+      if (messages.length === 0 && waitSeconds === 0) await new Promise((resolve) => setTimeout(resolve, 50));
       if (messages.length > 0) {
         try {
           await invoke(messages);
@@ -128,8 +136,9 @@ export async function startSqsEventSource(options: SqsEventSourceOptions): Promi
   return {
     get invocations() { return invocations; },
     async stop() {
+      // A receive in progress is let finish (at most waitSeconds): cancelling it on this side would leave
+      // the stand-in (and SQS) to hand the next message to a poll nobody reads.
       stopped = true;
-      abort.abort();
       await Promise.allSettled(pollers);
     },
   };

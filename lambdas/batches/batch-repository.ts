@@ -94,9 +94,12 @@ export class BatchRepository {
    * such batch.
    */
   async move(id: string, event: BatchEvent, at: number, details: { error?: string } = {}): Promise<BatchRecord | undefined> {
+    let lost: BatchStatus | undefined;
     for (let attempt = 1; attempt <= MOVE_ATTEMPTS; attempt += 1) {
       const batch = await this.get(id);
       if (!batch) return undefined;
+      // Another step made the same move while this one tried: its result is this one's answer.
+      if (lost !== undefined && batch.status === lost) return batch;
       const next = transition(batch.status, event);
       if (next === batch.status) return batch;
       const finalizedAt = isTerminal(next) ? at : null;
@@ -106,13 +109,15 @@ export class BatchRepository {
           TableName: this.tableName,
           Key: itemKeys.batch(id),
           UpdateExpression: 'SET #status = :next, version = :version, finalized_at = :finalized, #error = :error',
-          ConditionExpression: 'version = :read',
+          ConditionExpression: batch.version === 0 ? 'attribute_not_exists(version) OR version = :read' : 'version = :read',
           ExpressionAttributeNames: { '#status': 'status', '#error': 'error' },
           ExpressionAttributeValues: { ':next': next, ':version': batch.version + 1, ':read': batch.version, ':finalized': finalizedAt, ':error': error },
         }));
         return { ...batch, status: next, version: batch.version + 1, finalized_at: finalizedAt, error };
       } catch (err) {
         if (!isConditionFailed(err)) throw err;
+        lost = next;
+        await new Promise((resolve) => setTimeout(resolve, attempt * 5 + Math.random() * 10));
       }
     }
     throw new ConflictError(`Batch ${id} kept changing while it was being moved (${event}); try again`, { retryAfterSeconds: 1 });
@@ -140,7 +145,7 @@ function toItem(batch: BatchRecord): Record<string, unknown> {
 }
 
 export function fromItem(item: Record<string, unknown>): BatchRecord {
-  const counts = item.request_counts as Record<string, unknown>;
+  const counts = (item.request_counts ?? {}) as Record<string, unknown>;
   return {
     id: item.id as string,
     org_id: item.org_id as string,
@@ -154,10 +159,11 @@ export function fromItem(item: Record<string, unknown>): BatchRecord {
     expires_at: Number(item.expires_at),
     finalized_at: item.finalized_at === null || item.finalized_at === undefined ? null : Number(item.finalized_at),
     error: (item.error as { message: string } | null | undefined) ?? null,
-    request_counts: { total: Number(counts.total), completed: Number(counts.completed), failed: Number(counts.failed) },
+    request_counts: { total: Number(counts.total ?? 0), completed: Number(counts.completed ?? 0), failed: Number(counts.failed ?? 0) },
     provider_only: (item.provider_only as string[] | null | undefined) ?? null,
     metadata: (item.metadata as Record<string, string> | null | undefined) ?? null,
     input: item.input as BatchInput,
-    version: Number(item.version),
+    // An item written without one (by hand) starts at 0; move() then writes on its absence.
+    version: Number(item.version ?? 0),
   };
 }

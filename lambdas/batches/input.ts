@@ -73,14 +73,17 @@ export async function* jsonLines(
   let carried: Buffer[] = [];
   let carriedBytes = 0;
   let oversized = false;
+  let first = true;
   const finish = (tail: Buffer | undefined): InputLine | undefined => {
     number += 1;
     const bytes = carriedBytes + (tail?.length ?? 0);
-    if (oversized || bytes > maxLineBytes) return { number, text: null, bytes };
+    // A CRLF line's CR is not part of the item (its limit is the item's own size).
+    if (oversized || bytes > maxLineBytes + 1) return { number, text: null, bytes };
     const parts = tail ? [...carried, tail] : carried;
     const whole = parts.length === 1 ? parts[0]! : Buffer.concat(parts, bytes);
     let end = whole.length;
     if (end > 0 && whole[end - 1] === CR) end -= 1;
+    if (end > maxLineBytes) return { number, text: null, bytes };
     const text = whole.toString('utf8', 0, end);
     return text.trim() === '' ? undefined : { number, text, bytes };
   };
@@ -93,7 +96,9 @@ export async function* jsonLines(
     const chunk = typeof piece === 'string' ? Buffer.from(piece) : Buffer.isBuffer(piece) ? piece : Buffer.from(piece.buffer, piece.byteOffset, piece.byteLength);
     total += chunk.length;
     if (total > maxBytes) throw tooLarge(maxBytes);
-    let start = 0;
+    // A byte-order mark (editors on Windows write one) is not part of the first item.
+    let start = first && chunk.length >= 3 && chunk[0] === 0xef && chunk[1] === 0xbb && chunk[2] === 0xbf ? 3 : 0;
+    if (chunk.length > 0) first = false;
     for (let at = chunk.indexOf(NEWLINE, start); at !== -1; at = chunk.indexOf(NEWLINE, start)) {
       const line = finish(chunk.subarray(start, at));
       reset();
@@ -103,7 +108,7 @@ export async function* jsonLines(
     if (start < chunk.length) {
       const rest = chunk.subarray(start);
       carriedBytes += rest.length;
-      if (carriedBytes > maxLineBytes) {
+      if (carriedBytes > maxLineBytes + 1) {
         // The line is already too long to run: remember only its length.
         oversized = true;
         carried = [];
@@ -193,13 +198,15 @@ function failed(line: number, customId: string | null, errorType: BatchItemError
 
 /**
  * A batch's requests sent inline in the create call. SPEC: an item without custom_id is a 400, and so is a
- * custom_id used twice; an item whose body fails the endpoint's schema is that item's error.
+ * custom_id used twice or an item that is not an object; an item whose body fails the endpoint's schema is
+ * that item's error.
  */
 export function checkInlineRequests(requests: readonly unknown[], endpoint: BatchEndpoint): CheckedItem[] {
   const checker = new BatchItemChecker(endpoint);
   return requests.map((request, index) => {
     const checked = checker.check(request, index + 1);
-    if (checked.kind === 'error' && (checked.error.error_type === 'missing_custom_id' || checked.error.error_type === 'invalid_custom_id' || checked.error.error_type === 'duplicate_custom_id')) {
+    // An item whose custom_id is missing, unreadable or taken (or that is not an object at all).
+    if (checked.kind === 'error' && (checked.customId === null || checked.error.error_type === 'duplicate_custom_id')) {
       throw new InvalidInputError(`Invalid body.requests.${index}: ${checked.error.message}`, { metadata: { param: `requests.${index}.custom_id`, index } });
     }
     return checked;

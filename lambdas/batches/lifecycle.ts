@@ -5,8 +5,8 @@
 //   validating ──validated──► in_progress ──items_done──► finalizing ──finalized──► completed
 //       │                         │                            │
 //       ├──validation_failed──► failed ◄──────failed───────────┘  (also from in_progress)
-//       ├──cancel──► cancelling ──cancelled──► cancelled           (also from in_progress)
-//       └──expire──► expired                                       (also from in_progress and cancelling)
+//       ├──cancel──► cancelling ──cancelled──► cancelled           (also from in_progress; cancelling may fail)
+//       └──expire──► expired                                       (also from in_progress, finalizing and cancelling)
 //
 // Every step of the workflow (the state machine, a worker, a cancel request) asks `transition` and stores
 // the result with a condition on the status it read, so two steps racing cannot both move a batch.
@@ -38,9 +38,10 @@ export const TERMINAL_STATUSES: ReadonlySet<BatchStatus> = new Set(['completed',
 const TRANSITIONS: Record<BatchStatus, Partial<Record<BatchEvent, BatchStatus>>> = {
   validating: { validated: 'in_progress', validation_failed: 'failed', failed: 'failed', cancel: 'cancelling', expire: 'expired' },
   in_progress: { items_done: 'finalizing', failed: 'failed', cancel: 'cancelling', expire: 'expired' },
-  finalizing: { finalized: 'completed', failed: 'failed' },
+  // A finalizer that never finishes is ended by the window like any other step.
+  finalizing: { finalized: 'completed', failed: 'failed', expire: 'expired' },
   // A cancel asked twice is answered with the batch as it is; the items that were running still end.
-  cancelling: { cancel: 'cancelling', cancelled: 'cancelled', expire: 'expired' },
+  cancelling: { cancel: 'cancelling', cancelled: 'cancelled', failed: 'failed', expire: 'expired' },
   cancelled: { cancel: 'cancelled' },
   completed: {},
   failed: {},

@@ -89,6 +89,23 @@ describe('BatchRepository', () => {
     if (stored.status === 'cancelling') expect(outcomes.filter((o, i) => i % 2 === 1 && o.status === 'rejected')).toEqual([]);
   });
 
+  it('answers the same move made twice at once (a redelivered step) with its result, not a 409', async () => {
+    const created = batch({ status: 'in_progress' });
+    await batches.create(created);
+    const moved = await Promise.all(Array.from({ length: 10 }, () => batches.move(created.id, 'items_done', 1_795_000_700)));
+    expect(moved.map((b) => b!.status)).toEqual(Array(10).fill('finalizing'));
+    expect((await batches.get(created.id))!.version).toBe(2);
+  });
+
+  it('moves an item stored without a version (written by hand) once', async () => {
+    const created = batch();
+    await batches.create(created);
+    const { UpdateCommand } = await import('@aws-sdk/lib-dynamodb');
+    await createDocumentClient({ endpoint: store.endpoint }).send(new UpdateCommand({ TableName: store.tableName, Key: { pk: `BATCH#${created.id}`, sk: 'BATCH' }, UpdateExpression: 'REMOVE version' }));
+    expect((await batches.get(created.id))!.version).toBe(0);
+    expect(await batches.move(created.id, 'validated', 1_795_000_800)).toMatchObject({ status: 'in_progress', version: 1 });
+  });
+
   it('adds ended items exactly under concurrent workers', async () => {
     const created = batch({ request_counts: { total: 100, completed: 0, failed: 0 } });
     await batches.create(created);

@@ -101,6 +101,20 @@ describe('SQS event source (local)', () => {
     expect(await drain(url)).toEqual([]);
   });
 
+  it('stops without hiding a message sent while a receive was waiting', async () => {
+    const { url } = await queue();
+    const handled: string[] = [];
+    const stopping = await startSqsEventSource({ sqs, queueUrl: url, log, concurrency: 1, waitSeconds: 1, handler: async (event) => { handled.push(...event.Records.map((r) => r.body)); } });
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const stopped = stopping.stop();
+    await send(url, ['late']);
+    await stopped;
+    // Not handled by the stopped source, and at once receivable by whoever polls next.
+    const { Messages = [] } = await sqs.send(new ReceiveMessageCommand({ QueueUrl: url, MaxNumberOfMessages: 10, WaitTimeSeconds: 1, MessageSystemAttributeNames: ['All'] }));
+    expect(handled).toEqual([]);
+    expect(Messages.map((m) => m.Body)).toEqual(['late']);
+  });
+
   it('leaves a message that always fails to the queue\'s dead-letter queue', async () => {
     const { url, dlq } = await queue(2);
     let deliveries = 0;

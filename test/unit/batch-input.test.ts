@@ -39,6 +39,11 @@ describe('jsonLines', () => {
     expect(JSON.parse(lines[1]!.text!).custom_id).toBe('ok');
   });
 
+  it('does not count a CRLF line\'s CR against the item limit, and drops a leading byte-order mark', async () => {
+    const lines = await collect(chunks('\uFEFF12345\r\n123456\r\n1234\r', 3), { maxLineBytes: 5 });
+    expect(lines.map((line) => line.text)).toEqual(['12345', null, '1234']);
+  });
+
   it('throws a 413 as soon as the input passes the limit, without reading further', async () => {
     let pulled = 0;
     async function* source() {
@@ -128,6 +133,7 @@ describe('checkInlineRequests', () => {
     expect(() => checkInlineRequests([{ custom_id: 'a', body: chat() }, { body: chat() }], '/v1/chat/completions'))
       .toThrow(/^Invalid body\.requests\.1: Item 2 has no custom_id/);
     expect(() => checkInlineRequests([{ custom_id: 'a', body: chat() }, { custom_id: 'a', body: chat() }], '/v1/chat/completions')).toThrow(InvalidInputError);
+    expect(() => checkInlineRequests(['text'], '/v1/chat/completions')).toThrow(/^Invalid body\.requests\.0: Item 1 must be an object/);
     const checked = checkInlineRequests([{ custom_id: 'a', body: chat() }, { custom_id: 'b', body: { model: 'm' } }], '/v1/chat/completions');
     expect(checked.map((item) => item.kind)).toEqual(['item', 'error']);
   });

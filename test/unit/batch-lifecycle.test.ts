@@ -31,6 +31,8 @@ describe('batch lifecycle', () => {
     expect(transition('cancelling', 'cancel')).toBe('cancelling');
     expect(transition('cancelling', 'cancelled')).toBe('cancelled');
     expect(transition('cancelled', 'cancel')).toBe('cancelled');
+    // A provider that fails while the batch is being cancelled ends it as failed.
+    expect(transition('cancelling', 'failed')).toBe('failed');
   });
 
   it('refuses a cancel of a finishing or finished batch with a 409 that says why', () => {
@@ -44,9 +46,10 @@ describe('batch lifecycle', () => {
     }
   });
 
-  it('expires a batch that has not finished, and never a finished one', () => {
+  it('expires a batch that has not finished (a finalizer that never ends included), and never a finished one', () => {
     expect(transition('validating', 'expire')).toBe('expired');
     expect(transition('in_progress', 'expire')).toBe('expired');
+    expect(transition('finalizing', 'expire')).toBe('expired');
     expect(transition('cancelling', 'expire')).toBe('expired');
     for (const status of ['completed', 'failed', 'cancelled', 'expired'] as const) expect(canTransition(status, 'expire')).toBe(false);
   });
