@@ -21,6 +21,7 @@
 //   vault audit     VAULT#<vault>      AUDIT#<at>#<n>
 //   byok credential ORG#<org>          BYOK#<id>
 //   batch           BATCH#<id>         BATCH              ORG#<org>#WS#<ws>#BATCHES  <created_at 10 digits>#<id>   (newest first: batches/batch-repository.ts)
+//   batch result    BATCH#<id>         R#<line 9 digits>                                                (one per item, in input order: batches/result-repository.ts)
 export const itemKeys = {
   organization: (orgId: string) => ({ pk: `ORG#${orgId}`, sk: 'ORG' }),
   workspace: (orgId: string, workspaceId: string) => ({ pk: `ORG#${orgId}`, sk: `WS#${workspaceId}` }),
@@ -62,4 +63,6 @@ export const itemKeys = {
   batch: (id: string) => ({ pk: `BATCH#${id}`, sk: 'BATCH' }),
   batchListing: (orgId: string, workspaceId: string, createdAt: number, id: string) => ({ gsi1pk: `ORG#${orgId}#WS#${workspaceId}#BATCHES`, gsi1sk: `${String(createdAt).padStart(10, '0')}#${id}` }),
   batchesOf: (orgId: string, workspaceId: string) => ({ gsi1pk: `ORG#${orgId}#WS#${workspaceId}#BATCHES` }),
+  batchResult: (batchId: string, line: number) => ({ pk: `BATCH#${batchId}`, sk: `R#${String(line).padStart(9, '0')}` }),
+  batchResultsOf: (batchId: string) => ({ pk: `BATCH#${batchId}`, skPrefix: 'R#' }),
 } as const;

@@ -1,0 +1,94 @@
+// A batch's item results, one item each, keyed by the item's line in the input, so they page in input
+// order. Writing a result and counting it are one transaction conditional on the result not being there:
+// an item redelivered by SQS, retried by a worker or run again by a restarted execution is recorded and
+// counted once, whichever copy gets there first; the others learn it was done already.
+import { QueryCommand, TransactWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { itemKeys } from '../platform/dynamo/item-keys.js';
+import { cancellationOf } from '../platform/dynamo/write-failures.js';
+import type { BatchResult } from './schemas.js';
+
+/** One item's outcome: its input line, and the result as SPEC shows it. */
+export interface StoredResult {
+  line: number;
+  result: BatchResult;
+}
+
+const CONFLICT_ATTEMPTS = 6;
+
+export class BatchResultRepository {
+  constructor(private readonly db: DynamoDBDocumentClient, private readonly tableName: string) {}
+
+  /**
+   * Records an item's result and counts it on the batch (completed when it has a response with a 2xx status,
+   * failed otherwise), once. 'already' when this item's result was recorded before (then nothing changes);
+   * 'no-batch' when the batch is gone.
+   */
+  async record(batchId: string, stored: StoredResult): Promise<'recorded' | 'already' | 'no-batch'> {
+    const ok = stored.result.response !== null && stored.result.response.status_code >= 200 && stored.result.response.status_code < 300;
+    for (let attempt = 1; ; attempt += 1) {
+      try {
+        await this.db.send(new TransactWriteCommand({
+          TransactItems: [
+            {
+              Put: {
+                TableName: this.tableName,
+                Item: { ...itemKeys.batchResult(batchId, stored.line), type: 'batch_result', line: stored.line, ...stored.result },
+                ConditionExpression: 'attribute_not_exists(pk)',
+              },
+            },
+            {
+              Update: {
+                TableName: this.tableName,
+                Key: itemKeys.batch(batchId),
+                UpdateExpression: `ADD request_counts.${ok ? 'completed' : 'failed'} :one`,
+                ConditionExpression: 'attribute_exists(pk)',
+                ExpressionAttributeValues: { ':one': 1 },
+              },
+            },
+          ],
+        }));
+        return 'recorded';
+      } catch (err) {
+        const cancellation = cancellationOf(err);
+        if (!cancellation) throw err;
+        if (cancellation.failedAt(0)) return 'already';
+        if (cancellation.failedAt(1)) return 'no-batch';
+        // Two workers' transactions on the batch item at once: DynamoDB refuses one whole; it tries again.
+        if (!cancellation.conflict || attempt >= CONFLICT_ATTEMPTS) throw err;
+        await new Promise((resolve) => setTimeout(resolve, Math.min(200, 5 * 2 ** attempt) * (0.5 + Math.random() / 2)));
+      }
+    }
+  }
+
+  /** Results in input order, from the line after `afterLine` (0: from the start), at most `limit`. */
+  async page(batchId: string, afterLine: number, limit: number): Promise<{ results: StoredResult[]; more: boolean }> {
+    const { pk } = itemKeys.batchResultsOf(batchId);
+    const results: StoredResult[] = [];
+    let startKey: Record<string, unknown> | undefined = afterLine > 0 ? itemKeys.batchResult(batchId, afterLine) : undefined;
+    do {
+      const page = await this.db.send(new QueryCommand({
+        TableName: this.tableName,
+        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+        ExpressionAttributeValues: { ':pk': pk, ':prefix': 'R#' },
+        ConsistentRead: true,
+        Limit: limit + 1 - results.length,
+        ExclusiveStartKey: startKey,
+      }));
+      for (const item of page.Items ?? []) results.push(resultFromItem(item));
+      startKey = page.LastEvaluatedKey;
+    } while (startKey && results.length <= limit);
+    return { results: results.slice(0, limit), more: results.length > limit };
+  }
+}
+
+function resultFromItem(item: Record<string, unknown>): StoredResult {
+  return {
+    line: Number(item.line),
+    result: {
+      custom_id: item.custom_id as string,
+      id: (item.id as string | null | undefined) ?? null,
+      error: (item.error as BatchResult['error'] | undefined) ?? null,
+      response: (item.response as BatchResult['response'] | undefined) ?? null,
+    },
+  };
+}
