@@ -46,11 +46,15 @@ export type CheckedItem =
   | { kind: 'item'; line: number; customId: string; body: Record<string, unknown> }
   | { kind: 'error'; line: number; customId: string | null; error: BatchItemError };
 
-/** One line of the input: its 1-based number, its text (null when it was longer than MAX_BATCH_LINE_BYTES). */
+/**
+ * One line of the input: its 1-based number, its text (null when it was longer than MAX_BATCH_LINE_BYTES),
+ * its length and where it starts in the input (bytes; the newline after it is not counted in `bytes`).
+ */
 export interface InputLine {
   number: number;
   text: string | null;
   bytes: number;
+  offset: number;
 }
 
 const NEWLINE = 0x0a;
@@ -62,7 +66,7 @@ const CR = 0x0d;
  * length. Throws TooLargeError once more than `maxBytes` arrived, before reading on.
  */
 export async function* jsonLines(
-  source: AsyncIterable<Uint8Array | string>,
+  source: AsyncIterable<Uint8Array | string> | Iterable<Uint8Array | string>,
   limits: { maxBytes?: number; maxLineBytes?: number } = {},
 ): AsyncGenerator<InputLine> {
   const maxBytes = limits.maxBytes ?? MAX_BATCH_INPUT_BYTES;
@@ -74,18 +78,22 @@ export async function* jsonLines(
   let carriedBytes = 0;
   let oversized = false;
   let first = true;
+  /** Where the current line starts in the input. */
+  let lineStart = 0;
   const finish = (tail: Buffer | undefined): InputLine | undefined => {
     number += 1;
     const bytes = carriedBytes + (tail?.length ?? 0);
+    const offset = lineStart;
+    lineStart += bytes + 1;
     // A CRLF line's CR is not part of the item (its limit is the item's own size).
-    if (oversized || bytes > maxLineBytes + 1) return { number, text: null, bytes };
+    if (oversized || bytes > maxLineBytes + 1) return { number, text: null, bytes, offset };
     const parts = tail ? [...carried, tail] : carried;
     const whole = parts.length === 1 ? parts[0]! : Buffer.concat(parts, bytes);
     let end = whole.length;
     if (end > 0 && whole[end - 1] === CR) end -= 1;
-    if (end > maxLineBytes) return { number, text: null, bytes };
+    if (end > maxLineBytes) return { number, text: null, bytes, offset };
     const text = whole.toString('utf8', 0, end);
-    return text.trim() === '' ? undefined : { number, text, bytes };
+    return text.trim() === '' ? undefined : { number, text, bytes, offset };
   };
   const reset = () => {
     carried = [];
@@ -99,6 +107,7 @@ export async function* jsonLines(
     // A byte-order mark (editors on Windows write one) is not part of the first item.
     let start = first && chunk.length >= 3 && chunk[0] === 0xef && chunk[1] === 0xbb && chunk[2] === 0xbf ? 3 : 0;
     if (chunk.length > 0) first = false;
+    lineStart += start;
     for (let at = chunk.indexOf(NEWLINE, start); at !== -1; at = chunk.indexOf(NEWLINE, start)) {
       const line = finish(chunk.subarray(start, at));
       reset();

@@ -35,7 +35,7 @@ describe('jsonLines', () => {
   it('gives a line over the item limit as its length only, and goes on with the next', async () => {
     const long = JSON.stringify({ custom_id: 'long', body: chat('x'.repeat(500)) });
     const lines = await collect(chunks(`${long}\n${JSON.stringify({ custom_id: 'ok', body: chat() })}\n`, 16), { maxLineBytes: 200 });
-    expect(lines[0]).toEqual({ number: 1, text: null, bytes: Buffer.byteLength(long) });
+    expect(lines[0]).toEqual({ number: 1, text: null, bytes: Buffer.byteLength(long), offset: 0 });
     expect(JSON.parse(lines[1]!.text!).custom_id).toBe('ok');
   });
 
@@ -118,8 +118,8 @@ describe('BatchItemChecker', () => {
 
   it('reports an unparsable or oversized line as that line\'s error', () => {
     const checker = new BatchItemChecker('/v1/chat/completions');
-    expect(checker.checkLine({ number: 4, text: '{"custom_id": ', bytes: 14 })).toMatchObject({ kind: 'error', line: 4, error: { error_type: 'invalid_json', message: expect.stringMatching(/^Line 4 is not valid JSON/) } });
-    expect(checker.checkLine({ number: 5, text: null, bytes: 7_000_000 })).toMatchObject({ kind: 'error', line: 5, error: { error_type: 'line_too_large' } });
+    expect(checker.checkLine({ number: 4, text: '{"custom_id": ', bytes: 14, offset: 0 })).toMatchObject({ kind: 'error', line: 4, error: { error_type: 'invalid_json', message: expect.stringMatching(/^Line 4 is not valid JSON/) } });
+    expect(checker.checkLine({ number: 5, text: null, bytes: 7_000_000, offset: 0 })).toMatchObject({ kind: 'error', line: 5, error: { error_type: 'line_too_large' } });
   });
 
   it('says plainly which endpoints cannot run yet', () => {
