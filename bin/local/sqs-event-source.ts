@@ -32,8 +32,6 @@ export interface SqsEventSourceOptions {
 export interface SqsEventSource {
   /** Stops polling and waits for the invocations in flight (and a receive in progress, at most waitSeconds). */
   stop(): Promise<void>;
-  /** Invocations made so far (for tests and the benchmark). */
-  readonly invocations: number;
 }
 
 const OUTAGE_RETRY_MS = 1000;
@@ -48,7 +46,6 @@ export async function startSqsEventSource(options: SqsEventSourceOptions): Promi
   const attributes = await sqs.send(new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['QueueArn'] }));
   const queueArn = attributes.Attributes?.QueueArn ?? queueUrl;
   let stopped = false;
-  let invocations = 0;
   let lastOutageReport = 0;
 
   const toRecord = (message: Message): SQSRecord => ({
@@ -70,7 +67,6 @@ export async function startSqsEventSource(options: SqsEventSourceOptions): Promi
 
   const invoke = async (messages: Message[]): Promise<void> => {
     const records = messages.map(toRecord);
-    invocations += 1;
     let done: SQSRecord[];
     try {
       const reply = await handler({ Records: records });
@@ -134,7 +130,6 @@ export async function startSqsEventSource(options: SqsEventSourceOptions): Promi
   // One poller per concurrent invocation: each receives, invokes and deletes in turn.
   const pollers = Array.from({ length: concurrency }, () => poller());
   return {
-    get invocations() { return invocations; },
     async stop() {
       // A receive in progress is let finish (at most waitSeconds): cancelling it on this side would leave
       // the stand-in (and SQS) to hand the next message to a poll nobody reads.

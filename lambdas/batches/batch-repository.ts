@@ -2,8 +2,9 @@
 // per workspace through gsi1. Every change of state is a conditional write on the state it was read in, so
 // two steps racing (a worker finishing, a cancel, the expiry) never both move a batch; the loser reads again
 // and is answered by the lifecycle (batches/lifecycle.ts) from the state the winner left.
-import { GetCommand, PutCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { itemKeys } from '../platform/dynamo/item-keys.js';
+import { queryUpTo } from '../platform/dynamo/query.js';
 import { isConditionFailed } from '../platform/dynamo/write-failures.js';
 import { ConflictError } from '../platform/errors.js';
 import { isTerminal, transition, type BatchEvent, type BatchStatus } from './lifecycle.js';
@@ -69,22 +70,14 @@ export class BatchRepository {
   async list(orgId: string, workspaceId: string, page: { limit: number; before?: { created_at: number; id: string } }): Promise<{ batches: BatchRecord[]; more: boolean }> {
     const { gsi1pk } = itemKeys.batchesOf(orgId, workspaceId);
     const before = page.before ? itemKeys.batchListing(orgId, workspaceId, page.before.created_at, page.before.id).gsi1sk : undefined;
-    const batches: BatchRecord[] = [];
-    let startKey: Record<string, unknown> | undefined;
-    do {
-      const result = await this.db.send(new QueryCommand({
-        TableName: this.tableName,
-        IndexName: 'gsi1',
-        KeyConditionExpression: before ? 'gsi1pk = :pk AND gsi1sk < :before' : 'gsi1pk = :pk',
-        ExpressionAttributeValues: { ':pk': gsi1pk, ...(before ? { ':before': before } : {}) },
-        ScanIndexForward: false,
-        Limit: page.limit + 1 - batches.length,
-        ExclusiveStartKey: startKey,
-      }));
-      for (const item of result.Items ?? []) batches.push(fromItem(item));
-      startKey = result.LastEvaluatedKey;
-    } while (startKey && batches.length <= page.limit);
-    return { batches: batches.slice(0, page.limit), more: batches.length > page.limit };
+    const { items, truncated } = await queryUpTo(this.db, {
+      TableName: this.tableName,
+      IndexName: 'gsi1',
+      KeyConditionExpression: before ? 'gsi1pk = :pk AND gsi1sk < :before' : 'gsi1pk = :pk',
+      ExpressionAttributeValues: { ':pk': gsi1pk, ...(before ? { ':before': before } : {}) },
+      ScanIndexForward: false,
+    }, page.limit, { atMost: page.limit + 1 });
+    return { batches: items.map(fromItem), more: truncated };
   }
 
   /**
@@ -122,17 +115,6 @@ export class BatchRepository {
     }
     throw new ConflictError(`Batch ${id} kept changing while it was being moved (${event}); try again`, { retryAfterSeconds: 1 });
   }
-
-  /** Counts items that ended (each exactly once: the caller's own conditional write of the result decides). */
-  async countEnded(id: string, ended: { completed: number; failed: number }): Promise<void> {
-    await this.db.send(new UpdateCommand({
-      TableName: this.tableName,
-      Key: itemKeys.batch(id),
-      UpdateExpression: 'ADD request_counts.completed :completed, request_counts.failed :failed',
-      ConditionExpression: 'attribute_exists(pk)',
-      ExpressionAttributeValues: { ':completed': ended.completed, ':failed': ended.failed },
-    }));
-  }
 }
 
 function toItem(batch: BatchRecord): Record<string, unknown> {
@@ -144,7 +126,7 @@ function toItem(batch: BatchRecord): Record<string, unknown> {
   };
 }
 
-export function fromItem(item: Record<string, unknown>): BatchRecord {
+function fromItem(item: Record<string, unknown>): BatchRecord {
   const counts = (item.request_counts ?? {}) as Record<string, unknown>;
   return {
     id: item.id as string,

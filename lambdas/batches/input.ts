@@ -30,10 +30,6 @@ const ITEM_SCHEMAS: Partial<Record<BatchEndpoint, z.ZodType>> = {
   '/v1/responses': responsesRequestSchema,
 };
 
-export function supportsEndpoint(endpoint: BatchEndpoint): boolean {
-  return ITEM_SCHEMAS[endpoint] !== undefined;
-}
-
 /** Why an item cannot run, as a batch result's `error` (SPEC: message, param, type, error_type). */
 export interface BatchItemError {
   message: string;
@@ -133,7 +129,7 @@ export async function* jsonLines(
   }
 }
 
-export function tooLarge(maxBytes: number): TooLargeError {
+function tooLarge(maxBytes: number): TooLargeError {
   return new TooLargeError(`Batch input is larger than ${maxBytes} bytes (200 MB)`, { metadata: { limit_bytes: maxBytes } });
 }
 

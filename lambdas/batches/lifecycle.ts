@@ -33,7 +33,7 @@ export type BatchEvent =
   /** The completion window passed before the batch ended. */
   | 'expire';
 
-export const TERMINAL_STATUSES: ReadonlySet<BatchStatus> = new Set(['completed', 'failed', 'expired', 'cancelled']);
+const TERMINAL_STATUSES: ReadonlySet<BatchStatus> = new Set(['completed', 'failed', 'expired', 'cancelled']);
 
 const TRANSITIONS: Record<BatchStatus, Partial<Record<BatchEvent, BatchStatus>>> = {
   validating: { validated: 'in_progress', validation_failed: 'failed', failed: 'failed', cancel: 'cancelling', expire: 'expired' },

@@ -2,9 +2,10 @@
 // order. Writing a result and counting it are one transaction conditional on the result not being there:
 // an item redelivered by SQS, retried by a worker or run again by a restarted execution is recorded and
 // counted once, whichever copy gets there first; the others learn it was done already.
-import { QueryCommand, TransactWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { TransactWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { itemKeys } from '../platform/dynamo/item-keys.js';
 import { cancellationOf } from '../platform/dynamo/write-failures.js';
+import { queryUpTo } from '../platform/dynamo/query.js';
 import type { BatchResult } from './schemas.js';
 
 /** One item's outcome: its input line, and the result as SPEC shows it. */
@@ -14,6 +15,8 @@ export interface StoredResult {
 }
 
 const CONFLICT_ATTEMPTS = 6;
+/** The largest line number a result key holds (9 digits). */
+const MAX_LINE = 999_999_999;
 
 export class BatchResultRepository {
   constructor(private readonly db: DynamoDBDocumentClient, private readonly tableName: string) {}
@@ -62,22 +65,17 @@ export class BatchResultRepository {
 
   /** Results in input order, from the line after `afterLine` (0: from the start), at most `limit`. */
   async page(batchId: string, afterLine: number, limit: number): Promise<{ results: StoredResult[]; more: boolean }> {
-    const { pk } = itemKeys.batchResultsOf(batchId);
-    const results: StoredResult[] = [];
-    let startKey: Record<string, unknown> | undefined = afterLine > 0 ? itemKeys.batchResult(batchId, afterLine) : undefined;
-    do {
-      const page = await this.db.send(new QueryCommand({
-        TableName: this.tableName,
-        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-        ExpressionAttributeValues: { ':pk': pk, ':prefix': 'R#' },
-        ConsistentRead: true,
-        Limit: limit + 1 - results.length,
-        ExclusiveStartKey: startKey,
-      }));
-      for (const item of page.Items ?? []) results.push(resultFromItem(item));
-      startKey = page.LastEvaluatedKey;
-    } while (startKey && results.length <= limit);
-    return { results: results.slice(0, limit), more: results.length > limit };
+    const { items, truncated } = await queryUpTo(this.db, {
+      TableName: this.tableName,
+      KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
+      ExpressionAttributeValues: {
+        ':pk': itemKeys.batchResultsOf(batchId).pk,
+        ':from': itemKeys.batchResult(batchId, afterLine + 1).sk,
+        ':to': itemKeys.batchResult(batchId, MAX_LINE).sk,
+      },
+      ConsistentRead: true,
+    }, limit, { atMost: limit + 1 });
+    return { results: items.map(resultFromItem), more: truncated };
   }
 }
 

@@ -3,20 +3,8 @@
 import { S3Client } from '@aws-sdk/client-s3';
 import { withoutSdkLogging } from './quiet-client.js';
 
-export interface S3Config {
-  bucket: string;
-  /** Set only for a local stand-in. */
-  endpoint?: string | undefined;
-  region?: string | undefined;
-}
-
-export function s3ConfigFromEnv(env: NodeJS.ProcessEnv = process.env): S3Config | undefined {
-  const bucket = env.GATEWAY_BATCH_BUCKET;
-  if (!bucket) return undefined;
-  return { bucket, endpoint: env.S3_ENDPOINT || undefined, region: env.AWS_REGION || env.AWS_DEFAULT_REGION || undefined };
-}
-
-export function createS3Client(config: Pick<S3Config, 'endpoint' | 'region'>): S3Client {
+/** `endpoint` is set only for a local stand-in. */
+export function createS3Client(config: { endpoint?: string | undefined; region?: string | undefined }): S3Client {
   const local = Boolean(config.endpoint);
   return withoutSdkLogging(new S3Client({
     endpoint: config.endpoint,
