@@ -15,6 +15,9 @@ import { usdToNanos, MoneyFormatError } from '../../lambdas/platform/money.js';
 import { startSimulator, type Simulator } from '../simulator/server.js';
 import { startLocalKms } from './kms.js';
 import { startAggregatorThread, type AggregatorThread } from './aggregator-thread.js';
+import { startLocalBatchServices } from './batch-services.js';
+import { startSqsEventSource, type SqsEventSource } from './sqs-event-source.js';
+import { createSqsClient } from '../../lambdas/platform/aws/sqs.js';
 
 /** How often npm start releases expired credit holds (the maintenance function's schedule on AWS is 5 minutes). */
 const HOLD_SWEEP_INTERVAL_MS = 60_000;
@@ -165,26 +168,30 @@ export async function startLocalRuntime(config: LocalConfig, output: RuntimeOutp
 
   mkdirSync(config.dataDir, { recursive: true });
   const dynamodbDir = join(config.dataDir, 'dynamodb');
-  const [dynamodbStart, simulatorStart, kmsStart] = await Promise.allSettled([
+  const [dynamodbStart, simulatorStart, kmsStart, batchStart] = await Promise.allSettled([
     startDynamoDbLocal({ dataDir: dynamodbDir }),
     config.simulatorUrl
       ? Promise.resolve(externalSimulator(config.simulatorUrl))
       : startSimulator({ port: config.simulatorPort, host: config.host, chunkDelayMs: config.simulatorChunkDelayMs ?? 0, firstByteDelayMs: config.simulatorFirstByteDelayMs ?? 0 }),
     startLocalKms({ dataDir: join(config.dataDir, 'kms') }),
+    startLocalBatchServices({ dataDir: config.dataDir, host: '127.0.0.1' }),
   ]);
-  if (dynamodbStart.status === 'rejected' || simulatorStart.status === 'rejected' || kmsStart.status === 'rejected') {
+  if (dynamodbStart.status === 'rejected' || simulatorStart.status === 'rejected' || kmsStart.status === 'rejected' || batchStart.status === 'rejected') {
     // Stop what did start before reporting why the rest did not.
     await Promise.allSettled([
       dynamodbStart.status === 'fulfilled' ? dynamodbStart.value.stop() : undefined,
       simulatorStart.status === 'fulfilled' ? simulatorStart.value.close() : undefined,
       kmsStart.status === 'fulfilled' ? kmsStart.value.close() : undefined,
+      batchStart.status === 'fulfilled' ? batchStart.value.close() : undefined,
     ]);
-    const failed = [dynamodbStart, simulatorStart, kmsStart].find((result) => result.status === 'rejected') as PromiseRejectedResult;
+    const failed = [dynamodbStart, simulatorStart, kmsStart, batchStart].find((result) => result.status === 'rejected') as PromiseRejectedResult;
     throw failed.reason;
   }
   let dynamodb = dynamodbStart.value;
   const simulator = simulatorStart.value;
   const kms = kmsStart.value;
+  const batchServices = batchStart.value;
+  let batchSource: SqsEventSource | undefined;
   let stopping = false;
   let storeState: PartHealth['status'] = 'ok';
   const deaths: number[] = [];
@@ -247,6 +254,12 @@ export async function startLocalRuntime(config: LocalConfig, output: RuntimeOutp
     process.env.DYNAMODB_ENDPOINT = dynamodb.endpoint;
     process.env.AWS_REGION ??= 'local';
     if (config.adminKey) process.env.GATEWAY_ADMIN_KEY = config.adminKey;
+    // Batches: their bucket and work queue on the local stand-ins; a running batch is checked every second.
+    process.env.GATEWAY_BATCH_BUCKET = batchServices.bucket;
+    process.env.GATEWAY_BATCH_QUEUE_URL = batchServices.queueUrl;
+    process.env.S3_ENDPOINT = batchServices.s3Endpoint;
+    process.env.SQS_ENDPOINT = batchServices.sqsEndpoint;
+    process.env.GATEWAY_BATCH_CHECK_SECONDS ??= '1';
 
     const admin = new DynamoDBClient({ endpoint: dynamodb.endpoint, region: 'local', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
     await ensureTable(admin, config.tableName);
@@ -294,6 +307,23 @@ export async function startLocalRuntime(config: LocalConfig, output: RuntimeOutp
       if (taken > 0) log(`took back ${taken} budget lease(s) the previous run held`);
       if (released > 0) log(`released ${released} credit hold(s) of requests the previous run did not finish`);
     }
+    // What the batch worker's SQS event source mapping does on AWS: the work queue's messages, ten at a time,
+    // to the worker handler. Batches that had not ended when the last run stopped get their next step again.
+    const { handleBatchMessages } = await import('../../lambdas/handlers/batch-worker.js');
+    batchSource = await startSqsEventSource({
+      sqs: createSqsClient({ endpoint: batchServices.sqsEndpoint }),
+      queueUrl: batchServices.queueUrl,
+      handler: (event) => handleBatchMessages(event, deps),
+      log: deps.log,
+      batchSize: 10,
+      concurrency: 4,
+      waitSeconds: 1,
+    });
+    const unfinished = await deps.batches.repository.unfinished();
+    if (unfinished.length > 0) {
+      await deps.batches.queue?.send(unfinished.flatMap((batch) => [{ kind: 'validate' as const, batch_id: batch.id, requeue: true }, { kind: 'check' as const, batch_id: batch.id }]));
+      log(`resumed ${unfinished.length} batch(es) the previous run had not finished`);
+    }
     let managementKeyFile: string | undefined;
     if (bootstrap.generatedKeyText) {
       // Printed once, and kept where only this user can read it, so it does not scroll away.
@@ -338,12 +368,16 @@ export async function startLocalRuntime(config: LocalConfig, output: RuntimeOutp
       stop: () => {
         stopped ??= (async () => {
           clearInterval(sweeper);
+          // Batch steps in flight end with the requests (a shard cut short comes back at the next start).
+          const batchesStopped = batchSource?.stop();
           await server.close({
             graceMs: config.shutdownGraceMs ?? DEFAULT_SHUTDOWN_GRACE_MS,
             settleMs: SHUTDOWN_SETTLE_MS,
             finishMs: SHUTDOWN_FINISH_MS,
             onGraceExpired: () => deps.engine.shutdown.trigger(),
           });
+          deps.engine.shutdown.trigger();
+          await batchesStopped;
           // Every request has ended: give the leases back and write the last records.
           if (storeState !== 'down') {
             await deps.engine.leases?.returnAll();
@@ -358,7 +392,7 @@ export async function startLocalRuntime(config: LocalConfig, output: RuntimeOutp
           stopping = true;
           registerHealthCheck(undefined);
           probe.destroy();
-          await Promise.all([dynamodb.stop(), simulator.close(), kms.close()]);
+          await Promise.all([dynamodb.stop(), simulator.close(), kms.close(), batchServices.close()]);
           rmSync(runtimeFile, { force: true });
           await logger.close();
         })();
@@ -368,8 +402,9 @@ export async function startLocalRuntime(config: LocalConfig, output: RuntimeOutp
   } catch (error) {
     stopping = true;
     await (await aggregatorStart?.catch(() => undefined))?.stop();
+    await batchSource?.stop();
     probe.destroy();
-    await Promise.all([dynamodb.stop(), simulator.close(), kms.close(), logger.close()]);
+    await Promise.all([dynamodb.stop(), simulator.close(), kms.close(), batchServices.close(), logger.close()]);
     throw error;
   }
 }

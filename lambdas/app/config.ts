@@ -7,6 +7,7 @@ import { envCredentials, type CredentialSource } from '../providers/registry.js'
 import { vaultSettingsFromEnv, type VaultSettings } from '../vault/index.js';
 import type { EngineConfig } from '../inference/engine.js';
 import { engineConfigFromEnv } from './engine-deps.js';
+import { batchConfigFromEnv, type BatchConfig } from '../batches/config.js';
 
 export interface GatewayConfig {
   /** TABLE_NAME and its client; undefined without TABLE_NAME (the caller then wires its own table, as tests do). */
@@ -24,6 +25,8 @@ export interface GatewayConfig {
   /** GATEWAY_LEASE_OWNER: who holds this process's budget leases (npm start: its data directory's name for it). */
   leaseOwner: string | undefined;
   vault: VaultSettings;
+  /** The batch bucket and queue, and how batch steps run. */
+  batches: BatchConfig;
 }
 
 /** Throws on a malformed value (a timeout that is not a positive integer); the catalog file is read by createDeps. */
@@ -39,5 +42,6 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): GatewayConfig 
     operatorKeyText: env.GATEWAY_ADMIN_KEY || undefined,
     leaseOwner: env.GATEWAY_LEASE_OWNER || undefined,
     vault: vaultSettingsFromEnv(env),
+    batches: batchConfigFromEnv(env),
   };
 }

@@ -19,6 +19,10 @@ import { createAggregator } from './aggregator-deps.js';
 import type { MeterAggregator } from '../billing/aggregator.js';
 import { gatewayEnvironment } from '../platform/aws/provider-secrets.js';
 import { readConfig, type GatewayConfig } from './config.js';
+import { BatchObjects, BatchRepository, BatchResultRepository, BatchWorker, SqsBatchQueue, type BatchQueue } from '../batches/index.js';
+import { createS3Client } from '../platform/aws/s3.js';
+import { createSqsClient } from '../platform/aws/sqs.js';
+import { batchItemRunner } from './batch-items.js';
 
 export interface GatewayDeps extends AuthDeps {
   organizations: OrganizationRepository;
@@ -44,6 +48,17 @@ export interface GatewayDeps extends AuthDeps {
   leaseTermsLagMs: number;
   /** The configuration these deps were built from. */
   config: GatewayConfig;
+  batches: BatchDeps;
+}
+
+/** Batches: their table items, and where configured their bucket, their queue and the worker of their steps. */
+export interface BatchDeps {
+  repository: BatchRepository;
+  results: BatchResultRepository;
+  objects: BatchObjects | undefined;
+  queue: BatchQueue | undefined;
+  /** The steps (validate, shard, check); undefined without a bucket and a queue. */
+  worker: BatchWorker | undefined;
 }
 
 /** The vault over KMS when GATEWAY_KMS_KEY_ID names a key (the CDK stack's, or npm start's local KMS). */
@@ -84,8 +99,10 @@ export function createDeps(config: GatewayConfig, wiring: DepsWiring = {}): Gate
     ...(wiring.workspaceCacheTtlMs !== undefined ? { workspaceCacheTtlMs: wiring.workspaceCacheTtlMs } : {}),
   });
   if (vault) engine.byok = new ByokSource(byok, vault, wiring.credentialCacheTtlMs);
+  const keys = new ApiKeyRepository(db, tableName);
   return {
-    keys: new ApiKeyRepository(db, tableName),
+    keys,
+    batches: createBatchDeps(config, { db, tableName, engine, keys, log, clock }),
     organizations: new OrganizationRepository(db, tableName),
     workspaces: new WorkspaceRepository(db, tableName),
     credits: new CreditRepository(db, tableName),
@@ -102,6 +119,28 @@ export function createDeps(config: GatewayConfig, wiring: DepsWiring = {}): Gate
     log,
     config,
   };
+}
+
+function createBatchDeps(config: GatewayConfig, wiring: { db: DynamoDBDocumentClient; tableName: string; engine: EngineDeps; keys: ApiKeyRepository; log: Logger; clock: () => Date }): BatchDeps {
+  const { db, tableName } = wiring;
+  const repository = new BatchRepository(db, tableName);
+  const results = new BatchResultRepository(db, tableName);
+  const settings = config.batches;
+  if (!settings.bucket || !settings.queueUrl) return { repository, results, objects: undefined, queue: undefined, worker: undefined };
+  const objects = new BatchObjects(createS3Client({ endpoint: settings.s3Endpoint, region: settings.region }), settings.bucket);
+  const queue = new SqsBatchQueue(createSqsClient({ endpoint: settings.sqsEndpoint, region: settings.region }), settings.queueUrl);
+  const worker = new BatchWorker({
+    batches: repository,
+    results,
+    objects,
+    queue,
+    runItem: batchItemRunner({ engine: wiring.engine, keys: wiring.keys, db, tableName }),
+    clock: wiring.clock,
+    log: wiring.log,
+    checkEverySeconds: settings.checkEverySeconds,
+    itemConcurrency: settings.itemConcurrency,
+  });
+  return { repository, results, objects, queue, worker };
 }
 
 let shared: Promise<GatewayDeps> | undefined;

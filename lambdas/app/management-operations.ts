@@ -14,6 +14,7 @@ import { createAnalyticsOperations } from '../analytics/index.js';
 import { createVaultOperations } from '../vault/index.js';
 import { createInternOperations } from '../interns/index.js';
 import { createByokOperations, usableEndpointFilter } from '../byok/index.js';
+import { createBatchOperations } from '../batches/index.js';
 
 export function createManagementOperations(deps: GatewayDeps): ManagementOperations {
   const { keys, organizations, workspaces, credits, rollups, vault, interns, byok, engine, clock, log, config } = deps;
@@ -40,6 +41,9 @@ export function createManagementOperations(deps: GatewayDeps): ManagementOperati
     ...createVaultOperations({ vault, organizations, interns, settings: config.vault }),
     ...createInternOperations({ interns, organizations, keys, keyCache, vault, clock, hosts: config.vault.hosts }),
     ...createByokOperations({ byok, vault, providers: byokProviders(engine.catalog), keys, workspaces, invalidateCredentials, clock }),
+    ...createBatchOperations({
+      batches: deps.batches.repository, results: deps.batches.results, objects: deps.batches.objects, queue: deps.batches.queue, clock, log,
+    }),
   };
 }
 

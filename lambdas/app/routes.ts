@@ -15,6 +15,7 @@ import { vaultRoutes } from '../vault/index.js';
 import { internRoutes } from '../interns/index.js';
 import { byokRoutes } from '../byok/index.js';
 import { inferenceRoutes } from '../inference/routes.js';
+import { batchRoutes } from '../batches/routes.js';
 
 /** Routes about the gateway itself (system-operations.ts). */
 export const systemRoutes = [
@@ -45,6 +46,7 @@ export const routes = [
   ...internRoutes,
   ...byokRoutes,
   ...inferenceRoutes,
+  ...batchRoutes,
 ] as const satisfies readonly RouteDef[];
 
 export type Route = (typeof routes)[number];

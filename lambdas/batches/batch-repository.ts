@@ -2,7 +2,7 @@
 // per workspace through gsi1. Every change of state is a conditional write on the state it was read in, so
 // two steps racing (a worker finishing, a cancel, the expiry) never both move a batch; the loser reads again
 // and is answered by the lifecycle (batches/lifecycle.ts) from the state the winner left.
-import { GetCommand, PutCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand, ScanCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { itemKeys } from '../platform/dynamo/item-keys.js';
 import { queryUpTo } from '../platform/dynamo/query.js';
 import { isConditionFailed } from '../platform/dynamo/write-failures.js';
@@ -35,8 +35,34 @@ export interface BatchRecord {
   provider_only: string[] | null;
   metadata: Record<string, string> | null;
   input: BatchInput;
+  /** Every shard of its work has been queued (the validating step got that far). */
+  queued: boolean;
+  /** The key of its results file in the batch bucket, once written (when it ended); null before. */
+  output: string | null;
+  /** Summed usage of the items recorded so far (batches/result-repository.ts adds each item's). */
+  usage: BatchUsage;
   /** Bumped by every change of state: what a conditional write compares. */
   version: number;
+}
+
+/** Token and cost sums of a batch's items (cost in nano-dollars). */
+export interface BatchUsage {
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+  cost_nanos: number;
+}
+
+export const NO_USAGE: BatchUsage = { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0, cost_nanos: 0 };
+
+function usageOf(value: unknown): BatchUsage {
+  const usage = (value ?? {}) as Record<string, unknown>;
+  return {
+    prompt_tokens: Number(usage.prompt_tokens ?? 0),
+    completion_tokens: Number(usage.completion_tokens ?? 0),
+    total_tokens: Number(usage.total_tokens ?? 0),
+    cost_nanos: Number(usage.cost_nanos ?? 0),
+  };
 }
 
 /** The 24h completion window in seconds (SPEC Limits). */
@@ -86,7 +112,7 @@ export class BatchRepository {
    * An event that leaves the state as it is (a second cancel) writes nothing. Undefined when there is no
    * such batch.
    */
-  async move(id: string, event: BatchEvent, at: number, details: { error?: string } = {}): Promise<BatchRecord | undefined> {
+  async move(id: string, event: BatchEvent, at: number, details: { error?: string; set?: BatchPlan } = {}): Promise<BatchRecord | undefined> {
     let lost: BatchStatus | undefined;
     for (let attempt = 1; attempt <= MOVE_ATTEMPTS; attempt += 1) {
       const batch = await this.get(id);
@@ -97,16 +123,17 @@ export class BatchRepository {
       if (next === batch.status) return batch;
       const finalizedAt = isTerminal(next) ? at : null;
       const error = details.error !== undefined ? { message: details.error } : batch.error;
+      const plan = planUpdate(details.set);
       try {
         await this.db.send(new UpdateCommand({
           TableName: this.tableName,
           Key: itemKeys.batch(id),
-          UpdateExpression: 'SET #status = :next, version = :version, finalized_at = :finalized, #error = :error',
+          UpdateExpression: `SET #status = :next, version = :version, finalized_at = :finalized, #error = :error${plan.expression}`,
           ConditionExpression: batch.version === 0 ? 'attribute_not_exists(version) OR version = :read' : 'version = :read',
-          ExpressionAttributeNames: { '#status': 'status', '#error': 'error' },
-          ExpressionAttributeValues: { ':next': next, ':version': batch.version + 1, ':read': batch.version, ':finalized': finalizedAt, ':error': error },
+          ExpressionAttributeNames: { '#status': 'status', '#error': 'error', ...plan.names },
+          ExpressionAttributeValues: { ':next': next, ':version': batch.version + 1, ':read': batch.version, ':finalized': finalizedAt, ':error': error, ...plan.values },
         }));
-        return { ...batch, status: next, version: batch.version + 1, finalized_at: finalizedAt, error };
+        return applyPlan({ ...batch, status: next, version: batch.version + 1, finalized_at: finalizedAt, error }, details.set);
       } catch (err) {
         if (!isConditionFailed(err)) throw err;
         lost = next;
@@ -115,6 +142,95 @@ export class BatchRepository {
     }
     throw new ConflictError(`Batch ${id} kept changing while it was being moved (${event}); try again`, { retryAfterSeconds: 1 });
   }
+
+  /** Sets what the validating step learnt or did (outside any change of state). */
+  async plan(id: string, set: BatchPlan): Promise<void> {
+    const plan = planUpdate(set);
+    if (!plan.expression) return;
+    await this.db.send(new UpdateCommand({
+      TableName: this.tableName,
+      Key: itemKeys.batch(id),
+      UpdateExpression: `SET ${plan.expression.slice(2)}`,
+      ConditionExpression: 'attribute_exists(pk)',
+      ...(Object.keys(plan.names).length > 0 ? { ExpressionAttributeNames: plan.names } : {}),
+      ExpressionAttributeValues: plan.values,
+    }));
+  }
+
+  /**
+   * Every batch that has not ended, of every workspace (a Scan: for npm start's start-up, which queues their
+   * next steps again, since its local queue keeps messages in memory only).
+   */
+  async unfinished(): Promise<BatchRecord[]> {
+    const found: BatchRecord[] = [];
+    let startKey: Record<string, unknown> | undefined;
+    do {
+      const page = await this.db.send(new ScanCommand({
+        TableName: this.tableName,
+        FilterExpression: '#type = :batch',
+        ExpressionAttributeNames: { '#type': 'type' },
+        ExpressionAttributeValues: { ':batch': 'batch' },
+        ExclusiveStartKey: startKey,
+      }));
+      for (const item of page.Items ?? []) {
+        const batch = fromItem(item);
+        if (!isTerminal(batch.status)) found.push(batch);
+      }
+      startKey = page.LastEvaluatedKey;
+    } while (startKey);
+    return found;
+  }
+
+  /** Deletes the batch's item (its results are the result repository's). */
+  async delete(id: string): Promise<void> {
+    await this.db.send(new DeleteCommand({ TableName: this.tableName, Key: itemKeys.batch(id) }));
+  }
+}
+
+/** What the validating step sets on a batch: its item count, its model, and that its shards are queued. */
+export interface BatchPlan {
+  total?: number;
+  model?: string | null;
+  queued?: boolean;
+  /** The results file written when it ended (its key in the batch bucket). */
+  output?: string;
+}
+
+function planUpdate(set: BatchPlan | undefined): { expression: string; names: Record<string, string>; values: Record<string, unknown> } {
+  const parts: string[] = [];
+  const names: Record<string, string> = {};
+  const values: Record<string, unknown> = {};
+  if (set?.total !== undefined) {
+    parts.push('request_counts.#total = :total');
+    names['#total'] = 'total';
+    values[':total'] = set.total;
+  }
+  if (set?.model !== undefined) {
+    parts.push('#model = :model');
+    names['#model'] = 'model';
+    values[':model'] = set.model;
+  }
+  if (set?.queued !== undefined) {
+    parts.push('queued = :queued');
+    values[':queued'] = set.queued;
+  }
+  if (set?.output !== undefined) {
+    parts.push('#output = :output');
+    names['#output'] = 'output';
+    values[':output'] = set.output;
+  }
+  return { expression: parts.length ? `, ${parts.join(', ')}` : '', names, values };
+}
+
+function applyPlan(batch: BatchRecord, set: BatchPlan | undefined): BatchRecord {
+  if (!set) return batch;
+  return {
+    ...batch,
+    ...(set.model !== undefined ? { model: set.model } : {}),
+    ...(set.queued !== undefined ? { queued: set.queued } : {}),
+    ...(set.output !== undefined ? { output: set.output } : {}),
+    request_counts: { ...batch.request_counts, ...(set.total !== undefined ? { total: set.total } : {}) },
+  };
 }
 
 function toItem(batch: BatchRecord): Record<string, unknown> {
@@ -145,6 +261,9 @@ function fromItem(item: Record<string, unknown>): BatchRecord {
     provider_only: (item.provider_only as string[] | null | undefined) ?? null,
     metadata: (item.metadata as Record<string, string> | null | undefined) ?? null,
     input: item.input as BatchInput,
+    queued: item.queued === true,
+    output: typeof item.output === 'string' ? item.output : null,
+    usage: usageOf(item.usage),
     // An item written without one (by hand) starts at 0; move() then writes on its absence.
     version: Number(item.version ?? 0),
   };

@@ -2,11 +2,12 @@
 // order. Writing a result and counting it are one transaction conditional on the result not being there:
 // an item redelivered by SQS, retried by a worker or run again by a restarted execution is recorded and
 // counted once, whichever copy gets there first; the others learn it was done already.
-import { TransactWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { BatchWriteCommand, TransactWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { itemKeys } from '../platform/dynamo/item-keys.js';
 import { cancellationOf } from '../platform/dynamo/write-failures.js';
-import { queryUpTo } from '../platform/dynamo/query.js';
+import { queryItems, queryUpTo } from '../platform/dynamo/query.js';
 import type { BatchResult } from './schemas.js';
+import { NO_USAGE, type BatchUsage } from './batch-repository.js';
 
 /** One item's outcome: its input line, and the result as SPEC shows it. */
 export interface StoredResult {
@@ -23,10 +24,10 @@ export class BatchResultRepository {
 
   /**
    * Records an item's result and counts it on the batch (completed when it has a response with a 2xx status,
-   * failed otherwise), once. 'already' when this item's result was recorded before (then nothing changes);
+   * failed otherwise) with its usage, once. 'already' when this item's result was recorded before (then nothing changes);
    * 'no-batch' when the batch is gone.
    */
-  async record(batchId: string, stored: StoredResult): Promise<'recorded' | 'already' | 'no-batch'> {
+  async record(batchId: string, stored: StoredResult, usage: BatchUsage = NO_USAGE): Promise<'recorded' | 'already' | 'no-batch'> {
     const ok = stored.result.response !== null && stored.result.response.status_code >= 200 && stored.result.response.status_code < 300;
     for (let attempt = 1; ; attempt += 1) {
       try {
@@ -43,9 +44,10 @@ export class BatchResultRepository {
               Update: {
                 TableName: this.tableName,
                 Key: itemKeys.batch(batchId),
-                UpdateExpression: `ADD request_counts.${ok ? 'completed' : 'failed'} :one`,
+                UpdateExpression: `ADD request_counts.${ok ? 'completed' : 'failed'} :one, #usage.prompt_tokens :prompt, #usage.completion_tokens :completion, #usage.total_tokens :tokens, #usage.cost_nanos :cost`,
                 ConditionExpression: 'attribute_exists(pk)',
-                ExpressionAttributeValues: { ':one': 1 },
+                ExpressionAttributeNames: { '#usage': 'usage' },
+                ExpressionAttributeValues: { ':one': 1, ':prompt': usage.prompt_tokens, ':completion': usage.completion_tokens, ':tokens': usage.total_tokens, ':cost': usage.cost_nanos },
               },
             },
           ],
@@ -61,6 +63,11 @@ export class BatchResultRepository {
         await new Promise((resolve) => setTimeout(resolve, Math.min(200, 5 * 2 ** attempt) * (0.5 + Math.random() / 2)));
       }
     }
+  }
+
+  /** Deletes every result of a batch. */
+  deleteAll(batchId: string): Promise<number> {
+    return deleteResults(this.db, this.tableName, batchId);
   }
 
   /** Results in input order, from the line after `afterLine` (0: from the start), at most `limit`. */
@@ -79,6 +86,33 @@ export class BatchResultRepository {
   }
 }
 
+/** Deletes every result of a batch (25 at a time); unprocessed deletes are sent again. */
+export async function deleteResults(db: DynamoDBDocumentClient, tableName: string, batchId: string): Promise<number> {
+  let deleted = 0;
+  let keys: Array<{ pk: string; sk: string }> = [];
+  const send = async () => {
+    let requests = keys.map((key) => ({ DeleteRequest: { Key: key } }));
+    keys = [];
+    for (let attempt = 1; requests.length > 0; attempt += 1) {
+      const reply = await db.send(new BatchWriteCommand({ RequestItems: { [tableName]: requests } }));
+      requests = (reply.UnprocessedItems?.[tableName] ?? []) as typeof requests;
+      if (requests.length > 0) await new Promise((resolve) => setTimeout(resolve, Math.min(1000, 20 * 2 ** attempt)));
+    }
+  };
+  for await (const item of queryItems(db, {
+    TableName: tableName,
+    KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+    ExpressionAttributeValues: { ':pk': itemKeys.batchResultsOf(batchId).pk, ':prefix': itemKeys.batchResultsOf(batchId).skPrefix },
+    ProjectionExpression: 'pk, sk',
+  })) {
+    keys.push({ pk: item.pk as string, sk: item.sk as string });
+    deleted += 1;
+    if (keys.length === 25) await send();
+  }
+  if (keys.length > 0) await send();
+  return deleted;
+}
+
 function resultFromItem(item: Record<string, unknown>): StoredResult {
   return {
     line: Number(item.line),
@@ -89,4 +123,15 @@ function resultFromItem(item: Record<string, unknown>): StoredResult {
       response: (item.response as BatchResult['response'] | undefined) ?? null,
     },
   };
+}
+
+/** Every result of a batch so far as JSON Lines text, in input order, a page (`pageSize` results) per chunk. */
+export async function* resultLines(results: Pick<BatchResultRepository, 'page'>, batchId: string, pageSize = 500): AsyncGenerator<string> {
+  let after = 0;
+  for (;;) {
+    const page = await results.page(batchId, after, pageSize);
+    if (page.results.length > 0) yield page.results.map((stored) => JSON.stringify(stored.result)).join('\n') + '\n';
+    if (!page.more || page.results.length === 0) return;
+    after = page.results[page.results.length - 1]!.line;
+  }
 }

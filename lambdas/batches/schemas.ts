@@ -8,8 +8,10 @@ import { BATCH_STATUSES } from './lifecycle.js';
  * error rather than a 400 for the whole batch: the array's items are not typed here.
  */
 export const createBatchBody = z.strictObject({
-  requests: z.array(z.unknown()).min(1, 'requests needs at least one item'),
   endpoint: z.enum(BATCH_ENDPOINTS),
+  /** The model of every item (OpenRouter): an item may leave out its own, or must name the same. */
+  model: z.string().min(1).max(256).optional(),
+  requests: z.array(z.unknown()).min(1, 'requests needs at least one item'),
   completion_window: z.literal('24h', { message: 'completion_window must be "24h"' }).default('24h'),
   provider: z.strictObject({
     only: z.array(z.string().min(1).max(128)).min(1).max(64),
@@ -37,9 +39,43 @@ export const batchObject = z.object({
   completion_window: z.literal('24h'),
   created_at: z.number().int(),
   finalized_at: z.number().int().nullable(),
+  expires_at: z.number().int().nullable(),
   error: z.object({ message: z.string() }).nullable(),
   request_counts: z.object({ total: z.number().int(), completed: z.number().int(), failed: z.number().int() }),
-  results: z.array(batchResult),
-  usage: z.record(z.string(), z.unknown()).nullable(),
+  results: z.array(batchResult).nullable(),
+  usage: z.object({
+    prompt_tokens: z.number().int(),
+    completion_tokens: z.number().int(),
+    total_tokens: z.number().int(),
+    cost: z.number(),
+  }).nullable(),
+  metadata: z.record(z.string(), z.string()).nullable(),
+  /** Where the next page of `results` starts (`results_after`), while there are more. */
+  results_next: z.number().int().nullable(),
 });
 export type BatchObject = z.infer<typeof batchObject>;
+
+const pageLimit = (max: number, fallback: number) => z.coerce.number().int().min(1).max(max).default(fallback);
+
+export const getBatchQuery = z.strictObject({
+  /** Results shown with the batch, at most (default 100, at most 1,000). */
+  results_limit: pageLimit(1000, 100),
+  /** Results after this input line (from the previous page's `results_next`). */
+  results_after: z.coerce.number().int().min(0).default(0),
+});
+
+export const listBatchesQuery = z.strictObject({
+  limit: pageLimit(100, 20),
+  /** A batch id from the previous page's `last_id`: the page after it. */
+  after: z.string().min(1).max(64).optional(),
+});
+
+export const batchListReply = z.object({
+  object: z.literal('list'),
+  data: z.array(batchObject),
+  first_id: z.string().nullable(),
+  last_id: z.string().nullable(),
+  has_more: z.boolean(),
+});
+
+export const batchDeletedReply = z.object({ id: z.string(), object: z.literal('batch'), deleted: z.literal(true) });

@@ -45,6 +45,7 @@ export async function handleInference(
   if (result.kind === 'stream') {
     return { statusCode: result.status ?? 200, headers: { 'x-request-id': request.requestId, ...result.headers }, body: result.body };
   }
+  if (result.kind === 'text') return { statusCode: result.status ?? 200, headers: { 'x-request-id': request.requestId, ...result.headers }, body: result.body };
   return {
     statusCode: result.status ?? 200,
     headers: { 'content-type': 'application/json', 'x-request-id': request.requestId, ...result.headers },

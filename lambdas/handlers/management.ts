@@ -22,6 +22,7 @@ export async function handleManagement(event: APIGatewayProxyEventV2, deps: Gate
     const reply = toErrorReply(new Error('stream result on a buffered route'), request.requestId, deps.log);
     return { statusCode: reply.status, headers, body: JSON.stringify(reply.body) };
   }
+  if (result.kind === 'text') return { statusCode: result.status ?? 200, headers, body: result.body };
   if (result.status === 204) {
     const { 'content-type': _type, ...rest } = headers;
     return { statusCode: 204, headers: rest, body: '' };

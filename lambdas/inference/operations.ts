@@ -11,7 +11,7 @@ import type { GatewayRequest } from '../platform/http/request.js';
 import { DomainError } from '../platform/errors.js';
 import type { Invocation } from '../billing/infrastructure.js';
 import type { Caller, EngineDeps } from './engine.js';
-import { runGeneration, type Defer, type GenerationRun, type GenerationStream, type RunGenerationOptions, type StreamStart } from './run-generation.js';
+import { runGeneration, type Defer, type GenerationOutcome, type GenerationRun, type GenerationStream, type RunGenerationOptions, type StreamStart } from './run-generation.js';
 import { serviceMetadata } from './service-metadata.js';
 import { shuttingDownError } from '../platform/shutdown.js';
 import type { RouteTrace } from './trace.js';
@@ -121,7 +121,14 @@ async function run(inference: InferenceRequest, principal: Principal | null, htt
     const generation = runGeneration({ ...options, stream: true });
     return streamReply({ generation, request, engine, withMetadata, deferral, defer, invocation: http.invocation });
   }
-  const generation = runGeneration({ ...options, stream: false });
+  const { generationId, body } = await bufferedReply(runGeneration({ ...options, stream: false }), request, engine, withMetadata, deferral.drain);
+  return { status: 200, headers: { 'x-generation-id': generationId }, body };
+}
+
+/** A non-streamed generation's reply body (chat completion or Responses result), or its failure as an HttpError. */
+async function bufferedReply(
+  generation: GenerationRun<GenerationOutcome>, request: InferenceRequest, engine: EngineDeps, withMetadata: boolean, drain: (() => Promise<unknown>) | undefined,
+): Promise<{ generationId: string; body: Record<string, unknown> }> {
   const { trace } = generation;
   try {
     const outcome = await generation.result;
@@ -130,12 +137,30 @@ async function run(inference: InferenceRequest, principal: Principal | null, htt
     const body = request.format === 'chat'
       ? chatCompletion(identity, outcome.result, chatUsage(outcome.usage, outcome.cost, outcome.isByok), extra)
       : responseResult(identity, request.echo, outcome.result, responsesUsage(outcome.usage, outcome.cost, outcome.isByok), Math.floor(Date.now() / 1000), extra);
-    if (deferral.drain) await deferral.drain();
-    return { status: 200, headers: { 'x-generation-id': trace.generationId }, body };
+    if (drain) await drain();
+    return { generationId: trace.generationId, body: body as unknown as Record<string, unknown> };
   } catch (err) {
-    if (deferral.drain) await deferral.drain();
+    if (drain) await drain();
     throw withGeneration(err, trace, withMetadata, engine);
   }
+}
+
+/**
+ * One request run to its end without HTTP (a batch item): the reply body as the live route would send it,
+ * after its settlement or release has been handed on (awaited here). A failure is thrown as the HttpError the
+ * live route would answer with (status, envelope; `x-generation-id` among its headers once one was planned).
+ */
+export async function generateBuffered(inference: InferenceRequest, caller: Caller, engine: EngineDeps, signal?: AbortSignal): Promise<{ generationId: string; body: Record<string, unknown> }> {
+  if (engine.shutdown.triggered) throw asHttpError(shuttingDownError());
+  const request = { ...inference, stream: false };
+  const deferral = deferralOf(undefined);
+  let generation: GenerationRun<GenerationOutcome>;
+  try {
+    generation = runGeneration({ request, caller, deps: engine, stream: false, signal, defer: deferral.defer, errorStatus });
+  } catch (err) {
+    throw asHttpError(err);
+  }
+  return bufferedReply(generation, request, engine, false, deferral.drain);
 }
 
 interface StreamReplyOptions {

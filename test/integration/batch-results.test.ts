@@ -3,7 +3,7 @@
 // input order.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createDocumentClient } from '../../lambdas/platform/dynamo/client.js';
-import { BatchRepository, COMPLETION_WINDOW_SECONDS } from '../../lambdas/batches/batch-repository.js';
+import { BatchRepository, COMPLETION_WINDOW_SECONDS, NO_USAGE } from '../../lambdas/batches/batch-repository.js';
 import { BatchResultRepository, type StoredResult } from '../../lambdas/batches/result-repository.js';
 import { createTestStore, type TestStore } from '../support/store.js';
 import { TransactionCanceledException, TransactionConflictException } from '@aws-sdk/client-dynamodb';
@@ -27,7 +27,7 @@ async function newBatch(id: string, total: number): Promise<void> {
   await batches.create({
     id, org_id: 'org-r', workspace_id: 'ws-r', key_hash: 'k', status: 'in_progress', endpoint: '/v1/chat/completions', model: null,
     completion_window: '24h', created_at: 1_795_000_000, expires_at: 1_795_000_000 + COMPLETION_WINDOW_SECONDS, finalized_at: null, error: null,
-    request_counts: { total, completed: 0, failed: 0 }, provider_only: null, metadata: null, input: { kind: 'inline', bytes: 1 }, version: 1,
+    request_counts: { total, completed: 0, failed: 0 }, provider_only: null, metadata: null, input: { kind: 'inline', bytes: 1 }, queued: true, output: null, usage: { ...NO_USAGE }, version: 1,
   });
 }
 

@@ -7,6 +7,7 @@ const record: BatchRecord = {
   id: 'batch_1', org_id: 'o', workspace_id: 'w', key_hash: 'k', status: 'completed', endpoint: '/v1/chat/completions', model: 'simulator/echo',
   completion_window: '24h', created_at: 1_795_000_000, expires_at: 1_795_086_400, finalized_at: 1_795_000_050, error: null,
   request_counts: { total: 2, completed: 1, failed: 1 }, provider_only: null, metadata: null, input: { kind: 'inline', bytes: 10 }, version: 4,
+  queued: true, output: null, usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15, cost_nanos: 100_000 },
 };
 
 describe('batch view', () => {
@@ -15,10 +16,13 @@ describe('batch view', () => {
       { custom_id: 'a', id: 'gen-1', error: null, response: { body: { id: 'gen-1', object: 'chat.completion', choices: [] }, request_id: 'req-1', status_code: 200 } },
       { custom_id: 'b', id: null, error: { message: 'Item 2: Invalid body.messages', param: 'body.messages', type: 'invalid_request_error', error_type: 'invalid_body' }, response: null },
     ];
-    const view = batchView(record, results, { cost: 0.0001 });
+    const view = batchView(record, results, 1);
     expect(batchObject.parse(view)).toEqual(view);
-    expect(view).toMatchObject({ object: 'batch', status: 'completed', created_at: 1_795_000_000, finalized_at: 1_795_000_050, request_counts: { total: 2, completed: 1, failed: 1 } });
-    expect(Object.keys(view)).not.toEqual(expect.arrayContaining(['org_id', 'key_hash', 'input', 'version']));
+    expect(view).toMatchObject({ object: 'batch', status: 'completed', created_at: 1_795_000_000, finalized_at: 1_795_000_050, request_counts: { total: 2, completed: 1, failed: 1 }, results_next: 1 });
+    expect(view.usage).toEqual({ prompt_tokens: 10, completion_tokens: 5, total_tokens: 15, cost: 0.0001 });
+    for (const hidden of ['org_id', 'key_hash', 'input', 'version', 'queued']) expect(Object.keys(view)).not.toContain(hidden);
+    // A batch nothing of which has been counted yet has no usage.
+    expect(batchView({ ...record, request_counts: { total: 2, completed: 0, failed: 0 } }).usage).toBeNull();
   });
 
   it('takes a create body per SPEC and refuses other windows and empty batches', () => {

@@ -76,7 +76,15 @@ export interface StreamResult {
   body: Readable;
 }
 
-export type OperationResult = JsonResult | StreamResult;
+/** A body sent as it is (not JSON): its content-type among the headers. */
+export interface TextResult {
+  kind: 'text';
+  status?: number;
+  headers: Record<string, string>;
+  body: string;
+}
+
+export type OperationResult = JsonResult | StreamResult | TextResult;
 
 type Infer<T> = T extends z.ZodType ? z.output<T> : undefined;
 

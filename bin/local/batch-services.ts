@@ -1,0 +1,51 @@
+// npm start's stand-ins for a batch's AWS services: S3 (s3rver, objects on disk under the data directory)
+// and SQS (fauxqs, in memory), with the bucket, the work queue and its dead-letter queue the CDK stack
+// creates. fauxqs keeps messages in memory only: at start-up the runtime queues the next step of every
+// batch that has not ended again (its steps are safe to repeat), so a restart loses no batch.
+import { join } from 'node:path';
+import { startFauxqs } from 'fauxqs';
+import { startLocalS3 } from './s3.js';
+
+export const LOCAL_BATCH_BUCKET = 'gateway-batches';
+const QUEUE = 'gateway-batch-work';
+const DEAD_LETTERS = 'gateway-batch-work-dlq';
+/** Receives before a message goes to the dead-letter queue (the stack's redrive policy). */
+export const MAX_RECEIVES = 5;
+/** Seconds a received message stays hidden (longer than a shard of items takes here). */
+const VISIBILITY_SECONDS = 120;
+
+export interface LocalBatchServices {
+  s3Endpoint: string;
+  sqsEndpoint: string;
+  bucket: string;
+  queueUrl: string;
+  close(): Promise<void>;
+}
+
+export async function startLocalBatchServices(options: { dataDir: string; host: string }): Promise<LocalBatchServices> {
+  const [s3, sqs] = await Promise.all([
+    startLocalS3({ directory: join(options.dataDir, 's3'), host: options.host, buckets: [LOCAL_BATCH_BUCKET] }),
+    startFauxqs({ port: 0, host: options.host, logger: false }),
+  ]);
+  try {
+    const dlq = sqs.createQueue(DEAD_LETTERS);
+    const queue = sqs.createQueue(QUEUE, {
+      attributes: {
+        VisibilityTimeout: String(VISIBILITY_SECONDS),
+        RedrivePolicy: JSON.stringify({ deadLetterTargetArn: dlq.queueArn, maxReceiveCount: MAX_RECEIVES }),
+      },
+    });
+    return {
+      s3Endpoint: s3.endpoint,
+      sqsEndpoint: sqs.address,
+      bucket: LOCAL_BATCH_BUCKET,
+      queueUrl: queue.queueUrl,
+      async close() {
+        await Promise.all([s3.close(), sqs.stop()]);
+      },
+    };
+  } catch (err) {
+    await Promise.all([s3.close(), sqs.stop()]);
+    throw err;
+  }
+}

@@ -1,0 +1,64 @@
+// The batch work queue: what the steps of a batch hand each other through SQS. A message names its batch
+// and what to do; handling one twice is harmless (batches/worker.ts), since SQS delivers at least once.
+import { SendMessageBatchCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import type { Shard } from './validation.js';
+
+export type BatchMessage =
+  /**
+   * Read and check the whole input, plan the shards, queue them. `requeue`: also for a batch whose shards were
+   * queued already (a local queue that lost its messages in a restart; shards skip the items done).
+   */
+  | { kind: 'validate'; batch_id: string; requeue?: boolean }
+  /** Run the items of one byte range of the input. */
+  | { kind: 'shard'; batch_id: string; shard: Shard }
+  /** See whether the batch is done, cancelled or past its window; queued again (delayed) while it runs. */
+  | { kind: 'check'; batch_id: string };
+
+export interface BatchQueue {
+  /** Sends the messages (durably, or throws); `delaySeconds` holds them back that long (at most 900). */
+  send(messages: readonly BatchMessage[], delaySeconds?: number): Promise<void>;
+}
+
+const SEND_ATTEMPTS = 5;
+
+export class SqsBatchQueue implements BatchQueue {
+  constructor(private readonly sqs: SQSClient, private readonly queueUrl: string) {}
+
+  async send(messages: readonly BatchMessage[], delaySeconds = 0): Promise<void> {
+    for (let start = 0; start < messages.length; start += 10) {
+      let entries = messages.slice(start, start + 10).map((message, index) => ({
+        Id: String(index),
+        MessageBody: JSON.stringify(message),
+        ...(delaySeconds > 0 ? { DelaySeconds: Math.min(900, Math.ceil(delaySeconds)) } : {}),
+      }));
+      // SendMessageBatch answers per entry: the ones refused are sent again, a few times.
+      for (let attempt = 1; entries.length > 0; attempt += 1) {
+        const reply = await this.sqs.send(new SendMessageBatchCommand({ QueueUrl: this.queueUrl, Entries: entries }));
+        const failed = new Set((reply.Failed ?? []).map((failure) => failure.Id));
+        entries = entries.filter((entry) => failed.has(entry.Id));
+        if (entries.length > 0 && attempt >= SEND_ATTEMPTS) {
+          throw new Error(`SQS refused ${entries.length} batch message(s): ${(reply.Failed ?? []).map((failure) => failure.Message).join('; ')}`);
+        }
+        if (entries.length > 0) await new Promise((resolve) => setTimeout(resolve, 50 * attempt));
+      }
+    }
+  }
+}
+
+/** A message from its SQS body; undefined for anything else (it is dropped and logged by the worker). */
+export function parseBatchMessage(body: string): BatchMessage | undefined {
+  try {
+    const value = JSON.parse(body) as Partial<BatchMessage> | null;
+    if (!value || typeof value !== 'object' || typeof value.batch_id !== 'string') return undefined;
+    if (value.kind === 'check') return { kind: 'check', batch_id: value.batch_id };
+    if (value.kind === 'validate') return { kind: 'validate', batch_id: value.batch_id, ...((value as { requeue?: unknown }).requeue === true ? { requeue: true } : {}) };
+    if (value.kind === 'shard') {
+      const shard = (value as { shard?: Partial<Shard> }).shard;
+      if (!shard || ![shard.firstLine, shard.start, shard.end, shard.items].every((n) => Number.isInteger(n) && (n as number) >= 0)) return undefined;
+      return { kind: 'shard', batch_id: value.batch_id, shard: shard as Shard };
+    }
+    return undefined;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,10 @@
+// The batches feature: what other modules may use.
+export { batchRoutes, type BatchOperations } from './routes.js';
+export { createBatchOperations, type BatchPorts } from './operations.js';
+export { BatchRepository, type BatchRecord, type BatchUsage } from './batch-repository.js';
+export { BatchResultRepository } from './result-repository.js';
+export { BatchObjects } from './batch-objects.js';
+export { SqsBatchQueue, parseBatchMessage, type BatchQueue, type BatchMessage } from './batch-queue.js';
+export { BatchWorker, NotYetError, type BatchItem, type ItemRunner, type BatchWorkerPorts } from './worker.js';
+export type { BatchResult } from './schemas.js';
+export type { BatchEndpoint } from './input.js';

@@ -1,0 +1,192 @@
+// The batch routes' operations. A batch belongs to the workspace of the key that submitted it: other
+// workspaces' keys are told it does not exist. Submitting stores the input in the batch bucket as JSON Lines,
+// creates the batch (validating) and queues its validation; the steps after that are the worker's.
+import { randomBytes } from 'node:crypto';
+import { ConflictError, InvalidInputError, NotFoundError, TooLargeError, UnavailableError, UpstreamError } from '../platform/errors.js';
+import type { Principal } from '../platform/http/auth.js';
+import type { OperationResult } from '../platform/http/route.js';
+import type { Logger } from '../platform/logger.js';
+import type { BatchObjects } from './batch-objects.js';
+import type { BatchQueue } from './batch-queue.js';
+import { COMPLETION_WINDOW_SECONDS, NO_USAGE, type BatchRecord, type BatchRepository } from './batch-repository.js';
+import { checkInlineRequests, MAX_BATCH_INPUT_BYTES } from './input.js';
+import { isTerminal } from './lifecycle.js';
+import { resultLines, type BatchResultRepository } from './result-repository.js';
+import type { BatchOperations } from './routes.js';
+import { batchView } from './view.js';
+
+export interface BatchPorts {
+  batches: Pick<BatchRepository, 'create' | 'get' | 'list' | 'move' | 'delete'>;
+  results: Pick<BatchResultRepository, 'page' | 'deleteAll'>;
+  /** The batch bucket and the work queue; undefined where batches are not configured (then 503). */
+  objects: Pick<BatchObjects, 'putInput' | 'deleteBatch' | 'downloadUrl'> | undefined;
+  queue: BatchQueue | undefined;
+  clock: () => Date;
+  log: Logger;
+}
+
+const ALPHANUMERIC = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+/** How long a results file's download link works. */
+const DOWNLOAD_URL_SECONDS = 15 * 60;
+/**
+ * The most a results download answered from the table may hold (a running batch's results so far): one reply
+ * of the management function (API Gateway and Lambda cap a reply at 6 MB). An ended batch's results are
+ * downloaded from its results file instead, of any size.
+ */
+const MAX_INLINE_DOWNLOAD_BYTES = 5 * 1024 * 1024;
+
+function newBatchId(): string {
+  let id = 'batch_';
+  for (const byte of randomBytes(24)) id += ALPHANUMERIC[byte % 62];
+  return id;
+}
+
+function configured(deps: BatchPorts): { objects: NonNullable<BatchPorts['objects']>; queue: BatchQueue } {
+  if (!deps.objects || !deps.queue) throw new UnavailableError('Batches are not available on this deployment (no batch bucket or queue configured)');
+  return { objects: deps.objects, queue: deps.queue };
+}
+
+/**
+ * The batch-level model goes into every item that names none; an item naming another one is refused
+ * (OpenRouter's rule: one model per batch when the batch names it).
+ */
+function withBatchModel(requests: readonly unknown[], model: string | undefined): unknown[] {
+  if (model === undefined) return [...requests];
+  return requests.map((request, index) => {
+    if (typeof request !== 'object' || request === null || Array.isArray(request)) return request;
+    const item = request as Record<string, unknown>;
+    const body = item.body;
+    if (typeof body !== 'object' || body === null || Array.isArray(body)) return request;
+    const own = (body as Record<string, unknown>).model;
+    if (own === undefined || own === null) return { ...item, body: { model, ...(body as Record<string, unknown>) } };
+    if (own !== model) {
+      throw new InvalidInputError(`Invalid body.requests.${index}.body.model: "${String(own)}" is not the batch's model "${model}"; leave it out or use the same`, { metadata: { param: `requests.${index}.body.model` } });
+    }
+    return request;
+  });
+}
+
+export function createBatchOperations(deps: BatchPorts): BatchOperations {
+  const now = () => Math.floor(deps.clock().getTime() / 1000);
+
+  /** The batch, if the caller's workspace owns it (404 otherwise, as for one that does not exist). */
+  const owned = async (principal: Principal, id: string): Promise<BatchRecord> => {
+    const batch = await deps.batches.get(id);
+    if (!batch || batch.org_id !== principal.key.org_id || batch.workspace_id !== principal.key.workspace_id) throw new NotFoundError(`Batch ${id} not found`);
+    return batch;
+  };
+
+  return {
+    async createBatch({ principal, body }) {
+      const { objects, queue } = configured(deps);
+      const requests = withBatchModel(body.requests, body.model);
+      // A missing, unreadable or repeated custom_id is a 400 for the whole batch; a body failing its
+      // endpoint's schema is that item's error, reported in its result once the batch is validated.
+      const checked = checkInlineRequests(requests, body.endpoint);
+      const input = Buffer.from(requests.map((request) => JSON.stringify(request)).join('\n') + '\n');
+      if (input.length > MAX_BATCH_INPUT_BYTES) throw new TooLargeError(`A batch's input is at most ${MAX_BATCH_INPUT_BYTES} bytes; this one is ${input.length}`);
+      const models = new Set(checked.flatMap((item) => (item.kind === 'item' && typeof item.body.model === 'string' ? [item.body.model] : [])));
+      const id = newBatchId();
+      const createdAt = now();
+      let stored;
+      try {
+        stored = await objects.putInput(id, input);
+      } catch (err) {
+        deps.log.error('batch input could not be stored', { batch_id: id, error: String(err) });
+        throw new UpstreamError('The batch service is unavailable: the input could not be stored; try again', { reason: 'unavailable', retryAfterSeconds: 5, cause: err });
+      }
+      const batch: BatchRecord = {
+        id,
+        org_id: principal.key.org_id,
+        workspace_id: principal.key.workspace_id,
+        key_hash: principal.key.hash,
+        status: 'validating',
+        endpoint: body.endpoint,
+        model: body.model ?? (models.size === 1 ? [...models][0]! : null),
+        completion_window: body.completion_window,
+        created_at: createdAt,
+        expires_at: createdAt + COMPLETION_WINDOW_SECONDS,
+        finalized_at: null,
+        error: null,
+        request_counts: { total: requests.length, completed: 0, failed: 0 },
+        provider_only: body.provider?.only ?? null,
+        metadata: body.metadata ?? null,
+        input: { kind: 's3', ...stored },
+        queued: false,
+        output: null,
+        usage: { ...NO_USAGE },
+        version: 1,
+      };
+      await deps.batches.create(batch);
+      try {
+        await queue.send([{ kind: 'validate', batch_id: id }]);
+      } catch (err) {
+        deps.log.error('batch could not be queued', { batch_id: id, error: String(err) });
+        await deps.batches.move(id, 'validation_failed', now(), { error: 'The batch could not be queued for validation' }).catch(() => undefined);
+        throw new UpstreamError('The batch service is unavailable: the batch could not be queued; try again', { reason: 'unavailable', retryAfterSeconds: 5, cause: err });
+      }
+      return { status: 202, body: batchView(batch, []) };
+    },
+
+    async listBatches({ principal, query }) {
+      const { org_id: orgId, workspace_id: workspaceId } = principal.key;
+      const after = query.after === undefined ? undefined : await owned(principal, query.after).catch(() => {
+        throw new InvalidInputError(`Invalid after: no batch ${query.after} in this workspace`, { metadata: { param: 'after' } });
+      });
+      const { batches, more } = await deps.batches.list(orgId, workspaceId, { limit: query.limit, ...(after ? { before: { created_at: after.created_at, id: after.id } } : {}) });
+      return {
+        body: {
+          object: 'list' as const,
+          data: batches.map((batch) => batchView(batch, null)),
+          first_id: batches[0]?.id ?? null,
+          last_id: batches[batches.length - 1]?.id ?? null,
+          has_more: more,
+        },
+      };
+    },
+
+    async getBatch({ principal, params, query }) {
+      const batch = await owned(principal, params.id);
+      const { results, more } = await deps.results.page(batch.id, query.results_after, query.results_limit);
+      const next = more && results.length > 0 ? results[results.length - 1]!.line : null;
+      return { body: batchView(batch, results.map((stored) => stored.result), next) };
+    },
+
+    async getBatchResults({ principal, params }): Promise<OperationResult> {
+      const batch = await owned(principal, params.id);
+      const filename = `${batch.id}-results.jsonl`;
+      // An ended batch has its results file: the reply sends the client there (a link valid for a while).
+      if (batch.output && deps.objects) {
+        const url = await deps.objects.downloadUrl(batch.output, filename, DOWNLOAD_URL_SECONDS);
+        return { status: 303, headers: { location: url }, body: { url, expires_at: now() + DOWNLOAD_URL_SECONDS } };
+      }
+      let text = '';
+      for await (const chunk of resultLines(deps.results, batch.id)) {
+        text += chunk;
+        if (text.length > MAX_INLINE_DOWNLOAD_BYTES) {
+          throw new ConflictError(`Batch ${batch.id} is ${batch.status} and its results so far are larger than one reply; page them with GET /batches/${batch.id}?results_after=… or download them once it has ended`);
+        }
+      }
+      return { kind: 'text' as const, status: 200, headers: { 'content-type': 'application/jsonl; charset=utf-8', 'content-disposition': `attachment; filename="${filename}"` }, body: text };
+    },
+
+    async cancelBatch({ principal, params }) {
+      const batch = await owned(principal, params.id);
+      const moved = (await deps.batches.move(batch.id, 'cancel', now())) ?? batch;
+      // The next check ends the cancel; one is queued at once rather than waiting for the periodic one.
+      if (moved.status === 'cancelling') {
+        await deps.queue?.send([{ kind: 'check', batch_id: batch.id }]).catch((err: unknown) => deps.log.warn('batch check could not be queued', { batch_id: batch.id, error: String(err) }));
+      }
+      return { body: batchView(moved, null) };
+    },
+
+    async deleteBatch({ principal, params }) {
+      const batch = await owned(principal, params.id);
+      if (!isTerminal(batch.status)) throw new ConflictError(`Batch ${batch.id} is ${batch.status}: only an ended batch can be deleted (cancel it first)`);
+      await deps.results.deleteAll(batch.id);
+      if (deps.objects) await deps.objects.deleteBatch(batch.id);
+      await deps.batches.delete(batch.id);
+      return { body: { id: batch.id, object: 'batch' as const, deleted: true as const } };
+    },
+  };
+}

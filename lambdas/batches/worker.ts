@@ -1,0 +1,175 @@
+// The steps of a batch, each run from one queue message (batch-queue.ts) and each safe to run twice, since
+// SQS delivers at least once and a crashed step is delivered again:
+//   validate: reads the stored input once (a stream), records each bad item's error, plans the shards, moves
+//             the batch to in_progress, then queues the shards and the first check;
+//   shard:    runs the runnable items of one byte range of the input through the inference core (the
+//             item runner), skipping those with a result already; each result is recorded and counted once;
+//   check:    ends the batch when every item has a result (finalizing → completed), when it was cancelled
+//             (cancelling → cancelled) or when its window passed (expired); otherwise it checks again later.
+import type { Logger } from '../platform/logger.js';
+import { TooLargeError, InvalidInputError } from '../platform/errors.js';
+import type { BatchObjects } from './batch-objects.js';
+import type { BatchMessage, BatchQueue } from './batch-queue.js';
+import type { BatchRecord, BatchRepository, BatchUsage } from './batch-repository.js';
+import { BatchItemChecker, jsonLines, MAX_BATCH_INPUT_BYTES, type CheckedItem } from './input.js';
+import { isTerminal } from './lifecycle.js';
+import { resultLines, type BatchResultRepository } from './result-repository.js';
+import type { BatchResult } from './schemas.js';
+import { validateBatchInput, type Shard } from './validation.js';
+
+/** A runnable item: its input line, custom_id and checked body. */
+export interface BatchItem {
+  line: number;
+  customId: string;
+  body: Record<string, unknown>;
+}
+
+/** Runs one item through the inference core: its result as SPEC shows it, and the usage it adds. */
+export type ItemRunner = (batch: BatchRecord, item: BatchItem, signal: AbortSignal) => Promise<{ result: BatchResult; usage: BatchUsage }>;
+
+export interface BatchWorkerPorts {
+  batches: Pick<BatchRepository, 'get' | 'move' | 'plan'>;
+  results: Pick<BatchResultRepository, 'record' | 'page'>;
+  objects: Pick<BatchObjects, 'read' | 'readRange' | 'writeOutput'>;
+  queue: BatchQueue;
+  runItem: ItemRunner;
+  clock: () => Date;
+  log: Logger;
+  /** Seconds between two checks of a running batch. */
+  checkEverySeconds: number;
+  /** Items of one shard run at once. */
+  itemConcurrency: number;
+  /** Items per shard (validation.ts SHARD_ITEMS by default). */
+  shardItems?: number;
+}
+
+/** A step that cannot run yet (a shard of a batch still validating): its message comes back later. */
+export class NotYetError extends Error {}
+
+/** How often a shard looks at its batch's state while it runs (a cancel or expiry stops it). */
+const STATE_CHECK_MS = 1000;
+
+export class BatchWorker {
+  constructor(private readonly deps: BatchWorkerPorts) {}
+
+  private nowSeconds(): number {
+    return Math.floor(this.deps.clock().getTime() / 1000);
+  }
+
+  async handle(message: BatchMessage): Promise<void> {
+    const batch = await this.deps.batches.get(message.batch_id);
+    if (!batch) {
+      this.deps.log.warn('batch message for a batch that does not exist', { batch_id: message.batch_id, kind: message.kind });
+      return;
+    }
+    switch (message.kind) {
+      case 'validate': return this.validate(batch, message.requeue === true);
+      case 'shard': return this.shard(batch, message.shard);
+      case 'check': return this.check(batch);
+    }
+  }
+
+  private async validate(batch: BatchRecord, requeue: boolean): Promise<void> {
+    // Done before (a redelivery), unless it stopped between moving the batch and queueing its shards.
+    if (batch.status !== 'validating' && !(batch.status === 'in_progress' && (!batch.queued || requeue))) return;
+    if (batch.input.kind !== 's3') throw new Error(`batch ${batch.id} has no stored input`);
+    const { key } = batch.input;
+    let validated;
+    try {
+      validated = await validateBatchInput(await this.deps.objects.read(key), batch.endpoint, {
+        maxBytes: MAX_BATCH_INPUT_BYTES,
+        ...(this.deps.shardItems !== undefined ? { shardItems: this.deps.shardItems } : {}),
+        onError: async (bad) => { await this.deps.results.record(batch.id, { line: bad.line, result: errorResult(bad) }); },
+      });
+    } catch (err) {
+      // The input as a whole cannot run (too large, an endpoint without a runner): the batch fails, saying why.
+      if (err instanceof TooLargeError || err instanceof InvalidInputError) {
+        await this.deps.batches.move(batch.id, 'validation_failed', this.nowSeconds(), { error: err.message });
+        return;
+      }
+      throw err;
+    }
+    const model = batch.model ?? validated.model;
+    if (batch.status === 'validating') {
+      const moved = await this.deps.batches.move(batch.id, 'validated', this.nowSeconds(), { set: { total: validated.total, model } });
+      // Cancelled or expired meanwhile: nothing to queue.
+      if (!moved || moved.status !== 'in_progress') return;
+    }
+    const shards: BatchMessage[] = validated.shards.map((shard) => ({ kind: 'shard', batch_id: batch.id, shard }));
+    await this.deps.queue.send(shards);
+    await this.deps.batches.plan(batch.id, { queued: true });
+    await this.deps.queue.send([{ kind: 'check', batch_id: batch.id }], validated.runnable === 0 ? 0 : this.deps.checkEverySeconds);
+    this.deps.log.info('batch validated', { batch_id: batch.id, total: validated.total, runnable: validated.runnable, failed: validated.failed, shards: validated.shards.length, bytes: validated.bytes });
+  }
+
+  private async shard(batch: BatchRecord, shard: Shard): Promise<void> {
+    if (batch.status === 'validating') throw new NotYetError(`batch ${batch.id} is still validating`);
+    if (batch.status !== 'in_progress') return;
+    if (batch.input.kind !== 's3') throw new Error(`batch ${batch.id} has no stored input`);
+    const bytes = await this.deps.objects.readRange(batch.input.key, shard.start, shard.end);
+    const checker = new BatchItemChecker(batch.endpoint);
+    const items: BatchItem[] = [];
+    let lastLine = shard.firstLine;
+    for await (const line of jsonLines([bytes], { maxBytes: bytes.length + 1 })) {
+      const number = shard.firstLine + line.number - 1;
+      lastLine = number;
+      const checked: CheckedItem = checker.checkLine({ ...line, number });
+      // Validation let only runnable items into a range; anything else means the input changed under it.
+      if (checked.kind === 'error') throw new Error(`batch ${batch.id} line ${number} no longer checks: ${checked.error.message}`);
+      items.push({ line: number, customId: checked.customId, body: checked.body });
+    }
+    const { results } = await this.deps.results.page(batch.id, shard.firstLine - 1, lastLine - shard.firstLine + 1);
+    const done = new Set(results.map((stored) => stored.line));
+    const todo = items.filter((item) => !done.has(item.line));
+
+    const controller = new AbortController();
+    let checkedAt = Date.now();
+    let stopped = false;
+    const stillRunning = async (): Promise<boolean> => {
+      if (stopped) return false;
+      if (Date.now() - checkedAt < STATE_CHECK_MS) return true;
+      checkedAt = Date.now();
+      const now = await this.deps.batches.get(batch.id);
+      if (!now || now.status !== 'in_progress' || this.nowSeconds() >= now.expires_at) stopped = true;
+      return !stopped;
+    };
+    let next = 0;
+    const lane = async () => {
+      while (next < todo.length) {
+        const item = todo[next++]!;
+        if (!(await stillRunning())) return;
+        const { result, usage } = await this.deps.runItem(batch, item, controller.signal);
+        await this.deps.results.record(batch.id, { line: item.line, result }, usage);
+      }
+    };
+    await Promise.all(Array.from({ length: Math.max(1, Math.min(this.deps.itemConcurrency, todo.length)) }, lane));
+  }
+
+  private async check(batch: BatchRecord): Promise<void> {
+    if (isTerminal(batch.status)) return;
+    const now = this.nowSeconds();
+    if (now >= batch.expires_at) {
+      await this.deps.batches.move(batch.id, 'expire', now, { error: `The batch did not finish within its ${batch.completion_window} completion window` });
+      return;
+    }
+    if (batch.status === 'cancelling') {
+      await this.deps.batches.move(batch.id, 'cancelled', now);
+      return;
+    }
+    const counts = batch.request_counts;
+    if (batch.status === 'finalizing' || (batch.status === 'in_progress' && batch.queued && counts.completed + counts.failed >= counts.total)) {
+      if (batch.status === 'in_progress') await this.deps.batches.move(batch.id, 'items_done', now);
+      // Finalizing: every result, in input order, into the batch's results file (written again by a rerun).
+      const output = await this.deps.objects.writeOutput(batch.id, resultLines(this.deps.results, batch.id));
+      await this.deps.batches.move(batch.id, 'finalized', this.nowSeconds(), { set: { output } });
+      this.deps.log.info('batch completed', { batch_id: batch.id, ...counts });
+      return;
+    }
+    await this.deps.queue.send([{ kind: 'check', batch_id: batch.id }], this.deps.checkEverySeconds);
+  }
+}
+
+/** A bad item's result: its custom_id (or its line's, when it has none) and why it cannot run. */
+export function errorResult(bad: Extract<CheckedItem, { kind: 'error' }>): BatchResult {
+  return { custom_id: bad.customId ?? `line-${bad.line}`, id: null, error: { ...bad.error }, response: null };
+}
