@@ -1,4 +1,5 @@
 // Where batches live (the bucket and the work queue) and how their steps run, from the environment.
+import { COMPLETION_WINDOW_SECONDS } from './batch-repository.js';
 
 export interface BatchConfig {
   /** GATEWAY_BATCH_BUCKET; undefined: the batch routes answer 503. */
@@ -13,6 +14,11 @@ export interface BatchConfig {
   checkEverySeconds: number;
   /** GATEWAY_BATCH_ITEM_CONCURRENCY: items of one shard run at once (default 8). */
   itemConcurrency: number;
+  /**
+   * GATEWAY_BATCH_WINDOW_SECONDS: how long a batch may run before it expires. The API's completion window is
+   * 24h (the default); a shorter one is for trying expiry out (the tests do).
+   */
+  windowSeconds: number;
 }
 
 function positiveInteger(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
@@ -32,5 +38,6 @@ export function batchConfigFromEnv(env: NodeJS.ProcessEnv = process.env): BatchC
     region: env.AWS_REGION || env.AWS_DEFAULT_REGION || undefined,
     checkEverySeconds: positiveInteger(env, 'GATEWAY_BATCH_CHECK_SECONDS', 10),
     itemConcurrency: positiveInteger(env, 'GATEWAY_BATCH_ITEM_CONCURRENCY', 8),
+    windowSeconds: positiveInteger(env, 'GATEWAY_BATCH_WINDOW_SECONDS', COMPLETION_WINDOW_SECONDS),
   };
 }

@@ -23,6 +23,8 @@ export interface BatchPorts {
   queue: BatchQueue | undefined;
   clock: () => Date;
   log: Logger;
+  /** Seconds a batch may run before it expires (the 24h window; shorter only to try expiry out). */
+  windowSeconds?: number;
 }
 
 const ALPHANUMERIC = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
@@ -105,7 +107,7 @@ export function createBatchOperations(deps: BatchPorts): BatchOperations {
         model: body.model ?? (models.size === 1 ? [...models][0]! : null),
         completion_window: body.completion_window,
         created_at: createdAt,
-        expires_at: createdAt + COMPLETION_WINDOW_SECONDS,
+        expires_at: createdAt + (deps.windowSeconds ?? COMPLETION_WINDOW_SECONDS),
         finalized_at: null,
         error: null,
         request_counts: { total: requests.length, completed: 0, failed: 0 },

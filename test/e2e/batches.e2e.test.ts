@@ -1,0 +1,252 @@
+// Batches as `npm start` serves them: submitted over HTTP, stored in the local S3, run by the worker from the
+// local SQS through the inference core against the simulator, and read back. Every chat and Responses result
+// body parses with @openrouter/sdk's own schemas; the key is charged exactly what the batch reports.
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { OpenRouter } from '@openrouter/sdk';
+import { ChatResult$inboundSchema } from '@openrouter/sdk/models/chatresult';
+import { OpenResponsesResult$inboundSchema } from '@openrouter/sdk/models/openresponsesresult';
+import { startGatewayProcess, type GatewayProcess } from '../support/gateway-process.js';
+import { unknownPaths } from '../support/sdk-shapes.js';
+import { waitFor } from '../support/wait.js';
+import { generateKeyText } from '../../lambdas/keys/key-format.js';
+import { batchObject } from '../../lambdas/batches/schemas.js';
+
+type Batch = ReturnType<typeof batchObject.parse>;
+
+const ADMIN_KEY = generateKeyText();
+let gateway: GatewayProcess;
+let admin: OpenRouter;
+let userKey: string;
+let keyHash: string;
+
+async function call(path: string, init: { method?: string; body?: unknown; key?: string } = {}): Promise<{ status: number; json: any; headers: Headers }> {
+  const response = await fetch(`${gateway.baseUrl}${path}`, {
+    method: init.method ?? (init.body === undefined ? 'GET' : 'POST'),
+    headers: { authorization: `Bearer ${init.key ?? userKey}`, ...(init.body === undefined ? {} : { 'content-type': 'application/json' }) },
+    ...(init.body === undefined ? {} : { body: JSON.stringify(init.body) }),
+  });
+  const text = await response.text();
+  return { status: response.status, json: text ? JSON.parse(text) : undefined, headers: response.headers };
+}
+
+async function finished(id: string, key = userKey, timeoutMs = 30_000): Promise<Batch> {
+  let batch: Batch | undefined;
+  await waitFor(async () => {
+    batch = batchObject.parse((await call(`/batches/${id}?results_limit=1000`, { key })).json);
+    return ['completed', 'failed', 'cancelled', 'expired'].includes(batch.status);
+  }, { timeoutMs, what: `batch ${id} to end` });
+  return batch!;
+}
+
+const chat = (content: string) => ({ messages: [{ role: 'user', content }] });
+
+beforeAll(async () => {
+  gateway = await startGatewayProcess({ GATEWAY_ADMIN_KEY: ADMIN_KEY, GATEWAY_UPSTREAM_TIMEOUT_MS: '1500' });
+  admin = new OpenRouter({ apiKey: ADMIN_KEY, serverURL: gateway.baseUrl, retryConfig: { strategy: 'none' } });
+  const created = await admin.apiKeys.create({ requestBody: { name: 'e2e batches' } });
+  userKey = created.key;
+  keyHash = created.data.hash;
+}, 90_000);
+
+afterAll(async () => {
+  await gateway?.stop();
+});
+
+describe('a chat batch', () => {
+  let submitted: Batch;
+  let batch: Batch;
+
+  beforeAll(async () => {
+    const reply = await call('/batches', {
+      body: {
+        endpoint: '/v1/chat/completions',
+        model: 'simulator/echo',
+        metadata: { job: 'e2e' },
+        requests: [
+          { custom_id: 'first', body: chat('one') },
+          { custom_id: 'broken', body: { messages: 'not a list' } },
+          { custom_id: 'third', body: { ...chat('three'), max_tokens: 16 } },
+          { custom_id: 'fails', body: { model: 'simulator/echo', ...chat('boom'), provider: { only: ['nobody'] } } },
+        ],
+      },
+    });
+    expect(reply.status).toBe(202);
+    submitted = batchObject.parse(reply.json);
+    batch = await finished(submitted.id);
+  }, 60_000);
+
+  it('is accepted as validating, with its items counted, and ends completed', () => {
+    expect(submitted).toMatchObject({ object: 'batch', status: 'validating', endpoint: '/v1/chat/completions', model: 'simulator/echo', completion_window: '24h', request_counts: { total: 4, completed: 0, failed: 0 }, results: [], metadata: { job: 'e2e' } });
+    expect(submitted.id).toMatch(/^batch_/);
+    expect(batch.status).toBe('completed');
+    expect(batch.finalized_at).toBeGreaterThanOrEqual(batch.created_at);
+    expect(batch.request_counts).toEqual({ total: 4, completed: 2, failed: 2 });
+  });
+
+  it('reports every item once, in input order, with a response or an error', () => {
+    expect(batch.results!.map((result) => result.custom_id)).toEqual(['first', 'broken', 'third', 'fails']);
+    const [first, broken, third, fails] = batch.results!;
+    expect(first!.response!.status_code).toBe(200);
+    expect(first!.error).toBeNull();
+    expect((first!.response!.body as any).choices[0].message.content).toBe('one');
+    expect(third!.response!.body).toMatchObject({ object: 'chat.completion', choices: [{ message: { content: 'three' } }] });
+    expect(broken).toMatchObject({ id: null, response: null, error: { type: 'invalid_request_error', error_type: 'invalid_body', param: 'body.messages' } });
+    expect(broken!.error!.message).toMatch(/messages/);
+    // A provider filter nothing satisfies: the item fails as the live request would (no endpoint), nothing charged.
+    expect(fails).toMatchObject({ response: null, error: { type: 'invalid_request_error' } });
+  });
+
+  it('has result bodies that @openrouter/sdk parses whole', () => {
+    for (const result of batch.results!.filter((r) => r.response)) {
+      const parsed = ChatResult$inboundSchema.parse(result.response!.body);
+      expect(unknownPaths(parsed)).toEqual([]);
+      expect(result.id).toBe(parsed.id);
+    }
+  });
+
+  it('sums its usage from its items, and the key is charged exactly that once the meters converge', async () => {
+    const costs = batch.results!.filter((r) => r.response).map((r) => (r.response!.body as any).usage.cost as number);
+    expect(batch.usage!.cost).toBeCloseTo(costs.reduce((a, b) => a + b, 0), 12);
+    expect(batch.usage!.prompt_tokens).toBeGreaterThan(0);
+    await waitFor(async () => (await admin.apiKeys.get({ hash: keyHash })).data.usage > 0, { timeoutMs: 10_000, what: 'the key\'s usage to include the batch' });
+    // Other describes run after this one: the key has spent only this batch so far.
+    expect((await admin.apiKeys.get({ hash: keyHash })).data.usage).toBeCloseTo(batch.usage!.cost, 12);
+  });
+
+  it('finds each item\'s generation by its id', async () => {
+    const id = batch.results![0]!.id!;
+    const reply = await call(`/generation?id=${id}`);
+    expect(reply.status).toBe(200);
+    expect(reply.json.data).toMatchObject({ id, model: 'simulator/echo' });
+  });
+
+  it('pages its results by input line', async () => {
+    const first = batchObject.parse((await call(`/batches/${batch.id}?results_limit=2`)).json);
+    expect(first.results!.map((r) => r.custom_id)).toEqual(['first', 'broken']);
+    expect(first.results_next).toBe(2);
+    const second = batchObject.parse((await call(`/batches/${batch.id}?results_limit=2&results_after=2`)).json);
+    expect(second.results!.map((r) => r.custom_id)).toEqual(['third', 'fails']);
+    expect(second.results_next).toBeNull();
+  });
+
+  it('downloads every result as JSON Lines through its results file', async () => {
+    const redirect = await fetch(`${gateway.baseUrl}/batches/${batch.id}/results`, { headers: { authorization: `Bearer ${userKey}` }, redirect: 'manual' });
+    expect(redirect.status).toBe(303);
+    // fetch drops the Authorization header on the redirect to another origin (the bucket).
+    const download = await fetch(`${gateway.baseUrl}/batches/${batch.id}/results`, { headers: { authorization: `Bearer ${userKey}` } });
+    expect(download.status).toBe(200);
+    const lines = (await download.text()).trim().split('\n').map((line) => JSON.parse(line));
+    expect(lines).toEqual(batch.results);
+  });
+
+  it('is listed newest first and deleted only once ended', async () => {
+    const list = await call('/batches?limit=100');
+    expect(list.status).toBe(200);
+    expect(list.json).toMatchObject({ object: 'list', has_more: false });
+    expect(list.json.data.map((b: Batch) => b.id)).toContain(batch.id);
+    expect(list.json.data.every((b: Batch) => b.results === null)).toBe(true);
+  });
+});
+
+describe('a Responses batch', () => {
+  it('runs Responses items whose results @openrouter/sdk parses', async () => {
+    const reply = await call('/batches', {
+      body: { endpoint: '/v1/responses', requests: [{ custom_id: 'r1', body: { model: 'simulator/echo', input: 'hello' } }, { custom_id: 'r2', body: { model: 'simulator/echo-responses', input: 'again' } }] },
+    });
+    expect(reply.status).toBe(202);
+    const batch = await finished(reply.json.id);
+    expect(batch.status).toBe('completed');
+    expect(batch.model).toBeNull();
+    for (const result of batch.results!) {
+      const parsed = OpenResponsesResult$inboundSchema.parse(result.response!.body);
+      expect(unknownPaths(parsed)).toEqual([]);
+      expect(parsed.status).toBe('completed');
+    }
+  }, 60_000);
+});
+
+describe('submitting', () => {
+  const submit = (body: unknown, key?: string) => call('/batches', { body, ...(key ? { key } : {}) });
+
+  it('refuses an item without custom_id, a repeated custom_id and an empty batch with a 400 naming the item', async () => {
+    const missing = await submit({ endpoint: '/v1/chat/completions', requests: [{ custom_id: 'a', body: chat('x') }, { body: chat('y') }] });
+    expect(missing.status).toBe(400);
+    expect(missing.json.error.message).toMatch(/requests\.1.*custom_id/);
+    const repeated = await submit({ endpoint: '/v1/chat/completions', requests: [{ custom_id: 'a', body: chat('x') }, { custom_id: 'a', body: chat('y') }] });
+    expect(repeated.status).toBe(400);
+    expect(repeated.json.error.message).toMatch(/used by an earlier item/);
+    expect((await submit({ endpoint: '/v1/chat/completions', requests: [] })).status).toBe(400);
+    expect((await submit({ endpoint: '/v1/chat/completions', requests: [{ custom_id: 'a', body: chat('x') }], completion_window: '48h' })).status).toBe(400);
+  });
+
+  it('refuses an item naming another model than the batch\'s', async () => {
+    const reply = await submit({ endpoint: '/v1/chat/completions', model: 'simulator/echo', requests: [{ custom_id: 'a', body: { model: 'simulator/tool-call', ...chat('x') } }] });
+    expect(reply.status).toBe(400);
+    expect(reply.json.error.message).toMatch(/requests\.0\.body\.model/);
+  });
+
+  it('answers 403 to a management key, 401 without a key, and 404 for another workspace\'s batch', async () => {
+    const body = { endpoint: '/v1/chat/completions', model: 'simulator/echo', requests: [{ custom_id: 'a', body: chat('x') }] };
+    expect((await submit(body, ADMIN_KEY)).status).toBe(403);
+    expect((await submit(body, 'sk-nonsense')).status).toBe(401);
+    const mine = await submit(body);
+    const workspace = await admin.workspaces.create({ createWorkspaceRequest: { name: 'elsewhere', slug: `elsewhere-${Date.now()}` } });
+    const other = (await admin.apiKeys.create({ requestBody: { name: 'other ws', workspaceId: workspace.data.id } })).key;
+    expect((await call(`/batches/${mine.json.id}`, { key: other })).status).toBe(404);
+    expect((await call(`/batches/${mine.json.id}/cancel`, { method: 'POST', key: other })).status).toBe(404);
+    expect((await call('/batches/batch_doesnotexist')).status).toBe(404);
+    expect((await call('/batches/not-a-batch-id')).status).toBe(400);
+    await finished(mine.json.id);
+  });
+});
+
+describe('cancelling and deleting', () => {
+  it('cancels a running batch: no item starts after it, items that ran are kept, and it can then be deleted', async () => {
+    // Items that time out upstream (1.5 s each) keep the batch running long enough to cancel it.
+    const requests = Array.from({ length: 40 }, (_, i) => ({ custom_id: `t${i}`, body: { model: 'simulator/timeout', ...chat(`item ${i}`) } }));
+    const reply = await call('/batches', { body: { endpoint: '/v1/chat/completions', requests } });
+    expect(reply.status).toBe(202);
+    const id = reply.json.id as string;
+    await waitFor(async () => (await call(`/batches/${id}`)).json.status === 'in_progress', { timeoutMs: 20_000, what: 'the batch to start' });
+    expect((await call(`/batches/${id}`, { method: 'DELETE' })).status).toBe(409);
+    const cancelled = await call(`/batches/${id}/cancel`, { method: 'POST' });
+    expect(cancelled.status).toBe(200);
+    expect(['cancelling', 'cancelled']).toContain(cancelled.json.status);
+    // A second cancel is answered, not refused.
+    expect((await call(`/batches/${id}/cancel`, { method: 'POST' })).status).toBe(200);
+    const ended = await finished(id);
+    expect(ended.status).toBe('cancelled');
+    // Give items that were running when it was cancelled time to end, then nothing more moves.
+    await new Promise((resolve) => setTimeout(resolve, 2500));
+    const settled = batchObject.parse((await call(`/batches/${id}?results_limit=1000`)).json);
+    expect(settled.request_counts.completed + settled.request_counts.failed).toBeLessThan(40);
+    expect(settled.results!.length).toBe(settled.request_counts.completed + settled.request_counts.failed);
+    const deleted = await call(`/batches/${id}`, { method: 'DELETE' });
+    expect(deleted.json).toEqual({ id, object: 'batch', deleted: true });
+    expect((await call(`/batches/${id}`)).status).toBe(404);
+  }, 90_000);
+});
+
+describe('expiry', () => {
+  it('expires a batch still running when its window passes', async () => {
+    const short = await startGatewayProcess({ GATEWAY_ADMIN_KEY: ADMIN_KEY, GATEWAY_UPSTREAM_TIMEOUT_MS: '1500', GATEWAY_BATCH_WINDOW_SECONDS: '3', GATEWAY_BATCH_ITEM_CONCURRENCY: '1' });
+    try {
+      const sdk = new OpenRouter({ apiKey: ADMIN_KEY, serverURL: short.baseUrl, retryConfig: { strategy: 'none' } });
+      const key = (await sdk.apiKeys.create({ requestBody: { name: 'expiry' } })).key;
+      const requests = Array.from({ length: 20 }, (_, i) => ({ custom_id: `t${i}`, body: { model: 'simulator/timeout', ...chat(`item ${i}`) } }));
+      const response = await fetch(`${short.baseUrl}/batches`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify({ endpoint: '/v1/chat/completions', requests }) });
+      expect(response.status).toBe(202);
+      const { id, expires_at: expiresAt, created_at: createdAt } = await response.json() as Batch;
+      expect(expiresAt! - createdAt).toBe(3);
+      let batch: Batch | undefined;
+      await waitFor(async () => {
+        batch = batchObject.parse(await (await fetch(`${short.baseUrl}/batches/${id}`, { headers: { authorization: `Bearer ${key}` } })).json());
+        return batch.status === 'expired';
+      }, { timeoutMs: 20_000, what: 'the batch to expire' });
+      expect(batch!.error!.message).toMatch(/completion window/);
+      expect(batch!.request_counts.completed + batch!.request_counts.failed).toBeLessThan(20);
+    } finally {
+      await short.stop();
+    }
+  }, 90_000);
+});
