@@ -9,7 +9,7 @@
 import { createHash } from 'node:crypto';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { PageRepository } from '../billing/page-repository.js';
-import { PageWriter } from '../billing/pages.js';
+import { PageWriter, type PageStore } from '../billing/pages.js';
 import type { EngineDeps } from '../inference/engine.js';
 import { fromChat } from '../inference/formats/from-chat.js';
 import { fromResponses } from '../inference/formats/from-responses.js';
@@ -66,6 +66,24 @@ function usageOf(body: Record<string, unknown>): BatchUsage {
   return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: Number(usage.total_tokens ?? prompt + completion), cost_nanos: Number(usdToNanos(cost)) };
 }
 
+/**
+ * Each item's record alone in the page its id names (page 1 of its block: the writer's recordPerBlock). A page found there already is
+ * this run's own when it holds this very record (a write that landed but whose reply was lost, retried);
+ * otherwise it is an earlier run's, and this run's record is a duplicate: not stored, not charged.
+ */
+export function itemPageStore(repository: Pick<PageRepository, 'putIfAbsent'>): PageStore {
+  return {
+    async put(page) {
+      const first = page.entries[0]!.record;
+      const { writeUnits, existing } = await repository.putIfAbsent(page);
+      if (!existing) return { writeUnits };
+      const stored = existing.entries[0]?.record;
+      const same = stored !== undefined && stored.id === first.id && stored.created_at === first.created_at && stored.latency_ms === first.latency_ms && stored.cost.total === first.cost.total;
+      return same ? { writeUnits: 0 } : { writeUnits: 0, duplicate: true };
+    },
+  };
+}
+
 export interface BatchItemWiring {
   engine: EngineDeps;
   keys: Pick<ApiKeyRepository, 'get'>;
@@ -75,10 +93,12 @@ export interface BatchItemWiring {
 
 export function batchItemRunner(wiring: BatchItemWiring): ItemRunner {
   const { engine } = wiring;
-  // Each item's record alone in the page its id names (page 1 of its block): a second run's page is refused.
-  const store = new PageRepository(wiring.db, wiring.tableName);
-  const pages = new PageWriter({ store: { put: (page) => store.put({ ...page, seq: 1 }) }, log: engine.log, sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)) });
-  pages.shared = true;
+  const pages = new PageWriter({
+    store: itemPageStore(new PageRepository(wiring.db, wiring.tableName)),
+    recordPerBlock: true,
+    log: engine.log,
+    sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+  });
   const keyCache = new RecordCache<ApiKey>(KEY_CACHE_MS);
 
   const keyOf = async (hash: string): Promise<ApiKey | undefined> => {

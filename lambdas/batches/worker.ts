@@ -46,6 +46,9 @@ export interface BatchWorkerPorts {
 /** A step that cannot run yet (a shard of a batch still validating): its message comes back later. */
 export class NotYetError extends Error {}
 
+/** Items are not cut short by a cancel: what runs finishes and is charged. */
+const NEVER_ABORTED = new AbortController().signal;
+
 /** How often a shard looks at its batch's state while it runs (a cancel or expiry stops it). */
 const STATE_CHECK_MS = 1000;
 
@@ -122,7 +125,6 @@ export class BatchWorker {
     const done = new Set(results.map((stored) => stored.line));
     const todo = items.filter((item) => !done.has(item.line));
 
-    const controller = new AbortController();
     let checkedAt = Date.now();
     let stopped = false;
     const stillRunning = async (): Promise<boolean> => {
@@ -134,15 +136,23 @@ export class BatchWorker {
       return !stopped;
     };
     let next = 0;
+    let failure: { error: unknown } | undefined;
     const lane = async () => {
-      while (next < todo.length) {
+      while (next < todo.length && !failure) {
         const item = todo[next++]!;
         if (!(await stillRunning())) return;
-        const { result, usage } = await this.deps.runItem(batch, item, controller.signal);
-        await this.deps.results.record(batch.id, { line: item.line, result }, usage);
+        try {
+          const { result, usage } = await this.deps.runItem(batch, item, NEVER_ABORTED);
+          await this.deps.results.record(batch.id, { line: item.line, result }, usage);
+        } catch (error) {
+          // No new item starts; the step fails once the items already running have ended (nothing of it
+          // outlives the invocation), and its message comes back for the items left.
+          failure ??= { error };
+        }
       }
     };
     await Promise.all(Array.from({ length: Math.max(1, Math.min(this.deps.itemConcurrency, todo.length)) }, lane));
+    if (failure) throw failure.error;
   }
 
   private async check(batch: BatchRecord): Promise<void> {

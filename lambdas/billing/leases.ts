@@ -179,9 +179,9 @@ export class LeasePool {
    * A request that reserved `draw` ends having spent `charged` (credits). Returns what its record claims
    * from the lease (the spend, up to what was reserved: anything beyond is charged without it), and
    * `stored`, to call once the record's page is stored or given up on: only a stored record's draw is
-   * spent, since only it reaches the aggregator.
+   * spent, since only it reaches the aggregator (`duplicate`: certainly not stored, nothing spent).
    */
-  settle(draw: LeaseDraw, charged: Nanos): { spent: Nanos; stored: (ok: boolean) => void } {
+  settle(draw: LeaseDraw, charged: Nanos): { spent: Nanos; stored: (ok: boolean, duplicate?: boolean) => void } {
     const lease = this.draws.get(draw);
     if (!lease) throw new Error(`lease draw of ${draw.leaseId} settled twice`);
     this.draws.delete(draw);
@@ -190,9 +190,12 @@ export class LeasePool {
     lease.available += draw.amount - spent;
     return {
       spent,
-      stored: (ok) => {
+      stored: (ok, duplicate = false) => {
         if (ok) {
           lease.spent += spent;
+        } else if (duplicate) {
+          // Certainly not stored (a batch item's second run): nothing was spent, the draw serves others.
+          lease.available += spent;
         } else if (!lease.uncertain) {
           lease.uncertain = true;
           const state = this.keys.get(lease.grant.keyHash);

@@ -11,6 +11,7 @@
 // Methods return what happened as typed outcomes, with the refusing items decoded into domain objects (the
 // key, the workspace, a meter's windows); choosing what to do about it (reload, roll a window, retry,
 // refuse) is the Ledger's job.
+import { randomBytes } from 'node:crypto';
 import { BatchGetCommand, GetCommand, TransactWriteCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { nanosFromStore, nanosToStore, type Nanos } from '../platform/money.js';
 import { INTERVALS, type Periods } from './periods.js';
@@ -253,7 +254,9 @@ export class LedgerRepository {
 
     try {
       const result = await this.db.send(new TransactWriteCommand({
-        ClientRequestToken: token('r', request.generationId, attempt),
+        // Unique to this call (the SDK's own retries of it resend the same token): a batch item's generation id
+        // is the same in every run of the item, and a token reused with other parameters is refused.
+        ClientRequestToken: token('r', `${request.generationId}${randomBytes(4).toString('hex')}`, attempt),
         ReturnConsumedCapacity: 'TOTAL',
         TransactItems: [
           { Put: { TableName: this.tableName, Item: hold, ConditionExpression: 'attribute_not_exists(pk)' } },
@@ -320,7 +323,7 @@ export class LedgerRepository {
     if (!request.skipWorkspace) items.push({ Update: { TableName: this.tableName, Key: itemKeys.workspace(hold.orgId, hold.workspaceId), ...meter() } });
     try {
       const result = await this.db.send(new TransactWriteCommand({
-        ClientRequestToken: token('x', hold.generationId, attempt),
+        ClientRequestToken: token('x', `${hold.generationId}${randomBytes(4).toString('hex')}`, attempt),
         ReturnConsumedCapacity: 'TOTAL',
         TransactItems: items,
       }));

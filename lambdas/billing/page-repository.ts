@@ -1,7 +1,7 @@
 // Pages in DynamoDB: one item per page (GENS#<block>, P#<seq>), its records with the money each moves in
 // one compressed attribute (page-codec.ts). A page is written once and never changed; the aggregator reads
 // it from the stream.
-import { QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { itemKeys } from '../platform/dynamo/item-keys.js';
 import { isConditionFailed } from '../platform/dynamo/write-failures.js';
 import { DynamoJsonClient, jsonClientConfigOf } from '../platform/dynamo/json-client.js';
@@ -56,6 +56,23 @@ export class PageRepository implements PageStore {
     } catch (err) {
       if (isConditionFailed(err)) return { writeUnits: 0 };
       throw err;
+    }
+  }
+
+  /**
+   * Writes the page unless one is stored under its key already; then answers with the stored one (a batch
+   * item's page, named by the item: a second run of the item finds the first run's).
+   */
+  async putIfAbsent(page: Page): Promise<{ writeUnits: number; existing?: Page }> {
+    this.direct ??= new DynamoJsonClient(jsonClientConfigOf(this.db));
+    try {
+      const reply = await this.direct.send('PutItem', pagePutRequest(this.tableName, page));
+      const consumed = reply.ConsumedCapacity as { CapacityUnits?: number; WriteCapacityUnits?: number } | undefined;
+      return { writeUnits: consumed?.WriteCapacityUnits ?? consumed?.CapacityUnits ?? 0 };
+    } catch (err) {
+      if (!isConditionFailed(err)) throw err;
+      const { Item } = await this.db.send(new GetCommand({ TableName: this.tableName, Key: itemKeys.page(page.block, page.seq), ConsistentRead: true }));
+      return Item ? { writeUnits: 0, existing: pageFromItem(Item) } : { writeUnits: 0 };
     }
   }
 

@@ -92,9 +92,12 @@ export interface Page {
   writtenAt?: number;
 }
 
-/** Where pages are stored (page-repository.ts): a put that is safe to repeat. */
+/**
+ * Where pages are stored (page-repository.ts): a put that is safe to repeat. `duplicate`: another page is
+ * stored under this one's key (a batch item run twice), so this one is not, and its records charge nothing.
+ */
 export interface PageStore {
-  put(page: Page): Promise<{ writeUnits: number }>;
+  put(page: Page): Promise<{ writeUnits: number; duplicate?: boolean }>;
 }
 
 export interface PageWriterDeps {
@@ -105,6 +108,11 @@ export interface PageWriterDeps {
   retryForMs?: number;
   flushDelayMs?: number;
   pageRecords?: number;
+  /**
+   * Each record alone in page 1 of its block, written at once (batch items, whose ids name their item: a
+   * second run's page has the first's key). No page sequence is kept per block.
+   */
+  recordPerBlock?: boolean;
 }
 
 interface Pending {
@@ -122,6 +130,8 @@ interface PendingPage {
 export interface StoredEntry {
   stored: boolean;
   writeUnits: number;
+  /** Not stored, for certain: the page's key holds another (the record charges nothing). */
+  duplicate?: boolean;
 }
 
 /**
@@ -148,6 +158,11 @@ export class PageWriter {
   add(entry: PageEntry): Promise<StoredEntry> {
     const block = blockOf(entry.record.id);
     if (block === undefined) throw new Error(`generation id ${entry.record.id} names no page block`);
+    if (this.deps.recordPerBlock) {
+      return new Promise((resolve) => {
+        this.storeTracked({ block, seq: 1, entries: [entry] }, [{ entry, resolve }]);
+      });
+    }
     const items = entryItems(entry);
     return new Promise((resolve) => {
       let page = this.pending.get(block);
@@ -189,21 +204,25 @@ export class PageWriter {
     this.pending.delete(block);
     const seq = (this.seqs.get(block) ?? 0) + 1;
     this.seqs.set(block, seq);
-    const page: Page = { block, seq, entries: queue.map((pending) => pending.entry) };
+    this.storeTracked({ block, seq, entries: queue.map((pending) => pending.entry) }, queue);
+  }
+
+  /** Stores a page, resolving its records' promises when done; `flush` waits for it. */
+  private storeTracked(page: Page, queue: Pending[]): void {
     const done = this.store(page).then((result) => {
       const share = result.stored ? result.writeUnits / queue.length : 0;
-      for (const pending of queue) pending.resolve({ stored: result.stored, writeUnits: share });
+      for (const pending of queue) pending.resolve({ stored: result.stored, writeUnits: share, ...(result.duplicate ? { duplicate: true } : {}) });
     });
     this.inFlight.add(done);
     void done.finally(() => this.inFlight.delete(done));
   }
 
-  private async store(page: Page): Promise<{ stored: boolean; writeUnits: number }> {
+  private async store(page: Page): Promise<{ stored: boolean; writeUnits: number; duplicate?: boolean }> {
     const deadline = Date.now() + (this.deps.retryForMs ?? 40_000);
     for (let attempt = 1; ; attempt += 1) {
       try {
-        const { writeUnits } = await this.deps.store.put(page);
-        return { stored: true, writeUnits };
+        const { writeUnits, duplicate } = await this.deps.store.put(page);
+        return duplicate ? { stored: false, writeUnits: 0, duplicate: true } : { stored: true, writeUnits };
       } catch (err) {
         if (Date.now() >= deadline) {
           // Everything needed to charge these by hand: the records and what they held.

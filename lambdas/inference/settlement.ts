@@ -258,7 +258,7 @@ export function complete({ request, caller, trace, deps, candidate, completion, 
     }, deps.now());
   }
   let claim: Claim = hold.unheld ? { kind: 'none', amount: 0n } : { kind: 'hold', amount: hold.amount };
-  let onStored: ((stored: boolean) => void) | undefined;
+  let onStored: ((stored: boolean, duplicate?: boolean) => void) | undefined;
   if (hold.draw && deps.leases) {
     const settled = deps.leases.settle(hold.draw, isByok ? 0n : cost.total);
     claim = { kind: 'lease', leaseId: hold.draw.leaseId, amount: settled.spent };
@@ -272,7 +272,9 @@ export function complete({ request, caller, trace, deps, candidate, completion, 
     throw err;
   }
   const stored = adding.then((page) => {
-    onStored?.(page.stored);
+    onStored?.(page.stored, page.duplicate === true);
+    // A batch item run again: its first run's record is the one charged; an exact hold of this run is freed.
+    if (page.duplicate && claim.kind === 'hold') return deps.ledger.release(hold);
     // The metrics line CloudWatch turns into cost dashboards, once the record is kept.
     if (page.stored) deps.metrics(record, deps.clock().getTime());
   });

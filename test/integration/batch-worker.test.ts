@@ -1,0 +1,134 @@
+// The batch worker over its real stand-ins (DynamoDB Local, the local S3, fauxqs, the upstream simulator):
+// every step message taken from the queue is delivered twice at once, as SQS may, and each item still has one
+// result, one generation record and one charge. A page of an item found already written by another run is a
+// duplicate: not charged again, and its lease draw is given back.
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { startFauxqs } from 'fauxqs';
+import { DeleteMessageCommand, ReceiveMessageCommand, type Message } from '@aws-sdk/client-sqs';
+import type { SQSEvent } from 'aws-lambda';
+import { createTestStore, type TestStore } from '../support/store.js';
+import { createTenant } from '../support/tenants.js';
+import { manage } from '../support/handler-calls.js';
+import { startLocalS3, type LocalS3 } from '../../bin/local/s3.js';
+import { startSimulator, type Simulator } from '../../bin/simulator/server.js';
+import { createSqsClient } from '../../lambdas/platform/aws/sqs.js';
+import { handleBatchMessages } from '../../lambdas/handlers/batch-worker.js';
+import { batchGenerationId, itemPageStore } from '../../lambdas/app/batch-items.js';
+import { itemKeys } from '../../lambdas/platform/dynamo/item-keys.js';
+import { PageRepository } from '../../lambdas/billing/page-repository.js';
+import type { Page } from '../../lambdas/billing/pages.js';
+import { createDocumentClient } from '../../lambdas/platform/dynamo/client.js';
+
+let simulator: Simulator;
+let s3: LocalS3;
+let sqsServer: Awaited<ReturnType<typeof startFauxqs>>;
+let queueUrl: string;
+let store: TestStore;
+
+beforeAll(async () => {
+  [simulator, s3, sqsServer] = await Promise.all([
+    startSimulator({ port: 0 }),
+    startLocalS3({ directory: mkdtempSync(join(tmpdir(), 'batch-worker-s3-')), buckets: ['batches'] }),
+    startFauxqs({ port: 0, logger: false }),
+  ]);
+  queueUrl = sqsServer.createQueue('batch-work', { attributes: { VisibilityTimeout: '60' } }).queueUrl;
+  store = await createTestStore({
+    SIMULATOR_URL: simulator.url, GATEWAY_BATCH_BUCKET: 'batches', GATEWAY_BATCH_QUEUE_URL: queueUrl, S3_ENDPOINT: s3.endpoint, SQS_ENDPOINT: sqsServer.address,
+    GATEWAY_BATCH_CHECK_SECONDS: '1', GATEWAY_BATCH_ITEM_CONCURRENCY: '4',
+  });
+}, 60_000);
+
+afterAll(async () => {
+  await store?.drop();
+  await Promise.all([simulator?.close(), s3?.close(), sqsServer?.stop()]);
+});
+
+/** Takes every message the queue has now (delayed ones when they are due), deleting them. */
+async function take(): Promise<Message[]> {
+  const sqs = createSqsClient({ endpoint: sqsServer.address });
+  const taken: Message[] = [];
+  for (;;) {
+    const { Messages = [] } = await sqs.send(new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: taken.length === 0 ? 2 : 0 }));
+    if (Messages.length === 0) break;
+    for (const message of Messages) await sqs.send(new DeleteMessageCommand({ QueueUrl: queueUrl, ReceiptHandle: message.ReceiptHandle! }));
+    taken.push(...Messages);
+  }
+  sqs.destroy();
+  return taken;
+}
+
+const eventOf = (messages: Message[]): SQSEvent => ({
+  Records: messages.map((message) => ({
+    messageId: message.MessageId!, receiptHandle: message.ReceiptHandle!, body: message.Body!, attributes: {} as SQSEvent['Records'][number]['attributes'],
+    messageAttributes: {}, md5OfBody: '', eventSource: 'aws:sqs', eventSourceARN: 'arn:aws:sqs:local:000000000000:batch-work', awsRegion: 'local',
+  })),
+});
+
+describe('the batch worker', () => {
+  it('runs a batch whose every step is delivered twice at once: one result, one record and one charge per item', async () => {
+    const tenant = await createTenant(store.deps, 'organization', 'Twice Co');
+    const { key, text } = await tenant.addKey('standard');
+    const requests = Array.from({ length: 30 }, (_, i) => ({ custom_id: `c${i}`, body: { messages: [{ role: 'user', content: `twice ${i}` }] } }));
+    const submitted = await manage(store.deps, text, 'POST', '/batches', { endpoint: '/v1/chat/completions', model: 'simulator/echo', requests });
+    expect(submitted.status).toBe(202);
+    const id = submitted.json.id as string;
+
+    let status = 'validating';
+    let deliveries = 0;
+    let retried = 0;
+    let pending: Message[] = [];
+    for (let round = 0; round < 40 && status !== 'completed'; round += 1) {
+      // What the queue has, and what failed last round (SQS would deliver it again after its visibility timeout).
+      const messages = [...pending, ...(await take())];
+      // Each message to two invocations at once. A step that cannot go on while its twin holds an item (an
+      // exact hold of the same generation) fails and is delivered again, as SQS would.
+      const replies = await Promise.all([handleBatchMessages(eventOf(messages), store.deps), handleBatchMessages(eventOf(messages), store.deps)]);
+      deliveries += messages.length * 2;
+      const failed = new Set(replies.flatMap((reply) => reply.batchItemFailures.map((failure) => failure.itemIdentifier)));
+      retried += failed.size;
+      pending = messages.filter((message) => failed.has(message.MessageId!));
+      status = (await manage(store.deps, text, 'GET', `/batches/${id}`)).json.status as string;
+    }
+    console.log(`${deliveries} deliveries, ${retried} delivered again after a failure`);
+    expect(status).toBe('completed');
+    expect(deliveries).toBeGreaterThanOrEqual(6);
+
+    const batch = (await manage(store.deps, text, 'GET', `/batches/${id}`, undefined, { results_limit: '100' })).json;
+    expect(batch.request_counts).toEqual({ total: 30, completed: 30, failed: 0 });
+    expect(batch.results.map((result: { custom_id: string }) => result.custom_id)).toEqual(requests.map((request) => request.custom_id));
+    const results = await store.scan('pk = :pk AND begins_with(sk, :r)', { ':pk': itemKeys.batch(id).pk, ':r': 'R#' });
+    expect(results).toHaveLength(30);
+
+    await store.quiesce();
+    const records = await store.records(tenant.orgId);
+    const expected = Array.from({ length: 30 }, (_, i) => batchGenerationId({ id, created_at: batch.created_at as number }, i + 1));
+    expect(records.map((record) => record.id).sort()).toEqual([...expected].sort());
+    const charged = records.reduce((total, record) => total + record.cost.total, 0n);
+    const org = await store.item(itemKeys.organization(tenant.orgId));
+    expect(BigInt(org!.total_usage as number)).toBe(charged);
+    expect(BigInt(org!.held as number)).toBe(0n);
+    const keyItem = await store.item(itemKeys.apiKey(key.hash));
+    expect(keyItem).toBeDefined();
+    expect(BigInt(Math.round(batch.usage.cost * 1e9))).toBe(charged);
+  }, 120_000);
+
+  it('tells a page written by another run of the item from its own landed write', async () => {
+    const db = createDocumentClient({ endpoint: store.endpoint });
+    const pageStore = itemPageStore(new PageRepository(db, store.tableName));
+    const [sample] = await store.records();
+    expect(sample).toBeDefined();
+    const id = batchGenerationId({ id: 'batch_pagestoretest', created_at: 1_795_000_000 }, 1);
+    const page = (record: typeof sample): Page => ({ block: id.slice(-14, -2), seq: 1, entries: [{ record: { ...record!, id }, claim: { kind: 'none', amount: 0n } }] });
+    const first = page(sample);
+    expect(await pageStore.put(first)).not.toHaveProperty('duplicate');
+    // The same write again (its reply was lost): its own page, stored.
+    expect(await pageStore.put(first)).not.toHaveProperty('duplicate');
+    // Another run of the item: another record under the same id.
+    const again = page({ ...sample!, created_at: new Date(Date.parse(sample!.created_at) + 1500).toISOString(), latency_ms: sample!.latency_ms + 7 });
+    expect(await pageStore.put(again)).toEqual({ writeUnits: 0, duplicate: true });
+    db.destroy();
+  });
+});
