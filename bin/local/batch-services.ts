@@ -1,7 +1,8 @@
 // npm start's stand-ins for a batch's AWS services: S3 (s3rver, objects on disk under the data directory)
 // and SQS (fauxqs, in memory), with the bucket, the work queue and its dead-letter queue the CDK stack
-// creates. fauxqs keeps messages in memory only: at start-up the runtime queues the next step of every
-// batch that has not ended again (its steps are safe to repeat), so a restart loses no batch.
+// creates. fauxqs keeps messages in memory only: at start-up the runtime starts the state machine again for
+// every batch that has not ended, which queues its shards again (its steps are safe to repeat), so a restart
+// loses no batch.
 import { join } from 'node:path';
 import { startFauxqs } from 'fauxqs';
 import { startLocalS3 } from './s3.js';

@@ -17,6 +17,7 @@ import { startLocalKms } from './kms.js';
 import { startAggregatorThread, type AggregatorThread } from './aggregator-thread.js';
 import { startLocalBatchServices } from './batch-services.js';
 import { startSqsEventSource, type SqsEventSource } from './sqs-event-source.js';
+import { startLocalStepFunctions, type LocalStepFunctions } from './step-functions.js';
 import { createSqsClient } from '../../lambdas/platform/aws/sqs.js';
 
 /** How often npm start releases expired credit holds (the maintenance function's schedule on AWS is 5 minutes). */
@@ -192,6 +193,7 @@ export async function startLocalRuntime(config: LocalConfig, output: RuntimeOutp
   const kms = kmsStart.value;
   const batchServices = batchStart.value;
   let batchSource: SqsEventSource | undefined;
+  let batchMachine: LocalStepFunctions | undefined;
   let stopping = false;
   let storeState: PartHealth['status'] = 'ok';
   const deaths: number[] = [];
@@ -308,7 +310,7 @@ export async function startLocalRuntime(config: LocalConfig, output: RuntimeOutp
       if (released > 0) log(`released ${released} credit hold(s) of requests the previous run did not finish`);
     }
     // What the batch worker's SQS event source mapping does on AWS: the work queue's messages, ten at a time,
-    // to the worker handler. Batches that had not ended when the last run stopped get their next step again.
+    // to the worker handler. Batches that had not ended when the last run stopped are started again.
     const { handleBatchMessages } = await import('../../lambdas/handlers/batch-worker.js');
     batchSource = await startSqsEventSource({
       sqs: createSqsClient({ endpoint: batchServices.sqsEndpoint }),
@@ -319,10 +321,14 @@ export async function startLocalRuntime(config: LocalConfig, output: RuntimeOutp
       concurrency: 4,
       waitSeconds: 1,
     });
-    const unfinished = await deps.batches.repository.unfinished();
-    if (unfinished.length > 0) {
-      await deps.batches.queue?.send(unfinished.flatMap((batch) => [{ kind: 'validate' as const, batch_id: batch.id, requeue: true }, { kind: 'check' as const, batch_id: batch.id }]));
-      log(`resumed ${unfinished.length} batch(es) the previous run had not finished`);
+    // The batch state machine, as Step Functions would run it (the same definition).
+    const worker = deps.batches.worker;
+    if (worker) {
+      batchMachine = startLocalStepFunctions({ step: (input) => worker.step(input), log: deps.log });
+      deps.batches.executions = batchMachine;
+      const unfinished = await deps.batches.repository.unfinished();
+      for (const batch of unfinished) await batchMachine.start(batch.id, { requeue: true });
+      if (unfinished.length > 0) log(`resumed ${unfinished.length} batch(es) the previous run had not finished`);
     }
     let managementKeyFile: string | undefined;
     if (bootstrap.generatedKeyText) {
@@ -369,7 +375,7 @@ export async function startLocalRuntime(config: LocalConfig, output: RuntimeOutp
         stopped ??= (async () => {
           clearInterval(sweeper);
           // Batch steps in flight end with the requests (a shard cut short comes back at the next start).
-          const batchesStopped = batchSource?.stop();
+          const batchesStopped = Promise.all([batchSource?.stop(), batchMachine?.stop()]);
           await server.close({
             graceMs: config.shutdownGraceMs ?? DEFAULT_SHUTDOWN_GRACE_MS,
             settleMs: SHUTDOWN_SETTLE_MS,
@@ -402,7 +408,7 @@ export async function startLocalRuntime(config: LocalConfig, output: RuntimeOutp
   } catch (error) {
     stopping = true;
     await (await aggregatorStart?.catch(() => undefined))?.stop();
-    await batchSource?.stop();
+    await Promise.all([batchSource?.stop(), batchMachine?.stop()]);
     probe.destroy();
     await Promise.all([dynamodb.stop(), simulator.close(), kms.close(), batchServices.close(), logger.close()]);
     throw error;

@@ -19,9 +19,11 @@ import { createAggregator } from './aggregator-deps.js';
 import type { MeterAggregator } from '../billing/aggregator.js';
 import { gatewayEnvironment } from '../platform/aws/provider-secrets.js';
 import { readConfig, type GatewayConfig } from './config.js';
-import { BatchObjects, BatchRepository, BatchResultRepository, BatchWorker, SqsBatchQueue, type BatchQueue } from '../batches/index.js';
+import { BatchObjects, BatchRepository, BatchResultRepository, BatchWorker, SqsBatchQueue, StepFunctionsExecutions, type BatchExecutions, type BatchQueue } from '../batches/index.js';
+import { SFNClient } from '@aws-sdk/client-sfn';
 import { createS3Client } from '../platform/aws/s3.js';
 import { createSqsClient } from '../platform/aws/sqs.js';
+import { withoutSdkLogging } from '../platform/aws/quiet-client.js';
 import { batchItemRunner } from './batch-items.js';
 
 export interface GatewayDeps extends AuthDeps {
@@ -57,8 +59,13 @@ export interface BatchDeps {
   results: BatchResultRepository;
   objects: BatchObjects | undefined;
   queue: BatchQueue | undefined;
-  /** The steps (validate, shard, check); undefined without a bucket and a queue. */
+  /** The steps (validate, shard, check, fail); undefined without a bucket and a queue. */
   worker: BatchWorker | undefined;
+  /**
+   * Starts a batch's state machine: the deployed one (GATEWAY_BATCH_STATE_MACHINE_ARN); npm start puts its
+   * in-process runner here. Undefined: batches are not available.
+   */
+  executions: BatchExecutions | undefined;
 }
 
 /** The vault over KMS when GATEWAY_KMS_KEY_ID names a key (the CDK stack's, or npm start's local KMS). */
@@ -126,7 +133,7 @@ function createBatchDeps(config: GatewayConfig, wiring: { db: DynamoDBDocumentCl
   const repository = new BatchRepository(db, tableName);
   const results = new BatchResultRepository(db, tableName);
   const settings = config.batches;
-  if (!settings.bucket || !settings.queueUrl) return { repository, results, objects: undefined, queue: undefined, worker: undefined };
+  if (!settings.bucket || !settings.queueUrl) return { repository, results, objects: undefined, queue: undefined, worker: undefined, executions: undefined };
   const objects = new BatchObjects(createS3Client({ endpoint: settings.s3Endpoint, region: settings.region }), settings.bucket);
   const queue = new SqsBatchQueue(createSqsClient({ endpoint: settings.sqsEndpoint, region: settings.region }), settings.queueUrl);
   const worker = new BatchWorker({
@@ -140,7 +147,8 @@ function createBatchDeps(config: GatewayConfig, wiring: { db: DynamoDBDocumentCl
     checkEverySeconds: settings.checkEverySeconds,
     itemConcurrency: settings.itemConcurrency,
   });
-  return { repository, results, objects, queue, worker };
+  const executions = settings.stateMachineArn ? new StepFunctionsExecutions(withoutSdkLogging(new SFNClient({ region: settings.region })), settings.stateMachineArn) : undefined;
+  return { repository, results, objects, queue, worker, executions };
 }
 
 let shared: Promise<GatewayDeps> | undefined;

@@ -42,7 +42,7 @@ export function createManagementOperations(deps: GatewayDeps): ManagementOperati
     ...createInternOperations({ interns, organizations, keys, keyCache, vault, clock, hosts: config.vault.hosts }),
     ...createByokOperations({ byok, vault, providers: byokProviders(engine.catalog), keys, workspaces, invalidateCredentials, clock }),
     ...createBatchOperations({
-      batches: deps.batches.repository, results: deps.batches.results, objects: deps.batches.objects, queue: deps.batches.queue, clock, log, windowSeconds: config.batches.windowSeconds,
+      batches: deps.batches.repository, results: deps.batches.results, objects: deps.batches.objects, executions: () => deps.batches.executions, clock, log, windowSeconds: config.batches.windowSeconds,
     }),
   };
 }

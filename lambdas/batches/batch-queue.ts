@@ -1,18 +1,10 @@
-// The batch work queue: what the steps of a batch hand each other through SQS. A message names its batch
-// and what to do; handling one twice is harmless (batches/worker.ts), since SQS delivers at least once.
+// The batch work queue: the shards of a batch's items, through SQS to the worker function. Handling a
+// message twice is harmless (batches/worker.ts), since SQS delivers at least once.
 import { SendMessageBatchCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import type { Shard } from './validation.js';
 
-export type BatchMessage =
-  /**
-   * Read and check the whole input, plan the shards, queue them. `requeue`: also for a batch whose shards were
-   * queued already (a local queue that lost its messages in a restart; shards skip the items done).
-   */
-  | { kind: 'validate'; batch_id: string; requeue?: boolean }
-  /** Run the items of one byte range of the input. */
-  | { kind: 'shard'; batch_id: string; shard: Shard }
-  /** See whether the batch is done, cancelled or past its window; queued again (delayed) while it runs. */
-  | { kind: 'check'; batch_id: string };
+/** Run the items of one byte range of the input (the worker function's SQS messages). */
+export type BatchMessage = { kind: 'shard'; batch_id: string; shard: Shard };
 
 export interface BatchQueue {
   /** Sends the messages (durably, or throws); `delaySeconds` holds them back that long (at most 900). */
@@ -50,8 +42,6 @@ export function parseBatchMessage(body: string): BatchMessage | undefined {
   try {
     const value = JSON.parse(body) as Partial<BatchMessage> | null;
     if (!value || typeof value !== 'object' || typeof value.batch_id !== 'string') return undefined;
-    if (value.kind === 'check') return { kind: 'check', batch_id: value.batch_id };
-    if (value.kind === 'validate') return { kind: 'validate', batch_id: value.batch_id, ...((value as { requeue?: unknown }).requeue === true ? { requeue: true } : {}) };
     if (value.kind === 'shard') {
       const shard = (value as { shard?: Partial<Shard> }).shard;
       if (!shard || ![shard.firstLine, shard.start, shard.end, shard.items].every((n) => Number.isInteger(n) && (n as number) >= 0)) return undefined;

@@ -6,6 +6,8 @@ export interface BatchConfig {
   bucket: string | undefined;
   /** GATEWAY_BATCH_QUEUE_URL; undefined: the batch routes answer 503. */
   queueUrl: string | undefined;
+  /** GATEWAY_BATCH_STATE_MACHINE_ARN: the batch state machine (npm start runs it in process instead). */
+  stateMachineArn: string | undefined;
   /** S3_ENDPOINT / SQS_ENDPOINT: set only for local stand-ins. */
   s3Endpoint: string | undefined;
   sqsEndpoint: string | undefined;
@@ -33,6 +35,7 @@ export function batchConfigFromEnv(env: NodeJS.ProcessEnv = process.env): BatchC
   return {
     bucket: env.GATEWAY_BATCH_BUCKET || undefined,
     queueUrl: env.GATEWAY_BATCH_QUEUE_URL || undefined,
+    stateMachineArn: env.GATEWAY_BATCH_STATE_MACHINE_ARN || undefined,
     s3Endpoint: env.S3_ENDPOINT || undefined,
     sqsEndpoint: env.SQS_ENDPOINT || undefined,
     region: env.AWS_REGION || env.AWS_DEFAULT_REGION || undefined,

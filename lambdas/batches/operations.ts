@@ -1,13 +1,13 @@
 // The batch routes' operations. A batch belongs to the workspace of the key that submitted it: other
 // workspaces' keys are told it does not exist. Submitting stores the input in the batch bucket as JSON Lines,
-// creates the batch (validating) and queues its validation; the steps after that are the worker's.
+// creates the batch (validating) and starts its state machine; the steps after that are the worker's.
 import { randomBytes } from 'node:crypto';
 import { ConflictError, InvalidInputError, NotFoundError, TooLargeError, UnavailableError, UpstreamError } from '../platform/errors.js';
 import type { Principal } from '../platform/http/auth.js';
 import type { OperationResult } from '../platform/http/route.js';
 import type { Logger } from '../platform/logger.js';
 import type { BatchObjects } from './batch-objects.js';
-import type { BatchQueue } from './batch-queue.js';
+import type { BatchExecutions } from './executions.js';
 import { COMPLETION_WINDOW_SECONDS, NO_USAGE, type BatchRecord, type BatchRepository } from './batch-repository.js';
 import { checkInlineRequests, MAX_BATCH_INPUT_BYTES } from './input.js';
 import { isTerminal } from './lifecycle.js';
@@ -18,9 +18,10 @@ import { batchView } from './view.js';
 export interface BatchPorts {
   batches: Pick<BatchRepository, 'create' | 'get' | 'list' | 'move' | 'delete'>;
   results: Pick<BatchResultRepository, 'page' | 'deleteAll'>;
-  /** The batch bucket and the work queue; undefined where batches are not configured (then 503). */
+  /** The batch bucket and its state machine; undefined where batches are not configured (then 503). */
   objects: Pick<BatchObjects, 'putInput' | 'deleteBatch' | 'downloadUrl'> | undefined;
-  queue: BatchQueue | undefined;
+  /** Read at each call: npm start puts its in-process runner there once it is up. */
+  executions: () => BatchExecutions | undefined;
   clock: () => Date;
   log: Logger;
   /** Seconds a batch may run before it expires (the 24h window; shorter only to try expiry out). */
@@ -43,9 +44,10 @@ function newBatchId(): string {
   return id;
 }
 
-function configured(deps: BatchPorts): { objects: NonNullable<BatchPorts['objects']>; queue: BatchQueue } {
-  if (!deps.objects || !deps.queue) throw new UnavailableError('Batches are not available on this deployment (no batch bucket or queue configured)');
-  return { objects: deps.objects, queue: deps.queue };
+function configured(deps: BatchPorts): { objects: NonNullable<BatchPorts['objects']>; executions: BatchExecutions } {
+  const executions = deps.executions();
+  if (!deps.objects || !executions) throw new UnavailableError('Batches are not available on this deployment (no batch bucket, queue or state machine configured)');
+  return { objects: deps.objects, executions };
 }
 
 /**
@@ -80,7 +82,7 @@ export function createBatchOperations(deps: BatchPorts): BatchOperations {
 
   return {
     async createBatch({ principal, body }) {
-      const { objects, queue } = configured(deps);
+      const { objects, executions } = configured(deps);
       const requests = withBatchModel(body.requests, body.model);
       // A missing, unreadable or repeated custom_id is a 400 for the whole batch; a body failing its
       // endpoint's schema is that item's error, reported in its result once the batch is validated.
@@ -121,11 +123,11 @@ export function createBatchOperations(deps: BatchPorts): BatchOperations {
       };
       await deps.batches.create(batch);
       try {
-        await queue.send([{ kind: 'validate', batch_id: id }]);
+        await executions.start(id);
       } catch (err) {
-        deps.log.error('batch could not be queued', { batch_id: id, error: String(err) });
-        await deps.batches.move(id, 'validation_failed', now(), { error: 'The batch could not be queued for validation' }).catch(() => undefined);
-        throw new UpstreamError('The batch service is unavailable: the batch could not be queued; try again', { reason: 'unavailable', retryAfterSeconds: 5, cause: err });
+        deps.log.error('batch could not be started', { batch_id: id, error: String(err) });
+        await deps.batches.move(id, 'validation_failed', now(), { error: 'The batch could not be started' }).catch(() => undefined);
+        throw new UpstreamError('The batch service is unavailable: the batch could not be started; try again', { reason: 'unavailable', retryAfterSeconds: 5, cause: err });
       }
       return { status: 202, body: batchView(batch, []) };
     },
@@ -174,11 +176,8 @@ export function createBatchOperations(deps: BatchPorts): BatchOperations {
 
     async cancelBatch({ principal, params }) {
       const batch = await owned(principal, params.id);
+      // The state machine's next check ends the cancel (cancelling → cancelled); items running finish.
       const moved = (await deps.batches.move(batch.id, 'cancel', now())) ?? batch;
-      // The next check ends the cancel; one is queued at once rather than waiting for the periodic one.
-      if (moved.status === 'cancelling') {
-        await deps.queue?.send([{ kind: 'check', batch_id: batch.id }]).catch((err: unknown) => deps.log.warn('batch check could not be queued', { batch_id: batch.id, error: String(err) }));
-      }
       return { body: batchView(moved, null) };
     },
 

@@ -1,18 +1,22 @@
-// The steps of a batch, each run from one queue message (batch-queue.ts) and each safe to run twice, since
-// SQS delivers at least once and a crashed step is delivered again:
+// The steps of a batch, each safe to run twice (SQS delivers at least once; Step Functions retries a Task
+// that failed, and a crashed step runs again):
 //   validate: reads the stored input once (a stream), records each bad item's error, plans the shards, moves
-//             the batch to in_progress, then queues the shards and the first check;
+//             the batch to in_progress, then queues the shards on SQS (state machine, batches/state-machine.ts);
 //   shard:    runs the runnable items of one byte range of the input through the inference core (the
-//             item runner), skipping those with a result already; each result is recorded and counted once;
-//   check:    ends the batch when every item has a result (finalizing → completed), when it was cancelled
-//             (cancelling → cancelled) or when its window passed (expired); otherwise it checks again later.
+//             item runner), skipping those with a result already; each result is recorded and counted once
+//             (an SQS message to the worker function);
+//   check:    ends the batch when every item has a result (finalizing: the results file; then completed),
+//             when it was cancelled (cancelling → cancelled) or when its window passed (expired); otherwise
+//             the state machine waits and checks again;
+//   fail:     a step that kept failing: the batch fails, saying so.
 import type { Logger } from '../platform/logger.js';
 import { TooLargeError, InvalidInputError } from '../platform/errors.js';
 import type { BatchObjects } from './batch-objects.js';
 import type { BatchMessage, BatchQueue } from './batch-queue.js';
+import type { BatchStepInput, BatchStepOutput } from './state-machine.js';
 import type { BatchRecord, BatchRepository, BatchUsage } from './batch-repository.js';
 import { BatchItemChecker, jsonLines, MAX_BATCH_INPUT_BYTES, type CheckedItem } from './input.js';
-import { isTerminal } from './lifecycle.js';
+import { BatchStateError, isTerminal, type BatchEvent } from './lifecycle.js';
 import { resultLines, type BatchResultRepository } from './result-repository.js';
 import type { BatchResult } from './schemas.js';
 import { validateBatchInput, type Shard } from './validation.js';
@@ -35,7 +39,7 @@ export interface BatchWorkerPorts {
   runItem: ItemRunner;
   clock: () => Date;
   log: Logger;
-  /** Seconds between two checks of a running batch. */
+  /** Seconds before the first check of a running batch; the wait grows from it to MAX_CHECK_WAIT_SECONDS. */
   checkEverySeconds: number;
   /** Items of one shard run at once. */
   itemConcurrency: number;
@@ -49,6 +53,9 @@ export class NotYetError extends Error {}
 /** Items are not cut short by a cancel: what runs finishes and is charged. */
 const NEVER_ABORTED = new AbortController().signal;
 
+/** The longest wait between two checks: a day's batch takes at most some 1,440 checks (Step Functions keeps 25,000 events of an execution). */
+export const MAX_CHECK_WAIT_SECONDS = 60;
+
 /** How often a shard looks at its batch's state while it runs (a cancel or expiry stops it). */
 const STATE_CHECK_MS = 1000;
 
@@ -59,22 +66,43 @@ export class BatchWorker {
     return Math.floor(this.deps.clock().getTime() / 1000);
   }
 
-  async handle(message: BatchMessage): Promise<void> {
-    const batch = await this.deps.batches.get(message.batch_id);
-    if (!batch) {
-      this.deps.log.warn('batch message for a batch that does not exist', { batch_id: message.batch_id, kind: message.kind });
-      return;
-    }
-    switch (message.kind) {
-      case 'validate': return this.validate(batch, message.requeue === true);
-      case 'shard': return this.shard(batch, message.shard);
-      case 'check': return this.check(batch);
+  /**
+   * Moves the batch; when another step moved it first (a twin of this step, a cancel, the expiry) and the
+   * event no longer applies, the batch as that step left it.
+   */
+  private async move(id: string, event: BatchEvent, at: number, details: Parameters<BatchRepository['move']>[3] = {}): Promise<BatchRecord | undefined> {
+    try {
+      return await this.deps.batches.move(id, event, at, details);
+    } catch (err) {
+      if (err instanceof BatchStateError) return this.deps.batches.get(id);
+      throw err;
     }
   }
 
-  private async validate(batch: BatchRecord, requeue: boolean): Promise<void> {
+  /** A queued step (a shard of items). */
+  async handle(message: BatchMessage): Promise<void> {
+    const batch = await this.deps.batches.get(message.batch_id);
+    if (!batch) {
+      this.deps.log.warn('batch message for a batch that does not exist', { batch_id: message.batch_id });
+      return;
+    }
+    await this.shard(batch, message.shard);
+  }
+
+  /** A step of the state machine. */
+  async step(input: BatchStepInput): Promise<BatchStepOutput> {
+    const batch = await this.deps.batches.get(input.batch_id);
+    if (!batch) return { batch_id: input.batch_id, status: 'deleted', ended: true, wait_seconds: 0 };
+    const after = input.step === 'validate' ? await this.validate(batch, input.requeue === true)
+      : input.step === 'check' ? await this.check(batch)
+      : await this.fail(batch, input.error);
+    const wait = input.step === 'check' && input.wait_seconds ? Math.min(MAX_CHECK_WAIT_SECONDS, Math.ceil(input.wait_seconds * 1.25)) : this.deps.checkEverySeconds;
+    return { batch_id: batch.id, status: after.status, ended: isTerminal(after.status), wait_seconds: Math.max(1, wait) };
+  }
+
+  private async validate(batch: BatchRecord, requeue: boolean): Promise<BatchRecord> {
     // Done before (a redelivery), unless it stopped between moving the batch and queueing its shards.
-    if (batch.status !== 'validating' && !(batch.status === 'in_progress' && (!batch.queued || requeue))) return;
+    if (batch.status !== 'validating' && !(batch.status === 'in_progress' && (!batch.queued || requeue))) return batch;
     if (batch.input.kind !== 's3') throw new Error(`batch ${batch.id} has no stored input`);
     const { key } = batch.input;
     let validated;
@@ -87,22 +115,30 @@ export class BatchWorker {
     } catch (err) {
       // The input as a whole cannot run (too large, an endpoint without a runner): the batch fails, saying why.
       if (err instanceof TooLargeError || err instanceof InvalidInputError) {
-        await this.deps.batches.move(batch.id, 'validation_failed', this.nowSeconds(), { error: err.message });
-        return;
+        return (await this.move(batch.id, 'validation_failed', this.nowSeconds(), { error: err.message })) ?? batch;
       }
       throw err;
     }
     const model = batch.model ?? validated.model;
+    let current = batch;
     if (batch.status === 'validating') {
-      const moved = await this.deps.batches.move(batch.id, 'validated', this.nowSeconds(), { set: { total: validated.total, model } });
+      const moved = await this.move(batch.id, 'validated', this.nowSeconds(), { set: { total: validated.total, model } });
       // Cancelled or expired meanwhile: nothing to queue.
-      if (!moved || moved.status !== 'in_progress') return;
+      if (!moved || moved.status !== 'in_progress') return moved ?? batch;
+      current = moved;
     }
     const shards: BatchMessage[] = validated.shards.map((shard) => ({ kind: 'shard', batch_id: batch.id, shard }));
     await this.deps.queue.send(shards);
     await this.deps.batches.plan(batch.id, { queued: true });
-    await this.deps.queue.send([{ kind: 'check', batch_id: batch.id }], validated.runnable === 0 ? 0 : this.deps.checkEverySeconds);
     this.deps.log.info('batch validated', { batch_id: batch.id, total: validated.total, runnable: validated.runnable, failed: validated.failed, shards: validated.shards.length, bytes: validated.bytes });
+    return { ...current, queued: true };
+  }
+
+  private async fail(batch: BatchRecord, error: BatchStepInput['error']): Promise<BatchRecord> {
+    if (isTerminal(batch.status)) return batch;
+    this.deps.log.error('batch step failed after its retries; the batch fails', { batch_id: batch.id, error: error?.Error, cause: error?.Cause?.slice(0, 500) });
+    const event = batch.status === 'cancelling' ? 'cancelled' : 'failed';
+    return (await this.move(batch.id, event, this.nowSeconds(), { error: 'The batch could not be run to its end: one of its steps kept failing' })) ?? batch;
   }
 
   private async shard(batch: BatchRecord, shard: Shard): Promise<void> {
@@ -155,27 +191,23 @@ export class BatchWorker {
     if (failure) throw failure.error;
   }
 
-  private async check(batch: BatchRecord): Promise<void> {
-    if (isTerminal(batch.status)) return;
+  private async check(batch: BatchRecord): Promise<BatchRecord> {
+    if (isTerminal(batch.status)) return batch;
     const now = this.nowSeconds();
     if (now >= batch.expires_at) {
-      await this.deps.batches.move(batch.id, 'expire', now, { error: `The batch did not finish within its ${batch.completion_window} completion window` });
-      return;
+      return (await this.move(batch.id, 'expire', now, { error: `The batch did not finish within its ${batch.completion_window} completion window` })) ?? batch;
     }
-    if (batch.status === 'cancelling') {
-      await this.deps.batches.move(batch.id, 'cancelled', now);
-      return;
-    }
+    if (batch.status === 'cancelling') return (await this.move(batch.id, 'cancelled', now)) ?? batch;
     const counts = batch.request_counts;
     if (batch.status === 'finalizing' || (batch.status === 'in_progress' && batch.queued && counts.completed + counts.failed >= counts.total)) {
-      if (batch.status === 'in_progress') await this.deps.batches.move(batch.id, 'items_done', now);
+      if (batch.status === 'in_progress') await this.move(batch.id, 'items_done', now);
       // Finalizing: every result, in input order, into the batch's results file (written again by a rerun).
       const output = await this.deps.objects.writeOutput(batch.id, resultLines(this.deps.results, batch.id));
-      await this.deps.batches.move(batch.id, 'finalized', this.nowSeconds(), { set: { output } });
+      const done = await this.move(batch.id, 'finalized', this.nowSeconds(), { set: { output } });
       this.deps.log.info('batch completed', { batch_id: batch.id, ...counts });
-      return;
+      return done ?? batch;
     }
-    await this.deps.queue.send([{ kind: 'check', batch_id: batch.id }], this.deps.checkEverySeconds);
+    return batch;
   }
 }
 
