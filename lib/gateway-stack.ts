@@ -1,6 +1,6 @@
 // The whole gateway in one stack: the table, the streaming inference function behind a Function URL,
-// the management function behind an HTTP API whose routes come from the route table, and the meter
-// aggregator fed by the table's stream.
+// the management function behind an HTTP API whose routes come from the route table, the meter
+// aggregator fed by the table's stream, and batches (bucket, queue, worker, state machine).
 import { CfnOutput, Duration, SecretValue, Stack, type StackProps } from 'aws-cdk-lib';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
@@ -20,6 +20,7 @@ import { ManagementApi, type ThrottleLimits } from './management-api.js';
 import { FrontDoor } from './front-door.js';
 import { VaultKey } from './vault-key.js';
 import { acknowledgeNag } from './nag.js';
+import { BatchResources } from './batch-resources.js';
 
 export interface GatewayStackProps extends StackProps {
   /** Memory of both functions, in MB. */
@@ -56,6 +57,7 @@ export class GatewayStack extends Stack {
   readonly vaultKey: VaultKey;
   readonly frontDoorToken: Secret;
   readonly frontDoor: FrontDoor;
+  readonly batches: BatchResources;
 
   constructor(scope: Construct, id: string, props: GatewayStackProps) {
     super(scope, id, props);
@@ -113,6 +115,9 @@ export class GatewayStack extends Stack {
       },
     });
 
+    // Batches: their bucket, work queue, worker and steps functions and state machine.
+    this.batches = new BatchResources(this, 'Batches', { tableAccess, architecture: props.architecture, memorySize: props.memorySize, environment });
+
     this.management = new GatewayFunction(this, 'Management', {
       entry: 'lambdas/handlers/management.ts',
       description: 'Model gateway management API (keys, organization, OpenAPI, and all non-inference routes)',
@@ -120,8 +125,9 @@ export class GatewayStack extends Stack {
       architecture: props.architecture,
       timeout: MANAGEMENT_TIMEOUT,
       tableAccess,
-      environment,
+      environment: { ...environment, ...this.batches.environment },
     });
+    this.batches.grantSubmit(this.management);
 
     this.managementApi = new ManagementApi(this, 'ManagementApi', {
       handler: this.management.function,
@@ -182,10 +188,12 @@ export class GatewayStack extends Stack {
     // so a release that changes how pages are stored reaches them first (they also read every older form).
     this.inference.function.node.addDependency(this.aggregator.function, this.management.function);
 
-    for (const fn of [this.inference, this.management]) this.providerSecret.grantRead(fn.function);
-    // The vault and BYOK routes (management) and BYOK credentials in upstream calls (inference); not maintenance or the aggregator.
-    for (const fn of [this.inference, this.management]) this.vaultKey.grantDataKeys(fn.role);
-    for (const fn of [this.inference, this.management, this.maintenance, this.aggregator]) acknowledgeNag(fn.function, 'AwsSolutions-L1', RUNTIME_PINNED);
+    // The batch worker runs items through the inference core: provider credentials and BYOK as inference; the
+    // steps function reads and writes the table, the bucket and the queue only.
+    for (const fn of [this.inference, this.management, this.batches.worker]) this.providerSecret.grantRead(fn.function);
+    // The vault and BYOK routes (management) and BYOK credentials in upstream calls (inference, batch items); not maintenance or the aggregator.
+    for (const fn of [this.inference, this.management, this.batches.worker]) this.vaultKey.grantDataKeys(fn.role);
+    for (const fn of [this.inference, this.management, this.maintenance, this.aggregator, this.batches.worker, this.batches.steps]) acknowledgeNag(fn.function, 'AwsSolutions-L1', RUNTIME_PINNED);
 
     this.frontDoor = new FrontDoor(this, 'FrontDoor', {
       inferenceUrl: this.inferenceUrl,
@@ -210,6 +218,9 @@ export class GatewayStack extends Stack {
     new CfnOutput(this, 'ManagementApiUrl', { description: 'Root URL of the management HTTP API', value: this.managementApi.url });
     new CfnOutput(this, 'TableName', { description: 'The gateway DynamoDB table', value: this.table.table.tableName });
     new CfnOutput(this, 'VaultKeyArn', { description: 'KMS key of the vault and BYOK envelope encryption', value: this.vaultKey.key.keyArn });
+    new CfnOutput(this, 'BatchBucketName', { description: 'Bucket of batch inputs and results files (batches/<id>/…)', value: this.batches.bucket.bucketName });
+    new CfnOutput(this, 'BatchStateMachineArn', { description: 'State machine that runs each batch (an execution per batch, named after it)', value: this.batches.stateMachine.stateMachineArn });
+    new CfnOutput(this, 'BatchDeadLetterQueueUrl', { description: 'Shards of batch items that failed every delivery', value: this.batches.deadLetters.queueUrl });
     new CfnOutput(this, 'ProviderSecretArn', { description: 'Secret holding provider credentials (JSON object of names to values)', value: this.providerSecret.secretArn });
   }
 }

@@ -312,6 +312,7 @@ export async function startLocalRuntime(config: LocalConfig, output: RuntimeOutp
     // What the batch worker's SQS event source mapping does on AWS: the work queue's messages, ten at a time,
     // to the worker handler. Batches that had not ended when the last run stopped are started again.
     const { handleBatchMessages } = await import('../../lambdas/handlers/batch-worker.js');
+    const { batchDepsOf } = await import('../../lambdas/app/batch-deps.js');
     batchSource = await startSqsEventSource({
       sqs: createSqsClient({ endpoint: batchServices.sqsEndpoint }),
       queueUrl: batchServices.queueUrl,
@@ -322,11 +323,12 @@ export async function startLocalRuntime(config: LocalConfig, output: RuntimeOutp
       waitSeconds: 1,
     });
     // The batch state machine, as Step Functions would run it (the same definition).
-    const worker = deps.batches.worker;
+    const batches = batchDepsOf(deps);
+    const worker = batches.worker;
     if (worker) {
       batchMachine = startLocalStepFunctions({ step: (input) => worker.step(input), log: deps.log });
-      deps.batches.executions = batchMachine;
-      const unfinished = await deps.batches.repository.unfinished();
+      batches.executions = batchMachine;
+      const unfinished = await batches.repository.unfinished();
       for (const batch of unfinished) await batchMachine.start(batch.id, { requeue: true });
       if (unfinished.length > 0) log(`resumed ${unfinished.length} batch(es) the previous run had not finished`);
     }

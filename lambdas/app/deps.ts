@@ -19,12 +19,6 @@ import { createAggregator } from './aggregator-deps.js';
 import type { MeterAggregator } from '../billing/aggregator.js';
 import { gatewayEnvironment } from '../platform/aws/provider-secrets.js';
 import { readConfig, type GatewayConfig } from './config.js';
-import { BatchObjects, BatchRepository, BatchResultRepository, BatchWorker, SqsBatchQueue, StepFunctionsExecutions, type BatchExecutions, type BatchQueue } from '../batches/index.js';
-import { SFNClient } from '@aws-sdk/client-sfn';
-import { createS3Client } from '../platform/aws/s3.js';
-import { createSqsClient } from '../platform/aws/sqs.js';
-import { withoutSdkLogging } from '../platform/aws/quiet-client.js';
-import { batchItemRunner } from './batch-items.js';
 
 export interface GatewayDeps extends AuthDeps {
   organizations: OrganizationRepository;
@@ -50,22 +44,8 @@ export interface GatewayDeps extends AuthDeps {
   leaseTermsLagMs: number;
   /** The configuration these deps were built from. */
   config: GatewayConfig;
-  batches: BatchDeps;
-}
-
-/** Batches: their table items, and where configured their bucket, their queue and the worker of their steps. */
-export interface BatchDeps {
-  repository: BatchRepository;
-  results: BatchResultRepository;
-  objects: BatchObjects | undefined;
-  queue: BatchQueue | undefined;
-  /** The steps (validate, shard, check, fail); undefined without a bucket and a queue. */
-  worker: BatchWorker | undefined;
-  /**
-   * Starts a batch's state machine: the deployed one (GATEWAY_BATCH_STATE_MACHINE_ARN); npm start puts its
-   * in-process runner here. Undefined: batches are not available.
-   */
-  executions: BatchExecutions | undefined;
+  /** The table and its client (for ports built later: app/batch-deps.ts). */
+  store: { db: DynamoDBDocumentClient; tableName: string };
 }
 
 /** The vault over KMS when GATEWAY_KMS_KEY_ID names a key (the CDK stack's, or npm start's local KMS). */
@@ -109,7 +89,7 @@ export function createDeps(config: GatewayConfig, wiring: DepsWiring = {}): Gate
   const keys = new ApiKeyRepository(db, tableName);
   return {
     keys,
-    batches: createBatchDeps(config, { db, tableName, engine, keys, log, clock }),
+    store: { db, tableName },
     organizations: new OrganizationRepository(db, tableName),
     workspaces: new WorkspaceRepository(db, tableName),
     credits: new CreditRepository(db, tableName),
@@ -126,29 +106,6 @@ export function createDeps(config: GatewayConfig, wiring: DepsWiring = {}): Gate
     log,
     config,
   };
-}
-
-function createBatchDeps(config: GatewayConfig, wiring: { db: DynamoDBDocumentClient; tableName: string; engine: EngineDeps; keys: ApiKeyRepository; log: Logger; clock: () => Date }): BatchDeps {
-  const { db, tableName } = wiring;
-  const repository = new BatchRepository(db, tableName);
-  const results = new BatchResultRepository(db, tableName);
-  const settings = config.batches;
-  if (!settings.bucket || !settings.queueUrl) return { repository, results, objects: undefined, queue: undefined, worker: undefined, executions: undefined };
-  const objects = new BatchObjects(createS3Client({ endpoint: settings.s3Endpoint, region: settings.region }), settings.bucket);
-  const queue = new SqsBatchQueue(createSqsClient({ endpoint: settings.sqsEndpoint, region: settings.region }), settings.queueUrl);
-  const worker = new BatchWorker({
-    batches: repository,
-    results,
-    objects,
-    queue,
-    runItem: batchItemRunner({ engine: wiring.engine, keys: wiring.keys, db, tableName }),
-    clock: wiring.clock,
-    log: wiring.log,
-    checkEverySeconds: settings.checkEverySeconds,
-    itemConcurrency: settings.itemConcurrency,
-  });
-  const executions = settings.stateMachineArn ? new StepFunctionsExecutions(withoutSdkLogging(new SFNClient({ region: settings.region })), settings.stateMachineArn) : undefined;
-  return { repository, results, objects, queue, worker, executions };
 }
 
 let shared: Promise<GatewayDeps> | undefined;

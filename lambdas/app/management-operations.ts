@@ -15,6 +15,7 @@ import { createVaultOperations } from '../vault/index.js';
 import { createInternOperations } from '../interns/index.js';
 import { createByokOperations, usableEndpointFilter } from '../byok/index.js';
 import { createBatchOperations } from '../batches/index.js';
+import { batchDepsOf } from './batch-deps.js';
 
 export function createManagementOperations(deps: GatewayDeps): ManagementOperations {
   const { keys, organizations, workspaces, credits, rollups, vault, interns, byok, engine, clock, log, config } = deps;
@@ -25,6 +26,7 @@ export function createManagementOperations(deps: GatewayDeps): ManagementOperati
   const invalidateCredentials = (orgId: string) => deps.engine.byok?.invalidate(orgId);
   const names = providerNames(engine.catalog);
   const leaseTermsLag = () => delay(deps.leaseTermsLagMs);
+  const batches = batchDepsOf(deps);
   return {
     ...systemOperations,
     ...createKeyOperations({ keys, keyCache, workspaces, clock, leaseTermsLag }),
@@ -42,7 +44,7 @@ export function createManagementOperations(deps: GatewayDeps): ManagementOperati
     ...createInternOperations({ interns, organizations, keys, keyCache, vault, clock, hosts: config.vault.hosts }),
     ...createByokOperations({ byok, vault, providers: byokProviders(engine.catalog), keys, workspaces, invalidateCredentials, clock }),
     ...createBatchOperations({
-      batches: deps.batches.repository, results: deps.batches.results, objects: deps.batches.objects, executions: () => deps.batches.executions, clock, log, windowSeconds: config.batches.windowSeconds,
+      batches: batches.repository, results: batches.results, objects: batches.objects, executions: () => batches.executions, clock, log, windowSeconds: config.batches.windowSeconds,
     }),
   };
 }

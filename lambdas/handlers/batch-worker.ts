@@ -4,10 +4,11 @@
 // the others are deleted. A message that is not a batch step is logged and dropped.
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { defaultDeps, type GatewayDeps } from '../app/deps.js';
+import { batchDepsOf } from '../app/batch-deps.js';
 import { NotYetError, parseBatchMessage } from '../batches/index.js';
 
-export async function handleBatchMessages(event: SQSEvent, deps: Pick<GatewayDeps, 'batches' | 'log' | 'engine'>): Promise<SQSBatchResponse> {
-  const worker = deps.batches.worker;
+export async function handleBatchMessages(event: SQSEvent, deps: GatewayDeps): Promise<SQSBatchResponse> {
+  const worker = batchDepsOf(deps).worker;
   if (!worker) throw new Error('batch worker invoked without GATEWAY_BATCH_BUCKET and GATEWAY_BATCH_QUEUE_URL');
   const failures: SQSBatchResponse['batchItemFailures'] = [];
   await Promise.all(event.Records.map(async (record) => {

@@ -17,6 +17,7 @@ import { fullPath } from '../../lambdas/platform/http/router.js';
 import { TABLE_SCHEMA } from '../../lambdas/platform/dynamo/table-schema.js';
 import { matchesFilterPattern, matchesPageFilter, PAGE_FILTER_PATTERN, PAGE_STREAM_SETTINGS, type FilterPattern } from '../../lambdas/billing/page-stream.js';
 import type { DynamoDBRecord } from 'aws-lambda';
+import { batchStateMachineDefinition } from '../../lambdas/batches/state-machine.js';
 
 interface ValidationReport {
   pluginReports: {
@@ -84,10 +85,22 @@ describe('cdk-nag (AwsSolutions)', () => {
       { rule: 'AwsSolutions-L1', at: 'ModelGatewayStack/Aggregator/Function' },
       { rule: 'AwsSolutions-SQS3', at: 'ModelGatewayStack/AggregatorFailures' },
       ...['CFR1', 'CFR2', 'CFR3', 'CFR4'].map((rule) => ({ rule: `AwsSolutions-${rule}`, at: 'ModelGatewayStack/FrontDoor/Distribution' })),
+      { rule: 'AwsSolutions-L1', at: 'ModelGatewayStack/Batches/Worker/Function' },
+      { rule: 'AwsSolutions-L1', at: 'ModelGatewayStack/Batches/Steps/Function' },
+      { rule: 'AwsSolutions-S1', at: 'ModelGatewayStack/Batches/Bucket' },
+      { rule: 'AwsSolutions-SF1', at: 'ModelGatewayStack/Batches/StateMachine' },
+      { rule: 'AwsSolutions-SF2', at: 'ModelGatewayStack/Batches/StateMachine' },
     ]));
-    expect(new Set(acknowledged.map((finding) => finding.rule))).toEqual(new Set([
+    expect(new Set(acknowledged.map((finding) => finding.rule.replace(/\[.*$/, '')))).toEqual(new Set([
       'AwsSolutions-L1', 'AwsSolutions-APIG4', 'AwsSolutions-SMG4', 'AwsSolutions-SQS3', 'AwsSolutions-CFR1', 'AwsSolutions-CFR2', 'AwsSolutions-CFR3', 'AwsSolutions-CFR4',
+      'AwsSolutions-S1', 'AwsSolutions-SF1', 'AwsSolutions-SF2', 'AwsSolutions-IAM5',
     ]));
+    // The one wildcard: S3 object keys under the batch prefix, for the three roles that touch batch objects.
+    const bucketId = logicalId(base.stack, base.stack.batches.bucket);
+    const wildcards = (nag?.suppressedViolations ?? []).filter((finding) => finding.ruleName.startsWith('AwsSolutions-IAM5'));
+    expect(wildcards.map((finding) => [finding.ruleName, finding.acknowledgedAt]).sort()).toEqual([
+      'ModelGatewayStack/Batches/Steps/Role', 'ModelGatewayStack/Batches/Worker/Role', 'ModelGatewayStack/Management/Role',
+    ].map((at) => [`AwsSolutions-IAM5[Resource::<${bucketId}.Arn>/batches/*]`, at]));
     for (const finding of nag?.suppressedViolations ?? []) expect(finding.reason.length).toBeGreaterThan(40);
   });
 
@@ -232,7 +245,8 @@ describe('functions', () => {
 });
 
 describe('meter aggregator', () => {
-  const mappings = () => Object.values(base.template.findResources('AWS::Lambda::EventSourceMapping'));
+  // The table stream's mapping (the batch queue's is the batch worker's: see "batches").
+  const mappings = () => Object.values(base.template.findResources('AWS::Lambda::EventSourceMapping')).filter((mapping) => JSON.stringify(mapping.Properties.EventSourceArn).includes('StreamArn'));
 
   it('runs on nodejs22.x with the table and no provider secret or vault key', () => {
     const fn = base.resources[logicalId(base.stack, base.stack.aggregator.function)]!;
@@ -401,11 +415,15 @@ describe('IAM', () => {
     expect(sqs[0]!.Resource).toEqual({ 'Fn::GetAtt': [logicalId(base.stack, base.stack.aggregatorFailures), 'Arn'] });
   });
 
-  it('has no wildcard action or resource anywhere', () => {
+  it('has no wildcard action or resource anywhere but the batch objects\' key prefix of the batch bucket', () => {
+    const bucketId = logicalId(base.stack, base.stack.batches.bucket);
+    const batchObjects = JSON.stringify({ 'Fn::Join': ['', [{ 'Fn::GetAtt': [bucketId, 'Arn'] }, '/batches/*']] });
     for (const policy of policies()) {
       for (const statement of statementsOf(policy)) {
         for (const action of [statement.Action].flat()) expect(action).not.toContain('*');
-        expect(JSON.stringify(statement.Resource)).not.toMatch(/"\*"|:\*"|\/\*"/);
+        const resource = JSON.stringify(statement.Resource);
+        if (resource === batchObjects) expect([statement.Action].flat().every((action) => action.startsWith('s3:'))).toBe(true);
+        else expect(resource).not.toMatch(/"\*"|:\*"|\/\*"/);
       }
     }
   });
@@ -421,6 +439,77 @@ describe('IAM', () => {
         Resource: { 'Fn::GetAtt': [logicalId(base.stack, gatewayFunction.logGroup), 'Arn'] },
       })]);
     }
+  });
+});
+
+describe('batches', () => {
+  const roleStatements = (role: { node: { defaultChild?: unknown } }) => {
+    const roleId = logicalId(base.stack, role);
+    const policy = Object.values(base.template.findResources('AWS::IAM::Policy')).find((candidate) => JSON.stringify(candidate.Properties.Roles) === JSON.stringify([{ Ref: roleId }]));
+    return (policy?.Properties.PolicyDocument.Statement ?? []) as Array<{ Sid?: string; Action: string | string[]; Resource: unknown }>;
+  };
+  const objectsOf = () => ({ 'Fn::Join': ['', [{ 'Fn::GetAtt': [logicalId(base.stack, base.stack.batches.bucket), 'Arn'] }, '/batches/*']] });
+
+  it('keeps inputs and results in an encrypted, private, TLS-only bucket that expires them', () => {
+    const bucketId = logicalId(base.stack, base.stack.batches.bucket);
+    const bucket = base.resources[bucketId]!;
+    expect(bucket.DeletionPolicy).toBe('Retain');
+    expect(bucket.Properties).toMatchObject({
+      BucketEncryption: { ServerSideEncryptionConfiguration: [{ ServerSideEncryptionByDefault: { SSEAlgorithm: 'AES256' } }] },
+      PublicAccessBlockConfiguration: { BlockPublicAcls: true, BlockPublicPolicy: true, IgnorePublicAcls: true, RestrictPublicBuckets: true },
+      LifecycleConfiguration: { Rules: [{ Prefix: 'batches/', ExpirationInDays: 30, AbortIncompleteMultipartUpload: { DaysAfterInitiation: 1 }, Status: 'Enabled' }] },
+    });
+    base.template.hasResourceProperties('AWS::S3::BucketPolicy', {
+      Bucket: { Ref: bucketId },
+      PolicyDocument: { Statement: [Match.objectLike({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } })] },
+    });
+  });
+
+  it('queues shards on an encrypted queue with a dead-letter queue, to the worker one shard per invocation with partial failures', () => {
+    const queue = base.resources[logicalId(base.stack, base.stack.batches.queue)]!.Properties;
+    expect(queue).toMatchObject({
+      SqsManagedSseEnabled: true,
+      VisibilityTimeout: 6 * 600,
+      RedrivePolicy: { deadLetterTargetArn: { 'Fn::GetAtt': [logicalId(base.stack, base.stack.batches.deadLetters), 'Arn'] }, maxReceiveCount: 5 },
+    });
+    expect(base.resources[logicalId(base.stack, base.stack.batches.deadLetters)]!.Properties).toMatchObject({ SqsManagedSseEnabled: true, MessageRetentionPeriod: 14 * 24 * 3600 });
+    const mapping = Object.values(base.template.findResources('AWS::Lambda::EventSourceMapping')).find((candidate) => JSON.stringify(candidate.Properties.EventSourceArn).includes(logicalId(base.stack, base.stack.batches.queue)));
+    expect(mapping?.Properties).toEqual(expect.objectContaining({
+      FunctionName: { Ref: logicalId(base.stack, base.stack.batches.worker.function) },
+      BatchSize: 1,
+      FunctionResponseTypes: ['ReportBatchItemFailures'],
+      ScalingConfig: { MaximumConcurrency: 20 },
+    }));
+    const worker = base.resources[logicalId(base.stack, base.stack.batches.worker.function)]!.Properties;
+    expect(worker.Timeout).toBe(600);
+  });
+
+  it('deploys the state machine definition npm start runs, calling only the steps function', () => {
+    const machine = Object.values(base.template.findResources('AWS::StepFunctions::StateMachine'))[0]!.Properties;
+    const stepsId = logicalId(base.stack, base.stack.batches.steps.function);
+    expect(machine.DefinitionSubstitutions).toEqual({ BatchStepsFunctionArn: { 'Fn::GetAtt': [stepsId, 'Arn'] } });
+    expect(JSON.parse(machine.DefinitionString as string)).toEqual(batchStateMachineDefinition());
+    const invoke = roleStatements(base.stack.batches.stateMachine.role as never).filter((statement) => [statement.Action].flat().includes('lambda:InvokeFunction'));
+    expect(invoke).toEqual([expect.objectContaining({ Resource: { 'Fn::GetAtt': [stepsId, 'Arn'] } })]);
+  });
+
+  it('gives each function exactly the batch access it uses', () => {
+    const { batches } = base.stack;
+    const s3Of = (fn: GatewayStack['inference']) => roleStatements(fn.role).filter((statement) => [statement.Action].flat().some((action) => action.startsWith('s3:')));
+    expect(s3Of(batches.worker)).toEqual([expect.objectContaining({ Action: 's3:GetObject', Resource: objectsOf() })]);
+    expect(s3Of(batches.steps)).toEqual([expect.objectContaining({ Action: ['s3:GetObject', 's3:PutObject', 's3:AbortMultipartUpload'], Resource: objectsOf() })]);
+    expect(s3Of(base.stack.management)).toEqual([expect.objectContaining({ Action: ['s3:PutObject', 's3:GetObject', 's3:DeleteObject'], Resource: objectsOf() })]);
+    for (const fn of [base.stack.inference, base.stack.maintenance, base.stack.aggregator]) expect(s3Of(fn)).toEqual([]);
+    const starts = roleStatements(base.stack.management.role).filter((statement) => [statement.Action].flat().includes('states:StartExecution'));
+    expect(starts).toEqual([expect.objectContaining({ Resource: { Ref: logicalId(base.stack, base.stack.batches.stateMachine) } })]);
+    const sends = roleStatements(batches.steps.role).filter((statement) => [statement.Action].flat().includes('sqs:SendMessage'));
+    expect(sends).toEqual([expect.objectContaining({ Resource: { 'Fn::GetAtt': [logicalId(base.stack, batches.queue), 'Arn'] } })]);
+    const management = base.resources[logicalId(base.stack, base.stack.management.function)]!.Properties.Environment.Variables;
+    expect(management).toMatchObject({
+      GATEWAY_BATCH_BUCKET: { Ref: logicalId(base.stack, batches.bucket) },
+      GATEWAY_BATCH_QUEUE_URL: { Ref: logicalId(base.stack, batches.queue) },
+      GATEWAY_BATCH_STATE_MACHINE_ARN: { Ref: logicalId(base.stack, batches.stateMachine) },
+    });
   });
 });
 

@@ -16,6 +16,7 @@ import { startLocalS3, type LocalS3 } from '../../bin/local/s3.js';
 import { startSimulator, type Simulator } from '../../bin/simulator/server.js';
 import { createSqsClient } from '../../lambdas/platform/aws/sqs.js';
 import { handleBatchMessages } from '../../lambdas/handlers/batch-worker.js';
+import { batchDepsOf } from '../../lambdas/app/batch-deps.js';
 import { batchGenerationId, itemPageStore } from '../../lambdas/app/batch-items.js';
 import { itemKeys } from '../../lambdas/platform/dynamo/item-keys.js';
 import { PageRepository } from '../../lambdas/billing/page-repository.js';
@@ -73,8 +74,8 @@ describe('the batch worker', () => {
     const { key, text } = await tenant.addKey('standard');
     // The state machine's executions: recorded here, and their steps run by the test, twice each.
     const started: string[] = [];
-    store.deps.batches.executions = { start: async (batchId) => { started.push(batchId); } };
-    const worker = store.deps.batches.worker!;
+    batchDepsOf(store.deps).executions = { start: async (batchId) => { started.push(batchId); } };
+    const worker = batchDepsOf(store.deps).worker!;
     const requests = Array.from({ length: 30 }, (_, i) => ({ custom_id: `c${i}`, body: { messages: [{ role: 'user', content: `twice ${i}` }] } }));
     const submitted = await manage(store.deps, text, 'POST', '/batches', { endpoint: '/v1/chat/completions', model: 'simulator/echo', requests });
     expect(submitted.status).toBe(202);

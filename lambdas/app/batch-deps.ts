@@ -1,0 +1,55 @@
+// Batches' ports, built on first use from the process's deps: their table items, and where configured their
+// bucket, work queue, worker and state machine. Apart from the rest of the deps so that the inference
+// function, which never touches batches, does not bundle the S3, SQS and Step Functions clients.
+import { SFNClient } from '@aws-sdk/client-sfn';
+import { BatchObjects, BatchRepository, BatchResultRepository, BatchWorker, SqsBatchQueue, StepFunctionsExecutions, type BatchExecutions, type BatchQueue } from '../batches/index.js';
+import { createS3Client } from '../platform/aws/s3.js';
+import { createSqsClient } from '../platform/aws/sqs.js';
+import { withoutSdkLogging } from '../platform/aws/quiet-client.js';
+import { batchItemRunner } from './batch-items.js';
+import type { GatewayDeps } from './deps.js';
+
+export interface BatchDeps {
+  repository: BatchRepository;
+  results: BatchResultRepository;
+  objects: BatchObjects | undefined;
+  queue: BatchQueue | undefined;
+  /** The steps (validate, shard, check, fail); undefined without a bucket and a queue. */
+  worker: BatchWorker | undefined;
+  /**
+   * Starts a batch's state machine: the deployed one (GATEWAY_BATCH_STATE_MACHINE_ARN); npm start puts its
+   * in-process runner here. Undefined: batches are not available.
+   */
+  executions: BatchExecutions | undefined;
+}
+
+const built = new WeakMap<GatewayDeps, BatchDeps>();
+
+export function batchDepsOf(deps: GatewayDeps): BatchDeps {
+  let batches = built.get(deps);
+  if (!batches) built.set(deps, batches = createBatchDeps(deps));
+  return batches;
+}
+
+function createBatchDeps(deps: GatewayDeps): BatchDeps {
+  const { db, tableName } = deps.store;
+  const repository = new BatchRepository(db, tableName);
+  const results = new BatchResultRepository(db, tableName);
+  const settings = deps.config.batches;
+  if (!settings.bucket || !settings.queueUrl) return { repository, results, objects: undefined, queue: undefined, worker: undefined, executions: undefined };
+  const objects = new BatchObjects(createS3Client({ endpoint: settings.s3Endpoint, region: settings.region }), settings.bucket);
+  const queue = new SqsBatchQueue(createSqsClient({ endpoint: settings.sqsEndpoint, region: settings.region }), settings.queueUrl);
+  const worker = new BatchWorker({
+    batches: repository,
+    results,
+    objects,
+    queue,
+    runItem: batchItemRunner({ engine: deps.engine, keys: deps.keys, db, tableName }),
+    clock: deps.clock,
+    log: deps.log,
+    checkEverySeconds: settings.checkEverySeconds,
+    itemConcurrency: settings.itemConcurrency,
+  });
+  const executions = settings.stateMachineArn ? new StepFunctionsExecutions(withoutSdkLogging(new SFNClient({ region: settings.region })), settings.stateMachineArn) : undefined;
+  return { repository, results, objects, queue, worker, executions };
+}
