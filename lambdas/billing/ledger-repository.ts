@@ -11,7 +11,6 @@
 // Methods return what happened as typed outcomes, with the refusing items decoded into domain objects (the
 // key, the workspace, a meter's windows); choosing what to do about it (reload, roll a window, retry,
 // refuse) is the Ledger's job.
-import { randomBytes } from 'node:crypto';
 import { BatchGetCommand, GetCommand, TransactWriteCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { nanosFromStore, nanosToStore, type Nanos } from '../platform/money.js';
 import { INTERVALS, type Periods } from './periods.js';
@@ -63,6 +62,8 @@ export interface HoldRequest extends HoldRef {
   workspacePeriods: Periods;
   createdAt: string;
   expiresAt: string;
+  /** The reservation's own few characters in its transaction token (the same over its attempts). */
+  nonce?: string;
 }
 
 /** Why the organization's item refused a reservation. */
@@ -109,6 +110,8 @@ export interface ReleaseRequest {
   /** The key or workspace was deleted while the request ran: give the organization back without its meter. */
   skipKey?: boolean;
   skipWorkspace?: boolean;
+  /** The release's own few characters in its transaction token. */
+  nonce?: string;
 }
 
 export type LeaseReturnOutcome =
@@ -254,9 +257,9 @@ export class LedgerRepository {
 
     try {
       const result = await this.db.send(new TransactWriteCommand({
-        // Unique to this call (the SDK's own retries of it resend the same token): a batch item's generation id
-        // is the same in every run of the item, and a token reused with other parameters is refused.
-        ClientRequestToken: token('r', `${request.generationId}${randomBytes(4).toString('hex')}`, attempt),
+        // With the reservation's nonce: a batch item's generation id is the same in every run of the item, and
+        // DynamoDB refuses a token reused with other parameters.
+        ClientRequestToken: token('r', `${request.generationId}.${request.nonce ?? ''}`, attempt),
         ReturnConsumedCapacity: 'TOTAL',
         TransactItems: [
           { Put: { TableName: this.tableName, Item: hold, ConditionExpression: 'attribute_not_exists(pk)' } },
@@ -323,7 +326,7 @@ export class LedgerRepository {
     if (!request.skipWorkspace) items.push({ Update: { TableName: this.tableName, Key: itemKeys.workspace(hold.orgId, hold.workspaceId), ...meter() } });
     try {
       const result = await this.db.send(new TransactWriteCommand({
-        ClientRequestToken: token('x', `${hold.generationId}${randomBytes(4).toString('hex')}`, attempt),
+        ClientRequestToken: token('x', `${hold.generationId}.${request.nonce ?? ''}`, attempt),
         ReturnConsumedCapacity: 'TOTAL',
         TransactItems: items,
       }));

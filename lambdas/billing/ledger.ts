@@ -278,6 +278,9 @@ export class Ledger {
     let workspace = startingWorkspace;
     const readUnits = 0;
     const waitUntil = this.deps.clock().getTime() + IN_FLIGHT_WAIT_MS;
+    // This reservation's own, the same over its attempts: a batch item's generation id repeats in every run
+    // of the item, and DynamoDB refuses a transaction token reused with other parameters.
+    const nonce = tokenNonce();
     for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt += 1) {
       const now = this.deps.clock();
       const current = currentPeriods(now);
@@ -294,6 +297,7 @@ export class Ledger {
         // A lease outlives any request that reserved from it before its end; a hold, its own request.
         expiresAt: new Date((useUntil ?? now.getTime()) + HOLD_TTL_MS).toISOString(),
         claim: kind,
+        nonce,
       }, attempt);
       if (outcome.kind === 'held') return { ...ref, writeUnits: outcome.writeUnits, attempts: attempt, readUnits, key, workspace };
       if (outcome.kind === 'conflict') {
@@ -374,9 +378,10 @@ export class Ledger {
   async release(hold: HoldRef): Promise<ReleaseResult> {
     let skipKey = false;
     let skipWorkspace = false;
+    const nonce = tokenNonce();
     for (let attempt = 1; attempt <= RELEASE_ATTEMPTS; attempt += 1) {
       try {
-        const outcome = await this.deps.repository.release({ hold, skipKey, skipWorkspace }, attempt);
+        const outcome = await this.deps.repository.release({ hold, skipKey, skipWorkspace, nonce }, attempt);
         if (outcome.kind === 'released') return { outcome: 'released', writeUnits: outcome.writeUnits, attempts: attempt };
         if (outcome.kind === 'already') return { outcome: 'already', writeUnits: 0, attempts: attempt };
         if (outcome.kind === 'conflict') {
@@ -515,4 +520,9 @@ function budgetShortfall(workspace: Workspace, amount: Nanos, now: Date): Shortf
     };
   }
   return tightest ?? { reason: 'workspace_budget', left: 0n, held: 0n, state: `Workspace ${workspace.slug}'s budget cannot cover it`, remedy: "raise the workspace's budget", metadata: { reason: 'workspace_budget', workspace_id: workspace.id } };
+}
+
+/** Three random characters for a transaction token (meter-writes.ts token), one per reservation or release. */
+function tokenNonce(): string {
+  return randomBytes(3).toString('base64url').slice(0, 3);
 }

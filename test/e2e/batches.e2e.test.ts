@@ -216,11 +216,16 @@ describe('cancelling and deleting', () => {
     expect((await call(`/batches/${id}/cancel`, { method: 'POST' })).status).toBe(200);
     const ended = await finished(id);
     expect(ended.status).toBe('cancelled');
-    // Give items that were running when it was cancelled time to end, then nothing more moves.
-    await new Promise((resolve) => setTimeout(resolve, 2500));
-    const settled = batchObject.parse((await call(`/batches/${id}?results_limit=1000`)).json);
-    expect(settled.request_counts.completed + settled.request_counts.failed).toBeLessThan(40);
-    expect(settled.results!.length).toBe(settled.request_counts.completed + settled.request_counts.failed);
+    // Items that were running when it was cancelled end (each may retry its timeout), then nothing more moves.
+    let settled: Batch | undefined;
+    await waitFor(async () => {
+      const before = batchObject.parse((await call(`/batches/${id}?results_limit=1000`)).json);
+      await new Promise((resolve) => setTimeout(resolve, 2000));
+      settled = batchObject.parse((await call(`/batches/${id}?results_limit=1000`)).json);
+      const counted = settled.request_counts.completed + settled.request_counts.failed;
+      return counted === before.request_counts.completed + before.request_counts.failed && settled.results!.length === counted;
+    }, { timeoutMs: 40_000, what: 'the cancelled batch\'s running items to end' });
+    expect(settled!.request_counts.completed + settled!.request_counts.failed).toBeLessThan(40);
     const deleted = await call(`/batches/${id}`, { method: 'DELETE' });
     expect(deleted.json).toEqual({ id, object: 'batch', deleted: true });
     expect((await call(`/batches/${id}`)).status).toBe(404);
