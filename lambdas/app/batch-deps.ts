@@ -2,7 +2,7 @@
 // bucket, work queue, worker and state machine. Apart from the rest of the deps so that the inference
 // function, which never touches batches, does not bundle the S3, SQS and Step Functions clients.
 import { SFNClient } from '@aws-sdk/client-sfn';
-import { BatchObjects, BatchRepository, BatchResultRepository, BatchWorker, SqsBatchQueue, StepFunctionsExecutions, type BatchExecutions, type BatchQueue } from '../batches/index.js';
+import { BatchObjects, BatchRepository, BatchResultRepository, BatchUploadRepository, BatchWorker, SqsBatchQueue, StepFunctionsExecutions, type BatchExecutions, type BatchQueue } from '../batches/index.js';
 import { createS3Client } from '../platform/aws/s3.js';
 import { createSqsClient } from '../platform/aws/sqs.js';
 import { withoutSdkLogging } from '../platform/aws/quiet-client.js';
@@ -12,6 +12,7 @@ import type { GatewayDeps } from './deps.js';
 export interface BatchDeps {
   repository: BatchRepository;
   results: BatchResultRepository;
+  uploads: BatchUploadRepository;
   objects: BatchObjects | undefined;
   queue: BatchQueue | undefined;
   /** The steps (validate, shard, check, fail); undefined without a bucket and a queue. */
@@ -35,8 +36,9 @@ function createBatchDeps(deps: GatewayDeps): BatchDeps {
   const { db, tableName } = deps.store;
   const repository = new BatchRepository(db, tableName);
   const results = new BatchResultRepository(db, tableName);
+  const uploads = new BatchUploadRepository(db, tableName);
   const settings = deps.config.batches;
-  if (!settings.bucket || !settings.queueUrl) return { repository, results, objects: undefined, queue: undefined, worker: undefined, executions: undefined };
+  if (!settings.bucket || !settings.queueUrl) return { repository, results, uploads, objects: undefined, queue: undefined, worker: undefined, executions: undefined };
   const objects = new BatchObjects(createS3Client({ endpoint: settings.s3Endpoint, region: settings.region }), settings.bucket);
   const queue = new SqsBatchQueue(createSqsClient({ endpoint: settings.sqsEndpoint, region: settings.region }), settings.queueUrl);
   const worker = new BatchWorker({
@@ -51,5 +53,5 @@ function createBatchDeps(deps: GatewayDeps): BatchDeps {
     itemConcurrency: settings.itemConcurrency,
   });
   const executions = settings.stateMachineArn ? new StepFunctionsExecutions(withoutSdkLogging(new SFNClient({ region: settings.region })), settings.stateMachineArn) : undefined;
-  return { repository, results, objects, queue, worker, executions };
+  return { repository, results, uploads, objects, queue, worker, executions };
 }

@@ -116,8 +116,10 @@ export function batchItemRunner(wiring: BatchItemWiring): ItemRunner {
       return { result: failedResult(item.customId, null, new HttpError(401, key ? 'The API key that submitted this batch is disabled' : 'The API key that submitted this batch was deleted')), usage: zero() };
     }
     let request: InferenceRequest;
+    // The batch's model for an item that names none (an uploaded input; inline items had it filled in).
+    const body = item.body.model === undefined && batch.model ? { ...item.body, model: batch.model } : item.body;
     try {
-      request = batch.endpoint === '/v1/responses' ? fromResponses(item.body as ResponsesRequest) : fromChat(item.body as ChatRequest);
+      request = batch.endpoint === '/v1/responses' ? fromResponses(body as ResponsesRequest) : fromChat(body as ChatRequest);
     } catch (err) {
       if (err instanceof DomainError) return { result: failedResult(item.customId, null, httpErrorOf(err)), usage: zero() };
       throw err;

@@ -1,7 +1,10 @@
 // A batch's objects in the batch bucket: its input as JSON Lines (written once at creation, then read as a
 // stream by the validating step and by byte ranges by the workers). The same code talks to S3 on AWS and to
 // the local stand-in under npm start.
-import { DeleteObjectsCommand, GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import {
+  AbortMultipartUploadCommand, CompleteMultipartUploadCommand, CreateMultipartUploadCommand, DeleteObjectCommand, DeleteObjectsCommand, GetObjectCommand, HeadObjectCommand,
+  PutObjectCommand, UploadPartCommand, type S3Client,
+} from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { Readable } from 'node:stream';
@@ -62,8 +65,50 @@ export class BatchObjects {
     return Buffer.from(await Body.transformToByteArray());
   }
 
-  /** Deletes a batch's input and results file. */
-  async deleteBatch(batchId: string): Promise<void> {
-    await this.s3.send(new DeleteObjectsCommand({ Bucket: this.bucket, Delete: { Objects: [{ Key: this.inputKey(batchId) }, { Key: this.outputKey(batchId) }], Quiet: true } }));
+  uploadKey(uploadId: string): string {
+    return `batches/uploads/${uploadId}/input.jsonl`;
+  }
+
+  /** Begins a multipart upload of `key`: S3's id of it. */
+  async startUpload(key: string): Promise<string> {
+    const { UploadId } = await this.s3.send(new CreateMultipartUploadCommand({ Bucket: this.bucket, Key: key, ContentType: 'application/jsonl' }));
+    if (!UploadId) throw new Error(`S3 gave no upload id for ${key}`);
+    return UploadId;
+  }
+
+  /** A URL that PUTs part `partNumber` (of `bytes` bytes, which the signature fixes) for `expiresSeconds`. */
+  partUrl(key: string, uploadId: string, partNumber: number, bytes: number, expiresSeconds: number): Promise<string> {
+    return getSignedUrl(this.s3, new UploadPartCommand({ Bucket: this.bucket, Key: key, UploadId: uploadId, PartNumber: partNumber, ContentLength: bytes }), { expiresIn: expiresSeconds });
+  }
+
+  async completeUpload(key: string, uploadId: string, parts: ReadonlyArray<{ part_number: number; etag: string }>): Promise<void> {
+    await this.s3.send(new CompleteMultipartUploadCommand({
+      Bucket: this.bucket, Key: key, UploadId: uploadId,
+      MultipartUpload: { Parts: parts.map((part) => ({ PartNumber: part.part_number, ETag: part.etag })) },
+    }));
+  }
+
+  async abortUpload(key: string, uploadId: string): Promise<void> {
+    await this.s3.send(new AbortMultipartUploadCommand({ Bucket: this.bucket, Key: key, UploadId: uploadId }));
+  }
+
+  /** The object's size in bytes, or undefined when there is none. */
+  async size(key: string): Promise<number | undefined> {
+    try {
+      const head = await this.s3.send(new HeadObjectCommand({ Bucket: this.bucket, Key: key }));
+      return head.ContentLength;
+    } catch (err) {
+      if ((err as { name?: string }).name === 'NotFound' || (err as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode === 404) return undefined;
+      throw err;
+    }
+  }
+
+  async deleteObject(key: string): Promise<void> {
+    await this.s3.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: key }));
+  }
+
+  /** Deletes a batch's input (where it is: `inputKey`, uploaded or not) and results file. */
+  async deleteBatch(batchId: string, inputKey = this.inputKey(batchId)): Promise<void> {
+    await this.s3.send(new DeleteObjectsCommand({ Bucket: this.bucket, Delete: { Objects: [{ Key: inputKey }, { Key: this.outputKey(batchId) }], Quiet: true } }));
   }
 }

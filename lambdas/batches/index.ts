@@ -3,6 +3,7 @@ export { batchRoutes, type BatchOperations } from './routes.js';
 export { createBatchOperations, type BatchPorts } from './operations.js';
 export { BatchRepository, type BatchRecord, type BatchUsage } from './batch-repository.js';
 export { BatchResultRepository } from './result-repository.js';
+export { BatchUploadRepository } from './upload-repository.js';
 export { BatchObjects } from './batch-objects.js';
 export { SqsBatchQueue, parseBatchMessage, type BatchQueue, type BatchMessage } from './batch-queue.js';
 export { StepFunctionsExecutions, type BatchExecutions } from './executions.js';

@@ -142,7 +142,8 @@ export class BatchItemChecker {
   private readonly seen = new Set<string>();
   private readonly schema: z.ZodType;
 
-  constructor(readonly endpoint: BatchEndpoint) {
+  /** `model`: the batch's, filled into items that name none; an item naming another is that item's error. */
+  constructor(readonly endpoint: BatchEndpoint, private readonly options: { model?: string | null } = {}) {
     const schema = ITEM_SCHEMAS[endpoint];
     if (!schema) throw new InvalidInputError(`Batches for ${endpoint} are not supported by this gateway yet; use /v1/chat/completions or /v1/responses`, { metadata: { param: 'endpoint' } });
     this.schema = schema;
@@ -188,7 +189,16 @@ export class BatchItemChecker {
     if ((body as Record<string, unknown>).stream === true) {
       return failed(line, customId, 'invalid_body', `Item ${line}: batch items do not stream; leave out stream or set it to false`, 'body.stream');
     }
-    const parsed = this.schema.safeParse(body);
+    const model = this.options.model;
+    let checked = body as Record<string, unknown>;
+    if (model) {
+      if (checked.model === undefined || checked.model === null) {
+        if (checked.models === undefined) checked = { model, ...checked };
+      } else if (checked.model !== model) {
+        return failed(line, customId, 'invalid_body', `Item ${line}: body.model "${String(checked.model)}" is not the batch's model "${model}"; leave it out or use the same`, 'body.model');
+      }
+    }
+    const parsed = this.schema.safeParse(checked);
     if (!parsed.success) {
       const { issues, message } = describeIssues(parsed.error.issues, 'body');
       return failed(line, customId, 'invalid_body', `Item ${line}: ${message}`, issues[0]?.path ?? 'body');

@@ -12,6 +12,7 @@ import { COMPLETION_WINDOW_SECONDS, NO_USAGE, type BatchRecord, type BatchReposi
 import { checkInlineRequests, MAX_BATCH_INPUT_BYTES } from './input.js';
 import { isTerminal } from './lifecycle.js';
 import { resultLines, type BatchResultRepository } from './result-repository.js';
+import type { BatchUpload, BatchUploadRepository } from './upload-repository.js';
 import type { BatchOperations } from './routes.js';
 import { batchView } from './view.js';
 
@@ -19,7 +20,8 @@ export interface BatchPorts {
   batches: Pick<BatchRepository, 'create' | 'get' | 'list' | 'move' | 'delete'>;
   results: Pick<BatchResultRepository, 'page' | 'deleteAll'>;
   /** The batch bucket and its state machine; undefined where batches are not configured (then 503). */
-  objects: Pick<BatchObjects, 'putInput' | 'deleteBatch' | 'downloadUrl'> | undefined;
+  objects: Pick<BatchObjects, 'bucket' | 'putInput' | 'deleteBatch' | 'downloadUrl' | 'uploadKey' | 'startUpload' | 'partUrl' | 'completeUpload' | 'abortUpload' | 'size' | 'deleteObject'> | undefined;
+  uploads: Pick<BatchUploadRepository, 'create' | 'get' | 'move'>;
   /** Read at each call: npm start puts its in-process runner there once it is up. */
   executions: () => BatchExecutions | undefined;
   clock: () => Date;
@@ -38,10 +40,21 @@ const DOWNLOAD_URL_SECONDS = 15 * 60;
  */
 const MAX_INLINE_DOWNLOAD_BYTES = 5 * 1024 * 1024;
 
-function newBatchId(): string {
-  let id = 'batch_';
+function newId(prefix: 'batch_' | 'upload_'): string {
+  let id = prefix;
   for (const byte of randomBytes(24)) id += ALPHANUMERIC[byte % 62];
   return id;
+}
+
+/** Parts of an upload: 8 MiB each (S3 wants at least 5 MiB but for the last), fewer than S3's 10,000. */
+const PART_BYTES = 8 * 1024 * 1024;
+/** How long an upload's part URLs work, and the upload may be completed. */
+const UPLOAD_SECONDS = 60 * 60;
+
+function uploadView(upload: BatchUpload, parts: Array<{ part_number: number; bytes: number; url: string }> = []) {
+  return {
+    id: upload.id, object: 'batch.upload' as const, status: upload.status, bytes: upload.bytes, part_bytes: upload.part_bytes, parts, expires_at: upload.expires_at,
+  };
 }
 
 function configured(deps: BatchPorts): { objects: NonNullable<BatchPorts['objects']>; executions: BatchExecutions } {
@@ -83,21 +96,40 @@ export function createBatchOperations(deps: BatchPorts): BatchOperations {
   return {
     async createBatch({ principal, body }) {
       const { objects, executions } = configured(deps);
-      const requests = withBatchModel(body.requests, body.model);
-      // A missing, unreadable or repeated custom_id is a 400 for the whole batch; a body failing its
-      // endpoint's schema is that item's error, reported in its result once the batch is validated.
-      const checked = checkInlineRequests(requests, body.endpoint);
-      const input = Buffer.from(requests.map((request) => JSON.stringify(request)).join('\n') + '\n');
-      if (input.length > MAX_BATCH_INPUT_BYTES) throw new TooLargeError(`A batch's input is at most ${MAX_BATCH_INPUT_BYTES} bytes; this one is ${input.length}`);
-      const models = new Set(checked.flatMap((item) => (item.kind === 'item' && typeof item.body.model === 'string' ? [item.body.model] : [])));
-      const id = newBatchId();
+      const id = newId('batch_');
       const createdAt = now();
-      let stored;
-      try {
-        stored = await objects.putInput(id, input);
-      } catch (err) {
-        deps.log.error('batch input could not be stored', { batch_id: id, error: String(err) });
-        throw new UpstreamError('The batch service is unavailable: the input could not be stored; try again', { reason: 'unavailable', retryAfterSeconds: 5, cause: err });
+      let input: BatchRecord['input'];
+      let total = 0;
+      let model: string | null = body.model ?? null;
+      if (body.input_upload_id !== undefined) {
+        // An uploaded input: checked item by item by the validating step; its items are counted then.
+        const upload = await deps.uploads.get(body.input_upload_id);
+        if (!upload || upload.org_id !== principal.key.org_id || upload.workspace_id !== principal.key.workspace_id) {
+          throw new InvalidInputError(`Invalid input_upload_id: no upload ${body.input_upload_id} in this workspace`, { metadata: { param: 'input_upload_id' } });
+        }
+        if (upload.status !== 'completed') {
+          throw new InvalidInputError(`Invalid input_upload_id: upload ${upload.id} is ${upload.status === 'used' ? 'the input of another batch already' : 'not completed yet (POST /batches/uploads/{id}/complete)'}`, { metadata: { param: 'input_upload_id' } });
+        }
+        if (!(await deps.uploads.move(upload.id, 'completed', 'used'))) {
+          throw new ConflictError(`Upload ${upload.id} became the input of another batch meanwhile`);
+        }
+        input = { kind: 's3', bucket: objects.bucket, key: upload.key, bytes: upload.bytes };
+      } else {
+        const requests = withBatchModel(body.requests ?? [], body.model);
+        // A missing, unreadable or repeated custom_id is a 400 for the whole batch; a body failing its
+        // endpoint's schema is that item's error, reported in its result once the batch is validated.
+        const checked = checkInlineRequests(requests, body.endpoint);
+        const text = Buffer.from(requests.map((request) => JSON.stringify(request)).join('\n') + '\n');
+        if (text.length > MAX_BATCH_INPUT_BYTES) throw new TooLargeError(`A batch's input is at most ${MAX_BATCH_INPUT_BYTES} bytes; this one is ${text.length}`);
+        const models = new Set(checked.flatMap((item) => (item.kind === 'item' && typeof item.body.model === 'string' ? [item.body.model] : [])));
+        model ??= models.size === 1 ? [...models][0]! : null;
+        total = requests.length;
+        try {
+          input = { kind: 's3', ...(await objects.putInput(id, text)) };
+        } catch (err) {
+          deps.log.error('batch input could not be stored', { batch_id: id, error: String(err) });
+          throw new UpstreamError('The batch service is unavailable: the input could not be stored; try again', { reason: 'unavailable', retryAfterSeconds: 5, cause: err });
+        }
       }
       const batch: BatchRecord = {
         id,
@@ -106,16 +138,16 @@ export function createBatchOperations(deps: BatchPorts): BatchOperations {
         key_hash: principal.key.hash,
         status: 'validating',
         endpoint: body.endpoint,
-        model: body.model ?? (models.size === 1 ? [...models][0]! : null),
+        model,
         completion_window: body.completion_window,
         created_at: createdAt,
         expires_at: createdAt + (deps.windowSeconds ?? COMPLETION_WINDOW_SECONDS),
         finalized_at: null,
         error: null,
-        request_counts: { total: requests.length, completed: 0, failed: 0 },
+        request_counts: { total, completed: 0, failed: 0 },
         provider_only: body.provider?.only ?? null,
         metadata: body.metadata ?? null,
-        input: { kind: 's3', ...stored },
+        input,
         queued: false,
         output: null,
         usage: { ...NO_USAGE },
@@ -130,6 +162,58 @@ export function createBatchOperations(deps: BatchPorts): BatchOperations {
         throw new UpstreamError('The batch service is unavailable: the batch could not be started; try again', { reason: 'unavailable', retryAfterSeconds: 5, cause: err });
       }
       return { status: 202, body: batchView(batch, []) };
+    },
+
+    async createBatchUpload({ principal, body }) {
+      const { objects } = configured(deps);
+      if (body.bytes > MAX_BATCH_INPUT_BYTES) throw new TooLargeError(`A batch's input is at most ${MAX_BATCH_INPUT_BYTES} bytes (200 MB); ${body.bytes} were announced`);
+      const id = newId('upload_');
+      const key = objects.uploadKey(id);
+      const createdAt = now();
+      let s3UploadId: string;
+      try {
+        s3UploadId = await objects.startUpload(key);
+      } catch (err) {
+        deps.log.error('batch upload could not be started', { upload_id: id, error: String(err) });
+        throw new UpstreamError('The batch service is unavailable: the upload could not be started; try again', { reason: 'unavailable', retryAfterSeconds: 5, cause: err });
+      }
+      const upload: BatchUpload = {
+        id, org_id: principal.key.org_id, workspace_id: principal.key.workspace_id, key, s3_upload_id: s3UploadId,
+        bytes: body.bytes, part_bytes: PART_BYTES, status: 'uploading', created_at: createdAt, expires_at: createdAt + UPLOAD_SECONDS,
+      };
+      await deps.uploads.create(upload);
+      const count = Math.ceil(body.bytes / PART_BYTES);
+      const parts = await Promise.all(Array.from({ length: count }, async (_, index) => {
+        const bytes = index === count - 1 ? body.bytes - index * PART_BYTES : PART_BYTES;
+        return { part_number: index + 1, bytes, url: await objects.partUrl(key, s3UploadId, index + 1, bytes, UPLOAD_SECONDS) };
+      }));
+      return { status: 201, body: uploadView(upload, parts) };
+    },
+
+    async completeBatchUpload({ principal, params, body }) {
+      const { objects } = configured(deps);
+      const upload = await deps.uploads.get(params.id);
+      if (!upload || upload.org_id !== principal.key.org_id || upload.workspace_id !== principal.key.workspace_id) throw new NotFoundError(`Upload ${params.id} not found`);
+      if (upload.status !== 'uploading') return { body: uploadView(upload) };
+      if (now() >= upload.expires_at) throw new InvalidInputError(`Upload ${upload.id} expired; start another`);
+      try {
+        await objects.completeUpload(upload.key, upload.s3_upload_id, body.parts);
+      } catch (err) {
+        const name = (err as { name?: string }).name ?? '';
+        if (/InvalidPart|EntityTooSmall|NoSuchUpload|InvalidPartOrder/.test(name)) {
+          throw new InvalidInputError(`The parts do not complete upload ${upload.id} (${name}): send every part's number and ETag, in order`, { metadata: { param: 'parts' } });
+        }
+        throw new UpstreamError('The batch service is unavailable: the upload could not be completed; try again', { reason: 'unavailable', retryAfterSeconds: 5, cause: err });
+      }
+      // What arrived, not what was announced: over the limit, it is deleted and refused.
+      const bytes = (await objects.size(upload.key)) ?? 0;
+      if (bytes > MAX_BATCH_INPUT_BYTES) {
+        await objects.deleteObject(upload.key);
+        await deps.uploads.move(upload.id, 'uploading', 'used');
+        throw new TooLargeError(`A batch's input is at most ${MAX_BATCH_INPUT_BYTES} bytes (200 MB); ${bytes} were uploaded, and deleted`);
+      }
+      await deps.uploads.move(upload.id, 'uploading', 'completed', { bytes });
+      return { body: uploadView({ ...upload, status: 'completed', bytes }) };
     },
 
     async listBatches({ principal, query }) {
@@ -185,7 +269,7 @@ export function createBatchOperations(deps: BatchPorts): BatchOperations {
       const batch = await owned(principal, params.id);
       if (!isTerminal(batch.status)) throw new ConflictError(`Batch ${batch.id} is ${batch.status}: only an ended batch can be deleted (cancel it first)`);
       await deps.results.deleteAll(batch.id);
-      if (deps.objects) await deps.objects.deleteBatch(batch.id);
+      if (deps.objects) await deps.objects.deleteBatch(batch.id, batch.input.kind === 's3' ? batch.input.key : undefined);
       await deps.batches.delete(batch.id);
       return { body: { id: batch.id, object: 'batch' as const, deleted: true as const } };
     },

@@ -16,6 +16,8 @@ export interface StoredResult {
 }
 
 const CONFLICT_ATTEMPTS = 6;
+/** Results written in one transaction (DynamoDB takes 100 items; one is the batch's counts). */
+const RESULTS_PER_TRANSACTION = 99;
 /** The largest line number a result key holds (9 digits). */
 const MAX_LINE = 999_999_999;
 
@@ -61,6 +63,51 @@ export class BatchResultRepository {
         // Two workers' transactions on the batch item at once: DynamoDB refuses one whole; it tries again.
         if (!cancellation.conflict || attempt >= CONFLICT_ATTEMPTS) throw err;
         await new Promise((resolve) => setTimeout(resolve, Math.min(200, 5 * 2 ** attempt) * (0.5 + Math.random() / 2)));
+      }
+    }
+  }
+
+  /**
+   * Records results that carry no usage (items that cannot run) and counts them failed, up to 99 in one
+   * transaction; where one of them is there already (a step run again), each is recorded on its own.
+   */
+  async recordFailed(batchId: string, stored: readonly StoredResult[]): Promise<void> {
+    for (let start = 0; start < stored.length; start += RESULTS_PER_TRANSACTION) {
+      const group = stored.slice(start, start + RESULTS_PER_TRANSACTION);
+      for (let attempt = 1; ; attempt += 1) {
+        try {
+          await this.db.send(new TransactWriteCommand({
+            TransactItems: [
+              ...group.map((one) => ({
+                Put: {
+                  TableName: this.tableName,
+                  Item: { ...itemKeys.batchResult(batchId, one.line), type: 'batch_result', line: one.line, ...one.result },
+                  ConditionExpression: 'attribute_not_exists(pk)',
+                },
+              })),
+              {
+                Update: {
+                  TableName: this.tableName,
+                  Key: itemKeys.batch(batchId),
+                  UpdateExpression: 'ADD request_counts.failed :n',
+                  ConditionExpression: 'attribute_exists(pk)',
+                  ExpressionAttributeValues: { ':n': group.length },
+                },
+              },
+            ],
+          }));
+          break;
+        } catch (err) {
+          const cancellation = cancellationOf(err);
+          if (!cancellation) throw err;
+          if (cancellation.conflict && attempt < CONFLICT_ATTEMPTS) {
+            await new Promise((resolve) => setTimeout(resolve, Math.min(200, 5 * 2 ** attempt) * (0.5 + Math.random() / 2)));
+            continue;
+          }
+          if (cancellation.failedAt(group.length)) return;
+          for (const one of group) await this.record(batchId, one);
+          break;
+        }
       }
     }
   }

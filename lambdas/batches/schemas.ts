@@ -11,12 +11,17 @@ export const createBatchBody = z.strictObject({
   endpoint: z.enum(BATCH_ENDPOINTS),
   /** The model of every item (OpenRouter): an item may leave out its own, or must name the same. */
   model: z.string().min(1).max(256).optional(),
-  requests: z.array(z.unknown()).min(1, 'requests needs at least one item'),
+  /** The items inline; or `input_upload_id`, an input uploaded before (POST /batches/uploads). */
+  requests: z.array(z.unknown()).min(1, 'requests needs at least one item').optional(),
+  input_upload_id: z.string().regex(/^upload_[0-9A-Za-z]{1,64}$/, 'input_upload_id must be an upload id (upload_…)').optional(),
   completion_window: z.literal('24h', { message: 'completion_window must be "24h"' }).default('24h'),
   provider: z.strictObject({
     only: z.array(z.string().min(1).max(128)).min(1).max(64),
   }).nullish(),
   metadata: z.record(z.string().max(64), z.string().max(512)).refine((value) => Object.keys(value).length <= 16, 'metadata has at most 16 pairs').nullish(),
+}).refine((body) => (body.requests === undefined) !== (body.input_upload_id === undefined), {
+  message: 'give the items either inline as requests or uploaded as input_upload_id (one of them)',
+  path: ['requests'],
 });
 export type CreateBatchBody = z.infer<typeof createBatchBody>;
 
@@ -79,3 +84,23 @@ export const batchListReply = z.object({
 });
 
 export const batchDeletedReply = z.object({ id: z.string(), object: z.literal('batch'), deleted: z.literal(true) });
+
+export const createUploadBody = z.strictObject({
+  /** The input's size in bytes: over 200 MB is a 413 at once. */
+  bytes: z.number().int().min(1),
+});
+
+export const uploadReply = z.object({
+  id: z.string(),
+  object: z.literal('batch.upload'),
+  status: z.enum(['uploading', 'completed', 'used']),
+  bytes: z.number().int(),
+  part_bytes: z.number().int(),
+  /** PUT each part's bytes to its URL and keep the ETag header of the reply (while uploading). */
+  parts: z.array(z.object({ part_number: z.number().int(), bytes: z.number().int(), url: z.string() })),
+  expires_at: z.number().int(),
+});
+
+export const completeUploadBody = z.strictObject({
+  parts: z.array(z.strictObject({ part_number: z.number().int().min(1).max(10_000), etag: z.string().min(1).max(256) })).min(1).max(10_000),
+});

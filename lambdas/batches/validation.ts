@@ -32,10 +32,10 @@ export const SHARD_ITEMS = 100;
 export async function validateBatchInput(
   source: AsyncIterable<Uint8Array | string> | Iterable<Uint8Array | string>,
   endpoint: BatchEndpoint,
-  options: { onError: (item: Extract<CheckedItem, { kind: 'error' }>) => void | Promise<void>; shardItems?: number; maxBytes?: number },
+  options: { onError: (item: Extract<CheckedItem, { kind: 'error' }>) => void | Promise<void>; shardItems?: number; maxBytes?: number; model?: string | null },
 ): Promise<ValidatedInput> {
   const shardItems = Math.max(1, options.shardItems ?? SHARD_ITEMS);
-  const checker = new BatchItemChecker(endpoint);
+  const checker = new BatchItemChecker(endpoint, { model: options.model ?? null });
   const shards: Shard[] = [];
   let open: Shard | undefined;
   let total = 0;

@@ -17,7 +17,7 @@ import type { BatchStepInput, BatchStepOutput } from './state-machine.js';
 import type { BatchRecord, BatchRepository, BatchUsage } from './batch-repository.js';
 import { BatchItemChecker, jsonLines, MAX_BATCH_INPUT_BYTES, type CheckedItem } from './input.js';
 import { BatchStateError, isTerminal, type BatchEvent } from './lifecycle.js';
-import { resultLines, type BatchResultRepository } from './result-repository.js';
+import { resultLines, type BatchResultRepository, type StoredResult } from './result-repository.js';
 import type { BatchResult } from './schemas.js';
 import { validateBatchInput, type Shard } from './validation.js';
 
@@ -33,7 +33,7 @@ export type ItemRunner = (batch: BatchRecord, item: BatchItem, signal: AbortSign
 
 export interface BatchWorkerPorts {
   batches: Pick<BatchRepository, 'get' | 'move' | 'plan'>;
-  results: Pick<BatchResultRepository, 'record' | 'page'>;
+  results: Pick<BatchResultRepository, 'record' | 'recordFailed' | 'page'>;
   objects: Pick<BatchObjects, 'read' | 'readRange' | 'writeOutput'>;
   queue: BatchQueue;
   runItem: ItemRunner;
@@ -106,12 +106,24 @@ export class BatchWorker {
     if (batch.input.kind !== 's3') throw new Error(`batch ${batch.id} has no stored input`);
     const { key } = batch.input;
     let validated;
+    // Bad items' results, written a transaction of them at a time.
+    let bad: StoredResult[] = [];
+    const flush = async () => {
+      const group = bad;
+      bad = [];
+      if (group.length > 0) await this.deps.results.recordFailed(batch.id, group);
+    };
     try {
       validated = await validateBatchInput(await this.deps.objects.read(key), batch.endpoint, {
         maxBytes: MAX_BATCH_INPUT_BYTES,
+        model: batch.model,
         ...(this.deps.shardItems !== undefined ? { shardItems: this.deps.shardItems } : {}),
-        onError: async (bad) => { await this.deps.results.record(batch.id, { line: bad.line, result: errorResult(bad) }); },
+        onError: async (item) => {
+          bad.push({ line: item.line, result: errorResult(item) });
+          if (bad.length >= 99) await flush();
+        },
       });
+      await flush();
     } catch (err) {
       // The input as a whole cannot run (too large, an endpoint without a runner): the batch fails, saying why.
       if (err instanceof TooLargeError || err instanceof InvalidInputError) {
@@ -146,7 +158,7 @@ export class BatchWorker {
     if (batch.status !== 'in_progress') return;
     if (batch.input.kind !== 's3') throw new Error(`batch ${batch.id} has no stored input`);
     const bytes = await this.deps.objects.readRange(batch.input.key, shard.start, shard.end);
-    const checker = new BatchItemChecker(batch.endpoint);
+    const checker = new BatchItemChecker(batch.endpoint, { model: batch.model });
     const items: BatchItem[] = [];
     let lastLine = shard.firstLine;
     for await (const line of jsonLines([bytes], { maxBytes: bytes.length + 1 })) {

@@ -1,6 +1,8 @@
 // Batches as `npm start` serves them: submitted over HTTP, stored in the local S3, run by the worker from the
 // local SQS through the inference core against the simulator, and read back. Every chat and Responses result
 // body parses with @openrouter/sdk's own schemas; the key is charged exactly what the batch reports.
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { OpenRouter } from '@openrouter/sdk';
 import { ChatResult$inboundSchema } from '@openrouter/sdk/models/chatresult';
@@ -198,6 +200,69 @@ describe('submitting', () => {
     expect((await call('/batches/not-a-batch-id')).status).toBe(400);
     await finished(mine.json.id);
   });
+});
+
+describe('an uploaded input', () => {
+  it('is uploaded in parts to presigned URLs, completed, and run as a batch with the batch\'s model', async () => {
+    const lines = Array.from({ length: 50 }, (_, i) => JSON.stringify({ custom_id: `up${i}`, body: i === 7 ? { model: 'simulator/tool-call', ...chat('other model') } : chat(`uploaded ${i}`) }));
+    const input = Buffer.from(lines.join('\n') + '\n');
+    const started = await call('/batches/uploads', { body: { bytes: input.length } });
+    expect(started.status).toBe(201);
+    expect(started.json).toMatchObject({ object: 'batch.upload', status: 'uploading', bytes: input.length, parts: [{ part_number: 1, bytes: input.length }] });
+    // Not usable before it is completed.
+    const early = await call('/batches', { body: { endpoint: '/v1/chat/completions', model: 'simulator/echo', input_upload_id: started.json.id } });
+    expect(early.status).toBe(400);
+    const parts = [];
+    for (const part of started.json.parts as Array<{ part_number: number; bytes: number; url: string }>) {
+      const offset = (part.part_number - 1) * (started.json.part_bytes as number);
+      const put = await fetch(part.url, { method: 'PUT', body: input.subarray(offset, offset + part.bytes) });
+      expect(put.status).toBe(200);
+      parts.push({ part_number: part.part_number, etag: put.headers.get('etag')! });
+    }
+    const completed = await call(`/batches/uploads/${started.json.id}/complete`, { body: { parts } });
+    expect(completed.status).toBe(200);
+    expect(completed.json).toMatchObject({ status: 'completed', bytes: input.length });
+    const submitted = await call('/batches', { body: { endpoint: '/v1/chat/completions', model: 'simulator/echo', input_upload_id: started.json.id } });
+    expect(submitted.status).toBe(202);
+    // An upload is the input of one batch.
+    expect((await call('/batches', { body: { endpoint: '/v1/chat/completions', input_upload_id: started.json.id } })).status).toBe(400);
+    const batch = await finished(submitted.json.id);
+    expect(batch.status).toBe('completed');
+    expect(batch.request_counts).toEqual({ total: 50, completed: 49, failed: 1 });
+    expect(batch.results![7]).toMatchObject({ custom_id: 'up7', error: { param: 'body.model', error_type: 'invalid_body' } });
+    expect((batch.results![0]!.response!.body as any).model).toBe('simulator/echo');
+  }, 60_000);
+
+  it('refuses an input announced over 200 MB with a 413, before anything is sent', async () => {
+    const reply = await call('/batches/uploads', { body: { bytes: 200 * 1024 * 1024 + 1 } });
+    expect(reply.status).toBe(413);
+    expect(reply.json.error.message).toMatch(/200 MB/);
+    expect((await call('/batches/uploads', { body: { bytes: 200 * 1024 * 1024 } })).status).toBe(201);
+    expect((await call('/batches', { body: { endpoint: '/v1/chat/completions', requests: [{ custom_id: 'a', body: chat('x') }], input_upload_id: 'upload_abc' } })).status).toBe(400);
+  });
+
+  it('refuses with a 413, and deletes, an upload that turned out over 200 MB (a client sending more than it announced)', async () => {
+    const limit = 200 * 1024 * 1024;
+    const started = await call('/batches/uploads', { body: { bytes: limit } });
+    expect(started.status).toBe(201);
+    const parts = [];
+    // One part's buffer at a time (8 MiB) leaves this process; the gateway never sees the bytes.
+    const line = Buffer.from(`${JSON.stringify({ custom_id: 'x', body: chat('y'.repeat(900)) })}\n`);
+    for (const part of started.json.parts as Array<{ part_number: number; bytes: number; url: string }>) {
+      const last = part.part_number === started.json.parts.length;
+      // The local S3 does not check the signed length (S3 itself would refuse the last part): one byte more.
+      const body = Buffer.alloc(part.bytes + (last ? 1 : 0), line);
+      const put = await fetch(part.url, { method: 'PUT', body });
+      expect(put.status).toBe(200);
+      parts.push({ part_number: part.part_number, etag: put.headers.get('etag')! });
+    }
+    const completed = await call(`/batches/uploads/${started.json.id}/complete`, { body: { parts } });
+    expect(completed.status).toBe(413);
+    expect(completed.json.error.message).toMatch(`${limit + 1} were uploaded, and deleted`);
+    // Gone from the local S3's files (s3rver keeps an object as <key>._S3rver_object).
+    expect(existsSync(join(gateway.dataDir, 's3', 'gateway-batches', 'batches', 'uploads', started.json.id, 'input.jsonl._S3rver_object'))).toBe(false);
+    expect((await call('/batches', { body: { endpoint: '/v1/chat/completions', input_upload_id: started.json.id } })).status).toBe(400);
+  }, 120_000);
 });
 
 describe('cancelling and deleting', () => {

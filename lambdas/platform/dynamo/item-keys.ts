@@ -22,6 +22,7 @@
 //   byok credential ORG#<org>          BYOK#<id>
 //   batch           BATCH#<id>         BATCH              ORG#<org>#WS#<ws>#BATCHES  <created_at 10 digits>#<id>   (newest first: batches/batch-repository.ts)
 //   batch result    BATCH#<id>         R#<line 9 digits>                                                (one per item, in input order: batches/result-repository.ts)
+//   batch upload    UPLOAD#<id>        UPLOAD                                                           (a batch input uploaded in parts: batches/upload-repository.ts)
 export const itemKeys = {
   organization: (orgId: string) => ({ pk: `ORG#${orgId}`, sk: 'ORG' }),
   workspace: (orgId: string, workspaceId: string) => ({ pk: `ORG#${orgId}`, sk: `WS#${workspaceId}` }),
@@ -61,6 +62,7 @@ export const itemKeys = {
   byok: (orgId: string, id: string) => ({ pk: `ORG#${orgId}`, sk: `BYOK#${id}` }),
   byoksOf: (orgId: string) => ({ pk: `ORG#${orgId}`, skPrefix: 'BYOK#' }),
   batch: (id: string) => ({ pk: `BATCH#${id}`, sk: 'BATCH' }),
+  batchUpload: (id: string) => ({ pk: `UPLOAD#${id}`, sk: 'UPLOAD' }),
   batchListing: (orgId: string, workspaceId: string, createdAt: number, id: string) => ({ gsi1pk: `ORG#${orgId}#WS#${workspaceId}#BATCHES`, gsi1sk: `${String(createdAt).padStart(10, '0')}#${id}` }),
   batchesOf: (orgId: string, workspaceId: string) => ({ gsi1pk: `ORG#${orgId}#WS#${workspaceId}#BATCHES` }),
   batchResult: (batchId: string, line: number) => ({ pk: `BATCH#${batchId}`, sk: `R#${String(line).padStart(9, '0')}` }),
