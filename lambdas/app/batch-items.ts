@@ -9,7 +9,7 @@
 import { createHash } from 'node:crypto';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { PageRepository } from '../billing/page-repository.js';
-import { PageWriter, type PageStore } from '../billing/pages.js';
+import { PageWriter, type Page, type PageStore } from '../billing/pages.js';
 import type { EngineDeps } from '../inference/engine.js';
 import { fromChat } from '../inference/formats/from-chat.js';
 import { fromResponses } from '../inference/formats/from-responses.js';
@@ -71,15 +71,21 @@ function usageOf(body: Record<string, unknown>): BatchUsage {
  * this run's own when it holds this very record (a write that landed but whose reply was lost, retried);
  * otherwise it is an earlier run's, and this run's record is a duplicate: not stored, not charged.
  */
-export function itemPageStore(repository: Pick<PageRepository, 'putIfAbsent'>): PageStore {
+export function itemPageStore(repository: Pick<PageRepository, 'putIfAbsent' | 'putAllIfAbsent'>): PageStore {
+  const outcome = (page: Page, written: { writeUnits: number; existing?: Page }) => {
+    if (!written.existing) return { writeUnits: written.writeUnits };
+    const first = page.entries[0]!.record;
+    const stored = written.existing.entries[0]?.record;
+    const same = stored !== undefined && stored.id === first.id && stored.created_at === first.created_at && stored.latency_ms === first.latency_ms && stored.cost.total === first.cost.total;
+    return same ? { writeUnits: 0 } : { writeUnits: 0, duplicate: true };
+  };
   return {
     async put(page) {
-      const first = page.entries[0]!.record;
-      const { writeUnits, existing } = await repository.putIfAbsent(page);
-      if (!existing) return { writeUnits };
-      const stored = existing.entries[0]?.record;
-      const same = stored !== undefined && stored.id === first.id && stored.created_at === first.created_at && stored.latency_ms === first.latency_ms && stored.cost.total === first.cost.total;
-      return same ? { writeUnits: 0 } : { writeUnits: 0, duplicate: true };
+      return outcome(page, await repository.putIfAbsent(page));
+    },
+    async putAll(pages) {
+      const written = await repository.putAllIfAbsent(pages);
+      return pages.map((page, index) => outcome(page, written[index]!));
     },
   };
 }
@@ -96,6 +102,8 @@ export function batchItemRunner(wiring: BatchItemWiring): ItemRunner {
   const pages = new PageWriter({
     store: itemPageStore(new PageRepository(wiring.db, wiring.tableName)),
     recordPerBlock: true,
+    // Items' pages in transactions of up to 25: fewer round trips than one write each.
+    pageRecords: 25,
     log: engine.log,
     sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
   });

@@ -30,7 +30,7 @@ export class BatchResultRepository {
    * 'no-batch' when the batch is gone.
    */
   async record(batchId: string, stored: StoredResult, usage: BatchUsage = NO_USAGE): Promise<'recorded' | 'already' | 'no-batch'> {
-    const ok = stored.result.response !== null && stored.result.response.status_code >= 200 && stored.result.response.status_code < 300;
+    const ok = succeeded(stored.result);
     for (let attempt = 1; ; attempt += 1) {
       try {
         await this.db.send(new TransactWriteCommand({
@@ -67,13 +67,20 @@ export class BatchResultRepository {
     }
   }
 
+  /** Records results of items that cannot run (no usage): recordMany. */
+  recordFailed(batchId: string, stored: readonly StoredResult[]): Promise<void> {
+    return this.recordMany(batchId, stored.map((one) => ({ ...one, usage: NO_USAGE })));
+  }
+
   /**
-   * Records results that carry no usage (items that cannot run) and counts them failed, up to 99 in one
-   * transaction; where one of them is there already (a step run again), each is recorded on its own.
+   * Records results and counts them with their usage, up to 99 in one transaction; where one of them is there
+   * already (a step run again), each is recorded on its own (and those already there are not counted again).
    */
-  async recordFailed(batchId: string, stored: readonly StoredResult[]): Promise<void> {
+  async recordMany(batchId: string, stored: ReadonlyArray<StoredResult & { usage: BatchUsage }>): Promise<void> {
     for (let start = 0; start < stored.length; start += RESULTS_PER_TRANSACTION) {
       const group = stored.slice(start, start + RESULTS_PER_TRANSACTION);
+      const completed = group.filter((one) => succeeded(one.result)).length;
+      const sum = (field: keyof BatchUsage) => group.reduce((total, one) => total + one.usage[field], 0);
       for (let attempt = 1; ; attempt += 1) {
         try {
           await this.db.send(new TransactWriteCommand({
@@ -89,9 +96,13 @@ export class BatchResultRepository {
                 Update: {
                   TableName: this.tableName,
                   Key: itemKeys.batch(batchId),
-                  UpdateExpression: 'ADD request_counts.failed :n',
+                  UpdateExpression: 'ADD request_counts.completed :completed, request_counts.failed :failed, #usage.prompt_tokens :prompt, #usage.completion_tokens :completion, #usage.total_tokens :tokens, #usage.cost_nanos :cost',
                   ConditionExpression: 'attribute_exists(pk)',
-                  ExpressionAttributeValues: { ':n': group.length },
+                  ExpressionAttributeNames: { '#usage': 'usage' },
+                  ExpressionAttributeValues: {
+                    ':completed': completed, ':failed': group.length - completed,
+                    ':prompt': sum('prompt_tokens'), ':completion': sum('completion_tokens'), ':tokens': sum('total_tokens'), ':cost': sum('cost_nanos'),
+                  },
                 },
               },
             ],
@@ -105,7 +116,7 @@ export class BatchResultRepository {
             continue;
           }
           if (cancellation.failedAt(group.length)) return;
-          for (const one of group) await this.record(batchId, one);
+          for (const one of group) await this.record(batchId, one, one.usage);
           break;
         }
       }
@@ -131,6 +142,11 @@ export class BatchResultRepository {
     }, limit, { atMost: limit + 1 });
     return { results: items.map(resultFromItem), more: truncated };
   }
+}
+
+/** Completed when it has a response with a 2xx status, failed otherwise. */
+function succeeded(result: BatchResult): boolean {
+  return result.response !== null && result.response.status_code >= 200 && result.response.status_code < 300;
 }
 
 /** Deletes every result of a batch (25 at a time); unprocessed deletes are sent again. */

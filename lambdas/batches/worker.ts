@@ -33,7 +33,7 @@ export type ItemRunner = (batch: BatchRecord, item: BatchItem, signal: AbortSign
 
 export interface BatchWorkerPorts {
   batches: Pick<BatchRepository, 'get' | 'move' | 'plan'>;
-  results: Pick<BatchResultRepository, 'record' | 'recordFailed' | 'page'>;
+  results: Pick<BatchResultRepository, 'recordMany' | 'recordFailed' | 'page'>;
   objects: Pick<BatchObjects, 'read' | 'readRange' | 'writeOutput'>;
   queue: BatchQueue;
   runItem: ItemRunner;
@@ -55,6 +55,9 @@ const NEVER_ABORTED = new AbortController().signal;
 
 /** The longest wait between two checks: a day's batch takes at most some 1,440 checks (Step Functions keeps 25,000 events of an execution). */
 export const MAX_CHECK_WAIT_SECONDS = 60;
+
+/** Results of a shard's items written in one transaction. */
+const RESULTS_PER_WRITE = 25;
 
 /** How often a shard looks at its batch's state while it runs (a cancel or expiry stops it). */
 const STATE_CHECK_MS = 1000;
@@ -185,13 +188,22 @@ export class BatchWorker {
     };
     let next = 0;
     let failure: { error: unknown } | undefined;
+    // Finished items' results, recorded RESULTS_PER_WRITE at a time (one transaction each); a crash before
+    // then runs those items again, and their second run is charged nothing (batch-items.ts).
+    let ready: Array<StoredResult & { usage: BatchUsage }> = [];
+    const record = async () => {
+      const group = ready;
+      ready = [];
+      if (group.length > 0) await this.deps.results.recordMany(batch.id, group);
+    };
     const lane = async () => {
       while (next < todo.length && !failure) {
         const item = todo[next++]!;
         if (!(await stillRunning())) return;
         try {
           const { result, usage } = await this.deps.runItem(batch, item, NEVER_ABORTED);
-          await this.deps.results.record(batch.id, { line: item.line, result }, usage);
+          ready.push({ line: item.line, result, usage });
+          if (ready.length >= RESULTS_PER_WRITE) await record();
         } catch (error) {
           // No new item starts; the step fails once the items already running have ended (nothing of it
           // outlives the invocation), and its message comes back for the items left.
@@ -200,6 +212,8 @@ export class BatchWorker {
       }
     };
     await Promise.all(Array.from({ length: Math.max(1, Math.min(this.deps.itemConcurrency, todo.length)) }, lane));
+    // What finished is recorded whatever failed, so that a rerun skips it.
+    await record();
     if (failure) throw failure.error;
   }
 

@@ -98,6 +98,8 @@ export interface Page {
  */
 export interface PageStore {
   put(page: Page): Promise<{ writeUnits: number; duplicate?: boolean }>;
+  /** Several pages at once, each with its own outcome (recordPerBlock writers use it when there). */
+  putAll?(pages: readonly Page[]): Promise<Array<{ writeUnits: number; duplicate?: boolean }>>;
 }
 
 export interface PageWriterDeps {
@@ -109,8 +111,9 @@ export interface PageWriterDeps {
   flushDelayMs?: number;
   pageRecords?: number;
   /**
-   * Each record alone in page 1 of its block, written at once (batch items, whose ids name their item: a
-   * second run's page has the first's key). No page sequence is kept per block.
+   * Each record alone in page 1 of its block (batch items, whose ids name their item: a second run's page
+   * has the first's key), written with the others that wait (up to `pageRecords`, at most FLUSH_DELAY_MS) in
+   * one putAll where the store has it. No page sequence is kept per block.
    */
   recordPerBlock?: boolean;
 }
@@ -150,6 +153,8 @@ export class PageWriter {
   shared = false;
   private readonly pending = new Map<string, PendingPage>();
   private readonly seqs = new Map<string, number>();
+  /** recordPerBlock: pages of one record each, waiting to be written together. */
+  private readonly loose: Array<{ page: Page; pending: Pending }> = [];
   private readonly inFlight = new Set<Promise<void>>();
   private timer: NodeJS.Timeout | undefined;
 
@@ -160,7 +165,12 @@ export class PageWriter {
     if (block === undefined) throw new Error(`generation id ${entry.record.id} names no page block`);
     if (this.deps.recordPerBlock) {
       return new Promise((resolve) => {
-        this.storeTracked({ block, seq: 1, entries: [entry] }, [{ entry, resolve }]);
+        this.loose.push({ page: { block, seq: 1, entries: [entry] }, pending: { entry, resolve } });
+        if (this.loose.length >= (this.deps.pageRecords ?? PAGE_RECORDS)) this.writeLoose();
+        else this.timer ??= setTimeout(() => {
+          this.timer = undefined;
+          this.flushPending();
+        }, this.deps.flushDelayMs ?? FLUSH_DELAY_MS);
       });
     }
     const items = entryItems(entry);
@@ -196,6 +206,44 @@ export class PageWriter {
 
   private flushPending(): void {
     for (const block of [...this.pending.keys()]) this.write(block);
+    this.writeLoose();
+  }
+
+  /** recordPerBlock: the pages waiting, in one putAll (or one put each where the store has no putAll). */
+  private writeLoose(): void {
+    const group = this.loose.splice(0);
+    if (group.length === 0) return;
+    const putAll = this.deps.store.putAll?.bind(this.deps.store);
+    if (!putAll || group.length === 1) {
+      for (const { page, pending } of group) this.storeTracked(page, [pending]);
+      return;
+    }
+    const done = this.storeGroup(group.map((one) => one.page), putAll).then((outcomes) => {
+      group.forEach(({ pending }, index) => {
+        const outcome = outcomes[index]!;
+        pending.resolve({ stored: outcome.stored, writeUnits: outcome.writeUnits, ...(outcome.duplicate ? { duplicate: true } : {}) });
+      });
+    });
+    this.inFlight.add(done);
+    void done.finally(() => this.inFlight.delete(done));
+  }
+
+  private async storeGroup(pages: Page[], putAll: NonNullable<PageStore['putAll']>): Promise<Array<{ stored: boolean; writeUnits: number; duplicate?: boolean }>> {
+    const deadline = Date.now() + (this.deps.retryForMs ?? 40_000);
+    for (let attempt = 1; ; attempt += 1) {
+      try {
+        const outcomes = await putAll(pages);
+        return outcomes.map(({ writeUnits, duplicate }) => (duplicate ? { stored: false, writeUnits: 0, duplicate: true } : { stored: true, writeUnits }));
+      } catch (err) {
+        if (Date.now() >= deadline) {
+          // Each page on its own: its own retries, and its own log line for reconciliation if it fails too.
+          return Promise.all(pages.map((page) => this.store(page)));
+        }
+        this.deps.log.warn('generation pages write failed; retrying', { pages: pages.length, attempt, error: String(err) });
+        const cap = Math.min(1000, 4 * 2 ** attempt);
+        await this.deps.sleep(cap / 2 + Math.random() * cap / 2);
+      }
+    }
   }
 
   private write(block: string): void {
