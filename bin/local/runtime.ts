@@ -194,6 +194,7 @@ export async function startLocalRuntime(config: LocalConfig, output: RuntimeOutp
   const batchServices = batchStart.value;
   let batchSource: SqsEventSource | undefined;
   let batchMachine: LocalStepFunctions | undefined;
+  let batchWorker: { stop(): void } | undefined;
   let stopping = false;
   let storeState: PartHealth['status'] = 'ok';
   const deaths: number[] = [];
@@ -325,6 +326,7 @@ export async function startLocalRuntime(config: LocalConfig, output: RuntimeOutp
     // The batch state machine, as Step Functions would run it (the same definition).
     const batches = batchDepsOf(deps);
     const worker = batches.worker;
+    batchWorker = worker;
     if (worker) {
       batchMachine = startLocalStepFunctions({ step: (input) => worker.step(input), log: deps.log });
       batches.executions = batchMachine;
@@ -376,7 +378,9 @@ export async function startLocalRuntime(config: LocalConfig, output: RuntimeOutp
       stop: () => {
         stopped ??= (async () => {
           clearInterval(sweeper);
-          // Batch steps in flight end with the requests (a shard cut short comes back at the next start).
+          // Batch workers start no new item; the items running finish and commit (a shard stopped part-way
+          // comes back at the next start, for its items not done).
+          batchWorker?.stop();
           const batchesStopped = Promise.all([batchSource?.stop(), batchMachine?.stop()]);
           await server.close({
             graceMs: config.shutdownGraceMs ?? DEFAULT_SHUTDOWN_GRACE_MS,

@@ -8,21 +8,23 @@
 // recorded once by the result repository's condition.
 import { createHash } from 'node:crypto';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { PageRepository } from '../billing/page-repository.js';
-import { PageWriter, type Page, type PageStore } from '../billing/pages.js';
+import { blockOf, type PageEntry, type PageWriter, type StoredEntry } from '../billing/pages.js';
+import { HoldExistsError } from '../billing/errors.js';
+import { ShutdownSwitch } from '../platform/shutdown.js';
+import { ItemCommitter } from '../batches/item-commits.js';
 import type { EngineDeps } from '../inference/engine.js';
 import { fromChat } from '../inference/formats/from-chat.js';
 import { fromResponses } from '../inference/formats/from-responses.js';
 import type { ChatRequest } from '../inference/formats/chat-schema.js';
 import type { ResponsesRequest } from '../inference/formats/responses-schema.js';
-import { generateBuffered } from '../inference/operations.js';
+import { generateDeferred } from '../inference/operations.js';
 import type { InferenceRequest } from '../inference/inference-request.js';
 import { HttpError, httpErrorOf } from '../platform/http/errors.js';
 import { DomainError } from '../platform/errors.js';
 import { usdToNanos } from '../platform/money.js';
 import { RecordCache } from '../platform/record-cache.js';
 import type { ApiKey, ApiKeyRepository } from '../keys/index.js';
-import type { BatchItem, BatchRecord, BatchResult, BatchUsage, ItemRunner } from '../batches/index.js';
+import { ItemBusyError, type BatchItem, type BatchRecord, type BatchResult, type BatchUsage, type ItemRunner } from '../batches/index.js';
 
 const ALPHANUMERIC = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 /** How long a worker uses a batch's key record before reading it again (a disabled key stops its batch). */
@@ -71,23 +73,42 @@ function usageOf(body: Record<string, unknown>): BatchUsage {
  * this run's own when it holds this very record (a write that landed but whose reply was lost, retried);
  * otherwise it is an earlier run's, and this run's record is a duplicate: not stored, not charged.
  */
-export function itemPageStore(repository: Pick<PageRepository, 'putIfAbsent' | 'putAllIfAbsent'>): PageStore {
-  const outcome = (page: Page, written: { writeUnits: number; existing?: Page }) => {
-    if (!written.existing) return { writeUnits: written.writeUnits };
-    const first = page.entries[0]!.record;
-    const stored = written.existing.entries[0]?.record;
-    const same = stored !== undefined && stored.id === first.id && stored.created_at === first.created_at && stored.latency_ms === first.latency_ms && stored.cost.total === first.cost.total;
-    return same ? { writeUnits: 0 } : { writeUnits: 0, duplicate: true };
-  };
-  return {
-    async put(page) {
-      return outcome(page, await repository.putIfAbsent(page));
-    },
-    async putAll(pages) {
-      const written = await repository.putAllIfAbsent(pages);
-      return pages.map((page, index) => outcome(page, written[index]!));
-    },
-  };
+/**
+ * The engine's page port for one run of a batch item: its record is not written on its own but handed to
+ * the run, which commits it together with the item's result (batches/item-commits.ts); the settlement learns
+ * then whether it was stored, or was another run's duplicate (charged nothing, its draw given back). One per
+ * run: two runs of an item share its generation id.
+ */
+class RunPage implements Pick<PageWriter, 'add' | 'flush' | 'shared'> {
+  shared = true;
+  private entry: PageEntry | undefined;
+  private resolveStored: ((stored: StoredEntry) => void) | undefined;
+  private onArrival: ((entry: PageEntry) => void) | undefined;
+
+  add(entry: PageEntry): Promise<StoredEntry> {
+    return new Promise((resolve) => {
+      this.entry = entry;
+      this.resolveStored = resolve;
+      this.onArrival?.(entry);
+    });
+  }
+
+  /** The run's record once its settlement hands it over; never resolves for a run without one. */
+  arrival(): Promise<PageEntry> {
+    if (this.entry) return Promise.resolve(this.entry);
+    return new Promise((resolve) => { this.onArrival = resolve; });
+  }
+
+  /** Tells the settlement what became of the record. */
+  settle(stored: StoredEntry): void {
+    this.onArrival = undefined;
+    this.resolveStored?.(stored);
+    this.resolveStored = undefined;
+  }
+
+  async flush(): Promise<void> {
+    // Nothing waits here on its own: the record waits for its item's commit.
+  }
 }
 
 export interface BatchItemWiring {
@@ -97,16 +118,12 @@ export interface BatchItemWiring {
   tableName: string;
 }
 
-export function batchItemRunner(wiring: BatchItemWiring): ItemRunner {
+export function batchItemRunner(wiring: BatchItemWiring): BatchItemRunner {
   const { engine } = wiring;
-  const pages = new PageWriter({
-    store: itemPageStore(new PageRepository(wiring.db, wiring.tableName)),
-    recordPerBlock: true,
-    // Items' pages in transactions of up to 25: fewer round trips than one write each.
-    pageRecords: 25,
-    log: engine.log,
-    sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
-  });
+  const committer = new ItemCommitter(wiring.db, wiring.tableName, engine.log);
+  // Batch items are not cut short by the process's shutdown (a record cut short would take the item's page):
+  // a stopping process starts no new item and lets those running finish (BatchWorker.stop).
+  const shutdown = new ShutdownSwitch();
   const keyCache = new RecordCache<ApiKey>(KEY_CACHE_MS);
 
   const keyOf = async (hash: string): Promise<ApiKey | undefined> => {
@@ -117,34 +134,65 @@ export function batchItemRunner(wiring: BatchItemWiring): ItemRunner {
     return key;
   };
 
+  const commit = (batch: BatchRecord, item: BatchItem, result: BatchResult) => committer.commit({ batchId: batch.id, line: item.line, result, usage: zero() });
+
   return async (batch: BatchRecord, item: BatchItem, signal: AbortSignal) => {
     const generationId = batchGenerationId(batch, item.line);
     const key = await keyOf(batch.key_hash);
     if (!key || key.disabled) {
-      return { result: failedResult(item.customId, null, new HttpError(401, key ? 'The API key that submitted this batch is disabled' : 'The API key that submitted this batch was deleted')), usage: zero() };
+      await commit(batch, item, failedResult(item.customId, null, new HttpError(401, key ? 'The API key that submitted this batch is disabled' : 'The API key that submitted this batch was deleted')));
+      return;
     }
     let request: InferenceRequest;
     // The batch's model for an item that names none (an uploaded input; inline items had it filled in).
-    const body = item.body.model === undefined && batch.model ? { ...item.body, model: batch.model } : item.body;
+    const body = item.body.model == null && item.body.models === undefined && batch.model ? { ...item.body, model: batch.model } : item.body;
     try {
       request = batch.endpoint === '/v1/responses' ? fromResponses(body as ResponsesRequest) : fromChat(body as ChatRequest);
     } catch (err) {
-      if (err instanceof DomainError) return { result: failedResult(item.customId, null, httpErrorOf(err)), usage: zero() };
-      throw err;
+      if (!(err instanceof DomainError)) throw err;
+      await commit(batch, item, failedResult(item.customId, null, httpErrorOf(err)));
+      return;
     }
     if (batch.provider_only) request = { ...request, provider: { ...request.provider, only: batch.provider_only } };
-    const itemEngine: EngineDeps = { ...engine, pages, generationIds: { next: () => generationId } };
+    const pages = new RunPage();
+    const itemEngine: EngineDeps = { ...engine, pages, shutdown, generationIds: { next: () => generationId } };
+    let run: Awaited<ReturnType<typeof generateDeferred>>;
     try {
-      const { body } = await generateBuffered(request, { orgId: key.org_id, workspaceId: key.workspace_id, keyHash: key.hash, key }, itemEngine, signal);
-      return { result: { custom_id: item.customId, id: generationId, error: null, response: { body, request_id: generationId, status_code: 200 } }, usage: usageOf(body) };
+      run = await generateDeferred(request, { orgId: key.org_id, workspaceId: key.workspace_id, keyHash: key.hash, key }, itemEngine, signal);
     } catch (err) {
-      // The process is stopping: the item is not failed, its shard runs again (elsewhere, or after the restart).
-      if (engine.shutdown.triggered) throw new Error(`batch ${batch.id} item ${item.line} cut short by the shutdown`, { cause: err });
-      if (err instanceof HttpError) return { result: failedResult(item.customId, generationId, err), usage: zero() };
-      if (err instanceof DomainError) return { result: failedResult(item.customId, generationId, httpErrorOf(err)), usage: zero() };
+      // Another run of this item holds it now: that run records it.
+      if (err instanceof HoldExistsError) throw new ItemBusyError(generationId);
       throw err;
     }
+    const result: BatchResult = 'body' in run.outcome
+      ? { custom_id: item.customId, id: generationId, error: null, response: { body: run.outcome.body, request_id: generationId, status_code: 200 } }
+      : failedResult(item.customId, run.generationId ?? null, run.outcome.error);
+    // Its record, if its settlement writes one (a completion always does; a failure before any reply does not).
+    const entry = await Promise.race([pages.arrival(), run.settled.then(() => undefined)]);
+    const usage: BatchUsage = entry
+      ? {
+        prompt_tokens: entry.record.usage.input_tokens,
+        completion_tokens: entry.record.usage.output_tokens,
+        total_tokens: entry.record.usage.input_tokens + entry.record.usage.output_tokens,
+        cost_nanos: Number(entry.record.cost.total),
+      }
+      : zero();
+    try {
+      const outcome = await committer.commit({
+        batchId: batch.id, line: item.line, result, usage,
+        ...(entry ? { page: { block: blockOf(generationId)!, seq: 1, entries: [entry] } } : {}),
+      });
+      pages.settle(outcome === 'committed' ? { stored: true, writeUnits: 0 } : { stored: false, writeUnits: 0, duplicate: true });
+    } catch (err) {
+      // Not written (the store failing): the record is not stored, the lease keeps the draw until it is swept.
+      pages.settle({ stored: false, writeUnits: 0 });
+      throw err;
+    }
+    await run.settled;
   };
 }
+
+/** Runs one item and commits it (its result, record and counts) once: see batches/item-commits.ts. */
+export type BatchItemRunner = ItemRunner;
 
 const zero = (): BatchUsage => ({ prompt_tokens: 0, completion_tokens: 0, total_tokens: 0, cost_nanos: 0 });

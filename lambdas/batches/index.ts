@@ -8,6 +8,6 @@ export { BatchObjects } from './batch-objects.js';
 export { SqsBatchQueue, parseBatchMessage, type BatchQueue, type BatchMessage } from './batch-queue.js';
 export { StepFunctionsExecutions, type BatchExecutions } from './executions.js';
 export { batchStateMachineDefinition, BATCH_STATES, type BatchStepInput, type BatchStepOutput } from './state-machine.js';
-export { BatchWorker, NotYetError, type BatchItem, type ItemRunner, type BatchWorkerPorts } from './worker.js';
+export { BatchWorker, ItemBusyError, NotYetError, type BatchItem, type ItemRunner, type BatchWorkerPorts } from './worker.js';
 export type { BatchResult } from './schemas.js';
 export type { BatchEndpoint } from './input.js';

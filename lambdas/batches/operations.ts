@@ -108,7 +108,8 @@ export function createBatchOperations(deps: BatchPorts): BatchOperations {
           throw new InvalidInputError(`Invalid input_upload_id: no upload ${body.input_upload_id} in this workspace`, { metadata: { param: 'input_upload_id' } });
         }
         if (upload.status !== 'completed') {
-          throw new InvalidInputError(`Invalid input_upload_id: upload ${upload.id} is ${upload.status === 'used' ? 'the input of another batch already' : 'not completed yet (POST /batches/uploads/{id}/complete)'}`, { metadata: { param: 'input_upload_id' } });
+          const why = upload.status === 'used' ? 'the input of another batch already' : upload.status === 'refused' ? 'refused (over 200 MB)' : 'not completed yet (POST /batches/uploads/{id}/complete)';
+          throw new InvalidInputError(`Invalid input_upload_id: upload ${upload.id} is ${why}`, { metadata: { param: 'input_upload_id' } });
         }
         if (!(await deps.uploads.move(upload.id, 'completed', 'used'))) {
           throw new ConflictError(`Upload ${upload.id} became the input of another batch meanwhile`);
@@ -153,7 +154,13 @@ export function createBatchOperations(deps: BatchPorts): BatchOperations {
         usage: { ...NO_USAGE },
         version: 1,
       };
-      await deps.batches.create(batch);
+      try {
+        await deps.batches.create(batch);
+      } catch (err) {
+        // The upload stays usable for the next try.
+        if (body.input_upload_id !== undefined) await deps.uploads.move(body.input_upload_id, 'used', 'completed').catch(() => undefined);
+        throw err;
+      }
       try {
         await executions.start(id);
       } catch (err) {
@@ -200,16 +207,20 @@ export function createBatchOperations(deps: BatchPorts): BatchOperations {
         await objects.completeUpload(upload.key, upload.s3_upload_id, body.parts);
       } catch (err) {
         const name = (err as { name?: string }).name ?? '';
-        if (/InvalidPart|EntityTooSmall|NoSuchUpload|InvalidPartOrder/.test(name)) {
-          throw new InvalidInputError(`The parts do not complete upload ${upload.id} (${name}): send every part's number and ETag, in order`, { metadata: { param: 'parts' } });
+        // Completed already by an earlier try whose reply was lost (S3 then knows no such upload): go on.
+        const completedBefore = name === 'NoSuchUpload' && (await objects.size(upload.key)) !== undefined;
+        if (!completedBefore) {
+          if (/InvalidPart|EntityTooSmall|NoSuchUpload|InvalidPartOrder/.test(name)) {
+            throw new InvalidInputError(`The parts do not complete upload ${upload.id} (${name}): send every part's number and ETag, in order`, { metadata: { param: 'parts' } });
+          }
+          throw new UpstreamError('The batch service is unavailable: the upload could not be completed; try again', { reason: 'unavailable', retryAfterSeconds: 5, cause: err });
         }
-        throw new UpstreamError('The batch service is unavailable: the upload could not be completed; try again', { reason: 'unavailable', retryAfterSeconds: 5, cause: err });
       }
       // What arrived, not what was announced: over the limit, it is deleted and refused.
       const bytes = (await objects.size(upload.key)) ?? 0;
       if (bytes > MAX_BATCH_INPUT_BYTES) {
         await objects.deleteObject(upload.key);
-        await deps.uploads.move(upload.id, 'uploading', 'used');
+        await deps.uploads.move(upload.id, 'uploading', 'refused');
         throw new TooLargeError(`A batch's input is at most ${MAX_BATCH_INPUT_BYTES} bytes (200 MB); ${bytes} were uploaded, and deleted`);
       }
       await deps.uploads.move(upload.id, 'uploading', 'completed', { bytes });
@@ -251,8 +262,8 @@ export function createBatchOperations(deps: BatchPorts): BatchOperations {
       let text = '';
       for await (const chunk of resultLines(deps.results, batch.id)) {
         text += chunk;
-        if (text.length > MAX_INLINE_DOWNLOAD_BYTES) {
-          throw new ConflictError(`Batch ${batch.id} is ${batch.status} and its results so far are larger than one reply; page them with GET /batches/${batch.id}?results_after=… or download them once it has ended`);
+        if (Buffer.byteLength(text) > MAX_INLINE_DOWNLOAD_BYTES) {
+          throw new ConflictError(`Batch ${batch.id} is ${batch.status} and its results so far are larger than one reply; page them with GET /batches/${batch.id}?results_after=…${batch.status === 'completed' ? '' : ' (a completed batch has a results file)'}`);
         }
       }
       return { kind: 'text' as const, status: 200, headers: { 'content-type': 'application/jsonl; charset=utf-8', 'content-disposition': `attachment; filename="${filename}"` }, body: text };

@@ -66,7 +66,7 @@ export const getBatchQuery = z.strictObject({
   /** Results shown with the batch, at most (default 100, at most 1,000). */
   results_limit: pageLimit(1000, 100),
   /** Results after this input line (from the previous page's `results_next`). */
-  results_after: z.coerce.number().int().min(0).default(0),
+  results_after: z.coerce.number().int().min(0).max(999_999_998).default(0),
 });
 
 export const listBatchesQuery = z.strictObject({
@@ -93,7 +93,7 @@ export const createUploadBody = z.strictObject({
 export const uploadReply = z.object({
   id: z.string(),
   object: z.literal('batch.upload'),
-  status: z.enum(['uploading', 'completed', 'used']),
+  status: z.enum(['uploading', 'completed', 'used', 'refused']),
   bytes: z.number().int(),
   part_bytes: z.number().int(),
   /** PUT each part's bytes to its URL and keep the ETag header of the reply (while uploading). */

@@ -15,7 +15,8 @@ export interface BatchUpload {
   /** What the client said it will send. */
   bytes: number;
   part_bytes: number;
-  status: 'uploading' | 'completed' | 'used';
+  /** refused: more than 200 MB arrived (and was deleted). */
+  status: 'uploading' | 'completed' | 'used' | 'refused';
   /** Unix seconds. */
   created_at: number;
   expires_at: number;

@@ -14,7 +14,7 @@ import { TooLargeError, InvalidInputError } from '../platform/errors.js';
 import type { BatchObjects } from './batch-objects.js';
 import type { BatchMessage, BatchQueue } from './batch-queue.js';
 import type { BatchStepInput, BatchStepOutput } from './state-machine.js';
-import type { BatchRecord, BatchRepository, BatchUsage } from './batch-repository.js';
+import type { BatchRecord, BatchRepository } from './batch-repository.js';
 import { BatchItemChecker, jsonLines, MAX_BATCH_INPUT_BYTES, type CheckedItem } from './input.js';
 import { BatchStateError, isTerminal, type BatchEvent } from './lifecycle.js';
 import { resultLines, type BatchResultRepository, type StoredResult } from './result-repository.js';
@@ -28,12 +28,23 @@ export interface BatchItem {
   body: Record<string, unknown>;
 }
 
-/** Runs one item through the inference core: its result as SPEC shows it, and the usage it adds. */
-export type ItemRunner = (batch: BatchRecord, item: BatchItem, signal: AbortSignal) => Promise<{ result: BatchResult; usage: BatchUsage }>;
+/**
+ * Runs one item through the inference core and commits its end once (its result, its generation record and
+ * the batch's counts together: item-commits.ts). Throws ItemBusyError when another run of it is in flight.
+ */
+export type ItemRunner = (batch: BatchRecord, item: BatchItem, signal: AbortSignal) => Promise<void>;
+
+/** Another run of the item holds it now (its exact hold): the item is left to that run. */
+export class ItemBusyError extends Error {
+  constructor(readonly generationId: string) {
+    super(`another run of batch item ${generationId} is in flight`);
+    this.name = 'ItemBusyError';
+  }
+}
 
 export interface BatchWorkerPorts {
   batches: Pick<BatchRepository, 'get' | 'move' | 'plan'>;
-  results: Pick<BatchResultRepository, 'recordMany' | 'recordFailed' | 'page'>;
+  results: Pick<BatchResultRepository, 'recordFailed' | 'page'>;
   objects: Pick<BatchObjects, 'read' | 'readRange' | 'writeOutput'>;
   queue: BatchQueue;
   runItem: ItemRunner;
@@ -56,13 +67,12 @@ const NEVER_ABORTED = new AbortController().signal;
 /** The longest wait between two checks: a day's batch takes at most some 1,440 checks (Step Functions keeps 25,000 events of an execution). */
 export const MAX_CHECK_WAIT_SECONDS = 60;
 
-/** Results of a shard's items written in one transaction. */
-const RESULTS_PER_WRITE = 25;
-
 /** How often a shard looks at its batch's state while it runs (a cancel or expiry stops it). */
 const STATE_CHECK_MS = 1000;
 
 export class BatchWorker {
+  private stopping = false;
+
   constructor(private readonly deps: BatchWorkerPorts) {}
 
   private nowSeconds(): number {
@@ -179,7 +189,7 @@ export class BatchWorker {
     let checkedAt = Date.now();
     let stopped = false;
     const stillRunning = async (): Promise<boolean> => {
-      if (stopped) return false;
+      if (stopped || this.stopping) return false;
       if (Date.now() - checkedAt < STATE_CHECK_MS) return true;
       checkedAt = Date.now();
       const now = await this.deps.batches.get(batch.id);
@@ -188,23 +198,19 @@ export class BatchWorker {
     };
     let next = 0;
     let failure: { error: unknown } | undefined;
-    // Finished items' results, recorded RESULTS_PER_WRITE at a time (one transaction each); a crash before
-    // then runs those items again, and their second run is charged nothing (batch-items.ts).
-    let ready: Array<StoredResult & { usage: BatchUsage }> = [];
-    const record = async () => {
-      const group = ready;
-      ready = [];
-      if (group.length > 0) await this.deps.results.recordMany(batch.id, group);
-    };
+    let left = false;
     const lane = async () => {
       while (next < todo.length && !failure) {
-        const item = todo[next++]!;
-        if (!(await stillRunning())) return;
         try {
-          const { result, usage } = await this.deps.runItem(batch, item, NEVER_ABORTED);
-          ready.push({ line: item.line, result, usage });
-          if (ready.length >= RESULTS_PER_WRITE) await record();
+          if (!(await stillRunning())) {
+            left = this.stopping;
+            return;
+          }
+          const item = todo[next++]!;
+          await this.deps.runItem(batch, item, NEVER_ABORTED);
         } catch (error) {
+          // Left to its other run, which records it.
+          if (error instanceof ItemBusyError) continue;
           // No new item starts; the step fails once the items already running have ended (nothing of it
           // outlives the invocation), and its message comes back for the items left.
           failure ??= { error };
@@ -212,21 +218,32 @@ export class BatchWorker {
       }
     };
     await Promise.all(Array.from({ length: Math.max(1, Math.min(this.deps.itemConcurrency, todo.length)) }, lane));
-    // What finished is recorded whatever failed, so that a rerun skips it.
-    await record();
     if (failure) throw failure.error;
+    // The process is stopping: the items not started run when the message comes back.
+    if (left && next < todo.length) throw new NotYetError(`batch ${batch.id}: the worker stopped before ${todo.length - next} item(s) of the shard`);
+  }
+
+  /** Stops starting items (a local process shutting down); those running finish and commit. */
+  stop(): void {
+    this.stopping = true;
   }
 
   private async check(batch: BatchRecord): Promise<BatchRecord> {
     if (isTerminal(batch.status)) return batch;
     const now = this.nowSeconds();
-    if (now >= batch.expires_at) {
+    const counts = batch.request_counts;
+    const done = batch.status === 'finalizing' || (batch.status === 'in_progress' && batch.queued && counts.completed + counts.failed >= counts.total);
+    // A batch whose items are all done completes even when its window has just passed.
+    if (!done && now >= batch.expires_at) {
       return (await this.move(batch.id, 'expire', now, { error: `The batch did not finish within its ${batch.completion_window} completion window` })) ?? batch;
     }
     if (batch.status === 'cancelling') return (await this.move(batch.id, 'cancelled', now)) ?? batch;
-    const counts = batch.request_counts;
-    if (batch.status === 'finalizing' || (batch.status === 'in_progress' && batch.queued && counts.completed + counts.failed >= counts.total)) {
-      if (batch.status === 'in_progress') await this.move(batch.id, 'items_done', now);
+    if (done) {
+      if (batch.status === 'in_progress') {
+        const moved = await this.move(batch.id, 'items_done', now);
+        // Cancelled or expired meanwhile: no results file.
+        if (moved && moved.status !== 'finalizing') return moved;
+      }
       // Finalizing: every result, in input order, into the batch's results file (written again by a rerun).
       const output = await this.deps.objects.writeOutput(batch.id, resultLines(this.deps.results, batch.id));
       const done = await this.move(batch.id, 'finalized', this.nowSeconds(), { set: { output } });

@@ -60,3 +60,14 @@ export class ReservationContended extends UnavailableError {
     super('Could not reserve credits: too much contention on this account; retry shortly', { retryAfterSeconds: 1 });
   }
 }
+
+/**
+ * A hold under this generation id exists already: another run of the same batch item (whose id is the
+ * item's) holds it now. Not a domain error: the item is not failed; its other run records it.
+ */
+export class HoldExistsError extends Error {
+  constructor(readonly generationId: string, kind: string) {
+    super(`${kind} ${generationId} exists already`);
+    this.name = 'HoldExistsError';
+  }
+}

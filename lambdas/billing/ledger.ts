@@ -16,7 +16,7 @@ import type { Logger } from '../platform/logger.js';
 import type { Workspace, WorkspaceRepository } from '../organizations/index.js';
 import { budgetWindow, meterAt, spent } from './meter.js';
 import { BUDGET_INTERVALS, currentPeriods, INTERVALS, isBehind, laterPeriods, windowEnd, type Periods } from './periods.js';
-import { CreditsExhausted, KeyDisabled, KeyLimitExceeded, KeyDeleted, ReservationContended, TenantGone, WorkspaceBudgetExceeded, type RefusalReason, type ReservationRefused } from './errors.js';
+import { CreditsExhausted, HoldExistsError, KeyDisabled, KeyLimitExceeded, KeyDeleted, ReservationContended, TenantGone, WorkspaceBudgetExceeded, type RefusalReason, type ReservationRefused } from './errors.js';
 
 /** A hold outlives any invocation that could settle it: Lambda's 15-minute maximum, plus margin. */
 export const HOLD_TTL_MS = 20 * 60_000;
@@ -304,7 +304,7 @@ export class Ledger {
         await this.backoff(attempt);
         continue;
       }
-      if (outcome.kind === 'duplicate') throw new Error(`${kind.kind} ${generationId} exists already`);
+      if (outcome.kind === 'duplicate') throw new HoldExistsError(generationId, kind.kind);
 
       // Fix whatever was stale and try again; only a limit that still cannot cover the request refuses it.
       let retry = false;

@@ -1,9 +1,9 @@
 // Pages in DynamoDB: one item per page (GENS#<block>, P#<seq>), its records with the money each moves in
 // one compressed attribute (page-codec.ts). A page is written once and never changed; the aggregator reads
 // it from the stream.
-import { GetCommand, QueryCommand, TransactWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { itemKeys } from '../platform/dynamo/item-keys.js';
-import { cancellationOf, isConditionFailed } from '../platform/dynamo/write-failures.js';
+import { isConditionFailed } from '../platform/dynamo/write-failures.js';
 import { DynamoJsonClient, jsonClientConfigOf } from '../platform/dynamo/json-client.js';
 import type { GenerationRecord } from './generation-record.js';
 import { decodeEntries, encodeEntries } from './page-codec.js';
@@ -56,49 +56,6 @@ export class PageRepository implements PageStore {
     } catch (err) {
       if (isConditionFailed(err)) return { writeUnits: 0 };
       throw err;
-    }
-  }
-
-  /**
-   * Writes the page unless one is stored under its key already; then answers with the stored one (a batch
-   * item's page, named by the item: a second run of the item finds the first run's).
-   */
-  async putIfAbsent(page: Page): Promise<{ writeUnits: number; existing?: Page }> {
-    this.direct ??= new DynamoJsonClient(jsonClientConfigOf(this.db));
-    try {
-      const reply = await this.direct.send('PutItem', pagePutRequest(this.tableName, page));
-      const consumed = reply.ConsumedCapacity as { CapacityUnits?: number; WriteCapacityUnits?: number } | undefined;
-      return { writeUnits: consumed?.WriteCapacityUnits ?? consumed?.CapacityUnits ?? 0 };
-    } catch (err) {
-      if (!isConditionFailed(err)) throw err;
-      const { Item } = await this.db.send(new GetCommand({ TableName: this.tableName, Key: itemKeys.page(page.block, page.seq), ConsistentRead: true }));
-      return Item ? { writeUnits: 0, existing: pageFromItem(Item) } : { writeUnits: 0 };
-    }
-  }
-
-  /**
-   * putIfAbsent for up to 100 pages in one transaction (batch items' pages, each alone under its key); when
-   * one of them is there already, each is written on its own instead.
-   */
-  async putAllIfAbsent(pages: readonly Page[]): Promise<Array<{ writeUnits: number; existing?: Page }>> {
-    if (pages.length === 1) return [await this.putIfAbsent(pages[0]!)];
-    for (let attempt = 1; ; attempt += 1) {
-      try {
-        const reply = await this.db.send(new TransactWriteCommand({
-          TransactItems: pages.map((page) => ({ Put: { TableName: this.tableName, Item: pageToItem(page), ConditionExpression: 'attribute_not_exists(pk)' } })),
-          ReturnConsumedCapacity: 'TOTAL',
-        }));
-        const units = (reply.ConsumedCapacity ?? []).reduce((sum, entry) => sum + (entry.WriteCapacityUnits ?? entry.CapacityUnits ?? 0), 0);
-        return pages.map(() => ({ writeUnits: units / pages.length }));
-      } catch (err) {
-        const cancellation = cancellationOf(err);
-        if (cancellation?.conflict && attempt < 5) {
-          await new Promise((resolve) => setTimeout(resolve, 10 * 2 ** attempt * (0.5 + Math.random() / 2)));
-          continue;
-        }
-        if (!cancellation) throw err;
-        return Promise.all(pages.map((page) => this.putIfAbsent(page)));
-      }
     }
   }
 

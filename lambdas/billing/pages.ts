@@ -92,14 +92,9 @@ export interface Page {
   writtenAt?: number;
 }
 
-/**
- * Where pages are stored (page-repository.ts): a put that is safe to repeat. `duplicate`: another page is
- * stored under this one's key (a batch item run twice), so this one is not, and its records charge nothing.
- */
+/** Where pages are stored (page-repository.ts): a put that is safe to repeat. */
 export interface PageStore {
-  put(page: Page): Promise<{ writeUnits: number; duplicate?: boolean }>;
-  /** Several pages at once, each with its own outcome (recordPerBlock writers use it when there). */
-  putAll?(pages: readonly Page[]): Promise<Array<{ writeUnits: number; duplicate?: boolean }>>;
+  put(page: Page): Promise<{ writeUnits: number }>;
 }
 
 export interface PageWriterDeps {
@@ -110,12 +105,6 @@ export interface PageWriterDeps {
   retryForMs?: number;
   flushDelayMs?: number;
   pageRecords?: number;
-  /**
-   * Each record alone in page 1 of its block (batch items, whose ids name their item: a second run's page
-   * has the first's key), written with the others that wait (up to `pageRecords`, at most FLUSH_DELAY_MS) in
-   * one putAll where the store has it. No page sequence is kept per block.
-   */
-  recordPerBlock?: boolean;
 }
 
 interface Pending {
@@ -133,7 +122,10 @@ interface PendingPage {
 export interface StoredEntry {
   stored: boolean;
   writeUnits: number;
-  /** Not stored, for certain: the page's key holds another (the record charges nothing). */
+  /**
+   * Not stored, for certain: another run of the same batch item committed first (batches/item-commits.ts),
+   * so this record charges nothing.
+   */
   duplicate?: boolean;
 }
 
@@ -153,8 +145,6 @@ export class PageWriter {
   shared = false;
   private readonly pending = new Map<string, PendingPage>();
   private readonly seqs = new Map<string, number>();
-  /** recordPerBlock: pages of one record each, waiting to be written together. */
-  private readonly loose: Array<{ page: Page; pending: Pending }> = [];
   private readonly inFlight = new Set<Promise<void>>();
   private timer: NodeJS.Timeout | undefined;
 
@@ -163,16 +153,6 @@ export class PageWriter {
   add(entry: PageEntry): Promise<StoredEntry> {
     const block = blockOf(entry.record.id);
     if (block === undefined) throw new Error(`generation id ${entry.record.id} names no page block`);
-    if (this.deps.recordPerBlock) {
-      return new Promise((resolve) => {
-        this.loose.push({ page: { block, seq: 1, entries: [entry] }, pending: { entry, resolve } });
-        if (this.loose.length >= (this.deps.pageRecords ?? PAGE_RECORDS)) this.writeLoose();
-        else this.timer ??= setTimeout(() => {
-          this.timer = undefined;
-          this.flushPending();
-        }, this.deps.flushDelayMs ?? FLUSH_DELAY_MS);
-      });
-    }
     const items = entryItems(entry);
     return new Promise((resolve) => {
       let page = this.pending.get(block);
@@ -206,44 +186,6 @@ export class PageWriter {
 
   private flushPending(): void {
     for (const block of [...this.pending.keys()]) this.write(block);
-    this.writeLoose();
-  }
-
-  /** recordPerBlock: the pages waiting, in one putAll (or one put each where the store has no putAll). */
-  private writeLoose(): void {
-    const group = this.loose.splice(0);
-    if (group.length === 0) return;
-    const putAll = this.deps.store.putAll?.bind(this.deps.store);
-    if (!putAll || group.length === 1) {
-      for (const { page, pending } of group) this.storeTracked(page, [pending]);
-      return;
-    }
-    const done = this.storeGroup(group.map((one) => one.page), putAll).then((outcomes) => {
-      group.forEach(({ pending }, index) => {
-        const outcome = outcomes[index]!;
-        pending.resolve({ stored: outcome.stored, writeUnits: outcome.writeUnits, ...(outcome.duplicate ? { duplicate: true } : {}) });
-      });
-    });
-    this.inFlight.add(done);
-    void done.finally(() => this.inFlight.delete(done));
-  }
-
-  private async storeGroup(pages: Page[], putAll: NonNullable<PageStore['putAll']>): Promise<Array<{ stored: boolean; writeUnits: number; duplicate?: boolean }>> {
-    const deadline = Date.now() + (this.deps.retryForMs ?? 40_000);
-    for (let attempt = 1; ; attempt += 1) {
-      try {
-        const outcomes = await putAll(pages);
-        return outcomes.map(({ writeUnits, duplicate }) => (duplicate ? { stored: false, writeUnits: 0, duplicate: true } : { stored: true, writeUnits }));
-      } catch (err) {
-        if (Date.now() >= deadline) {
-          // Each page on its own: its own retries, and its own log line for reconciliation if it fails too.
-          return Promise.all(pages.map((page) => this.store(page)));
-        }
-        this.deps.log.warn('generation pages write failed; retrying', { pages: pages.length, attempt, error: String(err) });
-        const cap = Math.min(1000, 4 * 2 ** attempt);
-        await this.deps.sleep(cap / 2 + Math.random() * cap / 2);
-      }
-    }
   }
 
   private write(block: string): void {
@@ -252,25 +194,21 @@ export class PageWriter {
     this.pending.delete(block);
     const seq = (this.seqs.get(block) ?? 0) + 1;
     this.seqs.set(block, seq);
-    this.storeTracked({ block, seq, entries: queue.map((pending) => pending.entry) }, queue);
-  }
-
-  /** Stores a page, resolving its records' promises when done; `flush` waits for it. */
-  private storeTracked(page: Page, queue: Pending[]): void {
+    const page: Page = { block, seq, entries: queue.map((pending) => pending.entry) };
     const done = this.store(page).then((result) => {
       const share = result.stored ? result.writeUnits / queue.length : 0;
-      for (const pending of queue) pending.resolve({ stored: result.stored, writeUnits: share, ...(result.duplicate ? { duplicate: true } : {}) });
+      for (const pending of queue) pending.resolve({ stored: result.stored, writeUnits: share });
     });
     this.inFlight.add(done);
     void done.finally(() => this.inFlight.delete(done));
   }
 
-  private async store(page: Page): Promise<{ stored: boolean; writeUnits: number; duplicate?: boolean }> {
+  private async store(page: Page): Promise<{ stored: boolean; writeUnits: number }> {
     const deadline = Date.now() + (this.deps.retryForMs ?? 40_000);
     for (let attempt = 1; ; attempt += 1) {
       try {
-        const { writeUnits, duplicate } = await this.deps.store.put(page);
-        return duplicate ? { stored: false, writeUnits: 0, duplicate: true } : { stored: true, writeUnits };
+        const { writeUnits } = await this.deps.store.put(page);
+        return { stored: true, writeUnits };
       } catch (err) {
         if (Date.now() >= deadline) {
           // Everything needed to charge these by hand: the records and what they held.

@@ -5,6 +5,7 @@ import { defaultDeps } from '../app/deps.js';
 import { batchDepsOf } from '../app/batch-deps.js';
 
 export const handler = async (input: BatchStepInput): Promise<BatchStepOutput> => {
+  if (!['validate', 'check', 'fail'].includes(input?.step) || typeof input.batch_id !== 'string') throw new Error(`not a batch step: ${JSON.stringify(input).slice(0, 200)}`);
   const deps = await defaultDeps();
   const worker = batchDepsOf(deps).worker;
   if (!worker) throw new Error('batch steps invoked without GATEWAY_BATCH_BUCKET and GATEWAY_BATCH_QUEUE_URL');

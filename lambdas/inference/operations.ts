@@ -146,21 +146,41 @@ async function bufferedReply(
 }
 
 /**
- * One request run to its end without HTTP (a batch item): the reply body as the live route would send it,
- * after its settlement or release has been handed on (awaited here). A failure is thrown as the HttpError the
- * live route would answer with (status, envelope; `x-generation-id` among its headers once one was planned).
+ * One request run to its end without HTTP (a batch item): the reply body as the live route would send it, or
+ * the HttpError it would answer with; and `settled`, the settlement or release handed on (not awaited here:
+ * a batch writes an item's record together with its result, so the record waits for the result).
  */
-export async function generateBuffered(inference: InferenceRequest, caller: Caller, engine: EngineDeps, signal?: AbortSignal): Promise<{ generationId: string; body: Record<string, unknown> }> {
-  if (engine.shutdown.triggered) throw asHttpError(shuttingDownError());
+export async function generateDeferred(inference: InferenceRequest, caller: Caller, engine: EngineDeps, signal?: AbortSignal): Promise<{
+  generationId: string | undefined;
+  outcome: { body: Record<string, unknown> } | { error: HttpError };
+  settled: Promise<unknown>;
+}> {
   const request = { ...inference, stream: false };
-  const deferral = deferralOf(undefined);
+  const pending: Promise<unknown>[] = [];
+  const defer: Defer = (work) => { pending.push(work); };
   let generation: GenerationRun<GenerationOutcome>;
   try {
-    generation = runGeneration({ request, caller, deps: engine, stream: false, signal, defer: deferral.defer, errorStatus });
+    if (engine.shutdown.triggered) throw shuttingDownError();
+    generation = runGeneration({ request, caller, deps: engine, stream: false, signal, defer, errorStatus });
   } catch (err) {
-    throw asHttpError(err);
+    const error = asHttpError(err);
+    if (!(error instanceof HttpError)) throw err;
+    return { generationId: undefined, outcome: { error }, settled: Promise.resolve() };
   }
-  return bufferedReply(generation, request, engine, false, deferral.drain);
+  const { trace } = generation;
+  const settled = () => Promise.all(pending.splice(0));
+  try {
+    const outcome = await generation.result;
+    const identity = identityOf(trace, outcome.candidate, outcome.result.service_tier);
+    const body = request.format === 'chat'
+      ? chatCompletion(identity, outcome.result, chatUsage(outcome.usage, outcome.cost, outcome.isByok), {})
+      : responseResult(identity, request.echo, outcome.result, responsesUsage(outcome.usage, outcome.cost, outcome.isByok), Math.floor(Date.now() / 1000), {});
+    return { generationId: trace.generationId, outcome: { body: body as unknown as Record<string, unknown> }, settled: settled() };
+  } catch (err) {
+    const error = withGeneration(err, trace, false, engine);
+    if (!(error instanceof HttpError)) throw err;
+    return { generationId: trace.generationId, outcome: { error }, settled: settled() };
+  }
 }
 
 interface StreamReplyOptions {

@@ -1,7 +1,9 @@
 // Batches as `npm start` serves them: submitted over HTTP, stored in the local S3, run by the worker from the
 // local SQS through the inference core against the simulator, and read back. Every chat and Responses result
 // body parses with @openrouter/sdk's own schemas; the key is charged exactly what the batch reports.
-import { existsSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { OpenRouter } from '@openrouter/sdk';
@@ -263,6 +265,41 @@ describe('an uploaded input', () => {
     expect(existsSync(join(gateway.dataDir, 's3', 'gateway-batches', 'batches', 'uploads', started.json.id, 'input.jsonl._S3rver_object'))).toBe(false);
     expect((await call('/batches', { body: { endpoint: '/v1/chat/completions', input_upload_id: started.json.id } })).status).toBe(400);
   }, 120_000);
+});
+
+describe('npm run batch', () => {
+  const cli = (args: string[], env: Record<string, string> = {}) => new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+    execFile(process.execPath, ['--import', 'tsx', 'bin/batch.ts', ...args], { env: { ...process.env, GATEWAY_URL: gateway.baseUrl, GATEWAY_API_KEY: userKey, ...env } }, (err, stdout, stderr) => {
+      resolve({ code: err ? (err as { code?: number }).code ?? 1 : 0, stdout, stderr });
+    });
+  });
+
+  it('uploads a file with a progress bar, follows the batch to its end and downloads its results', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'batch-cli-'));
+    const file = join(dir, 'input.jsonl');
+    writeFileSync(file, Array.from({ length: 20 }, (_, i) => JSON.stringify({ custom_id: `cli${i}`, body: chat(`from the command line ${i}`) })).join('\n') + '\n');
+    const submitted = await cli(['submit', file, '--model', 'simulator/echo']);
+    expect(submitted.stderr).toMatch(/uploading \[=+\] 100%/);
+    expect(submitted.stderr).toMatch(/completed: 20 of 20 items \(20 completed, 0 failed\)/);
+    expect(submitted.code).toBe(0);
+    const [id, final] = submitted.stdout.trim().split('\n');
+    expect(id).toMatch(/^batch_/);
+    expect(JSON.parse(final!)).toMatchObject({ id, status: 'completed', request_counts: { total: 20, completed: 20, failed: 0 } });
+    const out = join(dir, 'results.jsonl');
+    expect((await cli(['results', id!, '--out', out])).code).toBe(0);
+    const lines = readFileSync(out, 'utf8').trim().split('\n').map((line) => JSON.parse(line));
+    expect(lines.map((line) => line.custom_id)).toEqual(Array.from({ length: 20 }, (_, i) => `cli${i}`));
+    expect((await cli(['list'])).stdout).toContain(id);
+  }, 60_000);
+
+  it('says what is wrong instead of failing obscurely', async () => {
+    const noKey = await cli(['list'], { GATEWAY_API_KEY: '' });
+    expect(noKey.code).toBe(1);
+    expect(noKey.stderr).toMatch(/GATEWAY_API_KEY/);
+    const missing = await cli(['status', 'batch_nothere']);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toMatch(/404 Batch batch_nothere not found/);
+  }, 30_000);
 });
 
 describe('cancelling and deleting', () => {

@@ -17,9 +17,11 @@ import { startSimulator, type Simulator } from '../../bin/simulator/server.js';
 import { createSqsClient } from '../../lambdas/platform/aws/sqs.js';
 import { handleBatchMessages } from '../../lambdas/handlers/batch-worker.js';
 import { batchDepsOf } from '../../lambdas/app/batch-deps.js';
-import { batchGenerationId, itemPageStore } from '../../lambdas/app/batch-items.js';
+import { batchGenerationId } from '../../lambdas/app/batch-items.js';
+import { ItemCommitter } from '../../lambdas/batches/item-commits.js';
+import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { itemKeys } from '../../lambdas/platform/dynamo/item-keys.js';
-import { PageRepository } from '../../lambdas/billing/page-repository.js';
+import { pageFromItem } from '../../lambdas/billing/page-repository.js';
 import type { Page } from '../../lambdas/billing/pages.js';
 import { createDocumentClient } from '../../lambdas/platform/dynamo/client.js';
 
@@ -127,20 +129,29 @@ describe('the batch worker', () => {
     expect(BigInt(Math.round(batch.usage.cost * 1e9))).toBe(charged);
   }, 120_000);
 
-  it('tells a page written by another run of the item from its own landed write', async () => {
+  it('commits an item once: a second run of it is told so, and its page and counts are not written', async () => {
     const db = createDocumentClient({ endpoint: store.endpoint });
-    const pageStore = itemPageStore(new PageRepository(db, store.tableName));
+    const committer = new ItemCommitter(db, store.tableName, store.deps.log);
     const [sample] = await store.records();
     expect(sample).toBeDefined();
-    const id = batchGenerationId({ id: 'batch_pagestoretest', created_at: 1_795_000_000 }, 1);
-    const page = (record: typeof sample): Page => ({ block: id.slice(-14, -2), seq: 1, entries: [{ record: { ...record!, id }, claim: { kind: 'none', amount: 0n } }] });
-    const first = page(sample);
-    expect(await pageStore.put(first)).not.toHaveProperty('duplicate');
-    // The same write again (its reply was lost): its own page, stored.
-    expect(await pageStore.put(first)).not.toHaveProperty('duplicate');
-    // Another run of the item: another record under the same id.
-    const again = page({ ...sample!, created_at: new Date(Date.parse(sample!.created_at) + 1500).toISOString(), latency_ms: sample!.latency_ms + 7 });
-    expect(await pageStore.put(again)).toEqual({ writeUnits: 0, duplicate: true });
+    const batch = { id: 'batch_committest', created_at: 1_795_000_000 };
+    await db.send(new PutCommand({ TableName: store.tableName, Item: { ...itemKeys.batch(batch.id), type: 'batch', id: batch.id, request_counts: { total: 3, completed: 0, failed: 0 }, usage: { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0, cost_nanos: 0 } } }));
+    const id = batchGenerationId(batch, 1);
+    const page = (createdAt: string): Page => ({ block: id.slice(-14, -2), seq: 1, entries: [{ record: { ...sample!, id, created_at: createdAt }, claim: { kind: 'none', amount: 0n } }] });
+    const result = (text: string) => ({ custom_id: 'one', id, error: null, response: { body: { text }, request_id: id, status_code: 200 } });
+    const usage = { prompt_tokens: 3, completion_tokens: 4, total_tokens: 7, cost_nanos: 1000 };
+    const first = committer.commit({ batchId: batch.id, line: 1, result: result('first'), usage, page: page('2026-11-24T10:00:00.000Z') });
+    // The same item again, at once and later: never recorded twice (and never in one transaction with itself).
+    const twin = committer.commit({ batchId: batch.id, line: 1, result: result('twin'), usage, page: page('2026-11-24T10:00:01.000Z') });
+    const other = committer.commit({ batchId: batch.id, line: 2, result: { ...result('two'), custom_id: 'two' }, usage });
+    expect(await Promise.all([first, twin, other])).toEqual(['committed', 'already', 'committed']);
+    expect(await committer.commit({ batchId: batch.id, line: 1, result: result('later'), usage, page: page('2026-11-24T10:00:02.000Z') })).toBe('already');
+    const stored = await store.item(itemKeys.batchResult(batch.id, 1));
+    expect((stored!.response as { body: { text: string } }).body.text).toBe('first');
+    const pageItem = await store.item(itemKeys.page(id.slice(-14, -2), 1));
+    expect(pageFromItem(pageItem!).entries[0]!.record.created_at).toBe('2026-11-24T10:00:00.000Z');
+    const counted = await store.item(itemKeys.batch(batch.id));
+    expect(counted).toMatchObject({ request_counts: { completed: 2, failed: 0 }, usage: { prompt_tokens: 6, cost_nanos: 2000 } });
     db.destroy();
   });
 });
