@@ -229,6 +229,9 @@ async function main(): Promise<void> {
     console.log(report);
     writeFileSync(join('bench', 'results', 'batch.md'), report);
     if (!ok) process.exitCode = 1;
+  } catch (err) {
+    process.stderr.write(`npm start's output, last 4,000 characters:\n${output.slice(-4000)}\n`);
+    throw err;
   } finally {
     clearInterval(sampler);
     child.kill('SIGTERM');
