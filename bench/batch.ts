@@ -102,7 +102,12 @@ async function main(): Promise<void> {
   const dataDir = join(work, 'gateway');
   const child = spawn(process.execPath, ['--max-semi-space-size=32', '--import', 'tsx', 'bin/start.ts'], {
     cwd: process.cwd(),
-    env: { ...process.env, PORT: '0', GATEWAY_DATA_DIR: dataDir, GATEWAY_ADMIN_KEY: ADMIN_KEY, GATEWAY_INITIAL_CREDITS: '100000', AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
+    // DynamoDB Local holds a 200 MB batch's results (about as large again) and its pages: a larger heap than
+    // npm start's default 512 MB (it ran out of it here).
+    env: {
+      ...process.env, PORT: '0', GATEWAY_DATA_DIR: dataDir, GATEWAY_ADMIN_KEY: ADMIN_KEY, GATEWAY_INITIAL_CREDITS: '100000', AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+      DYNAMODB_LOCAL_JAVA_OPTS: process.env.DYNAMODB_LOCAL_JAVA_OPTS ?? '-Xms64m -Xmx2g -XX:+UseSerialGC -XX:+ExitOnOutOfMemoryError',
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';

@@ -7,6 +7,7 @@ import { createS3Client } from '../platform/aws/s3.js';
 import { createSqsClient } from '../platform/aws/sqs.js';
 import { withoutSdkLogging } from '../platform/aws/quiet-client.js';
 import { batchItemRunner } from './batch-items.js';
+import { ItemCommitter } from '../batches/item-commits.js';
 import type { GatewayDeps } from './deps.js';
 
 export interface BatchDeps {
@@ -41,12 +42,14 @@ function createBatchDeps(deps: GatewayDeps): BatchDeps {
   if (!settings.bucket || !settings.queueUrl) return { repository, results, uploads, objects: undefined, queue: undefined, worker: undefined, executions: undefined };
   const objects = new BatchObjects(createS3Client({ endpoint: settings.s3Endpoint, region: settings.region }), settings.bucket);
   const queue = new SqsBatchQueue(createSqsClient({ endpoint: settings.sqsEndpoint, region: settings.region }), settings.queueUrl);
+  const commits = new ItemCommitter(db, tableName, deps.log);
   const worker = new BatchWorker({
     batches: repository,
     results,
     objects,
     queue,
-    runItem: batchItemRunner({ engine: deps.engine, keys: deps.keys, db, tableName }),
+    commits,
+    runItem: batchItemRunner({ engine: deps.engine, keys: deps.keys, commits }),
     clock: deps.clock,
     log: deps.log,
     checkEverySeconds: settings.checkEverySeconds,

@@ -7,11 +7,10 @@
 // page, which is refused as already there: the item is charged by the first record only, and its result is
 // recorded once by the result repository's condition.
 import { createHash } from 'node:crypto';
-import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { blockOf, type PageEntry, type PageWriter, type StoredEntry } from '../billing/pages.js';
 import { HoldExistsError } from '../billing/errors.js';
 import { ShutdownSwitch } from '../platform/shutdown.js';
-import { ItemCommitter } from '../batches/item-commits.js';
+import type { ItemCommitter } from '../batches/item-commits.js';
 import type { EngineDeps } from '../inference/engine.js';
 import { fromChat } from '../inference/formats/from-chat.js';
 import { fromResponses } from '../inference/formats/from-responses.js';
@@ -114,13 +113,13 @@ class RunPage implements Pick<PageWriter, 'add' | 'flush' | 'shared'> {
 export interface BatchItemWiring {
   engine: EngineDeps;
   keys: Pick<ApiKeyRepository, 'get'>;
-  db: DynamoDBDocumentClient;
-  tableName: string;
+  /** Writes each item's end once (batches/item-commits.ts). */
+  commits: Pick<ItemCommitter, 'commit'>;
 }
 
 export function batchItemRunner(wiring: BatchItemWiring): BatchItemRunner {
   const { engine } = wiring;
-  const committer = new ItemCommitter(wiring.db, wiring.tableName, engine.log);
+  const committer = wiring.commits;
   // Batch items are not cut short by the process's shutdown (a record cut short would take the item's page):
   // a stopping process starts no new item and lets those running finish (BatchWorker.stop).
   const shutdown = new ShutdownSwitch();

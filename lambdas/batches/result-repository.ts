@@ -1,13 +1,10 @@
 // A batch's item results, one item each, keyed by the item's line in the input, so they page in input
-// order. Writing a result and counting it are one transaction conditional on the result not being there:
-// an item redelivered by SQS, retried by a worker or run again by a restarted execution is recorded and
-// counted once, whichever copy gets there first; the others learn it was done already.
-import { BatchWriteCommand, TransactWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+// order. They are written by item-commits.ts (with the item's record and the batch's counts, once); here
+// they are read and deleted.
+import { BatchWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { itemKeys } from '../platform/dynamo/item-keys.js';
-import { cancellationOf } from '../platform/dynamo/write-failures.js';
 import { queryItems, queryUpTo } from '../platform/dynamo/query.js';
 import type { BatchResult } from './schemas.js';
-import { NO_USAGE, type BatchUsage } from './batch-repository.js';
 
 /** One item's outcome: its input line, and the result as SPEC shows it. */
 export interface StoredResult {
@@ -15,113 +12,11 @@ export interface StoredResult {
   result: BatchResult;
 }
 
-const CONFLICT_ATTEMPTS = 6;
-/** Results written in one transaction (DynamoDB takes 100 items; one is the batch's counts). */
-const RESULTS_PER_TRANSACTION = 99;
 /** The largest line number a result key holds (9 digits). */
 const MAX_LINE = 999_999_999;
 
 export class BatchResultRepository {
   constructor(private readonly db: DynamoDBDocumentClient, private readonly tableName: string) {}
-
-  /**
-   * Records an item's result and counts it on the batch (completed when it has a response with a 2xx status,
-   * failed otherwise) with its usage, once. 'already' when this item's result was recorded before (then nothing changes);
-   * 'no-batch' when the batch is gone.
-   */
-  async record(batchId: string, stored: StoredResult, usage: BatchUsage = NO_USAGE): Promise<'recorded' | 'already' | 'no-batch'> {
-    const ok = succeeded(stored.result);
-    for (let attempt = 1; ; attempt += 1) {
-      try {
-        await this.db.send(new TransactWriteCommand({
-          TransactItems: [
-            {
-              Put: {
-                TableName: this.tableName,
-                Item: { ...itemKeys.batchResult(batchId, stored.line), type: 'batch_result', line: stored.line, ...stored.result },
-                ConditionExpression: 'attribute_not_exists(pk)',
-              },
-            },
-            {
-              Update: {
-                TableName: this.tableName,
-                Key: itemKeys.batch(batchId),
-                UpdateExpression: `ADD request_counts.${ok ? 'completed' : 'failed'} :one, #usage.prompt_tokens :prompt, #usage.completion_tokens :completion, #usage.total_tokens :tokens, #usage.cost_nanos :cost`,
-                ConditionExpression: 'attribute_exists(pk)',
-                ExpressionAttributeNames: { '#usage': 'usage' },
-                ExpressionAttributeValues: { ':one': 1, ':prompt': usage.prompt_tokens, ':completion': usage.completion_tokens, ':tokens': usage.total_tokens, ':cost': usage.cost_nanos },
-              },
-            },
-          ],
-        }));
-        return 'recorded';
-      } catch (err) {
-        const cancellation = cancellationOf(err);
-        if (!cancellation) throw err;
-        if (cancellation.failedAt(0)) return 'already';
-        if (cancellation.failedAt(1)) return 'no-batch';
-        // Two workers' transactions on the batch item at once: DynamoDB refuses one whole; it tries again.
-        if (!cancellation.conflict || attempt >= CONFLICT_ATTEMPTS) throw err;
-        await new Promise((resolve) => setTimeout(resolve, Math.min(200, 5 * 2 ** attempt) * (0.5 + Math.random() / 2)));
-      }
-    }
-  }
-
-  /** Records results of items that cannot run (no usage): recordMany. */
-  recordFailed(batchId: string, stored: readonly StoredResult[]): Promise<void> {
-    return this.recordMany(batchId, stored.map((one) => ({ ...one, usage: NO_USAGE })));
-  }
-
-  /**
-   * Records results and counts them with their usage, up to 99 in one transaction; where one of them is there
-   * already (a step run again), each is recorded on its own (and those already there are not counted again).
-   */
-  async recordMany(batchId: string, stored: ReadonlyArray<StoredResult & { usage: BatchUsage }>): Promise<void> {
-    for (let start = 0; start < stored.length; start += RESULTS_PER_TRANSACTION) {
-      const group = stored.slice(start, start + RESULTS_PER_TRANSACTION);
-      const completed = group.filter((one) => succeeded(one.result)).length;
-      const sum = (field: keyof BatchUsage) => group.reduce((total, one) => total + one.usage[field], 0);
-      for (let attempt = 1; ; attempt += 1) {
-        try {
-          await this.db.send(new TransactWriteCommand({
-            TransactItems: [
-              ...group.map((one) => ({
-                Put: {
-                  TableName: this.tableName,
-                  Item: { ...itemKeys.batchResult(batchId, one.line), type: 'batch_result', line: one.line, ...one.result },
-                  ConditionExpression: 'attribute_not_exists(pk)',
-                },
-              })),
-              {
-                Update: {
-                  TableName: this.tableName,
-                  Key: itemKeys.batch(batchId),
-                  UpdateExpression: 'ADD request_counts.completed :completed, request_counts.failed :failed, #usage.prompt_tokens :prompt, #usage.completion_tokens :completion, #usage.total_tokens :tokens, #usage.cost_nanos :cost',
-                  ConditionExpression: 'attribute_exists(pk)',
-                  ExpressionAttributeNames: { '#usage': 'usage' },
-                  ExpressionAttributeValues: {
-                    ':completed': completed, ':failed': group.length - completed,
-                    ':prompt': sum('prompt_tokens'), ':completion': sum('completion_tokens'), ':tokens': sum('total_tokens'), ':cost': sum('cost_nanos'),
-                  },
-                },
-              },
-            ],
-          }));
-          break;
-        } catch (err) {
-          const cancellation = cancellationOf(err);
-          if (!cancellation) throw err;
-          if (cancellation.conflict && attempt < CONFLICT_ATTEMPTS) {
-            await new Promise((resolve) => setTimeout(resolve, Math.min(200, 5 * 2 ** attempt) * (0.5 + Math.random() / 2)));
-            continue;
-          }
-          if (cancellation.failedAt(group.length)) return;
-          for (const one of group) await this.record(batchId, one, one.usage);
-          break;
-        }
-      }
-    }
-  }
 
   /** Deletes every result of a batch. */
   deleteAll(batchId: string): Promise<number> {
@@ -142,11 +37,6 @@ export class BatchResultRepository {
     }, limit, { atMost: limit + 1 });
     return { results: items.map(resultFromItem), more: truncated };
   }
-}
-
-/** Completed when it has a response with a 2xx status, failed otherwise. */
-function succeeded(result: BatchResult): boolean {
-  return result.response !== null && result.response.status_code >= 200 && result.response.status_code < 300;
 }
 
 /** Deletes every result of a batch (25 at a time); unprocessed deletes are sent again. */

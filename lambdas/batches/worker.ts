@@ -14,10 +14,11 @@ import { TooLargeError, InvalidInputError } from '../platform/errors.js';
 import type { BatchObjects } from './batch-objects.js';
 import type { BatchMessage, BatchQueue } from './batch-queue.js';
 import type { BatchStepInput, BatchStepOutput } from './state-machine.js';
-import type { BatchRecord, BatchRepository } from './batch-repository.js';
+import { NO_USAGE, type BatchRecord, type BatchRepository } from './batch-repository.js';
 import { BatchItemChecker, jsonLines, MAX_BATCH_INPUT_BYTES, type CheckedItem } from './input.js';
 import { BatchStateError, isTerminal, type BatchEvent } from './lifecycle.js';
-import { resultLines, type BatchResultRepository, type StoredResult } from './result-repository.js';
+import { resultLines, type BatchResultRepository } from './result-repository.js';
+import type { ItemCommitter } from './item-commits.js';
 import type { BatchResult } from './schemas.js';
 import { validateBatchInput, type Shard } from './validation.js';
 
@@ -44,7 +45,9 @@ export class ItemBusyError extends Error {
 
 export interface BatchWorkerPorts {
   batches: Pick<BatchRepository, 'get' | 'move' | 'plan'>;
-  results: Pick<BatchResultRepository, 'recordFailed' | 'page'>;
+  results: Pick<BatchResultRepository, 'page'>;
+  /** Where an item's end is written once (bad items' errors here; run items' by the item runner). */
+  commits: Pick<ItemCommitter, 'commit'>;
   objects: Pick<BatchObjects, 'read' | 'readRange' | 'writeOutput'>;
   queue: BatchQueue;
   runItem: ItemRunner;
@@ -119,12 +122,12 @@ export class BatchWorker {
     if (batch.input.kind !== 's3') throw new Error(`batch ${batch.id} has no stored input`);
     const { key } = batch.input;
     let validated;
-    // Bad items' results, written a transaction of them at a time.
-    let bad: StoredResult[] = [];
-    const flush = async () => {
+    // Bad items' results, committed like any item's end (grouped by the committer), a thousand in flight at most.
+    let bad: Array<Promise<unknown>> = [];
+    const settle = async () => {
       const group = bad;
       bad = [];
-      if (group.length > 0) await this.deps.results.recordFailed(batch.id, group);
+      await Promise.all(group);
     };
     try {
       validated = await validateBatchInput(await this.deps.objects.read(key), batch.endpoint, {
@@ -132,12 +135,13 @@ export class BatchWorker {
         model: batch.model,
         ...(this.deps.shardItems !== undefined ? { shardItems: this.deps.shardItems } : {}),
         onError: async (item) => {
-          bad.push({ line: item.line, result: errorResult(item) });
-          if (bad.length >= 99) await flush();
+          bad.push(this.deps.commits.commit({ batchId: batch.id, line: item.line, result: errorResult(item), usage: NO_USAGE }));
+          if (bad.length >= 1000) await settle();
         },
       });
-      await flush();
+      await settle();
     } catch (err) {
+      await settle().catch(() => undefined);
       // The input as a whole cannot run (too large, an endpoint without a runner): the batch fails, saying why.
       if (err instanceof TooLargeError || err instanceof InvalidInputError) {
         return (await this.move(batch.id, 'validation_failed', this.nowSeconds(), { error: err.message })) ?? batch;

@@ -1,23 +1,31 @@
-// A batch's results in DynamoDB Local: each item recorded and counted once however many copies of it run
-// (SQS redelivery, a retried worker, a restarted execution), counts exact under concurrent workers, pages in
-// input order.
+// A batch's results in DynamoDB Local: each item's end committed and counted once however many copies of it
+// run (SQS redelivery, a retried worker, a restarted execution), counts exact under concurrent workers, pages
+// in input order.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createDocumentClient } from '../../lambdas/platform/dynamo/client.js';
 import { BatchRepository, COMPLETION_WINDOW_SECONDS, NO_USAGE } from '../../lambdas/batches/batch-repository.js';
 import { BatchResultRepository, type StoredResult } from '../../lambdas/batches/result-repository.js';
+import { ItemCommitter } from '../../lambdas/batches/item-commits.js';
+import { Logger } from '../../lambdas/platform/logger.js';
 import { createTestStore, type TestStore } from '../support/store.js';
 import { TransactionCanceledException, TransactionConflictException } from '@aws-sdk/client-dynamodb';
 
 let store: TestStore;
 let batches: BatchRepository;
 let results: BatchResultRepository;
+let commits: ItemCommitter;
+const log = new Logger(() => undefined);
 
 beforeAll(async () => {
   store = await createTestStore();
   const db = createDocumentClient({ endpoint: store.endpoint });
   batches = new BatchRepository(db, store.tableName);
   results = new BatchResultRepository(db, store.tableName);
+  commits = new ItemCommitter(db, store.tableName, log);
 }, 60_000);
+
+/** An item's end, through the committer (no record: these items carry no usage). */
+const record = (committer: ItemCommitter, batchId: string, stored: StoredResult) => committer.commit({ batchId, line: stored.line, result: stored.result, usage: { ...NO_USAGE } });
 
 afterAll(async () => {
   await store?.drop();
@@ -38,11 +46,11 @@ const done = (line: number, status = 200): StoredResult => ({
     : { custom_id: `c${line}`, id: `gen-${line}`, error: { message: 'Upstream failed', param: null, type: 'server_error', error_type: 'provider_unavailable' }, response: { body: { error: { code: status } }, request_id: `req-${line}`, status_code: status } },
 });
 
-describe('BatchResultRepository', () => {
+describe('batch results', () => {
   it('records an item once: a second copy learns it was done and changes nothing', async () => {
     await newBatch('batch_r1', 2);
-    expect(await results.record('batch_r1', done(1))).toBe('recorded');
-    expect(await results.record('batch_r1', { ...done(1), result: { ...done(1).result, id: 'gen-other' } })).toBe('already');
+    expect(await record(commits, 'batch_r1', done(1))).toBe('committed');
+    expect(await record(commits, 'batch_r1', { ...done(1), result: { ...done(1).result, id: 'gen-other' } })).toBe('already');
     expect((await batches.get('batch_r1'))!.request_counts).toEqual({ total: 2, completed: 1, failed: 0 });
     expect((await results.page('batch_r1', 0, 10)).results).toEqual([done(1)]);
   });
@@ -51,15 +59,15 @@ describe('BatchResultRepository', () => {
     await newBatch('batch_r2', 40);
     // 40 items, each delivered three times, all at once; every 4th item failed upstream.
     const copies = Array.from({ length: 40 }, (_, i) => i + 1).flatMap((line) => [line, line, line]);
-    const outcomes = await Promise.all(copies.map((line) => results.record('batch_r2', done(line, line % 4 === 0 ? 502 : 200))));
-    expect(outcomes.filter((o) => o === 'recorded')).toHaveLength(40);
+    const outcomes = await Promise.all(copies.map((line) => record(commits, 'batch_r2', done(line, line % 4 === 0 ? 502 : 200))));
+    expect(outcomes.filter((o) => o === 'committed')).toHaveLength(40);
     expect(outcomes.filter((o) => o === 'already')).toHaveLength(80);
     expect((await batches.get('batch_r2'))!.request_counts).toEqual({ total: 40, completed: 30, failed: 10 });
   });
 
   it('pages results in input order', async () => {
     await newBatch('batch_r3', 25);
-    for (const line of [25, 3, 14, 1, 2, 9, 10, 11, 20]) await results.record('batch_r3', done(line));
+    await Promise.all([25, 3, 14, 1, 2, 9, 10, 11, 20].map((line) => record(commits, 'batch_r3', done(line))));
     const first = await results.page('batch_r3', 0, 4);
     expect(first.results.map((r) => r.line)).toEqual([1, 2, 3, 9]);
     expect(first.more).toBe(true);
@@ -81,15 +89,15 @@ describe('BatchResultRepository', () => {
       }
       return next(args);
     }, { step: 'initialize', name: 'injectConflicts' });
-    const conflicted = new BatchResultRepository(db, store.tableName);
-    expect(await conflicted.record('batch_r4', done(1))).toBe('recorded');
-    expect(await conflicted.record('batch_r4', done(2, 502))).toBe('recorded');
+    const conflicted = new ItemCommitter(db, store.tableName, log);
+    expect(await record(conflicted, 'batch_r4', done(1))).toBe('committed');
+    expect(await record(conflicted, 'batch_r4', done(2, 502))).toBe('committed');
     expect(refused).toBe(4);
     expect((await batches.get('batch_r4'))!.request_counts).toEqual({ total: 3, completed: 1, failed: 1 });
   });
 
   it('records nothing for a batch that is gone', async () => {
-    expect(await results.record('batch_gone', done(1))).toBe('no-batch');
+    expect(await record(commits, 'batch_gone', done(1))).toBe('already');
     expect((await results.page('batch_gone', 0, 10)).results).toEqual([]);
   });
 });
