@@ -112,7 +112,10 @@ export class BatchWorker {
     const after = input.step === 'validate' ? await this.validate(batch, input.requeue === true)
       : input.step === 'check' ? await this.check(batch)
       : await this.fail(batch, input.error);
-    const wait = input.step === 'check' && input.wait_seconds ? Math.min(MAX_CHECK_WAIT_SECONDS, Math.ceil(input.wait_seconds * 1.25)) : this.deps.checkEverySeconds;
+    // The wait grows by a quarter a check, to ten times the first (a minute at most): a long batch takes few
+    // checks, a short one ends soon after its last item.
+    const longest = Math.min(MAX_CHECK_WAIT_SECONDS, this.deps.checkEverySeconds * 10);
+    const wait = input.step === 'check' && input.wait_seconds ? Math.min(longest, Math.ceil(input.wait_seconds * 1.25)) : this.deps.checkEverySeconds;
     return { batch_id: batch.id, status: after.status, ended: isTerminal(after.status), wait_seconds: Math.max(1, wait) };
   }
 
