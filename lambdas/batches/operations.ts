@@ -279,9 +279,11 @@ export function createBatchOperations(deps: BatchPorts): BatchOperations {
     async deleteBatch({ principal, params }) {
       const batch = await owned(principal, params.id);
       if (!isTerminal(batch.status)) throw new ConflictError(`Batch ${batch.id} is ${batch.status}: only an ended batch can be deleted (cancel it first)`);
+      // The batch first: an item of it still committing (its run outlived a cancel) is then refused whole
+      // (item-commits.ts requires the batch), so no result is written after its results are deleted.
+      await deps.batches.delete(batch.id);
       await deps.results.deleteAll(batch.id);
       if (deps.objects) await deps.objects.deleteBatch(batch.id, batch.input.kind === 's3' ? batch.input.key : undefined);
-      await deps.batches.delete(batch.id);
       return { body: { id: batch.id, object: 'batch' as const, deleted: true as const } };
     },
   };
