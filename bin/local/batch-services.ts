@@ -11,7 +11,7 @@ export const LOCAL_BATCH_BUCKET = 'gateway-batches';
 const QUEUE = 'gateway-batch-work';
 const DEAD_LETTERS = 'gateway-batch-work-dlq';
 /** Receives before a message goes to the dead-letter queue (the stack's redrive policy). */
-export const MAX_RECEIVES = 5;
+const MAX_RECEIVES = 5;
 /** Seconds a received message stays hidden (longer than a shard of items takes here). */
 const VISIBILITY_SECONDS = 120;
 

@@ -2,7 +2,7 @@
 // stream by the validating step and by byte ranges by the workers). The same code talks to S3 on AWS and to
 // the local stand-in under npm start.
 import {
-  AbortMultipartUploadCommand, CompleteMultipartUploadCommand, CreateMultipartUploadCommand, DeleteObjectCommand, DeleteObjectsCommand, GetObjectCommand, HeadObjectCommand,
+  CompleteMultipartUploadCommand, CreateMultipartUploadCommand, DeleteObjectCommand, DeleteObjectsCommand, GetObjectCommand, HeadObjectCommand,
   PutObjectCommand, UploadPartCommand, type S3Client,
 } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
@@ -86,10 +86,6 @@ export class BatchObjects {
       Bucket: this.bucket, Key: key, UploadId: uploadId,
       MultipartUpload: { Parts: parts.map((part) => ({ PartNumber: part.part_number, ETag: part.etag })) },
     }));
-  }
-
-  async abortUpload(key: string, uploadId: string): Promise<void> {
-    await this.s3.send(new AbortMultipartUploadCommand({ Bucket: this.bucket, Key: key, UploadId: uploadId }));
   }
 
   /** The object's size in bytes, or undefined when there is none. */

@@ -7,8 +7,8 @@ import type { Shard } from './validation.js';
 export type BatchMessage = { kind: 'shard'; batch_id: string; shard: Shard };
 
 export interface BatchQueue {
-  /** Sends the messages (durably, or throws); `delaySeconds` holds them back that long (at most 900). */
-  send(messages: readonly BatchMessage[], delaySeconds?: number): Promise<void>;
+  /** Sends the messages (durably, or throws). */
+  send(messages: readonly BatchMessage[]): Promise<void>;
 }
 
 const SEND_ATTEMPTS = 5;
@@ -16,13 +16,9 @@ const SEND_ATTEMPTS = 5;
 export class SqsBatchQueue implements BatchQueue {
   constructor(private readonly sqs: SQSClient, private readonly queueUrl: string) {}
 
-  async send(messages: readonly BatchMessage[], delaySeconds = 0): Promise<void> {
+  async send(messages: readonly BatchMessage[]): Promise<void> {
     for (let start = 0; start < messages.length; start += 10) {
-      let entries = messages.slice(start, start + 10).map((message, index) => ({
-        Id: String(index),
-        MessageBody: JSON.stringify(message),
-        ...(delaySeconds > 0 ? { DelaySeconds: Math.min(900, Math.ceil(delaySeconds)) } : {}),
-      }));
+      let entries = messages.slice(start, start + 10).map((message, index) => ({ Id: String(index), MessageBody: JSON.stringify(message) }));
       // SendMessageBatch answers per entry: the ones refused are sent again, a few times.
       for (let attempt = 1; entries.length > 0; attempt += 1) {
         const reply = await this.sqs.send(new SendMessageBatchCommand({ QueueUrl: this.queueUrl, Entries: entries }));

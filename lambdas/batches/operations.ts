@@ -20,7 +20,7 @@ export interface BatchPorts {
   batches: Pick<BatchRepository, 'create' | 'get' | 'list' | 'move' | 'delete'>;
   results: Pick<BatchResultRepository, 'page' | 'deleteAll'>;
   /** The batch bucket and its state machine; undefined where batches are not configured (then 503). */
-  objects: Pick<BatchObjects, 'bucket' | 'putInput' | 'deleteBatch' | 'downloadUrl' | 'uploadKey' | 'startUpload' | 'partUrl' | 'completeUpload' | 'abortUpload' | 'size' | 'deleteObject'> | undefined;
+  objects: Pick<BatchObjects, 'bucket' | 'putInput' | 'deleteBatch' | 'downloadUrl' | 'uploadKey' | 'startUpload' | 'partUrl' | 'completeUpload' | 'size' | 'deleteObject'> | undefined;
   uploads: Pick<BatchUploadRepository, 'create' | 'get' | 'move'>;
   /** Read at each call: npm start puts its in-process runner there once it is up. */
   executions: () => BatchExecutions | undefined;
