@@ -522,7 +522,10 @@ function budgetShortfall(workspace: Workspace, amount: Nanos, now: Date): Shortf
   return tightest ?? { reason: 'workspace_budget', left: 0n, held: 0n, state: `Workspace ${workspace.slug}'s budget cannot cover it`, remedy: "raise the workspace's budget", metadata: { reason: 'workspace_budget', workspace_id: workspace.id } };
 }
 
-/** Three random characters for a transaction token (meter-writes.ts token), one per reservation or release. */
+/**
+ * Two random characters for a transaction token (meter-writes.ts token), one per reservation or release: a
+ * generation id (29 characters) with them fits the token's 36 with the attempt (up to 99) before it.
+ */
 function tokenNonce(): string {
-  return randomBytes(3).toString('base64url').slice(0, 3);
+  return randomBytes(2).toString('base64url').slice(0, 2);
 }

@@ -49,8 +49,8 @@ function transactionKind(input: { ClientRequestToken?: string; TransactItems?: T
   const firstPk = String(input.TransactItems?.[0]?.Put?.Item?.pk ?? '');
   const kind = letter === 'r' && firstPk.startsWith('LEASE#') ? 'lease' : letter!;
   // The aggregator's tokens carry a fresh random id per attempt: only their attempt says anything.
-  // A reservation's or release's token ends in its own nonce (`.<3 characters>`): the id is what precedes it.
-  return { kind, id: letter === 'a' ? '' : id!.replace(/\.[A-Za-z0-9_-]{0,3}$/, ''), attempt: Number(attempt) };
+  // A reservation's or release's token ends in its own nonce (`.<2 characters>`): the id is what precedes it.
+  return { kind, id: letter === 'a' ? '' : id!.replace(/\.[A-Za-z0-9_-]{0,2}$/, ''), attempt: Number(attempt) };
 }
 
 /** Items of the meters: organizations, keys, workspaces (not pages, markers, rollups or holds). */
