@@ -28,7 +28,15 @@ export interface BatchPorts {
   log: Logger;
   /** Seconds a batch may run before it expires (the 24h window; shorter only to try expiry out). */
   windowSeconds?: number;
+  /**
+   * Seconds past its deadline after which a batch that has not ended is expired when it is read: its state
+   * machine would have expired it by then, so it is gone (its steps kept failing, its execution timed out).
+   */
+  stuckAfterSeconds?: number;
 }
+
+/** Two hours: well past the state machine's last check of a batch at its deadline. */
+const STUCK_AFTER_SECONDS = 2 * 60 * 60;
 
 const ALPHANUMERIC = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 /** How long a results file's download link works. */
@@ -90,6 +98,17 @@ export function createBatchOperations(deps: BatchPorts): BatchOperations {
   const owned = async (principal: Principal, id: string): Promise<BatchRecord> => {
     const batch = await deps.batches.get(id);
     if (!batch || batch.org_id !== principal.key.org_id || batch.workspace_id !== principal.key.workspace_id) throw new NotFoundError(`Batch ${id} not found`);
+    // Nothing runs it any more: it is expired now, so that it reads as ended and can be deleted.
+    if (!isTerminal(batch.status) && now() >= batch.expires_at + (deps.stuckAfterSeconds ?? STUCK_AFTER_SECONDS)) {
+      deps.log.warn('batch past its deadline without an end; expired on read', { batch_id: batch.id, status: batch.status });
+      try {
+        return (await deps.batches.move(batch.id, 'expire', now(), { error: `The batch did not finish within its ${batch.completion_window} completion window` })) ?? batch;
+      } catch (err) {
+        // Moved by something else meanwhile: as it is now.
+        if (!(err instanceof ConflictError)) throw err;
+        return (await deps.batches.get(batch.id)) ?? batch;
+      }
+    }
     return batch;
   };
 

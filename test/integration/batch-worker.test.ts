@@ -17,6 +17,8 @@ import { startSimulator, type Simulator } from '../../bin/simulator/server.js';
 import { createSqsClient } from '../../lambdas/platform/aws/sqs.js';
 import { handleBatchMessages } from '../../lambdas/handlers/batch-worker.js';
 import { batchDepsOf } from '../../lambdas/app/batch-deps.js';
+import { createBatchOperations } from '../../lambdas/batches/operations.js';
+import { createBatchBody, getBatchQuery } from '../../lambdas/batches/schemas.js';
 import { batchGenerationId } from '../../lambdas/app/batch-items.js';
 import { ItemCommitter } from '../../lambdas/batches/item-commits.js';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
@@ -153,5 +155,28 @@ describe('the batch worker', () => {
     const counted = await store.item(itemKeys.batch(batch.id));
     expect(counted).toMatchObject({ request_counts: { completed: 2, failed: 0 }, usage: { prompt_tokens: 6, cost_nanos: 2000 } });
     db.destroy();
+  });
+
+  it('expires on read a batch that nothing runs any more, long past its deadline, so that it can be deleted', async () => {
+    const tenant = await createTenant(store.deps, 'organization', 'Stuck Co');
+    const { key } = await tenant.addKey('standard');
+    const batches = batchDepsOf(store.deps);
+    let now = Date.now();
+    // An execution that never runs: the state machine is gone.
+    const operations = createBatchOperations({
+      batches: batches.repository, results: batches.results, uploads: batches.uploads, objects: batches.objects,
+      executions: () => ({ start: async () => undefined }), clock: () => new Date(now), log: store.deps.log, windowSeconds: 60, stuckAfterSeconds: 3600,
+    });
+    const principal = { key } as never;
+    const created = await operations.createBatch({ principal, body: createBatchBody.parse({ endpoint: '/v1/chat/completions', model: 'simulator/echo', requests: [{ custom_id: 'a', body: { messages: [{ role: 'user', content: 'x' }] } }] }) } as never);
+    const id = (created.body as { id: string }).id;
+    const read = async () => (await operations.getBatch({ principal, params: { id }, query: getBatchQuery.parse({}) } as never)).body as { status: string; error: { message: string } | null };
+    // Past its deadline, but not by the margin the state machine has: left to it.
+    now += 61_000;
+    expect((await read()).status).toBe('validating');
+    await expect(operations.deleteBatch({ principal, params: { id } } as never)).rejects.toThrow(/only an ended batch/);
+    now += 3600_000;
+    expect(await read()).toMatchObject({ status: 'expired', error: { message: expect.stringMatching(/completion window/) } });
+    expect(((await operations.deleteBatch({ principal, params: { id } } as never)).body as { deleted: boolean }).deleted).toBe(true);
   });
 });
