@@ -88,7 +88,17 @@ export async function startSqsEventSource(options: SqsEventSourceOptions): Promi
     if (deleted.Failed?.length) log.warn('SQS messages not deleted: they come back and their worker must find them done', { queue: queueArn, failed: deleted.Failed.length });
   };
 
-  const poller = async (): Promise<void> => {
+  // Only the first poller polls an idle queue (one receive a waitSeconds): the others wait until a receive
+  // brings messages, then poll too, until they find the queue empty again. Eight pollers long-polling an
+  // idle queue once a second each were a steady tax on the process that serves requests (late stream chunks).
+  let wake: (() => void) | undefined;
+  let woken = new Promise<void>((resolve) => { wake = resolve; });
+  const rouse = () => {
+    wake?.();
+    woken = new Promise<void>((resolve) => { wake = resolve; });
+  };
+
+  const poller = async (scout: boolean): Promise<void> => {
     while (!stopped) {
       let messages: Message[];
       try {
@@ -117,7 +127,9 @@ export async function startSqsEventSource(options: SqsEventSourceOptions): Promi
         return;
       }
       if (messages.length === 0 && waitSeconds === 0) await new Promise((resolve) => setTimeout(resolve, 50));
+      if (messages.length === 0 && !scout) await woken;
       if (messages.length > 0) {
+        rouse();
         try {
           await invoke(messages);
         } catch (err) {
@@ -128,12 +140,13 @@ export async function startSqsEventSource(options: SqsEventSourceOptions): Promi
   };
 
   // One poller per concurrent invocation: each receives, invokes and deletes in turn.
-  const pollers = Array.from({ length: concurrency }, () => poller());
+  const pollers = Array.from({ length: concurrency }, (_, index) => poller(index === 0));
   return {
     async stop() {
       // A receive in progress is let finish (at most waitSeconds): cancelling it on this side would leave
       // the stand-in (and SQS) to hand the next message to a poll nobody reads.
       stopped = true;
+      rouse();
       await Promise.allSettled(pollers);
     },
   };
