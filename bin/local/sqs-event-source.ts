@@ -127,7 +127,8 @@ export async function startSqsEventSource(options: SqsEventSourceOptions): Promi
         return;
       }
       if (messages.length === 0 && waitSeconds === 0) await new Promise((resolve) => setTimeout(resolve, 50));
-      if (messages.length === 0 && !scout) await woken;
+      // (Checked and awaited in one go: a stop after this point rouses it.)
+      if (messages.length === 0 && !scout && !stopped) await woken;
       if (messages.length > 0) {
         rouse();
         try {
