@@ -7,7 +7,7 @@
 // page, which is refused as already there: the item is charged by the first record only, and its result is
 // recorded once by the result repository's condition.
 import { createHash } from 'node:crypto';
-import { blockOf, type PageEntry, type PageWriter, type StoredEntry } from '../billing/pages.js';
+import { alphanumeric, blockOf, type PageEntry, type PageWriter, type StoredEntry } from '../billing/pages.js';
 import { HoldExistsError } from '../billing/errors.js';
 import { ShutdownSwitch } from '../platform/shutdown.js';
 import type { ItemCommitter } from '../batches/item-commits.js';
@@ -20,21 +20,17 @@ import { generateDeferred } from '../inference/operations.js';
 import type { InferenceRequest } from '../inference/inference-request.js';
 import { HttpError, httpErrorOf } from '../platform/http/errors.js';
 import { DomainError } from '../platform/errors.js';
-import { usdToNanos } from '../platform/money.js';
 import { RecordCache } from '../platform/record-cache.js';
 import type { ApiKey, ApiKeyRepository } from '../keys/index.js';
-import { ItemBusyError, type BatchItem, type BatchRecord, type BatchResult, type BatchUsage, type ItemRunner } from '../batches/index.js';
+import { ItemBusyError, NO_USAGE, type BatchItem, type BatchRecord, type BatchResult, type BatchUsage, type ItemRunner } from '../batches/index.js';
 
-const ALPHANUMERIC = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 /** How long a worker uses a batch's key record before reading it again (a disabled key stops its batch). */
 const KEY_CACHE_MS = 5_000;
 
 /** `gen-<batch created_at>-<12 characters from the batch id and line>00`: the same for every run of the item. */
 export function batchGenerationId(batch: Pick<BatchRecord, 'id' | 'created_at'>, line: number): string {
   const digest = createHash('sha256').update(`${batch.id}:${line}`).digest();
-  let block = '';
-  for (let i = 0; i < 12; i += 1) block += ALPHANUMERIC[digest[i]! % 62];
-  return `gen-${batch.created_at}-${block}00`;
+  return `gen-${batch.created_at}-${alphanumeric(digest.subarray(0, 12))}00`;
 }
 
 /** The error type of a result's error from the status it failed with. */
@@ -57,14 +53,6 @@ function failedResult(customId: string, id: string | null, error: HttpError): Ba
     error: { message: error.message, param, type: error.status < 500 ? 'invalid_request_error' : 'api_error', error_type: errorTypeOf(error.status) },
     response: null,
   };
-}
-
-function usageOf(body: Record<string, unknown>): BatchUsage {
-  const usage = (body.usage ?? {}) as Record<string, unknown>;
-  const prompt = Number(usage.prompt_tokens ?? usage.input_tokens ?? 0);
-  const completion = Number(usage.completion_tokens ?? usage.output_tokens ?? 0);
-  const cost = typeof usage.cost === 'number' ? usage.cost : 0;
-  return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: Number(usage.total_tokens ?? prompt + completion), cost_nanos: Number(usdToNanos(cost)) };
 }
 
 /**
@@ -133,7 +121,7 @@ export function batchItemRunner(wiring: BatchItemWiring): BatchItemRunner {
     return key;
   };
 
-  const commit = (batch: BatchRecord, item: BatchItem, result: BatchResult) => committer.commit({ batchId: batch.id, line: item.line, result, usage: zero() });
+  const commit = (batch: BatchRecord, item: BatchItem, result: BatchResult) => committer.commit({ batchId: batch.id, line: item.line, result, usage: { ...NO_USAGE } });
 
   return async (batch: BatchRecord, item: BatchItem, signal: AbortSignal) => {
     const generationId = batchGenerationId(batch, item.line);
@@ -175,7 +163,7 @@ export function batchItemRunner(wiring: BatchItemWiring): BatchItemRunner {
         total_tokens: entry.record.usage.input_tokens + entry.record.usage.output_tokens,
         cost_nanos: Number(entry.record.cost.total),
       }
-      : zero();
+      : { ...NO_USAGE };
     try {
       const outcome = await committer.commit({
         batchId: batch.id, line: item.line, result, usage,
@@ -194,4 +182,3 @@ export function batchItemRunner(wiring: BatchItemWiring): BatchItemRunner {
 /** Runs one item and commits it (its result, record and counts) once: see batches/item-commits.ts. */
 export type BatchItemRunner = ItemRunner;
 
-const zero = (): BatchUsage => ({ prompt_tokens: 0, completion_tokens: 0, total_tokens: 0, cost_nanos: 0 });

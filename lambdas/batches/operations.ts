@@ -7,6 +7,7 @@ import type { Principal } from '../platform/http/auth.js';
 import type { OperationResult } from '../platform/http/route.js';
 import type { Logger } from '../platform/logger.js';
 import type { BatchObjects } from './batch-objects.js';
+import { alphanumeric } from '../billing/pages.js';
 import type { BatchExecutions } from './executions.js';
 import { COMPLETION_WINDOW_SECONDS, NO_USAGE, type BatchRecord, type BatchRepository } from './batch-repository.js';
 import { checkInlineRequests, MAX_BATCH_INPUT_BYTES } from './input.js';
@@ -38,7 +39,6 @@ export interface BatchPorts {
 /** Two hours: well past the state machine's last check of a batch at its deadline. */
 const STUCK_AFTER_SECONDS = 2 * 60 * 60;
 
-const ALPHANUMERIC = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 /** How long a results file's download link works. */
 const DOWNLOAD_URL_SECONDS = 15 * 60;
 /**
@@ -49,9 +49,7 @@ const DOWNLOAD_URL_SECONDS = 15 * 60;
 const MAX_INLINE_DOWNLOAD_BYTES = 5 * 1024 * 1024;
 
 function newId(prefix: 'batch_' | 'upload_'): string {
-  let id = prefix;
-  for (const byte of randomBytes(24)) id += ALPHANUMERIC[byte % 62];
-  return id;
+  return `${prefix}${alphanumeric(randomBytes(24))}`;
 }
 
 /** Parts of an upload: 8 MiB each (S3 wants at least 5 MiB but for the last), fewer than S3's 10,000. */

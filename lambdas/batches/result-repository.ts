@@ -37,6 +37,19 @@ export class BatchResultRepository {
     }, limit, { atMost: limit + 1 });
     return { results: items.map(resultFromItem), more: truncated };
   }
+
+  /** The lines from `first` to `last` that have a result (their keys only, not the results). */
+  async linesDone(batchId: string, first: number, last: number): Promise<Set<number>> {
+    const done = new Set<number>();
+    for await (const item of queryItems(this.db, {
+      TableName: this.tableName,
+      KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
+      ExpressionAttributeValues: { ':pk': itemKeys.batchResultsOf(batchId).pk, ':from': itemKeys.batchResult(batchId, first).sk, ':to': itemKeys.batchResult(batchId, last).sk },
+      ProjectionExpression: 'line',
+      ConsistentRead: true,
+    })) done.add(Number(item.line));
+    return done;
+  }
 }
 
 /** Deletes every result of a batch (25 at a time); unprocessed deletes are sent again. */

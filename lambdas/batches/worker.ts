@@ -45,7 +45,7 @@ export class ItemBusyError extends Error {
 
 export interface BatchWorkerPorts {
   batches: Pick<BatchRepository, 'get' | 'move' | 'plan'>;
-  results: Pick<BatchResultRepository, 'page'>;
+  results: Pick<BatchResultRepository, 'page' | 'linesDone'>;
   /** Where an item's end is written once (bad items' errors here; run items' by the item runner). */
   commits: Pick<ItemCommitter, 'commit'>;
   objects: Pick<BatchObjects, 'read' | 'readRange' | 'writeOutput'>;
@@ -189,8 +189,7 @@ export class BatchWorker {
       if (checked.kind === 'error') throw new Error(`batch ${batch.id} line ${number} no longer checks: ${checked.error.message}`);
       items.push({ line: number, customId: checked.customId, body: checked.body });
     }
-    const { results } = await this.deps.results.page(batch.id, shard.firstLine - 1, lastLine - shard.firstLine + 1);
-    const done = new Set(results.map((stored) => stored.line));
+    const done = await this.deps.results.linesDone(batch.id, shard.firstLine, lastLine);
     const todo = items.filter((item) => !done.has(item.line));
 
     let checkedAt = Date.now();

@@ -30,12 +30,16 @@ export const FLUSH_DELAY_MS = 10;
 const PAGED_ID = /^gen-\d+-([0-9A-Za-z]{12})[0-9a-z]{2}$/;
 const ALPHANUMERIC = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 
+/** Each byte as one of 62 letters and digits (ids, page blocks). */
+export function alphanumeric(bytes: Iterable<number>): string {
+  let text = '';
+  for (const byte of bytes) text += ALPHANUMERIC[byte % 62];
+  return text;
+}
+
 function randomBlock(): string {
   // 12 characters of 62: about 71 bits, so blocks of different processes never meet.
-  const bytes = randomBytes(12);
-  let block = '';
-  for (const byte of bytes) block += ALPHANUMERIC[byte % 62];
-  return block;
+  return alphanumeric(randomBytes(12));
 }
 
 /**

@@ -125,6 +125,15 @@ async function run(inference: InferenceRequest, principal: Principal | null, htt
   return { status: 200, headers: { 'x-generation-id': generationId }, body };
 }
 
+/** A finished generation as its format's reply: a chat completion or a Responses result. */
+function replyBody(trace: RouteTrace, request: InferenceRequest, outcome: GenerationOutcome, extra: Record<string, unknown> = {}): Record<string, unknown> {
+  const identity = identityOf(trace, outcome.candidate, outcome.result.service_tier);
+  const body = request.format === 'chat'
+    ? chatCompletion(identity, outcome.result, chatUsage(outcome.usage, outcome.cost, outcome.isByok), extra)
+    : responseResult(identity, request.echo, outcome.result, responsesUsage(outcome.usage, outcome.cost, outcome.isByok), Math.floor(Date.now() / 1000), extra);
+  return body as unknown as Record<string, unknown>;
+}
+
 /** A non-streamed generation's reply body (chat completion or Responses result), or its failure as an HttpError. */
 async function bufferedReply(
   generation: GenerationRun<GenerationOutcome>, request: InferenceRequest, engine: EngineDeps, withMetadata: boolean, drain: (() => Promise<unknown>) | undefined,
@@ -132,13 +141,10 @@ async function bufferedReply(
   const { trace } = generation;
   try {
     const outcome = await generation.result;
-    const identity = identityOf(trace, outcome.candidate, outcome.result.service_tier);
     const extra = withMetadata ? { service_metadata: serviceMetadata(trace, outcome.candidate, engine) } : {};
-    const body = request.format === 'chat'
-      ? chatCompletion(identity, outcome.result, chatUsage(outcome.usage, outcome.cost, outcome.isByok), extra)
-      : responseResult(identity, request.echo, outcome.result, responsesUsage(outcome.usage, outcome.cost, outcome.isByok), Math.floor(Date.now() / 1000), extra);
+    const body = replyBody(trace, request, outcome, extra);
     if (drain) await drain();
-    return { generationId: trace.generationId, body: body as unknown as Record<string, unknown> };
+    return { generationId: trace.generationId, body };
   } catch (err) {
     if (drain) await drain();
     throw withGeneration(err, trace, withMetadata, engine);
@@ -171,11 +177,7 @@ export async function generateDeferred(inference: InferenceRequest, caller: Call
   const settled = () => Promise.all(pending.splice(0));
   try {
     const outcome = await generation.result;
-    const identity = identityOf(trace, outcome.candidate, outcome.result.service_tier);
-    const body = request.format === 'chat'
-      ? chatCompletion(identity, outcome.result, chatUsage(outcome.usage, outcome.cost, outcome.isByok), {})
-      : responseResult(identity, request.echo, outcome.result, responsesUsage(outcome.usage, outcome.cost, outcome.isByok), Math.floor(Date.now() / 1000), {});
-    return { generationId: trace.generationId, outcome: { body: body as unknown as Record<string, unknown> }, settled: settled() };
+    return { generationId: trace.generationId, outcome: { body: replyBody(trace, request, outcome) }, settled: settled() };
   } catch (err) {
     const error = withGeneration(err, trace, false, engine);
     if (!(error instanceof HttpError)) throw err;
