@@ -11,7 +11,7 @@
 import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
-import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
+import { constants as perfConstants, monitorEventLoopDelay, performance, PerformanceObserver } from 'node:perf_hooks';
 import { startLocalRuntime, type LocalRuntime } from '../bin/local/runtime.js';
 import { Ledger } from '../lambdas/billing/ledger.js';
 import { PageWriter } from '../lambdas/billing/pages.js';
@@ -33,9 +33,19 @@ export type FromGateway =
   | { type: 'ready'; url: string; key: string; dynamodbPid: number | undefined }
   | { type: 'failed'; error: string }
   /** aggregator: the meter aggregator thread's share of user and system (undefined where the OS does not tell). */
-  | { type: 'cpu'; id: number; user: number; system: number; aggregator: { user: number; system: number } | undefined; rss: number; eluIdle: number; eluActive: number; loopDelay: { p50: number; p99: number; max: number } }
+  | { type: 'cpu'; id: number; user: number; system: number; aggregator: { user: number; system: number } | undefined; rss: number; eluIdle: number; eluActive: number; loopDelay: { p50: number; p99: number; max: number }; gc: GcPauses }
   | { type: 'done'; id: number; error?: string }
   | { type: 'lags'; id: number; lagsMs: number[] };
+
+/** The garbage collector's pauses of the main thread since the previous `cpu` message (ms). */
+export interface GcPauses {
+  count: number;
+  totalMs: number;
+  maxMs: number;
+  /** Pauses over 1 ms, and how many of them were full (mark-compact) collections. */
+  overOneMs: number;
+  majorOverOneMs: number;
+}
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
@@ -67,6 +77,19 @@ let session: Session | undefined;
 const LOOP_DELAY_RESOLUTION_MS = 2;
 const loopDelays = monitorEventLoopDelay({ resolution: LOOP_DELAY_RESOLUTION_MS });
 loopDelays.enable();
+let gcPauses: GcPauses = { count: 0, totalMs: 0, maxMs: 0, overOneMs: 0, majorOverOneMs: 0 };
+new PerformanceObserver((list) => {
+  for (const entry of list.getEntries()) {
+    const major = ((entry as { detail?: { kind?: number } }).detail)?.kind === perfConstants.NODE_PERFORMANCE_GC_MAJOR;
+    gcPauses.count += 1;
+    gcPauses.totalMs += entry.duration;
+    gcPauses.maxMs = Math.max(gcPauses.maxMs, entry.duration);
+    if (entry.duration > 1) {
+      gcPauses.overOneMs += 1;
+      if (major) gcPauses.majorOverOneMs += 1;
+    }
+  }
+}).observe({ entryTypes: ['gc'] });
 let originalKeyCache: KeyCache | undefined;
 let stopping: Promise<void> | undefined;
 
@@ -122,7 +145,9 @@ process.on('message', (message: ToGateway) => {
         const lag = (ns: number) => Math.max(0, ns / 1e6 - LOOP_DELAY_RESOLUTION_MS);
         const loopDelay = { p50: lag(loopDelays.percentile(50)), p99: lag(loopDelays.percentile(99)), max: lag(loopDelays.max) };
         loopDelays.reset();
-        send({ type: 'cpu', id: message.id, user: usage.user, system: usage.system, aggregator, rss: process.memoryUsage.rss(), eluIdle: elu.idle, eluActive: elu.active, loopDelay });
+        const gc = gcPauses;
+        gcPauses = { count: 0, totalMs: 0, maxMs: 0, overOneMs: 0, majorOverOneMs: 0 };
+        send({ type: 'cpu', id: message.id, user: usage.user, system: usage.system, aggregator, rss: process.memoryUsage.rss(), eluIdle: elu.idle, eluActive: elu.active, loopDelay, gc });
         return;
       }
       case 'profile-start': {

@@ -22,7 +22,7 @@ import { performance } from 'node:perf_hooks';
 import { buildBundle, bundleComposition, formatBytes, PROJECT_ROOT } from '../bin/build.js';
 import { Cleanup, descendants, isRunning, killQuietly, machineCpu, processCpuMicros, type MachineCpu, startChild, stopChild, waitForOutput, type Child } from './children.js';
 import { coldImports } from './cold-import.js';
-import type { FromGateway, ToGateway } from './gateway-process.js';
+import type { FromGateway, GcPauses, ToGateway } from './gateway-process.js';
 import { runLoad, send, newAgent, type PhaseResult, type RequestSpec } from './load.js';
 import { formatSummary, summarize, type CpuProfile } from './profile.js';
 import { distribution, int, median, ms, Samples, type Distribution } from './stats.js';
@@ -164,6 +164,8 @@ interface CpuSnapshot {
   at: number;
   /** Gateway event-loop delay since the previous snapshot (ms). */
   loopDelay: { p50: number; p99: number; max: number };
+  /** Gateway garbage-collection pauses since the previous snapshot. */
+  gc: GcPauses;
   /** Gateway event loop: cumulative idle and active ms (performance.eventLoopUtilization). */
   eluIdle: number;
   eluActive: number;
@@ -186,6 +188,7 @@ async function cpuSnapshot(gateway: Gateway, simulatorPid: number | undefined): 
   return {
     at: performance.now(),
     loopDelay: reply.loopDelay,
+    gc: reply.gc,
     eluIdle: reply.eluIdle,
     eluActive: reply.eluActive,
     machine: machineCpu(),
@@ -214,6 +217,8 @@ interface CpuPerRequest {
   dynamodbCores: number | undefined;
   /** Gateway event-loop delay over the window (ms). */
   loopDelay: { p50: number; p99: number; max: number };
+  /** Gateway garbage-collection pauses over the window. */
+  gc: GcPauses;
   /** Share of the window the gateway's event loop was busy. */
   eventLoopUtilization: number;
   /** Machine-wide shares of CPU time over the window: busy, iowait, steal. */
@@ -249,6 +254,7 @@ function perRequest(before: CpuSnapshot, after: CpuSnapshot, requests: number): 
     gatewayCores: requestPathUs / 1000 / (after.at - before.at),
     dynamodbCores: before.dynamodbUs === undefined || after.dynamodbUs === undefined ? undefined : (after.dynamodbUs - before.dynamodbUs) / 1000 / (after.at - before.at),
     loopDelay: after.loopDelay,
+    gc: after.gc,
     eventLoopUtilization: (after.eluActive - before.eluActive) / Math.max(1e-9, (after.eluActive - before.eluActive) + (after.eluIdle - before.eluIdle)),
     machine: machineShares(before.machine, after.machine),
     rss: after.rss,
@@ -586,6 +592,7 @@ async function main(): Promise<number> {
     { metric: 'Streaming total time, direct / gateway p50', value: `${ms(directSsePaced.latency.p50)} / ${ms(gatewaySsePaced.latency.p50)}` },
     { metric: 'Streaming throughput, gateway / direct (closed loop)', value: `${int(gatewaySseSat.rps)} / ${int(directSseSat.rps)} req/s` },
     { metric: `Chunk forwarding: extra delay per chunk, p50 / p99 / max (${int(extra.count)} chunks, ${CHUNK_DELAY_MS} ms apart)`, value: `${ms(extra.p50)} / ${ms(extra.p99)} / ${ms(extra.max)}; ${int(overTarget)} chunk(s) over ${TARGETS.chunkDelayMs} ms`, target: `every chunk ≤ ${TARGETS.chunkDelayMs} ms`, pass: extra.max <= TARGETS.chunkDelayMs && chunksGateway.missing === 0 },
+    { metric: 'Gateway garbage-collection pauses during the chunk phase: count, total, max; over 1 ms (of them full collections)', value: chunksGateway.phase.cpu ? `${int(chunksGateway.phase.cpu.gc.count)}, ${ms(chunksGateway.phase.cpu.gc.totalMs)}, ${ms(chunksGateway.phase.cpu.gc.maxMs)}; ${int(chunksGateway.phase.cpu.gc.overOneMs)} (${int(chunksGateway.phase.cpu.gc.majorOverOneMs)})` : 'n/a' },
     { metric: 'Gateway event-loop delay during the chunk phase p50 / p99 / max', value: chunksGateway.phase.cpu ? `${ms(chunksGateway.phase.cpu.loopDelay.p50)} / ${ms(chunksGateway.phase.cpu.loopDelay.p99)} / ${ms(chunksGateway.phase.cpu.loopDelay.max)}` : 'n/a' },
     { metric: 'Chunk delay upstream → client p50 / p99 / max, direct; via gateway', value: `${ms(chunksDirect.delays.p50)} / ${ms(chunksDirect.delays.p99)} / ${ms(chunksDirect.delays.max)}; ${ms(chunksGateway.delays.p50)} / ${ms(chunksGateway.delays.p99)} / ${ms(chunksGateway.delays.max)}` },
     { metric: `Chunks over ${TARGETS.chunkDelayMs} ms late without the gateway (direct run, same baseline): the measuring process's own floor`, value: `${int(overTargetDirect)} of ${int(chunksDirect.raw.length)}` },
