@@ -91,7 +91,7 @@ export class GatewayStack extends Stack {
 
     this.inference = new GatewayFunction(this, 'Inference', {
       entry: 'lambdas/handlers/inference.ts',
-      description: 'Model gateway inference (/chat/completions, /responses), streamed',
+      description: 'Model gateway inference (/chat/completions, /responses, /messages), streamed',
       memorySize: props.memorySize,
       architecture: props.architecture,
       timeout: INFERENCE_TIMEOUT,

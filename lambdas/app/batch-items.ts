@@ -14,6 +14,8 @@ import type { ItemCommitter } from '../batches/item-commits.js';
 import type { EngineDeps } from '../inference/engine.js';
 import { fromChat } from '../inference/formats/from-chat.js';
 import { fromResponses } from '../inference/formats/from-responses.js';
+import { fromMessages } from '../inference/formats/from-messages.js';
+import type { MessagesRequest } from '../inference/formats/messages-schema.js';
 import type { ChatRequest } from '../inference/formats/chat-schema.js';
 import type { ResponsesRequest } from '../inference/formats/responses-schema.js';
 import { generateDeferred } from '../inference/operations.js';
@@ -134,7 +136,9 @@ export function batchItemRunner(wiring: BatchItemWiring): BatchItemRunner {
     // The batch's model for an item that names none (an uploaded input; inline items had it filled in).
     const body = item.body.model == null && item.body.models === undefined && batch.model ? { ...item.body, model: batch.model } : item.body;
     try {
-      request = batch.endpoint === '/v1/responses' ? fromResponses(body as ResponsesRequest) : fromChat(body as ChatRequest);
+      request = batch.endpoint === '/v1/responses' ? fromResponses(body as ResponsesRequest)
+        : batch.endpoint === '/v1/messages' ? fromMessages(body as MessagesRequest)
+        : fromChat(body as ChatRequest);
     } catch (err) {
       if (!(err instanceof DomainError)) throw err;
       await commit(batch, item, failedResult(item.customId, null, httpErrorOf(err)));

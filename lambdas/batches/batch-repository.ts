@@ -37,6 +37,8 @@ export interface BatchRecord {
   input: BatchInput;
   /** Every shard of its work has been queued (the validating step got that far). */
   queued: boolean;
+  /** The input's last item line, once validated (blank lines count): no result lies beyond it. Null before. */
+  last_line: number | null;
   /** The key of its results file in the batch bucket, once written (when it ended); null before. */
   output: string | null;
   /** Summed usage of the items recorded so far (batches/result-repository.ts adds each item's). */
@@ -190,6 +192,7 @@ export class BatchRepository {
 /** What the validating step sets on a batch: its item count, its model, and that its shards are queued. */
 export interface BatchPlan {
   total?: number;
+  last_line?: number;
   model?: string | null;
   queued?: boolean;
   /** The results file written when it ended (its key in the batch bucket). */
@@ -204,6 +207,10 @@ function planUpdate(set: BatchPlan | undefined): { expression: string; names: Re
     parts.push('request_counts.#total = :total');
     names['#total'] = 'total';
     values[':total'] = set.total;
+  }
+  if (set?.last_line !== undefined) {
+    parts.push('last_line = :last_line');
+    values[':last_line'] = set.last_line;
   }
   if (set?.model !== undefined) {
     parts.push('#model = :model');
@@ -228,6 +235,7 @@ function applyPlan(batch: BatchRecord, set: BatchPlan | undefined): BatchRecord 
     ...batch,
     ...(set.model !== undefined ? { model: set.model } : {}),
     ...(set.queued !== undefined ? { queued: set.queued } : {}),
+    ...(set.last_line !== undefined ? { last_line: set.last_line } : {}),
     ...(set.output !== undefined ? { output: set.output } : {}),
     request_counts: { ...batch.request_counts, ...(set.total !== undefined ? { total: set.total } : {}) },
   };
@@ -262,6 +270,7 @@ function fromItem(item: Record<string, unknown>): BatchRecord {
     metadata: (item.metadata as Record<string, string> | null | undefined) ?? null,
     input: item.input as BatchInput,
     queued: item.queued === true,
+    last_line: typeof item.last_line === 'number' ? item.last_line : item.last_line === undefined || item.last_line === null ? null : Number(item.last_line),
     output: typeof item.output === 'string' ? item.output : null,
     usage: usageOf(item.usage),
     // An item written without one (by hand) starts at 0; move() then writes on its absence.

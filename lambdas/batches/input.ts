@@ -12,6 +12,7 @@ import { InvalidInputError, TooLargeError } from '../platform/errors.js';
 import { describeIssues } from '../platform/http/validation.js';
 import { chatRequestSchema } from '../inference/formats/chat-schema.js';
 import { responsesRequestSchema } from '../inference/formats/responses-schema.js';
+import { messagesRequestSchema } from '../inference/formats/messages-schema.js';
 import { INFERENCE_MAX_BODY_BYTES } from '../inference/routes.js';
 
 /** SPEC Limits: a batch's input is at most 200 MB (209,715,200 bytes); over it → 413. */
@@ -28,6 +29,7 @@ export type BatchEndpoint = typeof BATCH_ENDPOINTS[number];
 const ITEM_SCHEMAS: Partial<Record<BatchEndpoint, z.ZodType>> = {
   '/v1/chat/completions': chatRequestSchema,
   '/v1/responses': responsesRequestSchema,
+  '/v1/messages': messagesRequestSchema,
 };
 
 /** Why an item cannot run, as a batch result's `error` (SPEC: message, param, type, error_type). */
@@ -145,7 +147,7 @@ export class BatchItemChecker {
   /** `model`: the batch's, filled into items that name none; an item naming another is that item's error. */
   constructor(readonly endpoint: BatchEndpoint, private readonly options: { model?: string | null } = {}) {
     const schema = ITEM_SCHEMAS[endpoint];
-    if (!schema) throw new InvalidInputError(`Batches for ${endpoint} are not supported by this gateway yet; use /v1/chat/completions or /v1/responses`, { metadata: { param: 'endpoint' } });
+    if (!schema) throw new InvalidInputError(`Batches for ${endpoint} are not supported by this gateway yet; use /v1/chat/completions, /v1/responses or /v1/messages`, { metadata: { param: 'endpoint' } });
     this.schema = schema;
   }
 

@@ -167,6 +167,7 @@ export function createBatchOperations(deps: BatchPorts): BatchOperations {
         metadata: body.metadata ?? null,
         input,
         queued: false,
+        last_line: null,
         output: null,
         usage: { ...NO_USAGE },
         version: 1,
@@ -263,7 +264,7 @@ export function createBatchOperations(deps: BatchPorts): BatchOperations {
 
     async getBatch({ principal, params, query }) {
       const batch = await owned(principal, params.id);
-      const { results, more } = await deps.results.page(batch.id, query.results_after, query.results_limit);
+      const { results, more } = await deps.results.page(batch.id, query.results_after, query.results_limit, batch.last_line);
       const next = more && results.length > 0 ? results[results.length - 1]!.line : null;
       return { body: batchView(batch, results.map((stored) => stored.result), next) };
     },
@@ -277,7 +278,7 @@ export function createBatchOperations(deps: BatchPorts): BatchOperations {
         return { status: 303, headers: { location: url }, body: { url, expires_at: now() + DOWNLOAD_URL_SECONDS } };
       }
       let text = '';
-      for await (const chunk of resultLines(deps.results, batch.id)) {
+      for await (const chunk of resultLines(deps.results, batch)) {
         text += chunk;
         if (Buffer.byteLength(text) > MAX_INLINE_DOWNLOAD_BYTES) {
           throw new ConflictError(`Batch ${batch.id} is ${batch.status} and its results so far are larger than one reply; page them with GET /batches/${batch.id}?results_after=…${batch.status === 'completed' ? '' : ' (a completed batch has a results file)'}`);

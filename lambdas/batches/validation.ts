@@ -19,6 +19,8 @@ export interface Shard {
 export interface ValidatedInput {
   /** Items in the input (runnable and not). */
   total: number;
+  /** The last item's line number (blank lines count); 0 for an input without items. */
+  lastLine: number;
   runnable: number;
   failed: number;
   /** The model every runnable item names, or null when they differ (or name `models` only). */
@@ -39,12 +41,14 @@ export async function validateBatchInput(
   const shards: Shard[] = [];
   let open: Shard | undefined;
   let total = 0;
+  let lastLine = 0;
   let runnable = 0;
   let failed = 0;
   let bytes = 0;
   let model: string | null | undefined;
   for await (const line of jsonLines(source, options.maxBytes === undefined ? {} : { maxBytes: options.maxBytes })) {
     total += 1;
+    lastLine = line.number;
     bytes = line.offset + line.bytes;
     const checked = checker.checkLine(line);
     if (checked.kind === 'error') {
@@ -65,5 +69,5 @@ export async function validateBatchInput(
     open.items += 1;
     open.end = line.offset + line.bytes;
   }
-  return { total, runnable, failed, model: model ?? null, shards, bytes };
+  return { total, lastLine, runnable, failed, model: model ?? null, shards, bytes };
 }

@@ -154,7 +154,7 @@ export class BatchWorker {
     const model = batch.model ?? validated.model;
     let current = batch;
     if (batch.status === 'validating') {
-      const moved = await this.move(batch.id, 'validated', this.nowSeconds(), { set: { total: validated.total, model } });
+      const moved = await this.move(batch.id, 'validated', this.nowSeconds(), { set: { total: validated.total, last_line: validated.lastLine, model } });
       // Cancelled or expired meanwhile: nothing to queue.
       if (!moved || moved.status !== 'in_progress') return moved ?? batch;
       current = moved;
@@ -251,7 +251,7 @@ export class BatchWorker {
         if (moved && moved.status !== 'finalizing') return moved;
       }
       // Finalizing: every result, in input order, into the batch's results file (written again by a rerun).
-      const output = await this.deps.objects.writeOutput(batch.id, resultLines(this.deps.results, batch.id));
+      const output = await this.deps.objects.writeOutput(batch.id, resultLines(this.deps.results, batch));
       const done = await this.move(batch.id, 'finalized', this.nowSeconds(), { set: { output } });
       this.deps.log.info('batch completed', { batch_id: batch.id, ...counts });
       return done ?? batch;

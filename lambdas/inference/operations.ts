@@ -11,7 +11,7 @@ import type { GatewayRequest } from '../platform/http/request.js';
 import { DomainError } from '../platform/errors.js';
 import type { Invocation } from '../billing/infrastructure.js';
 import type { Caller, EngineDeps } from './engine.js';
-import { runGeneration, type Defer, type GenerationOutcome, type GenerationRun, type GenerationStream, type RunGenerationOptions, type StreamStart } from './run-generation.js';
+import { runGeneration, type Defer, type GenerationOutcome, type GenerationRun, type GenerationStream, type RunGenerationOptions, type StreamEnd, type StreamStart } from './run-generation.js';
 import { serviceMetadata } from './service-metadata.js';
 import { shuttingDownError } from '../platform/shutdown.js';
 import type { RouteTrace } from './trace.js';
@@ -20,6 +20,9 @@ import { fromChat } from './formats/from-chat.js';
 import { fromResponses } from './formats/from-responses.js';
 import { chatCompletion, chatUsage, ChatStreamWriter, type ReplyIdentity } from './formats/to-chat.js';
 import { responseResult, responsesUsage, ResponsesStreamWriter } from './formats/to-responses.js';
+import { fromMessages } from './formats/from-messages.js';
+import { messagesResult, messagesUsage, MessagesStreamWriter } from './formats/to-messages.js';
+import type { StreamEvent } from '../providers/types.js';
 import { SSE_DONE, SSE_KEEPALIVE } from './formats/sse.js';
 import type { Candidate } from './routing.js';
 
@@ -130,8 +133,53 @@ function replyBody(trace: RouteTrace, request: InferenceRequest, outcome: Genera
   const identity = identityOf(trace, outcome.candidate, outcome.result.service_tier);
   const body = request.format === 'chat'
     ? chatCompletion(identity, outcome.result, chatUsage(outcome.usage, outcome.cost, outcome.isByok), extra)
-    : responseResult(identity, request.echo, outcome.result, responsesUsage(outcome.usage, outcome.cost, outcome.isByok), Math.floor(Date.now() / 1000), extra);
+    : request.format === 'messages'
+      ? messagesResult(identity, outcome.result, messagesUsage(outcome.usage, outcome.cost, outcome.isByok), extra)
+      : responseResult(identity, request.echo, outcome.result, responsesUsage(outcome.usage, outcome.cost, outcome.isByok), Math.floor(Date.now() / 1000), extra);
   return body as unknown as Record<string, unknown>;
+}
+
+/** A stream's frames in the request's format. */
+interface FormatWriter {
+  start(): string;
+  event(event: StreamEvent): string;
+  /** The last frames of a stream that ended well (its usage and cost; `metadata`: service_metadata, if asked for). */
+  end(end: StreamEnd, metadata: Record<string, unknown>): string;
+  /** A failure as the stream's error frame, preceded by the stream's first frames if none was written yet. */
+  error(failure: HttpError, metadata: Record<string, unknown>): string;
+}
+
+function streamWriter(request: InferenceRequest, identity: ReplyIdentity): FormatWriter {
+  switch (request.format) {
+    case 'chat': {
+      const writer = new ChatStreamWriter(identity);
+      return {
+        start: () => writer.start(),
+        event: (event) => writer.event(event),
+        end: (end, metadata) => writer.usage(chatUsage(end.usage, end.cost, end.isByok), metadata) + SSE_DONE,
+        error: (failure) => writer.error(failure.status, failure.message, failure.metadata),
+      };
+    }
+    case 'messages': {
+      const writer = new MessagesStreamWriter(identity);
+      return {
+        start: () => writer.start(),
+        event: (event) => writer.event(event),
+        end: (end, metadata) => writer.end(messagesUsage(end.usage, end.cost, end.isByok), metadata),
+        error: (failure) => writer.error(failure.status, failure.message, failure.metadata),
+      };
+    }
+    case 'responses': {
+      const writer = new ResponsesStreamWriter(identity, request.echo);
+      let started = false;
+      return {
+        start: () => { started = true; return writer.start(); },
+        event: (event) => writer.event(event),
+        end: (end, metadata) => writer.finish(end.result.finish_reason, responsesUsage(end.usage, end.cost, end.isByok), Math.floor(Date.now() / 1000), metadata) + SSE_DONE,
+        error: (failure, metadata) => (started ? '' : (started = true, writer.start())) + writer.error(failure.status, failure.message, metadata),
+      };
+    }
+  }
 }
 
 /** A non-streamed generation's reply body (chat completion or Responses result), or its failure as an HttpError. */
@@ -284,11 +332,7 @@ async function writeStream(options: StreamReplyOptions & { body: Readable; strea
     const error = asStreamError(outcome.error);
     const identity: ReplyIdentity = { id: trace.generationId, model: request.models[0] ?? '', provider: '', created: Math.floor(Date.now() / 1000), serviceTier: null };
     const metadata = withMetadata ? { service_metadata: serviceMetadata(trace, undefined, engine) } : {};
-    if (request.format === 'chat') push(new ChatStreamWriter(identity).error(error.status, error.message, error.metadata));
-    else {
-      const writer = new ResponsesStreamWriter(identity, request.echo);
-      push(writer.start() + writer.error(error.status, error.message, metadata));
-    }
+    push(streamWriter(request, identity).error(error, metadata));
     clearTimeout(keepAlive);
     if (deferral.drain) await deferral.drain();
     if (!body.destroyed) body.push(null);
@@ -299,9 +343,8 @@ async function writeStream(options: StreamReplyOptions & { body: Readable; strea
   try {
     const { candidate } = outcome.start;
     const identity = identityOf(trace, candidate, undefined);
-    const chat = request.format === 'chat' ? new ChatStreamWriter(identity) : undefined;
-    const responses = request.format === 'responses' ? new ResponsesStreamWriter(identity, request.echo) : undefined;
-    push(chat ? chat.start() : responses!.start());
+    const writer = streamWriter(request, identity);
+    push(writer.start());
     // The first bytes go out at once: the client's time to first byte does not wait for a burst.
     await nextTick();
     unwrittenSince = undefined;
@@ -312,18 +355,11 @@ async function writeStream(options: StreamReplyOptions & { body: Readable; strea
         // Cancelled (the client went away): nothing more to write.
         if (event.status !== 'cancelled') {
           const metadata = withMetadata ? { service_metadata: serviceMetadata(trace, candidate, engine) } : {};
-          if (event.failure) {
-            const failure = asStreamError(event.failure);
-            push(chat ? chat.error(failure.status, failure.message, failure.metadata) : responses!.error(failure.status, failure.message, metadata));
-          } else if (chat) {
-            push(chat.usage(chatUsage(event.usage, event.cost, event.isByok), metadata) + SSE_DONE);
-          } else {
-            push(responses!.finish(event.result.finish_reason, responsesUsage(event.usage, event.cost, event.isByok), Math.floor(Date.now() / 1000), metadata) + SSE_DONE);
-          }
+          push(event.failure ? writer.error(asStreamError(event.failure), metadata) : writer.end(event, metadata));
         }
       } else if (event.type !== 'start') {
         try {
-          push(chat ? chat.event(event) : responses!.event(event));
+          push(writer.event(event));
         } catch (err) {
           // An event that cannot be written fails the stream as an upstream failure mid-way does: the
           // pipeline closes the upstream call, settles it as an error, and its end event carries the error.
@@ -360,6 +396,9 @@ export function createInferenceOperations({ engine }: { engine: EngineDeps }): I
     },
     async createResponse({ body, principal, request, defer }) {
       return run(fromResponses(body), principal, request, engine, defer);
+    },
+    async createMessage({ body, principal, request, defer }) {
+      return run(fromMessages(body), principal, request, engine, defer);
     },
   };
 }

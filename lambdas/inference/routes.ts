@@ -2,6 +2,7 @@
 import type { OperationsFor, RouteDef } from '../platform/http/route.js';
 import { chatRequestSchema } from './formats/chat-schema.js';
 import { responsesRequestSchema } from './formats/responses-schema.js';
+import { messagesRequestSchema } from './formats/messages-schema.js';
 
 /** Lambda Function URLs accept request payloads up to 6 MB. */
 export const INFERENCE_MAX_BODY_BYTES = 6 * 1024 * 1024;
@@ -14,6 +15,10 @@ export const inferenceRoutes = [
   {
     operationId: 'createResponse', method: 'POST', path: '/responses', fn: 'inference', auth: 'inference',
     tag: 'Inference', summary: 'Responses-format generation (JSON, or SSE with stream: true); stateless', body: responsesRequestSchema, maxBodyBytes: INFERENCE_MAX_BODY_BYTES,
+  },
+  {
+    operationId: 'createMessage', method: 'POST', path: '/messages', fn: 'inference', auth: 'inference',
+    tag: 'Inference', summary: 'Anthropic Messages-format generation (JSON, or SSE with stream: true), for Anthropic SDKs', body: messagesRequestSchema, maxBodyBytes: INFERENCE_MAX_BODY_BYTES,
   },
 ] as const satisfies readonly RouteDef[];
 

@@ -28,7 +28,7 @@ export interface AuthDeps {
 
 export const MANAGEMENT_ONLY_MESSAGE = 'Only management keys can perform this operation';
 export const NO_INFERENCE_FOR_MANAGEMENT_MESSAGE = 'Management keys cannot call inference endpoints; use a regular API key';
-export const MULTIPLE_CREDENTIALS_MESSAGE = 'More than one credential: send exactly one Authorization header with one "Bearer <API key>"';
+export const MULTIPLE_CREDENTIALS_MESSAGE = 'More than one credential: send exactly one Authorization header with one "Bearer <API key>" (or one x-api-key header)';
 export const REGULAR_KEYS_ONLY_MESSAGE = 'Management keys cannot use this route; use a regular API key';
 
 export async function authenticate(
@@ -39,14 +39,26 @@ export async function authenticate(
   const requirement: AuthRequirement = route.auth;
   if (requirement === 'none') return null;
   const header = headers.authorization;
-  if ((header === undefined || header.trim() === '') && requirement === 'optional') return null;
-  if (header === undefined || header.trim() === '') throw new UnauthenticatedError('Missing Authentication header');
-  // Duplicate Authorization headers arrive joined with commas (API Gateway payload 2.0, and the local server
-  // builds its events the same way): more than one credential is refused, never resolved to one of them.
-  if (header.includes(',')) throw new UnauthenticatedError(MULTIPLE_CREDENTIALS_MESSAGE);
-  const match = /^Bearer[ \t]+(\S+)\s*$/i.exec(header);
-  if (!match) throw new UnauthenticatedError('Invalid Authentication header: expected exactly one "Bearer <API key>"');
-  const text = match[1]!;
+  // Anthropic's SDKs send the key as x-api-key (with `apiKey`; `authToken` sends a Bearer header): taken
+  // when there is no Authorization header, and refused as a second credential when it names another key.
+  const apiKeyHeader = headers['x-api-key'];
+  const hasBearer = header !== undefined && header.trim() !== '';
+  const hasApiKey = apiKeyHeader !== undefined && apiKeyHeader.trim() !== '';
+  if (!hasBearer && !hasApiKey && requirement === 'optional') return null;
+  if (!hasBearer && !hasApiKey) throw new UnauthenticatedError('Missing Authentication header');
+  let text: string;
+  if (hasBearer) {
+    // Duplicate Authorization headers arrive joined with commas (API Gateway payload 2.0, and the local server
+    // builds its events the same way): more than one credential is refused, never resolved to one of them.
+    if (header.includes(',')) throw new UnauthenticatedError(MULTIPLE_CREDENTIALS_MESSAGE);
+    const match = /^Bearer[ \t]+(\S+)\s*$/i.exec(header);
+    if (!match) throw new UnauthenticatedError('Invalid Authentication header: expected exactly one "Bearer <API key>"');
+    text = match[1]!;
+    if (hasApiKey && apiKeyHeader.trim() !== text) throw new UnauthenticatedError(MULTIPLE_CREDENTIALS_MESSAGE);
+  } else {
+    if (apiKeyHeader!.includes(',')) throw new UnauthenticatedError(MULTIPLE_CREDENTIALS_MESSAGE);
+    text = apiKeyHeader!.trim();
+  }
   if (!isWellFormedKey(text) && !isOperatorKey(text, deps.operatorKeyText)) {
     throw new UnauthenticatedError('Malformed API key');
   }

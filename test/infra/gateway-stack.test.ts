@@ -228,7 +228,7 @@ describe('functions', () => {
       Cors: {
         AllowOrigins: ['*'],
         AllowMethods: ['POST'],
-        AllowHeaders: ['authorization', 'content-type', 'x-service-metadata', 'x-service-experimental-metadata', 'x-session-id'],
+        AllowHeaders: ['authorization', 'x-api-key', 'anthropic-version', 'anthropic-beta', 'content-type', 'x-service-metadata', 'x-service-experimental-metadata', 'x-session-id'],
         MaxAge: 3600,
       },
     });
@@ -625,7 +625,7 @@ describe('management API CORS', () => {
       CorsConfiguration: {
         AllowOrigins: ['*'],
         AllowMethods: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'],
-        AllowHeaders: ['authorization', 'content-type', 'x-service-metadata', 'x-service-experimental-metadata', 'x-session-id'],
+        AllowHeaders: ['authorization', 'x-api-key', 'anthropic-version', 'anthropic-beta', 'content-type', 'x-service-metadata', 'x-service-experimental-metadata', 'x-session-id'],
         MaxAge: 3600,
       },
     });

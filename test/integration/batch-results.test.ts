@@ -35,7 +35,7 @@ async function newBatch(id: string, total: number): Promise<void> {
   await batches.create({
     id, org_id: 'org-r', workspace_id: 'ws-r', key_hash: 'k', status: 'in_progress', endpoint: '/v1/chat/completions', model: null,
     completion_window: '24h', created_at: 1_795_000_000, expires_at: 1_795_000_000 + COMPLETION_WINDOW_SECONDS, finalized_at: null, error: null,
-    request_counts: { total, completed: 0, failed: 0 }, provider_only: null, metadata: null, input: { kind: 'inline', bytes: 1 }, queued: true, output: null, usage: { ...NO_USAGE }, version: 1,
+    request_counts: { total, completed: 0, failed: 0 }, provider_only: null, metadata: null, input: { kind: 'inline', bytes: 1 }, queued: true, last_line: null, output: null, usage: { ...NO_USAGE }, version: 1,
   });
 }
 
@@ -74,6 +74,30 @@ describe('batch results', () => {
     const second = await results.page('batch_r3', 9, 4);
     expect(second.results.map((r) => r.line)).toEqual([10, 11, 14, 20]);
     expect(await results.page('batch_r3', 20, 4)).toEqual({ results: [done(25)], more: false });
+  });
+
+  it('pages the same in windows once the last line is known, however sparse the results', async () => {
+    await newBatch('batch_r5', 400);
+    const lines = [1, 2, 3, 9, 10, 11, 14, 20, 25, 26, 150, 151, 399, 400];
+    await Promise.all(lines.map((line) => record(commits, 'batch_r5', done(line))));
+    const walk = async (lastLine: number | null, limit: number) => {
+      const seen: number[][] = [];
+      let after = 0;
+      for (;;) {
+        const page = await results.page('batch_r5', after, limit, lastLine);
+        seen.push(page.results.map((r) => r.line));
+        if (!page.more) return seen;
+        after = page.results[page.results.length - 1]!.line;
+      }
+    };
+    for (const limit of [1, 3, 4, 100]) {
+      const windowed = await walk(400, limit);
+      expect(windowed).toEqual(await walk(null, limit));
+      expect(windowed.flat()).toEqual(lines);
+    }
+    // Past the last line there is nothing, and the walk says so.
+    expect(await results.page('batch_r5', 400, 10, 400)).toEqual({ results: [], more: false });
+    expect((await results.page('batch_r5', 26, 2, 400)).results.map((r) => r.line)).toEqual([150, 151]);
   });
 
   it('tries again when AWS refuses the transaction for a concurrent one (DynamoDB Local never does)', async () => {

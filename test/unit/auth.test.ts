@@ -91,6 +91,20 @@ describe('authenticate', () => {
     expect(lookups).toEqual([]);
   });
 
+  it('takes the key from x-api-key (Anthropic SDKs) when there is no Authorization header, and refuses two different keys', async () => {
+    const standard = makeKey('standard');
+    const other = makeKey('standard');
+    const { deps } = fixture([standard.key, other.key]);
+    expect((await authenticate({ 'x-api-key': standard.text }, { auth: 'inference' }, deps))?.key.hash).toBe(standard.key.hash);
+    // The same key both ways (a client configured with both) is one credential.
+    expect((await authenticate({ ...bearer(standard.text), 'x-api-key': standard.text }, { auth: 'inference' }, deps))?.key.hash).toBe(standard.key.hash);
+    const refused = { status: 401, message: MULTIPLE_CREDENTIALS_MESSAGE };
+    expect(await failure(authenticate({ ...bearer(standard.text), 'x-api-key': other.text }, { auth: 'inference' }, deps))).toEqual(refused);
+    expect(await failure(authenticate({ 'x-api-key': `${standard.text},${other.text}` }, { auth: 'inference' }, deps))).toEqual(refused);
+    expect(await failure(authenticate({ 'x-api-key': 'nope' }, { auth: 'inference' }, deps))).toEqual({ status: 401, message: 'Malformed API key' });
+    expect(await failure(authenticate({ 'x-api-key': ' ' }, { auth: 'inference' }, deps))).toEqual({ status: 401, message: 'Missing Authentication header' });
+  });
+
   it('accepts the operator\'s chosen key text without the checksum format', async () => {
     const operator = makeKey('management', {}, 'operator-chosen-secret');
     const { deps } = fixture([operator.key], { operatorKeyText: 'operator-chosen-secret' });

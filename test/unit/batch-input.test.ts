@@ -124,7 +124,16 @@ describe('BatchItemChecker', () => {
 
   it('says plainly which endpoints cannot run yet', () => {
     expect(() => new BatchItemChecker('/v1/embeddings')).toThrow(InvalidInputError);
-    expect(() => new BatchItemChecker('/v1/messages')).toThrow(/not supported by this gateway yet/);
+    expect(() => new BatchItemChecker('/v1/embeddings')).toThrow(/not supported by this gateway yet/);
+  });
+
+  it('checks /v1/messages items against the Anthropic Messages request', () => {
+    const checker = new BatchItemChecker('/v1/messages', { model: null });
+    const good = { model: 'simulator/echo', max_tokens: 16, system: 'Be brief.', messages: [{ role: 'user', content: [{ type: 'text', text: 'hi' }] }] };
+    expect(checker.check({ custom_id: 'm1', body: good }, 1)).toMatchObject({ kind: 'item', customId: 'm1' });
+    // A chat-style message is not a Messages request: a system role does not exist there.
+    expect(checker.check({ custom_id: 'm2', body: { model: 'simulator/echo', messages: [{ role: 'system', content: 'x' }] } }, 2))
+      .toMatchObject({ kind: 'error', error: { error_type: 'invalid_body', param: 'body.messages.0.role' } });
   });
 });
 

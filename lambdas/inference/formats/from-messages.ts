@@ -1,0 +1,145 @@
+// Anthropic Messages request → InferenceRequest. Anthropic puts a turn's tool results inside a user message
+// and a turn's tool calls and thinking inside an assistant message's content; internally tool results are
+// messages of their own (role tool, before the rest of the user's turn), and tool calls and reasoning are
+// fields of the assistant message.
+import { InvalidInputError } from '../../platform/errors.js';
+import type { ContentPart, FunctionTool, Message, ReasoningConfig, ToolChoice } from '../../providers/types.js';
+import type { InferenceRequest } from '../inference-request.js';
+import { modelList, rejectPlugins } from './from-chat.js';
+import type { MessagesContentBlock, MessagesMessage, MessagesRequest } from './messages-schema.js';
+
+type Block = MessagesContentBlock;
+
+function textPart(text: string, cacheControl: { type: 'ephemeral'; ttl?: string | undefined } | null | undefined): ContentPart {
+  return { type: 'text', text, ...(cacheControl ? { cache_control: { type: 'ephemeral', ...(cacheControl.ttl ? { ttl: cacheControl.ttl } : {}) } } : {}) };
+}
+
+/** A content block that is content (text, an image, a document) as an internal part. */
+function contentPart(block: Extract<Block, { type: 'text' | 'image' | 'document' }>): ContentPart {
+  switch (block.type) {
+    case 'text': return textPart(block.text, block.cache_control);
+    case 'image': return { type: 'image', url: block.source.type === 'base64' ? `data:${block.source.media_type};base64,${block.source.data}` : block.source.url };
+    case 'document': {
+      const { source } = block;
+      if (source.type === 'text') return textPart(source.data, block.cache_control);
+      const url = source.type === 'base64' ? `data:${source.media_type};base64,${source.data}` : source.url;
+      return { type: 'file', url, ...(block.title ? { filename: block.title } : {}) };
+    }
+  }
+}
+
+function userTurn(message: MessagesMessage, index: number): Message[] {
+  if (typeof message.content === 'string') return [{ role: 'user', content: message.content.length ? [{ type: 'text', text: message.content }] : [] }];
+  const tools: Message[] = [];
+  const parts: ContentPart[] = [];
+  message.content.forEach((block, at) => {
+    switch (block.type) {
+      case 'tool_result': {
+        const content = block.content === undefined ? [] : typeof block.content === 'string' ? [{ type: 'text' as const, text: block.content }] : block.content.map(contentPart);
+        // An error result says so in its text: the internal tool message has no flag for it.
+        tools.push({ role: 'tool', tool_call_id: block.tool_use_id, content: block.is_error ? [{ type: 'text', text: 'Error: ' }, ...content] : content });
+        return;
+      }
+      case 'text': case 'image': case 'document':
+        parts.push(contentPart(block));
+        return;
+      default:
+        throw new InvalidInputError(`Invalid body.messages.${index}.content.${at}: a user message cannot hold a ${block.type} block`);
+    }
+  });
+  return [...tools, ...(parts.length || !tools.length ? [{ role: 'user' as const, content: parts }] : [])];
+}
+
+function assistantTurn(message: MessagesMessage, index: number): Message {
+  if (typeof message.content === 'string') return { role: 'assistant', content: message.content.length ? [{ type: 'text', text: message.content }] : [] };
+  const content: ContentPart[] = [];
+  const calls: Array<{ id: string; name: string; arguments: string }> = [];
+  let reasoning = '';
+  let signature: string | undefined;
+  message.content.forEach((block, at) => {
+    switch (block.type) {
+      case 'text': content.push(textPart(block.text, block.cache_control)); return;
+      case 'tool_use': calls.push({ id: block.id, name: block.name, arguments: JSON.stringify(block.input) }); return;
+      case 'thinking':
+        reasoning += block.thinking;
+        signature ??= block.signature;
+        return;
+      // Encrypted reasoning only Anthropic can read: nothing to pass on to another provider.
+      case 'redacted_thinking': return;
+      default:
+        throw new InvalidInputError(`Invalid body.messages.${index}.content.${at}: an assistant message cannot hold a ${block.type} block`);
+    }
+  });
+  return {
+    role: 'assistant',
+    content,
+    ...(calls.length ? { tool_calls: calls } : {}),
+    ...(reasoning ? { reasoning } : {}),
+    ...(signature ? { reasoning_signature: signature } : {}),
+  };
+}
+
+export function messagesToInternal(body: Pick<MessagesRequest, 'system' | 'messages'>): Message[] {
+  const system: Message[] = body.system === undefined ? []
+    : typeof body.system === 'string' ? (body.system.length ? [{ role: 'system', content: [{ type: 'text', text: body.system }] }] : [])
+    : body.system.length ? [{ role: 'system', content: body.system.map((block) => textPart(block.text, block.cache_control)) }] : [];
+  return [...system, ...body.messages.flatMap((message, index) => (message.role === 'user' ? userTurn(message, index) : [assistantTurn(message, index)]))];
+}
+
+function toolsOf(tools: MessagesRequest['tools']): FunctionTool[] {
+  const server = (tools ?? []).filter((tool) => tool.type !== undefined && tool.type !== 'custom');
+  if (server.length) {
+    throw new InvalidInputError(`Invalid body.tools: server tools (${[...new Set(server.map((tool) => tool.type))].join(', ')}) are not available on this gateway; send client tools with an input_schema`);
+  }
+  return (tools ?? []).map((tool) => ({
+    name: tool.name,
+    ...(tool.description !== undefined ? { description: tool.description } : {}),
+    parameters: tool.input_schema ?? { type: 'object', properties: {} },
+  }));
+}
+
+function reasoningOf(thinking: MessagesRequest['thinking']): ReasoningConfig | undefined {
+  if (!thinking) return undefined;
+  if (thinking.type === 'enabled') return { max_tokens: thinking.budget_tokens };
+  if (thinking.type === 'disabled') return { effort: 'none' };
+  return { effort: 'medium' };
+}
+
+export function fromMessages(body: MessagesRequest): InferenceRequest {
+  const plugins = body.plugins ?? [];
+  rejectPlugins(plugins);
+  const tools = toolsOf(body.tools);
+  const choice = body.tool_choice;
+  const toolChoice: ToolChoice | undefined = !choice ? undefined
+    : choice.type === 'auto' ? 'auto' : choice.type === 'any' ? 'required' : choice.type === 'none' ? 'none' : { name: choice.name };
+  const parallel = choice && choice.type !== 'none' && choice.disable_parallel_tool_use !== undefined ? !choice.disable_parallel_tool_use : undefined;
+  const reasoning = reasoningOf(body.thinking);
+  const params: InferenceRequest['params'] = {
+    messages: messagesToInternal(body),
+    ...(tools.length ? { tools } : {}),
+    ...(toolChoice !== undefined ? { tool_choice: toolChoice } : {}),
+    ...(parallel !== undefined ? { parallel_tool_calls: parallel } : {}),
+    ...(body.max_tokens !== undefined ? { max_output_tokens: body.max_tokens } : {}),
+    ...(body.temperature != null ? { temperature: body.temperature } : {}),
+    ...(body.top_p != null ? { top_p: body.top_p } : {}),
+    ...(body.top_k != null ? { top_k: body.top_k } : {}),
+    ...(body.stop_sequences?.length ? { stop: body.stop_sequences } : {}),
+    ...(reasoning ? { reasoning } : {}),
+  };
+  return {
+    format: 'messages',
+    models: modelList(body.model, body.models),
+    provider: body.provider ?? undefined,
+    routePartition: body.route === 'fallback' ? 'model' : body.route === 'sort' ? 'none' : undefined,
+    stream: body.stream === true,
+    // Anthropic's "standard_only" is the default tier; "auto" lets the provider choose.
+    serviceTier: body.service_tier === 'standard_only' ? 'default' : body.service_tier ?? null,
+    sessionId: body.session_id,
+    user: body.user ?? body.metadata?.user_id ?? undefined,
+    safetyIdentifier: undefined,
+    metadata: undefined,
+    plugins,
+    params,
+    echo: {},
+  };
+}

@@ -1,0 +1,153 @@
+// Internal results and stream events → Anthropic Messages replies (a `message` object) and its SSE events
+// (message_start, content_block_start / _delta / _stop, message_delta, message_stop), as Anthropic's SDKs
+// read them. The usage carries the gateway's cost fields beside Anthropic's token counts.
+import type { FinishReason, GenerationResult, StreamEvent, Usage } from '../../providers/types.js';
+import { costFields, type CostBreakdown } from '../../billing/cost.js';
+import { sseEvent } from './sse.js';
+import type { ReplyIdentity } from './to-chat.js';
+
+type StopReason = 'end_turn' | 'max_tokens' | 'tool_use' | 'refusal';
+
+export function stopReason(finish: FinishReason): StopReason {
+  switch (finish) {
+    case 'length': return 'max_tokens';
+    case 'tool_calls': return 'tool_use';
+    case 'content_filter': return 'refusal';
+    default: return 'end_turn';
+  }
+}
+
+/** Anthropic counts input apart from the cache: input_tokens excludes the tokens read from or written to it. */
+export function messagesUsage(usage: Usage, cost: CostBreakdown, isByok: boolean) {
+  return {
+    input_tokens: Math.max(0, usage.input_tokens - usage.cached_input_tokens - usage.cache_write_tokens),
+    output_tokens: usage.output_tokens,
+    cache_creation_input_tokens: usage.cache_write_tokens,
+    cache_read_input_tokens: usage.cached_input_tokens,
+    ...costFields(cost, isByok),
+  };
+}
+
+/** A tool call's arguments as the object Anthropic's tool_use carries (text that is not an object is kept under `arguments`). */
+function toolInput(text: string): Record<string, unknown> {
+  if (!text) return {};
+  try {
+    const value: unknown = JSON.parse(text);
+    if (typeof value === 'object' && value !== null && !Array.isArray(value)) return value as Record<string, unknown>;
+  } catch { /* kept as text below */ }
+  return { arguments: text };
+}
+
+export function messagesResult(identity: ReplyIdentity, result: GenerationResult, usage: ReturnType<typeof messagesUsage>, extra: Record<string, unknown> = {}) {
+  const content: Array<Record<string, unknown>> = [];
+  if (result.reasoning || result.reasoning_signature) content.push({ type: 'thinking', thinking: result.reasoning ?? '', signature: result.reasoning_signature ?? '' });
+  if (result.text.length || !result.tool_calls.length) content.push({ type: 'text', text: result.text });
+  for (const call of result.tool_calls) content.push({ type: 'tool_use', id: call.id, name: call.name, input: toolInput(call.arguments) });
+  return {
+    id: identity.id,
+    type: 'message',
+    role: 'assistant',
+    model: identity.model,
+    provider: identity.provider,
+    content,
+    stop_reason: stopReason(result.finish_reason),
+    stop_sequence: null,
+    usage,
+    ...extra,
+  };
+}
+
+/** The `type` of an Anthropic error object for an HTTP status. */
+export function messagesErrorType(status: number): string {
+  switch (status) {
+    case 400: case 413: case 422: return 'invalid_request_error';
+    case 401: return 'authentication_error';
+    case 402: return 'billing_error';
+    case 403: return 'permission_error';
+    case 404: return 'not_found_error';
+    case 408: case 504: return 'timeout_error';
+    case 429: return 'rate_limit_error';
+    case 529: return 'overloaded_error';
+    default: return 'api_error';
+  }
+}
+
+/** Stateful: turns internal stream events into Anthropic's events, one content block open at a time. */
+export class MessagesStreamWriter {
+  private started = false;
+  private index = -1;
+  private open: 'text' | 'thinking' | 'tool' | undefined;
+  private toolIndex = -1;
+  private finish: FinishReason = 'stop';
+
+  constructor(private readonly identity: ReplyIdentity) {}
+
+  start(): string {
+    this.started = true;
+    return sseEvent('message_start', {
+      type: 'message_start',
+      message: {
+        id: this.identity.id, type: 'message', role: 'assistant', model: this.identity.model, provider: this.identity.provider,
+        content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 0, output_tokens: 0 },
+      },
+    });
+  }
+
+  private close(): string {
+    if (this.open === undefined) return '';
+    this.open = undefined;
+    return sseEvent('content_block_stop', { type: 'content_block_stop', index: this.index });
+  }
+
+  private block(kind: 'text' | 'thinking' | 'tool', contentBlock: Record<string, unknown>): string {
+    const closed = this.close();
+    this.index += 1;
+    this.open = kind;
+    return closed + sseEvent('content_block_start', { type: 'content_block_start', index: this.index, content_block: contentBlock });
+  }
+
+  private delta(delta: Record<string, unknown>): string {
+    return sseEvent('content_block_delta', { type: 'content_block_delta', index: this.index, delta });
+  }
+
+  event(event: StreamEvent): string {
+    const prefix = this.started ? '' : this.start();
+    switch (event.type) {
+      case 'text-delta': {
+        const opened = this.open === 'text' ? '' : this.block('text', { type: 'text', text: '' });
+        return prefix + opened + this.delta({ type: 'text_delta', text: event.delta });
+      }
+      case 'reasoning-delta': {
+        const opened = this.open === 'thinking' ? '' : this.block('thinking', { type: 'thinking', thinking: '', signature: '' });
+        return prefix + opened + this.delta({ type: 'thinking_delta', thinking: event.delta });
+      }
+      case 'reasoning-signature': {
+        const opened = this.open === 'thinking' ? '' : this.block('thinking', { type: 'thinking', thinking: '', signature: '' });
+        return prefix + opened + this.delta({ type: 'signature_delta', signature: event.signature });
+      }
+      case 'tool-call-delta': {
+        let opened = '';
+        if (this.open !== 'tool' || event.index !== this.toolIndex) {
+          this.toolIndex = event.index;
+          opened = this.block('tool', { type: 'tool_use', id: event.id ?? `call_${event.index}`, name: event.name ?? '', input: {} });
+        }
+        return prefix + opened + (event.arguments_delta ? this.delta({ type: 'input_json_delta', partial_json: event.arguments_delta }) : '');
+      }
+      case 'finish':
+        this.finish = event.finish_reason;
+        return prefix + this.close();
+    }
+  }
+
+  /** The end: the stop reason and usage, then message_stop. */
+  end(usage: ReturnType<typeof messagesUsage>, extra: Record<string, unknown> = {}): string {
+    return (this.started ? '' : this.start()) + this.close()
+      + sseEvent('message_delta', { type: 'message_delta', delta: { stop_reason: stopReason(this.finish), stop_sequence: null }, usage, ...extra })
+      + sseEvent('message_stop', { type: 'message_stop' });
+  }
+
+  /** A failure after the first byte: Anthropic's error event (the stream ends with it). */
+  error(status: number, message: string, metadata?: Record<string, unknown>): string {
+    return this.close() + sseEvent('error', { type: 'error', error: { type: messagesErrorType(status), message, code: status, ...(metadata ? { metadata } : {}) } });
+  }
+}

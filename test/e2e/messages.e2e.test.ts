@@ -1,0 +1,122 @@
+// POST /messages as `npm start` serves it, driven by Anthropic's own SDK (x-api-key and Bearer auth,
+// streaming and not, tools, typed errors), and a `/v1/messages` batch whose results are Anthropic messages.
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import Anthropic from '@anthropic-ai/sdk';
+import { OpenRouter } from '@openrouter/sdk';
+import { startGatewayProcess, type GatewayProcess } from '../support/gateway-process.js';
+import { waitFor } from '../support/wait.js';
+import { generateKeyText } from '../../lambdas/keys/key-format.js';
+
+const ADMIN_KEY = generateKeyText();
+let gateway: GatewayProcess;
+let userKey: string;
+let anthropic: Anthropic;
+
+beforeAll(async () => {
+  gateway = await startGatewayProcess({ GATEWAY_ADMIN_KEY: ADMIN_KEY, GATEWAY_UPSTREAM_TIMEOUT_MS: '1500' });
+  const admin = new OpenRouter({ apiKey: ADMIN_KEY, serverURL: gateway.baseUrl, retryConfig: { strategy: 'none' } });
+  userKey = (await admin.apiKeys.create({ requestBody: { name: 'e2e messages' } })).key;
+  // The SDK appends /v1/messages to its base URL.
+  anthropic = new Anthropic({ apiKey: userKey, baseURL: gateway.baseUrl.replace(/\/v1$/, ''), maxRetries: 0 });
+}, 90_000);
+
+afterAll(async () => {
+  await gateway?.stop();
+});
+
+describe('Anthropic SDK against POST /messages', () => {
+  it('messages.create: an Anthropic message with usage and the gateway\'s cost', async () => {
+    const message = await anthropic.messages.create({
+      model: 'simulator/echo', max_tokens: 64, system: 'Be brief.', messages: [{ role: 'user', content: 'Hello through Messages ✨' }],
+    });
+    expect(message.type).toBe('message');
+    expect(message.role).toBe('assistant');
+    expect(message.id).toMatch(/^gen-/);
+    expect(message.content).toEqual([{ type: 'text', text: 'Hello through Messages ✨' }]);
+    expect(message.stop_reason).toBe('end_turn');
+    expect(message.usage.input_tokens).toBeGreaterThan(0);
+    expect(message.usage.output_tokens).toBeGreaterThan(0);
+    expect((message.usage as unknown as { cost: number }).cost).toBeGreaterThan(0);
+  });
+
+  it('messages.stream: the events accumulate to the same message, stop reason and usage at the end', async () => {
+    const stream = anthropic.messages.stream({ model: 'simulator/echo', max_tokens: 64, messages: [{ role: 'user', content: 'Stream this back, please.' }] });
+    const types: string[] = [];
+    let text = '';
+    stream.on('streamEvent', (event) => { types.push(event.type); });
+    stream.on('text', (delta) => { text += delta; });
+    const message = await stream.finalMessage();
+    expect(text).toBe('Stream this back, please.');
+    expect(message.content).toEqual([{ type: 'text', text: 'Stream this back, please.' }]);
+    expect(message.stop_reason).toBe('end_turn');
+    expect(message.usage.output_tokens).toBeGreaterThan(0);
+    expect(types[0]).toBe('message_start');
+    expect(types.at(-1)).toBe('message_stop');
+    expect(types).toContain('content_block_delta');
+  });
+
+  it('a tool round trip: tool_use out, tool_result back', async () => {
+    const tools = [{ name: 'lookup', description: 'Looks things up', input_schema: { type: 'object' as const, properties: { echo: { type: 'string' } } } }];
+    const first = await anthropic.messages.create({
+      model: 'simulator/tool-call', max_tokens: 64, tools, messages: [{ role: 'user', content: 'find it' }],
+    });
+    expect(first.stop_reason).toBe('tool_use');
+    const call = first.content.find((block) => block.type === 'tool_use');
+    expect(call).toMatchObject({ type: 'tool_use', name: 'lookup', input: expect.any(Object) });
+    const second = await anthropic.messages.create({
+      model: 'simulator/echo', max_tokens: 64, tools,
+      messages: [
+        { role: 'user', content: 'find it' },
+        { role: 'assistant', content: first.content },
+        { role: 'user', content: [{ type: 'tool_result', tool_use_id: (call as { id: string }).id, content: 'found it' }, { type: 'text', text: 'thanks' }] },
+      ],
+    });
+    expect(second.content[0]).toMatchObject({ type: 'text' });
+  });
+
+  it('a Bearer token (the SDK\'s authToken) works as well as x-api-key', async () => {
+    const bearer = new Anthropic({ authToken: userKey, apiKey: null, baseURL: gateway.baseUrl.replace(/\/v1$/, ''), maxRetries: 0 });
+    const message = await bearer.messages.create({ model: 'simulator/echo', max_tokens: 16, messages: [{ role: 'user', content: 'ok' }] });
+    expect(message.content).toEqual([{ type: 'text', text: 'ok' }]);
+  });
+
+  it('raises the SDK\'s typed errors: 400, 401 and 429', async () => {
+    await expect(anthropic.messages.create({ model: 'simulator/echo', max_tokens: 16, messages: [] })).rejects.toBeInstanceOf(Anthropic.BadRequestError);
+    const stranger = new Anthropic({ apiKey: generateKeyText(), baseURL: gateway.baseUrl.replace(/\/v1$/, ''), maxRetries: 0 });
+    await expect(stranger.messages.create({ model: 'simulator/echo', max_tokens: 16, messages: [{ role: 'user', content: 'x' }] })).rejects.toBeInstanceOf(Anthropic.AuthenticationError);
+    await expect(anthropic.messages.create({ model: 'simulator/error-429', max_tokens: 16, messages: [{ role: 'user', content: 'x' }] })).rejects.toBeInstanceOf(Anthropic.RateLimitError);
+  });
+});
+
+describe('a /v1/messages batch', () => {
+  it('runs Anthropic Messages items and answers each with an Anthropic message', async () => {
+    const post = await fetch(`${gateway.baseUrl}/batches`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${userKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        endpoint: '/v1/messages',
+        model: 'simulator/echo',
+        requests: [
+          { custom_id: 'm-1', body: { max_tokens: 32, system: 'Echo.', messages: [{ role: 'user', content: 'first message' }] } },
+          { custom_id: 'm-2', body: { max_tokens: 32, messages: [{ role: 'user', content: [{ type: 'text', text: 'second message' }] }] } },
+          { custom_id: 'm-bad', body: { max_tokens: 32, messages: [{ role: 'system', content: 'not a Messages role' }] } },
+        ],
+      }),
+    });
+    expect(post.status).toBe(202);
+    const { id } = await post.json() as { id: string };
+    let batch: any;
+    await waitFor(async () => {
+      batch = await (await fetch(`${gateway.baseUrl}/batches/${id}`, { headers: { authorization: `Bearer ${userKey}` } })).json();
+      return ['completed', 'failed', 'cancelled', 'expired'].includes(batch.status);
+    }, { timeoutMs: 30_000, what: `batch ${id} to end` });
+    expect(batch.status).toBe('completed');
+    expect(batch.request_counts).toEqual({ total: 3, completed: 2, failed: 1 });
+    const byId = Object.fromEntries(batch.results.map((result: any) => [result.custom_id, result]));
+    for (const [customId, text] of [['m-1', 'first message'], ['m-2', 'second message']] as const) {
+      expect(byId[customId].response.status_code).toBe(200);
+      expect(byId[customId].response.body).toMatchObject({ type: 'message', role: 'assistant', content: [{ type: 'text', text }], stop_reason: 'end_turn' });
+    }
+    expect(byId['m-bad']).toMatchObject({ response: null, error: { error_type: 'invalid_body', param: 'body.messages.0.role' } });
+  }, 40_000);
+});
