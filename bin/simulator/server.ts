@@ -1,15 +1,17 @@
 // The upstream simulator: a plain node:http server that speaks the OpenAI Chat Completions, OpenAI
 // Responses, Anthropic Messages and Google Gemini wire formats, with a handful of scripted models
-// (echo, tool-call, error-429, error-500, timeout, cut-stream). Used by `npm start`, the end-to-end
+// (echo, tool-call, error-429, error-500, timeout, cut-stream), and OpenAI's and Gemini's embeddings APIs
+// (the `embed` model, embeddings.ts). Used by `npm start`, the end-to-end
 // tests and the benchmark, so the hot path stays lean: no logging, no per-request allocation beyond
 // the body and the reply.
-import { createServer, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { textReply, toolReply, type ParsedRequest, type Reply, type WireFormat } from './common.js';
 import { openAiChat } from './openai-chat.js';
 import { openAiResponses } from './openai-responses.js';
 import { anthropic } from './anthropic.js';
 import { geminiJsonArray, geminiSse } from './gemini.js';
+import { geminiEmbeddings, openAiEmbeddings, type EmbeddingsReply } from './embeddings.js';
 
 export interface SimulatorOptions {
   port: number;
@@ -31,6 +33,7 @@ export interface Simulator {
 /** Content pieces a `cut-stream` reply sends before the connection is destroyed. */
 const CUT_AFTER_PIECES = 3;
 const GEMINI_PATH = /^\/v1(?:beta)?\/models\/(.+):(generateContent|streamGenerateContent)$/;
+const GEMINI_EMBED_PATH = /^\/v1(?:beta)?\/models\/(.+):(embedContent|batchEmbedContents)$/;
 
 interface Route {
   format: WireFormat;
@@ -193,10 +196,42 @@ export function startSimulator(options: SimulatorOptions): Promise<Simulator> {
     }
   }
 
+  /** An embeddings call: POST only, JSON in and out. */
+  function embeddings(req: IncomingMessage, res: ServerResponse, answer: (body: unknown) => EmbeddingsReply): void {
+    if (req.method !== 'POST') {
+      req.resume();
+      sendJson(res, 405, { error: { message: `Method ${req.method ?? ''} not allowed; use POST.` } }, { allow: 'POST' });
+      return;
+    }
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      let body: unknown;
+      try {
+        body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+      } catch {
+        sendJson(res, 400, { error: { message: 'We could not parse the JSON body of your request.', type: 'invalid_request_error', param: null, code: null } });
+        return;
+      }
+      const reply = answer(body);
+      afterFirstByteDelay(res, () => sendJson(res, reply.status, reply.body, reply.headers));
+    });
+  }
+
   const server = createServer((req, res) => {
     const url = req.url ?? '/';
     const q = url.indexOf('?');
     const path = q === -1 ? url : url.slice(0, q);
+    if (path === '/v1/embeddings') {
+      embeddings(req, res, openAiEmbeddings);
+      return;
+    }
+    const geminiEmbed = GEMINI_EMBED_PATH.exec(path);
+    if (geminiEmbed) {
+      const model = geminiEmbed[1]!;
+      embeddings(req, res, (body) => geminiEmbeddings(body, model, geminiEmbed[2] === 'batchEmbedContents'));
+      return;
+    }
     const found = route(path, q === -1 ? '' : url.slice(q + 1));
     if (!found) {
       req.resume();

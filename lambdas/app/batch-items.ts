@@ -16,6 +16,8 @@ import { fromChat } from '../inference/formats/from-chat.js';
 import { fromResponses } from '../inference/formats/from-responses.js';
 import { fromMessages } from '../inference/formats/from-messages.js';
 import type { MessagesRequest } from '../inference/formats/messages-schema.js';
+import { fromEmbeddings } from '../inference/formats/embeddings.js';
+import type { EmbeddingsRequest } from '../inference/formats/embeddings-schema.js';
 import type { ChatRequest } from '../inference/formats/chat-schema.js';
 import type { ResponsesRequest } from '../inference/formats/responses-schema.js';
 import { generateDeferred } from '../inference/operations.js';
@@ -138,6 +140,7 @@ export function batchItemRunner(wiring: BatchItemWiring): BatchItemRunner {
     try {
       request = batch.endpoint === '/v1/responses' ? fromResponses(body as ResponsesRequest)
         : batch.endpoint === '/v1/messages' ? fromMessages(body as MessagesRequest)
+        : batch.endpoint === '/v1/embeddings' ? fromEmbeddings(body as EmbeddingsRequest)
         : fromChat(body as ChatRequest);
     } catch (err) {
       if (!(err instanceof DomainError)) throw err;

@@ -13,6 +13,7 @@ import { describeIssues } from '../platform/http/validation.js';
 import { chatRequestSchema } from '../inference/formats/chat-schema.js';
 import { responsesRequestSchema } from '../inference/formats/responses-schema.js';
 import { messagesRequestSchema } from '../inference/formats/messages-schema.js';
+import { embeddingsRequestSchema } from '../inference/formats/embeddings-schema.js';
 import { INFERENCE_MAX_BODY_BYTES } from '../inference/routes.js';
 
 /** SPEC Limits: a batch's input is at most 200 MB (209,715,200 bytes); over it → 413. */
@@ -25,11 +26,12 @@ export const MAX_CUSTOM_ID_LENGTH = 256;
 export const BATCH_ENDPOINTS = ['/v1/chat/completions', '/v1/responses', '/v1/messages', '/v1/embeddings'] as const;
 export type BatchEndpoint = typeof BATCH_ENDPOINTS[number];
 
-/** The request schema of each endpoint whose items this gateway can run. */
-const ITEM_SCHEMAS: Partial<Record<BatchEndpoint, z.ZodType>> = {
+/** The request schema of each endpoint's items. */
+const ITEM_SCHEMAS: Record<BatchEndpoint, z.ZodType> = {
   '/v1/chat/completions': chatRequestSchema,
   '/v1/responses': responsesRequestSchema,
   '/v1/messages': messagesRequestSchema,
+  '/v1/embeddings': embeddingsRequestSchema,
 };
 
 /** Why an item cannot run, as a batch result's `error` (SPEC: message, param, type, error_type). */
@@ -146,9 +148,7 @@ export class BatchItemChecker {
 
   /** `model`: the batch's, filled into items that name none; an item naming another is that item's error. */
   constructor(readonly endpoint: BatchEndpoint, private readonly options: { model?: string | null } = {}) {
-    const schema = ITEM_SCHEMAS[endpoint];
-    if (!schema) throw new InvalidInputError(`Batches for ${endpoint} are not supported by this gateway yet; use /v1/chat/completions, /v1/responses or /v1/messages`, { metadata: { param: 'endpoint' } });
-    this.schema = schema;
+    this.schema = ITEM_SCHEMAS[endpoint];
   }
 
   /** One line of a JSON Lines input. */

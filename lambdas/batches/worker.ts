@@ -145,7 +145,7 @@ export class BatchWorker {
       await settle();
     } catch (err) {
       await settle().catch(() => undefined);
-      // The input as a whole cannot run (too large, an endpoint without a runner): the batch fails, saying why.
+      // The input as a whole cannot run (too large): the batch fails, saying why.
       if (err instanceof TooLargeError || err instanceof InvalidInputError) {
         return (await this.move(batch.id, 'validation_failed', this.nowSeconds(), { error: err.message })) ?? batch;
       }

@@ -41,7 +41,11 @@ const modelConfig = z.object({
   name: z.string().optional(),
   description: z.string().optional(),
   created: z.number().int().optional(),
-  endpoints: z.array(endpointConfig).min(1),
+  endpoints: z.array(endpointConfig.refine(
+    // An embeddings request reserves no output: its endpoint must not price any.
+    (endpoint) => !endpoint.output_modalities?.includes('embeddings') || endpoint.pricing.completion === 0n,
+    { message: 'an embeddings endpoint (output_modalities ["embeddings"]) is priced by its input only: pricing.completion must be 0', path: ['pricing', 'completion'] },
+  )).min(1),
 });
 
 export const catalogFileSchema = z.object({ models: z.array(modelConfig) });
@@ -105,7 +109,17 @@ export function simulatorCatalog(baseUrl: string): CatalogFile {
     input_modalities: ['text', 'image'],
     service_tiers: ['default', 'priority', 'flex'],
   });
-  const model = (id: string, description: string, endpoints: ReturnType<typeof endpoint>[]) => ({ id, name: `Simulator: ${id.split('/')[1]}`, description, endpoints });
+  const embeddings = (upstream: string, adapter: AdapterKind = 'openai-chat', provider = 'simulator') => ({
+    ...endpoint(upstream, adapter, provider),
+    pricing: { prompt: '0.0000001', completion: '0', request: '0' },
+    context_length: 8192,
+    max_completion_tokens: null,
+    supported_parameters: ['dimensions', 'encoding_format', 'user'],
+    input_modalities: ['text'],
+    output_modalities: ['embeddings'],
+    service_tiers: ['default'],
+  });
+  const model = (id: string, description: string, endpoints: Array<ReturnType<typeof endpoint> | ReturnType<typeof embeddings>>) => ({ id, name: `Simulator: ${id.split('/')[1]}`, description, endpoints });
   return {
     models: [
       model('simulator/echo', 'Replies with the last user message verbatim.', [endpoint('echo')]),
@@ -117,6 +131,8 @@ export function simulatorCatalog(baseUrl: string): CatalogFile {
       model('simulator/error-500', 'Always fails with 500.', [endpoint('error-500')]),
       model('simulator/timeout', 'Accepts the request and never answers.', [endpoint('timeout')]),
       model('simulator/cut-stream', 'Drops the connection in the middle of the reply.', [endpoint('cut-stream')]),
+      model('simulator/embed', 'Embeddings: a deterministic unit vector per text (OpenAI embeddings wire format).', [embeddings('embed')]),
+      model('simulator/embed-gemini', 'Embeddings through Gemini\'s batchEmbedContents.', [embeddings('embed', 'gemini', 'simulator-gemini')]),
     ],
   };
 }
@@ -127,10 +143,17 @@ export function providerCatalog(env: NodeJS.ProcessEnv): CatalogFile {
   const chat = (id: string, provider: string, adapter: AdapterKind, baseUrl: string | undefined, credential: string | undefined, upstream: string, prompt: string, completion: string, context: number, maxOut: number) => ({
     id, endpoints: [{ provider, adapter, ...(baseUrl ? { base_url: baseUrl } : {}), ...(credential ? { credential } : {}), upstream_model: upstream, pricing: { prompt, completion }, context_length: context, max_completion_tokens: maxOut, input_modalities: ['text', 'image'] }],
   });
+  const embed = (id: string, provider: string, adapter: AdapterKind, baseUrl: string | undefined, credential: string | undefined, upstream: string, prompt: string, context: number) => ({
+    id, endpoints: [{
+      provider, adapter, ...(baseUrl ? { base_url: baseUrl } : {}), ...(credential ? { credential } : {}), upstream_model: upstream, pricing: { prompt, completion: '0' },
+      context_length: context, max_completion_tokens: null, supported_parameters: ['dimensions', 'encoding_format', 'user'], input_modalities: ['text'], output_modalities: ['embeddings'],
+    }],
+  });
   if (env.OPENAI_API_KEY) {
     const base = env.OPENAI_BASE_URL || 'https://api.openai.com/v1';
     models.push(chat('openai/gpt-4.1-mini', 'openai', 'openai-chat', base, 'OPENAI_API_KEY', 'gpt-4.1-mini', '0.0000004', '0.0000016', 1047576, 32768));
     models.push(chat('openai/gpt-4o-mini', 'openai', 'openai-chat', base, 'OPENAI_API_KEY', 'gpt-4o-mini', '0.00000015', '0.0000006', 128000, 16384));
+    models.push(embed('openai/text-embedding-3-small', 'openai', 'openai-chat', base, 'OPENAI_API_KEY', 'text-embedding-3-small', '0.00000002', 8191));
   }
   if (env.ANTHROPIC_API_KEY) {
     models.push(chat('anthropic/claude-sonnet-4.5', 'anthropic', 'anthropic', env.ANTHROPIC_BASE_URL || 'https://api.anthropic.com/v1', 'ANTHROPIC_API_KEY', 'claude-sonnet-4-5', '0.000003', '0.000015', 200000, 64000));
@@ -139,9 +162,11 @@ export function providerCatalog(env: NodeJS.ProcessEnv): CatalogFile {
   const geminiKey = env.GEMINI_API_KEY ? 'GEMINI_API_KEY' : env.GOOGLE_API_KEY ? 'GOOGLE_API_KEY' : undefined;
   if (geminiKey) {
     models.push(chat('google/gemini-2.5-flash', 'google-ai-studio', 'gemini', env.GEMINI_BASE_URL || 'https://generativelanguage.googleapis.com/v1beta', geminiKey, 'gemini-2.5-flash', '0.0000003', '0.0000025', 1048576, 65535));
+    models.push(embed('google/gemini-embedding-001', 'google-ai-studio', 'gemini', env.GEMINI_BASE_URL || 'https://generativelanguage.googleapis.com/v1beta', geminiKey, 'gemini-embedding-001', '0.00000015', 2048));
   }
   if (env.GATEWAY_BEDROCK_ENABLED === 'true') {
     models.push(chat('amazon/nova-lite-v1', 'amazon-bedrock', 'bedrock', undefined, undefined, 'amazon.nova-lite-v1:0', '0.00000006', '0.00000024', 300000, 5120));
+    models.push(embed('amazon/titan-embed-text-v2', 'amazon-bedrock', 'bedrock', undefined, undefined, 'amazon.titan-embed-text-v2:0', '0.00000002', 8192));
   }
   return { models };
 }

@@ -91,7 +91,7 @@ async function usableModels(principal: Principal, deps: CatalogPorts): Promise<C
   return modelsForKey(deps.catalog, await deps.usableEndpointsFor(principal.key));
 }
 
-function page(models: CatalogModel[], query: z.infer<typeof listModelsQuery> | undefined) {
+function page(models: CatalogModel[], query: z.infer<typeof listModelsQuery> | undefined, path = '/api/v1/models') {
   let list = models;
   if (query?.supported_parameters) {
     const wanted = query.supported_parameters.split(',').map((name) => name.trim()).filter(Boolean);
@@ -99,7 +99,7 @@ function page(models: CatalogModel[], query: z.infer<typeof listModelsQuery> | u
   }
   const offset = query?.offset ?? 0;
   const limit = query?.limit ?? Math.max(list.length, 1);
-  const next = offset + limit < list.length ? `/api/v1/models?offset=${offset + limit}&limit=${limit}` : null;
+  const next = offset + limit < list.length ? `${path}?offset=${offset + limit}&limit=${limit}` : null;
   return { data: list.slice(offset, offset + limit).map(modelView), total_count: list.length, links: { next } };
 }
 
@@ -263,6 +263,9 @@ export function createCatalogOperations(deps: CatalogPorts): CatalogOperations {
   return {
   async listModels({ principal, query }) {
     return { body: page(await listedModels(principal, deps), query) };
+  },
+  async listEmbeddingsModels({ principal, query }) {
+    return { body: page((await listedModels(principal, deps)).filter(outputModalityFilter('embeddings')), query, '/api/v1/embeddings/models') };
   },
   async listModelsForUser({ principal, query }) {
     return { body: page(await usableModels(principal, deps), query) };

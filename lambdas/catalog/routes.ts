@@ -34,6 +34,10 @@ export const catalogRoutes = [
     tag: 'Models', summary: 'The endpoints of one model: pricing, context length, supported parameters, uptime, latency and throughput', response: modelEndpointsReply,
   },
   {
+    operationId: 'listEmbeddingsModels', method: 'GET', path: '/embeddings/models', fn: 'management', auth: 'optional',
+    tag: 'Models', summary: 'The embeddings models (output_modalities include "embeddings"), as items of GET /models', query: listModelsQuery, response: listModelsReply,
+  },
+  {
     operationId: 'listProviders', method: 'GET', path: '/providers', fn: 'management', auth: 'optional',
     tag: 'Providers', summary: 'The providers behind the catalog\'s endpoints', response: providersReply,
   },

@@ -2,7 +2,7 @@
 import type { GenerationRequest } from '../providers/types.js';
 import type { Plugin, ProviderPreferences } from './formats/common-schema.js';
 
-export type InboundFormat = 'chat' | 'responses' | 'messages';
+export type InboundFormat = 'chat' | 'responses' | 'messages' | 'embeddings';
 
 export interface InferenceRequest {
   format: InboundFormat;

@@ -22,6 +22,7 @@ import { chatCompletion, chatUsage, ChatStreamWriter, type ReplyIdentity } from 
 import { responseResult, responsesUsage, ResponsesStreamWriter } from './formats/to-responses.js';
 import { fromMessages } from './formats/from-messages.js';
 import { messagesResult, messagesUsage, MessagesStreamWriter } from './formats/to-messages.js';
+import { embeddingsReply, embeddingsUsage, fromEmbeddings } from './formats/embeddings.js';
 import type { StreamEvent } from '../providers/types.js';
 import { SSE_DONE, SSE_KEEPALIVE } from './formats/sse.js';
 import type { Candidate } from './routing.js';
@@ -133,6 +134,8 @@ function replyBody(trace: RouteTrace, request: InferenceRequest, outcome: Genera
   const identity = identityOf(trace, outcome.candidate, outcome.result.service_tier);
   const body = request.format === 'chat'
     ? chatCompletion(identity, outcome.result, chatUsage(outcome.usage, outcome.cost, outcome.isByok), extra)
+    : request.format === 'embeddings'
+      ? embeddingsReply(identity, outcome.result, embeddingsUsage(outcome.usage, outcome.cost, outcome.isByok), request.echo.encoding_format, extra)
     : request.format === 'messages'
       ? messagesResult(identity, outcome.result, messagesUsage(outcome.usage, outcome.cost, outcome.isByok), extra)
       : responseResult(identity, request.echo, outcome.result, responsesUsage(outcome.usage, outcome.cost, outcome.isByok), Math.floor(Date.now() / 1000), extra);
@@ -169,6 +172,7 @@ function streamWriter(request: InferenceRequest, identity: ReplyIdentity): Forma
         error: (failure) => writer.error(failure.status, failure.message, failure.metadata),
       };
     }
+    case 'embeddings': throw new Error('embeddings do not stream');
     case 'responses': {
       const writer = new ResponsesStreamWriter(identity, request.echo);
       let started = false;
@@ -399,6 +403,9 @@ export function createInferenceOperations({ engine }: { engine: EngineDeps }): I
     },
     async createMessage({ body, principal, request, defer }) {
       return run(fromMessages(body), principal, request, engine, defer);
+    },
+    async createEmbeddings({ body, principal, request, defer }) {
+      return run(fromEmbeddings(body), principal, request, engine, defer);
     },
   };
 }

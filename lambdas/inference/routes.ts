@@ -3,6 +3,7 @@ import type { OperationsFor, RouteDef } from '../platform/http/route.js';
 import { chatRequestSchema } from './formats/chat-schema.js';
 import { responsesRequestSchema } from './formats/responses-schema.js';
 import { messagesRequestSchema } from './formats/messages-schema.js';
+import { embeddingsRequestSchema } from './formats/embeddings-schema.js';
 
 /** Lambda Function URLs accept request payloads up to 6 MB. */
 export const INFERENCE_MAX_BODY_BYTES = 6 * 1024 * 1024;
@@ -19,6 +20,10 @@ export const inferenceRoutes = [
   {
     operationId: 'createMessage', method: 'POST', path: '/messages', fn: 'inference', auth: 'inference',
     tag: 'Inference', summary: 'Anthropic Messages-format generation (JSON, or SSE with stream: true), for Anthropic SDKs', body: messagesRequestSchema, maxBodyBytes: INFERENCE_MAX_BODY_BYTES,
+  },
+  {
+    operationId: 'createEmbeddings', method: 'POST', path: '/embeddings', fn: 'inference', auth: 'inference',
+    tag: 'Inference', summary: 'Embeddings of one text or a list of texts (OpenAI format: float or base64 vectors)', body: embeddingsRequestSchema, maxBodyBytes: INFERENCE_MAX_BODY_BYTES,
   },
 ] as const satisfies readonly RouteDef[];
 

@@ -61,6 +61,22 @@ function totalPrice(endpoint: CatalogEndpoint): bigint {
   return endpoint.pricing.prompt + endpoint.pricing.completion;
 }
 
+/** An endpoint of an embeddings model (its output is vectors, not text). */
+export function producesEmbeddings(endpoint: CatalogEndpoint): boolean {
+  return endpoint.output_modalities.includes('embeddings');
+}
+
+/** Embeddings requests go to embeddings models only, and every other request to text models only. */
+function checkModelKinds(request: InferenceRequest, catalog: Catalog): void {
+  const wantsEmbeddings = request.format === 'embeddings';
+  const wrong = request.models.filter((id) => !catalog.byId.get(id)!.endpoints.some((endpoint) => producesEmbeddings(endpoint) === wantsEmbeddings));
+  if (!wrong.length) return;
+  const names = wrong.map((id) => `"${id}"`).join(', ');
+  throw new InvalidInputError(wantsEmbeddings
+    ? `${names} ${wrong.length === 1 ? 'is not an embeddings model' : 'are not embeddings models'}; pick one whose output_modalities include "embeddings" (GET /models?output_modalities=embeddings)`
+    : `${names} ${wrong.length === 1 ? 'is an embeddings model' : 'are embeddings models'}; call POST /embeddings with ${wrong.length === 1 ? 'it' : 'them'}`, { metadata: { models: wrong } });
+}
+
 function hasImages(params: InferenceRequest['params']): boolean {
   return params.messages.some((message) => message.content.some((part) => part.type === 'image'));
 }
@@ -70,6 +86,8 @@ export function planRoute(input: RoutingInput): RoutingPlan {
   const prefs = request.provider ?? {};
   const unknown = request.models.filter((id) => !catalog.byId.has(id));
   if (unknown.length) throw new InvalidInputError(`${unknown.map((id) => `"${id}"`).join(', ')} ${unknown.length === 1 ? 'is not a valid model ID' : 'are not valid model IDs'}`, { metadata: { models: unknown } });
+  checkModelKinds(request, catalog);
+  const wantsEmbeddings = request.format === 'embeddings';
 
   const requested = requestedParameters(request.params);
   const only = prefs.only ? new Set(prefs.only.map((slug) => slug.toLowerCase())) : undefined;
@@ -85,7 +103,11 @@ export function planRoute(input: RoutingInput): RoutingPlan {
   const needsImages = hasImages(request.params);
   // A realistic estimate, not the reservation's bound (one token per UTF-8 byte): a prompt that really
   // fits must not be refused. Without max_tokens only the prompt counts (the output then gets what is left).
-  const prompt = estimatePromptTokens(request.params);
+  // Embeddings models take each input on its own: the longest one has to fit, not all of them together.
+  const embedded = request.params.embedding?.input;
+  const prompt = embedded
+    ? estimatePromptTokens({ messages: [{ role: 'user', content: [{ type: 'text', text: embedded.reduce((longest, text) => (text.length > longest.length ? text : longest), '') }] }] })
+    : estimatePromptTokens(request.params);
   const outputTokens = request.params.max_output_tokens ?? 0;
   const requestedTokens = prompt.text + prompt.images + outputTokens;
   const skipped: SkippedEndpoint[] = [];
@@ -100,6 +122,7 @@ export function planRoute(input: RoutingInput): RoutingPlan {
     const eligible: Candidate[] = [];
     for (const endpoint of model.endpoints) {
       considered.push(endpoint);
+      if (producesEmbeddings(endpoint) !== wantsEmbeddings) { remove(wantsEmbeddings ? 'embeddings output' : 'text output'); continue; }
       const provider = endpoint.provider.toLowerCase();
       if (only && !only.has(provider)) { remove('provider.only'); continue; }
       if (ignore.has(provider)) { remove('provider.ignore'); continue; }

@@ -266,6 +266,8 @@ async function buffered(run: Run): Promise<GenerationOutcome> {
     result: generated.result,
     firstTokenMs: generated.firstTokenMs,
     streamed: false,
+    // A provider that counts no tokens (Gemini's and Cohere's embeddings): the record says the usage is estimated.
+    ...(generated.result.usage_estimated ? { usageEstimated: true } : {}),
   });
   const pending = run.later(accounted.persisted);
   if (pending) await pending;

@@ -52,9 +52,21 @@ export interface ReasoningConfig {
   summary?: 'auto' | 'concise' | 'detailed';
 }
 
+/** An embeddings request: the texts, in order, and the vectors' length where the model can choose it. */
+export interface EmbeddingInput {
+  input: string[];
+  dimensions?: number;
+}
+
 export interface GenerationRequest {
   /** The provider's own model id (the router has resolved it). */
   model: string;
+  /**
+   * Set for an embeddings request (POST /embeddings): the adapter's generate() asks the provider's embeddings
+   * API for one vector per input and answers with `embeddings`; `messages` then hold the inputs as text (so
+   * the prompt estimate and the reservation count them like any prompt).
+   */
+  embedding?: EmbeddingInput;
   messages: Message[];
   tools?: FunctionTool[];
   tool_choice?: ToolChoice;
@@ -105,6 +117,10 @@ export interface GenerationResult {
   native_finish_reason?: string;
   usage: Usage;
   service_tier?: string;
+  /** An embeddings request's vectors, one per input in input order. */
+  embeddings?: number[][];
+  /** The provider reported no token count: usage.input_tokens is the gateway's estimate (about 4 characters a token). */
+  usage_estimated?: boolean;
 }
 
 export type StreamEvent =

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import Anthropic from '@anthropic-ai/sdk';
 import { OpenRouter } from '@openrouter/sdk';
 import { startGatewayProcess, type GatewayProcess } from '../support/gateway-process.js';
-import { waitFor } from '../support/wait.js';
+import { resultsById, runInlineBatch } from '../support/batches.js';
 import { generateKeyText } from '../../lambdas/keys/key-format.js';
 
 const ADMIN_KEY = generateKeyText();
@@ -90,29 +90,18 @@ describe('Anthropic SDK against POST /messages', () => {
 
 describe('a /v1/messages batch', () => {
   it('runs Anthropic Messages items and answers each with an Anthropic message', async () => {
-    const post = await fetch(`${gateway.baseUrl}/batches`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${userKey}`, 'content-type': 'application/json' },
-      body: JSON.stringify({
-        endpoint: '/v1/messages',
-        model: 'simulator/echo',
-        requests: [
-          { custom_id: 'm-1', body: { max_tokens: 32, system: 'Echo.', messages: [{ role: 'user', content: 'first message' }] } },
-          { custom_id: 'm-2', body: { max_tokens: 32, messages: [{ role: 'user', content: [{ type: 'text', text: 'second message' }] }] } },
-          { custom_id: 'm-bad', body: { max_tokens: 32, messages: [{ role: 'system', content: 'not a Messages role' }] } },
-        ],
-      }),
+    const batch = await runInlineBatch(gateway.baseUrl, userKey, {
+      endpoint: '/v1/messages',
+      model: 'simulator/echo',
+      requests: [
+        { custom_id: 'm-1', body: { max_tokens: 32, system: 'Echo.', messages: [{ role: 'user', content: 'first message' }] } },
+        { custom_id: 'm-2', body: { max_tokens: 32, messages: [{ role: 'user', content: [{ type: 'text', text: 'second message' }] }] } },
+        { custom_id: 'm-bad', body: { max_tokens: 32, messages: [{ role: 'system', content: 'not a Messages role' }] } },
+      ],
     });
-    expect(post.status).toBe(202);
-    const { id } = await post.json() as { id: string };
-    let batch: any;
-    await waitFor(async () => {
-      batch = await (await fetch(`${gateway.baseUrl}/batches/${id}`, { headers: { authorization: `Bearer ${userKey}` } })).json();
-      return ['completed', 'failed', 'cancelled', 'expired'].includes(batch.status);
-    }, { timeoutMs: 30_000, what: `batch ${id} to end` });
     expect(batch.status).toBe('completed');
     expect(batch.request_counts).toEqual({ total: 3, completed: 2, failed: 1 });
-    const byId = Object.fromEntries(batch.results.map((result: any) => [result.custom_id, result]));
+    const byId = resultsById(batch);
     for (const [customId, text] of [['m-1', 'first message'], ['m-2', 'second message']] as const) {
       expect(byId[customId].response.status_code).toBe(200);
       expect(byId[customId].response.body).toMatchObject({ type: 'message', role: 'assistant', content: [{ type: 'text', text }], stop_reason: 'end_turn' });

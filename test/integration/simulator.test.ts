@@ -708,3 +708,43 @@ describe('delays', () => {
     }
   });
 });
+
+describe('embeddings', () => {
+  const norm = (vector: number[]) => Math.sqrt(vector.reduce((sum, value) => sum + value * value, 0));
+
+  it('OpenAI /v1/embeddings: a unit vector per text, the same for the same text, with token usage', async () => {
+    const reply = await post('/v1/embeddings', { model: 'embed', input: ['same', 'other', 'same'] });
+    expect(reply.status).toBe(200);
+    const body = await reply.json() as { object: string; data: Array<{ object: string; index: number; embedding: number[] }>; usage: { prompt_tokens: number } };
+    expect(body.object).toBe('list');
+    expect(body.data.map((item) => item.index)).toEqual([0, 1, 2]);
+    expect(body.data[0]!.embedding).toHaveLength(16);
+    expect(norm(body.data[0]!.embedding)).toBeCloseTo(1, 6);
+    expect(body.data[2]!.embedding).toEqual(body.data[0]!.embedding);
+    expect(body.data[1]!.embedding).not.toEqual(body.data[0]!.embedding);
+    // About four characters a token, at least one a text: 1 + 2 + 1.
+    expect(body.usage.prompt_tokens).toBe(4);
+    const sized = await (await post('/v1/embeddings', { model: 'embed', input: 'x', dimensions: 40, encoding_format: 'base64' })).json() as { data: Array<{ embedding: string }> };
+    expect(Buffer.from(sized.data[0]!.embedding, 'base64').length).toBe(40 * 4);
+  });
+
+  it('OpenAI /v1/embeddings: 400 for bad input, 404 for another model, 429 and 500 for the error models', async () => {
+    expect((await post('/v1/embeddings', { model: 'embed', input: [] })).status).toBe(400);
+    expect((await post('/v1/embeddings', { model: 'embed', input: 'x', dimensions: 0 })).status).toBe(400);
+    expect((await post('/v1/embeddings', { model: 'echo', input: 'x' })).status).toBe(404);
+    const limited = await post('/v1/embeddings', { model: 'error-429', input: 'x' });
+    expect([limited.status, limited.headers.get('retry-after')]).toEqual([429, '1']);
+    expect((await post('/v1/embeddings', { model: 'error-500', input: 'x' })).status).toBe(500);
+  });
+
+  it('Gemini batchEmbedContents and embedContent: the same vectors as OpenAI\'s for the same texts', async () => {
+    const openai = await (await post('/v1/embeddings', { model: 'embed', input: ['alpha', 'beta'], dimensions: 8 })).json() as { data: Array<{ embedding: number[] }> };
+    const batch = await post('/v1beta/models/embed:batchEmbedContents', { requests: ['alpha', 'beta'].map((text) => ({ model: 'models/embed', content: { parts: [{ text }] }, outputDimensionality: 8 })) });
+    expect(batch.status).toBe(200);
+    expect(((await batch.json()) as { embeddings: Array<{ values: number[] }> }).embeddings.map((e) => e.values)).toEqual(openai.data.map((d) => d.embedding));
+    const one = await post('/v1beta/models/embed:embedContent', { content: { parts: [{ text: 'alpha' }] }, outputDimensionality: 8 });
+    expect(((await one.json()) as { embedding: { values: number[] } }).embedding.values).toEqual(openai.data[0]!.embedding);
+    expect((await post('/v1beta/models/embed:batchEmbedContents', { requests: [] })).status).toBe(400);
+    expect((await post('/v1beta/models/error-429:batchEmbedContents', { requests: [{ content: { parts: [{ text: 'x' }] } }] })).status).toBe(429);
+  });
+});

@@ -122,9 +122,11 @@ describe('BatchItemChecker', () => {
     expect(checker.checkLine({ number: 5, text: null, bytes: 7_000_000, offset: 0 })).toMatchObject({ kind: 'error', line: 5, error: { error_type: 'line_too_large' } });
   });
 
-  it('says plainly which endpoints cannot run yet', () => {
-    expect(() => new BatchItemChecker('/v1/embeddings')).toThrow(InvalidInputError);
-    expect(() => new BatchItemChecker('/v1/embeddings')).toThrow(/not supported by this gateway yet/);
+  it('checks /v1/embeddings items against the embeddings request', () => {
+    const checker = new BatchItemChecker('/v1/embeddings', { model: 'simulator/embed' });
+    expect(checker.check({ custom_id: 'e1', body: { input: ['a', 'b'] } }, 1)).toMatchObject({ kind: 'item', body: { model: 'simulator/embed', input: ['a', 'b'] } });
+    expect(checker.check({ custom_id: 'e2', body: { input: [1, 2, 3] } }, 2)).toMatchObject({ kind: 'error', error: { error_type: 'invalid_body', message: expect.stringMatching(/token arrays are not accepted/) } });
+    expect(checker.check({ custom_id: 'e3', body: { input: '' } }, 3)).toMatchObject({ kind: 'error', error: { error_type: 'invalid_body' } });
   });
 
   it('checks /v1/messages items against the Anthropic Messages request', () => {

@@ -1,10 +1,11 @@
 // Adapter for Amazon Bedrock Converse / ConverseStream through the AWS SDK. Credentials come from the
 // SDK's default chain (the function's IAM role); the SDK does not retry, the gateway decides that.
-import { BedrockRuntimeClient, ConverseCommand, ConverseStreamCommand } from '@aws-sdk/client-bedrock-runtime';
+import { BedrockRuntimeClient, ConverseCommand, ConverseStreamCommand, InvokeModelCommand } from '@aws-sdk/client-bedrock-runtime';
+import { embeddingResult } from '../embeddings.js';
 import { NodeHttpHandler } from '@smithy/node-http-handler';
 import type { CallOptions, GenerationRequest, GenerationResult, ProviderAdapter, StreamEvent, ToolCall, Usage } from '../types.js';
 import { emptyUsage } from '../types.js';
-import { parseUpstream, transportError } from '../http.js';
+import { parseJsonText, parseUpstream, transportError } from '../http.js';
 import { ProviderError, parseRetryAfter } from '../provider-error.js';
 import { bedrockSupportedParameters, convertToBedrockConverse } from './convert-to-bedrock-converse.js';
 import { mapBedrockStopReason } from './map-bedrock-stop-reason.js';
@@ -103,10 +104,50 @@ export function createBedrockAdapter(settings: BedrockSettings = {}): ProviderAd
     maxAttempts: 1,
   }));
 
+  /** InvokeModel with a JSON body; the reply's JSON. */
+  async function invoke(modelId: string, body: unknown, options: CallOptions): Promise<Record<string, unknown>> {
+    let output;
+    try {
+      output = await client.send(new InvokeModelCommand({ modelId, contentType: 'application/json', accept: 'application/json', body: JSON.stringify(body) }), { abortSignal: options.signal });
+    } catch (err) {
+      throw bedrockError(provider, err, options.signal);
+    }
+    const parsed = parseJsonText(provider, Buffer.from(output.body).toString('utf8'));
+    if (typeof parsed !== 'object' || parsed === null) throw new ProviderError({ provider, kind: 'invalid-response', status: 502, message: 'Upstream reply is not a JSON object' });
+    return parsed as Record<string, unknown>;
+  }
+
+  /**
+   * Embeddings through InvokeModel: Cohere's models take every text in one call (and count no tokens);
+   * Titan's take one text a call (and count its tokens), so its texts go four calls at a time.
+   */
+  async function embed(request: GenerationRequest, options: CallOptions): Promise<GenerationResult> {
+    const { input, dimensions } = request.embedding!;
+    if (/(^|\.)cohere\.embed/.test(request.model)) {
+      const reply = await invoke(request.model, { texts: input, input_type: 'search_document', truncate: 'END' }, options);
+      const embeddings = Array.isArray(reply.embeddings) ? reply.embeddings as number[][] : (reply.embeddings as { float?: number[][] } | undefined)?.float ?? [];
+      return embeddingResult(provider, input, embeddings, undefined);
+    }
+    const embeddings: number[][] = new Array(input.length);
+    let tokens = 0;
+    let counted = true;
+    for (let start = 0; start < input.length; start += 4) {
+      await Promise.all(input.slice(start, start + 4).map(async (text, offset) => {
+        const reply = await invoke(request.model, { inputText: text, ...(dimensions !== undefined ? { dimensions } : {}), normalize: true }, options);
+        if (!Array.isArray(reply.embedding)) throw new ProviderError({ provider, kind: 'invalid-response', status: 502, message: 'Upstream reply has no embedding' });
+        embeddings[start + offset] = reply.embedding as number[];
+        if (typeof reply.inputTextTokenCount === 'number') tokens += reply.inputTextTokenCount;
+        else counted = false;
+      }));
+    }
+    return embeddingResult(provider, input, embeddings, counted ? tokens : undefined);
+  }
+
   return {
     provider,
 
     async generate(request: GenerationRequest, options: CallOptions = {}): Promise<GenerationResult> {
+      if (request.embedding) return embed(request, options);
       const input = convertToBedrockConverse(request, provider);
       let output: unknown;
       try {

@@ -7,6 +7,11 @@ import { parseSse } from '../sse.js';
 import { ProviderError } from '../provider-error.js';
 import { convertToGemini, geminiSupportedParameters } from './convert-to-gemini.js';
 import { mapGeminiFinishReason } from './map-gemini-finish-reason.js';
+import { embeddingResult } from '../embeddings.js';
+import * as z from 'zod';
+
+/** batchEmbedContents reply: one ContentEmbedding per request, in order. Gemini counts no tokens for it. */
+const geminiEmbeddingsSchema = z.object({ embeddings: z.array(z.object({ values: z.array(z.number()) })) });
 import {
   describeGeminiError, geminiChunkSchema, geminiResponseSchema, geminiRetryDelayMs, geminiStatusCode,
   type GeminiPart, type GeminiUsageMetadata,
@@ -78,6 +83,15 @@ export function createGeminiAdapter(settings: GeminiSettings): ProviderAdapter {
     provider,
 
     async generate(request: GenerationRequest, options: CallOptions = {}): Promise<GenerationResult> {
+      if (request.embedding) {
+        const { input, dimensions } = request.embedding;
+        const model = modelPath(request.model);
+        const response = await post(`${baseURL}/${model}:batchEmbedContents`, {
+          requests: input.map((text) => ({ model, content: { parts: [{ text }] }, ...(dimensions !== undefined ? { outputDimensionality: dimensions } : {}) })),
+        }, options);
+        const body = await readJson(provider, response, geminiEmbeddingsSchema, options.signal);
+        return embeddingResult(provider, input, body.embeddings.map((embedding) => embedding.values), undefined);
+      }
       const url = `${baseURL}/${modelPath(request.model)}:generateContent`;
       const response = await post(url, convertToGemini(request, provider), options);
       const body = await readJson(provider, response, geminiResponseSchema, options.signal);

@@ -7,7 +7,8 @@ import { parseSse } from '../sse.js';
 import { ProviderError } from '../provider-error.js';
 import { convertToOpenAIChat } from './convert-to-openai-chat.js';
 import { mapOpenAIFinishReason } from './map-openai-finish-reason.js';
-import { describeOpenAIError, openAIChatChunkSchema, openAIChatResponseSchema, type OpenAIChatUsage } from './openai-chat-api-types.js';
+import { describeOpenAIError, openAIChatChunkSchema, openAIChatResponseSchema, openAIEmbeddingsResponseSchema, type OpenAIChatUsage } from './openai-chat-api-types.js';
+import { embeddingResult } from '../embeddings.js';
 
 export interface OpenAIChatSettings {
   /** Provider slug reported in metadata (openai, groq, together …). */
@@ -35,13 +36,26 @@ export function createOpenAIChatAdapter(settings: OpenAIChatSettings): ProviderA
   const url = `${settings.baseURL.replace(/\/+$/, '')}/chat/completions`;
   const headers = { ...(settings.apiKey ? { authorization: `Bearer ${settings.apiKey}` } : {}), ...settings.headers };
 
-  const post = (body: unknown, options: CallOptions) =>
-    postJson({ provider, fetch: fetchFn, url, headers, body, signal: options.signal, describeError: describeOpenAIError });
+  const post = (body: unknown, options: CallOptions, to = url) =>
+    postJson({ provider, fetch: fetchFn, url: to, headers, body, signal: options.signal, describeError: describeOpenAIError });
+  const embeddingsUrl = `${settings.baseURL.replace(/\/+$/, '')}/embeddings`;
+
+  /** POST /embeddings: float vectors, put back in input order by their index. */
+  async function embed(request: GenerationRequest, options: CallOptions): Promise<GenerationResult> {
+    const { input, dimensions } = request.embedding!;
+    const response = await post({ model: request.model, input, encoding_format: 'float', ...(dimensions !== undefined ? { dimensions } : {}), ...(request.user ? { user: request.user } : {}) }, options, embeddingsUrl);
+    const body = await readJson(provider, response, openAIEmbeddingsResponseSchema, options.signal);
+    const vectors: number[][] = new Array(input.length);
+    for (const item of body.data) if (item.index < input.length) vectors[item.index] = item.embedding;
+    const embeddings = body.data.length === input.length && vectors.every(Boolean) ? vectors : body.data.map((item) => item.embedding);
+    return embeddingResult(provider, input, embeddings, body.usage?.prompt_tokens ?? undefined);
+  }
 
   return {
     provider,
 
     async generate(request: GenerationRequest, options: CallOptions = {}): Promise<GenerationResult> {
+      if (request.embedding) return embed(request, options);
       const response = await post(convertToOpenAIChat(request, false), options);
       const body = await readJson(provider, response, openAIChatResponseSchema, options.signal);
       const choice = body.choices[0]!;

@@ -69,3 +69,10 @@ export function describeOpenAIError(body: unknown): { message?: string; code?: s
   const { message, code, type } = parsed.data.error;
   return { message: message ?? undefined, code: code !== null && code !== undefined ? String(code) : type ?? undefined };
 }
+
+/** POST /embeddings reply (encoding_format "float"). */
+export const openAIEmbeddingsResponseSchema = z.object({
+  data: z.array(z.object({ index: z.number().int().nonnegative(), embedding: z.array(z.number()) })),
+  model: z.string().nullish(),
+  usage: z.object({ prompt_tokens: z.number().int().nonnegative().nullish() }).nullish(),
+});
