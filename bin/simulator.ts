@@ -1,6 +1,7 @@
 // `npm run simulator`: the upstream simulator on its own (OpenAI, Anthropic and Gemini wire formats).
-// SIMULATOR_PORT (default PORT + 1, i.e. 8081), SIMULATOR_CHUNK_DELAY_MS, SIMULATOR_FIRST_BYTE_DELAY_MS.
-import { startSimulator } from './simulator/server.js';
+// SIMULATOR_PORT (default PORT + 1, i.e. 8081), SIMULATOR_CHUNK_DELAY_MS, SIMULATOR_FIRST_BYTE_DELAY_MS,
+// SIMULATOR_BATCH_DELAY_MS (how long a provider batch stays in progress, default 1000).
+import { DEFAULT_SIMULATOR_BATCH_DELAY_MS, startSimulator } from './simulator/server.js';
 
 function intFromEnv(name: string, fallback: number): number {
   const raw = process.env[name];
@@ -16,8 +17,9 @@ function intFromEnv(name: string, fallback: number): number {
 const port = intFromEnv('SIMULATOR_PORT', intFromEnv('PORT', 8080) + 1);
 const chunkDelayMs = intFromEnv('SIMULATOR_CHUNK_DELAY_MS', 0);
 const firstByteDelayMs = intFromEnv('SIMULATOR_FIRST_BYTE_DELAY_MS', 0);
+const batchDelayMs = intFromEnv('SIMULATOR_BATCH_DELAY_MS', DEFAULT_SIMULATOR_BATCH_DELAY_MS);
 
-startSimulator({ port, chunkDelayMs, firstByteDelayMs }).then((simulator) => {
+startSimulator({ port, chunkDelayMs, firstByteDelayMs, batchDelayMs }).then((simulator) => {
   console.log(`Upstream simulator listening on ${simulator.url}`);
   let stopping = false;
   const stop = () => {

@@ -12,7 +12,7 @@ import { registerHealthCheck, type PartHealth } from '../../lambdas/app/system-o
 import { bootstrapLocal, type BootstrapResult } from './bootstrap.js';
 import { ensureTable } from '../../lambdas/platform/dynamo/create-table.js';
 import { usdToNanos, MoneyFormatError } from '../../lambdas/platform/money.js';
-import { startSimulator, type Simulator } from '../simulator/server.js';
+import { DEFAULT_SIMULATOR_BATCH_DELAY_MS, startSimulator, type Simulator } from '../simulator/server.js';
 import { startLocalKms } from './kms.js';
 import { startAggregatorThread, type AggregatorThread } from './aggregator-thread.js';
 import { startLocalBatchServices } from './batch-services.js';
@@ -59,6 +59,8 @@ export interface LocalConfig {
   /** Delay between the simulator's streamed chunks and before its first byte (SIMULATOR_CHUNK_DELAY_MS, SIMULATOR_FIRST_BYTE_DELAY_MS). */
   simulatorChunkDelayMs?: number;
   simulatorFirstByteDelayMs?: number;
+  /** How long the simulator's provider batches take (SIMULATOR_BATCH_DELAY_MS, default 1000). */
+  simulatorBatchDelayMs?: number;
   /** GATEWAY_SHUTDOWN_GRACE_MS, default 5000. */
   shutdownGraceMs?: number;
   /** GATEWAY_LOG_FORMAT (text or json, default text) and GATEWAY_LOG_FILE. */
@@ -92,6 +94,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): LocalConfig
     internProgramme: internProgrammeFrom(env),
     simulatorChunkDelayMs: msFrom(env, 'SIMULATOR_CHUNK_DELAY_MS', 0),
     simulatorFirstByteDelayMs: msFrom(env, 'SIMULATOR_FIRST_BYTE_DELAY_MS', 0),
+    simulatorBatchDelayMs: msFrom(env, 'SIMULATOR_BATCH_DELAY_MS', DEFAULT_SIMULATOR_BATCH_DELAY_MS),
     shutdownGraceMs: msFrom(env, 'GATEWAY_SHUTDOWN_GRACE_MS', DEFAULT_SHUTDOWN_GRACE_MS),
     logFormat: logFormatFromEnv(env),
     logFile: env.GATEWAY_LOG_FILE ? resolve(env.GATEWAY_LOG_FILE) : undefined,
@@ -173,7 +176,7 @@ export async function startLocalRuntime(config: LocalConfig, output: RuntimeOutp
     startDynamoDbLocal({ dataDir: dynamodbDir }),
     config.simulatorUrl
       ? Promise.resolve(externalSimulator(config.simulatorUrl))
-      : startSimulator({ port: config.simulatorPort, host: config.host, chunkDelayMs: config.simulatorChunkDelayMs ?? 0, firstByteDelayMs: config.simulatorFirstByteDelayMs ?? 0 }),
+      : startSimulator({ port: config.simulatorPort, host: config.host, chunkDelayMs: config.simulatorChunkDelayMs ?? 0, firstByteDelayMs: config.simulatorFirstByteDelayMs ?? 0, batchDelayMs: config.simulatorBatchDelayMs ?? DEFAULT_SIMULATOR_BATCH_DELAY_MS }),
     startLocalKms({ dataDir: join(config.dataDir, 'kms') }),
     startLocalBatchServices({ dataDir: config.dataDir, host: '127.0.0.1' }),
   ]);

@@ -12,6 +12,7 @@ import { openAiResponses } from './openai-responses.js';
 import { anthropic } from './anthropic.js';
 import { geminiJsonArray, geminiSse } from './gemini.js';
 import { geminiEmbeddings, openAiEmbeddings, type EmbeddingsReply } from './embeddings.js';
+import { SimulatedBatches } from './batches.js';
 
 export interface SimulatorOptions {
   port: number;
@@ -21,7 +22,11 @@ export interface SimulatorOptions {
   chunkDelayMs?: number;
   /** Delay before the status line and headers, default 0. */
   firstByteDelayMs?: number;
+  /** How long a provider batch (OpenAI Batch API, Anthropic Message Batches) stays in progress, default 1000. */
+  batchDelayMs?: number;
 }
+
+export const DEFAULT_SIMULATOR_BATCH_DELAY_MS = 1000;
 
 export interface Simulator {
   /** http://127.0.0.1:PORT */
@@ -218,10 +223,25 @@ export function startSimulator(options: SimulatorOptions): Promise<Simulator> {
     });
   }
 
+  let ownUrl = '';
+  const batches = new SimulatedBatches(Math.max(0, options.batchDelayMs ?? DEFAULT_SIMULATOR_BATCH_DELAY_MS), () => ownUrl);
+
   const server = createServer((req, res) => {
     const url = req.url ?? '/';
     const q = url.indexOf('?');
     const path = q === -1 ? url : url.slice(0, q);
+    if (SimulatedBatches.handles(path)) {
+      const chunks: Buffer[] = [];
+      req.on('data', (chunk: Buffer) => chunks.push(chunk));
+      req.on('end', () => {
+        const reply = batches.handle(req.method ?? 'GET', path, req.headers['content-type'] ?? '', Buffer.concat(chunks));
+        if (Buffer.isBuffer(reply.body)) {
+          res.writeHead(reply.status, { 'content-type': reply.contentType ?? 'application/octet-stream', 'content-length': reply.body.length });
+          res.end(reply.body);
+        } else sendJson(res, reply.status, reply.body);
+      });
+      return;
+    }
     if (path === '/v1/embeddings') {
       embeddings(req, res, openAiEmbeddings);
       return;
@@ -270,8 +290,9 @@ export function startSimulator(options: SimulatorOptions): Promise<Simulator> {
       const port = typeof address === 'object' && address ? address.port : options.port;
       const urlHost = host.includes(':') ? `[${host}]` : host;
       let closing: Promise<void> | undefined;
+      ownUrl = `http://${urlHost}:${port}`;
       resolve({
-        url: `http://${urlHost}:${port}`,
+        url: ownUrl,
         port,
         close: () => {
           closing ??= new Promise<void>((done, fail) => {
