@@ -213,25 +213,31 @@ async function main(): Promise<void> {
         start = page.LastEvaluatedKey;
       } while (start);
     }
+    // Each item's id names its own block (batch ids are derived one an item); a block read once, all its pages.
+    const blocks = [...new Set(generationIds.map((id) => blockOf(id)).filter((block): block is string => block !== undefined))];
     let next = 0;
     const reader = async () => {
-      while (next < generationIds.length) {
-        const block = blockOf(generationIds[next++]!);
-        if (block === undefined) continue;
-        const found = await db.send(new QueryCommand({
-          TableName: tableName,
-          KeyConditionExpression: 'pk = :pk AND begins_with(sk, :pages)',
-          ExpressionAttributeValues: { ':pk': itemKeys.pagesOf(block).pk, ':pages': itemKeys.pageSortPrefix },
-        }));
-        for (const item of found.Items ?? []) {
-          for (const entry of pageFromItem(item).entries) {
-            if (!entry.record.id.startsWith(`gen-${batch.created_at}-`)) continue;
-            records += 1;
-            ids.add(entry.record.id);
-            charged += entry.record.cost.total;
-            pageUnits += 2 * kb(item);
+      while (next < blocks.length) {
+        const block = blocks[next++]!;
+        let start: Record<string, unknown> | undefined;
+        do {
+          const found = await db.send(new QueryCommand({
+            TableName: tableName,
+            KeyConditionExpression: 'pk = :pk AND begins_with(sk, :pages)',
+            ExpressionAttributeValues: { ':pk': itemKeys.pagesOf(block).pk, ':pages': itemKeys.pageSortPrefix },
+            ExclusiveStartKey: start,
+          }));
+          for (const item of found.Items ?? []) {
+            for (const entry of pageFromItem(item).entries) {
+              if (!entry.record.id.startsWith(`gen-${batch.created_at}-`)) continue;
+              records += 1;
+              ids.add(entry.record.id);
+              charged += entry.record.cost.total;
+              pageUnits += 2 * kb(item);
+            }
           }
-        }
+          start = found.LastEvaluatedKey;
+        } while (start);
       }
     };
     await Promise.all(Array.from({ length: 16 }, reader));

@@ -36,6 +36,9 @@ const endpointConfig = z.object({
   latency_ms: z.number().nonnegative().optional(),
 });
 
+/** The adapters that can answer an embeddings request (OpenAI-compatible /embeddings, Gemini, Bedrock). */
+const EMBEDDING_ADAPTERS: ReadonlySet<string> = new Set(['openai-chat', 'gemini', 'bedrock']);
+
 const modelConfig = z.object({
   id: z.string().regex(/^[a-z0-9][a-z0-9._-]*\/[a-zA-Z0-9._:-]+$/, 'model ids look like vendor/name'),
   name: z.string().optional(),
@@ -45,6 +48,9 @@ const modelConfig = z.object({
     // An embeddings request reserves no output: its endpoint must not price any.
     (endpoint) => !endpoint.output_modalities?.includes('embeddings') || endpoint.pricing.completion === 0n,
     { message: 'an embeddings endpoint (output_modalities ["embeddings"]) is priced by its input only: pricing.completion must be 0', path: ['pricing', 'completion'] },
+  ).refine(
+    (endpoint) => !endpoint.output_modalities?.includes('embeddings') || EMBEDDING_ADAPTERS.has(endpoint.adapter),
+    { message: `an embeddings endpoint needs an adapter with an embeddings API: ${['openai-chat', 'gemini', 'bedrock'].join(', ')}`, path: ['adapter'] },
   )).min(1),
 });
 

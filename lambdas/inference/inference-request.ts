@@ -51,6 +51,8 @@ const PARAMETER_ENTRIES = Object.entries(PARAMETER_NAMES) as Array<[keyof Genera
 /** The parameters a request sets, by their supported-parameter names. */
 export function requestedParameters(params: InferenceRequest['params']): Map<string, keyof GenerationRequest> {
   const requested = new Map<string, keyof GenerationRequest>();
+  // An embeddings request's own parameter: provider.require_parameters then keeps it to endpoints that take it.
+  if (params.embedding?.dimensions !== undefined) requested.set('dimensions', 'embedding');
   for (const [field, name] of PARAMETER_ENTRIES) {
     const value = params[field as keyof typeof params];
     if (value === undefined || (Array.isArray(value) && value.length === 0)) continue;

@@ -240,7 +240,9 @@ export function requestFor(candidate: Candidate, params: InferenceRequest['param
     const requested = requestedParameters(params);
     for (const name of candidate.ignoredParameters) {
       const field = requested.get(name);
-      if (field) delete (request as unknown as Record<string, unknown>)[field];
+      // `dimensions` is part of the embeddings request: only it is left out, never the request itself.
+      if (field === 'embedding' && request.embedding) request.embedding = { input: request.embedding.input, ...(request.embedding.inputType ? { inputType: request.embedding.inputType } : {}) };
+      else if (field) delete (request as unknown as Record<string, unknown>)[field];
     }
   }
   return request;

@@ -3,9 +3,25 @@
 import { ProviderError } from './provider-error.js';
 import { emptyUsage, type GenerationResult } from './types.js';
 
-/** About four characters a token, at least one token an input: the estimate where a provider counts none. */
+/**
+ * The estimate where a provider counts no tokens: about four ASCII characters a token, and a token for every
+ * other character (Chinese, Japanese and Korean text, and most other scripts, take about one a character),
+ * at least one token an input.
+ */
 export function estimatedEmbeddingTokens(input: readonly string[]): number {
-  return input.reduce((sum, text) => sum + Math.max(1, Math.ceil(text.length / 4)), 0);
+  let total = 0;
+  for (const text of input) {
+    let ascii = 0;
+    let other = 0;
+    for (let i = 0; i < text.length; i += 1) {
+      const code = text.charCodeAt(i);
+      if (code < 0x80) ascii += 1;
+      // A surrogate pair is one character: counted at its high half.
+      else if (code < 0xdc00 || code > 0xdfff) other += 1;
+    }
+    total += Math.max(1, Math.ceil(ascii / 4) + other);
+  }
+  return total;
 }
 
 /** The vectors as a generation's result; refused as an invalid response unless there is one per input. */

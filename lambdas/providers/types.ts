@@ -56,6 +56,8 @@ export interface ReasoningConfig {
 export interface EmbeddingInput {
   input: string[];
   dimensions?: number;
+  /** What the texts are for (search_query, search_document, classification, clustering), where a model distinguishes. */
+  inputType?: string;
 }
 
 export interface GenerationRequest {

@@ -6,6 +6,7 @@ import { createGeminiAdapter } from '../../lambdas/providers/google/gemini-adapt
 import { createBedrockAdapter } from '../../lambdas/providers/bedrock/bedrock-adapter.js';
 import { ProviderError } from '../../lambdas/providers/provider-error.js';
 import type { GenerationRequest } from '../../lambdas/providers/types.js';
+import { estimatedEmbeddingTokens } from '../../lambdas/providers/embeddings.js';
 import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream.js';
 
 let upstream: FakeUpstream;
@@ -43,6 +44,8 @@ describe('OpenAI embeddings', () => {
     const adapter = createOpenAIChatAdapter({ baseURL: `${upstream.url}/v1` });
     upstream.reply({ json: { data: [{ index: 0, embedding: [1] }], usage: { prompt_tokens: 1 } } });
     await expect(adapter.generate(embedding('m', ['a', 'b']))).rejects.toMatchObject({ kind: 'invalid-response', status: 502 });
+    upstream.reply({ json: { data: [{ index: 0, embedding: [1] }, { index: 0, embedding: [2] }], usage: { prompt_tokens: 1 } } });
+    await expect(adapter.generate(embedding('m', ['a', 'b']))).rejects.toMatchObject({ kind: 'invalid-response', status: 502 });
     upstream.reply({ status: 429, headers: { 'retry-after': '2' }, json: { error: { message: 'Slow down', type: 'requests', code: 'rate_limit_exceeded' } } });
     const error = await adapter.generate(embedding('m', ['a'])).catch((err: unknown) => err);
     expect(error).toBeInstanceOf(ProviderError);
@@ -69,6 +72,28 @@ describe('Gemini embeddings', () => {
   });
 });
 
+describe('estimated tokens', () => {
+  it('count about four ASCII characters a token and a token for every other character', () => {
+    expect(estimatedEmbeddingTokens(['abcd', 'abcde', ''])).toBe(1 + 2 + 1);
+    // Six CJK characters, and a character outside the BMP (one surrogate pair).
+    expect(estimatedEmbeddingTokens(['日本語のテキ', '😀'])).toBe(6 + 1);
+  });
+});
+
+describe('Gemini embeddings in several calls', () => {
+  it('sends at most 100 texts a call, in order, with the task type for input_type', async () => {
+    const adapter = createGeminiAdapter({ baseURL: `${upstream.url}/v1beta`, apiKey: 'g-key' });
+    upstream.reply((request) => ({ json: { embeddings: (request.body as { requests: Array<{ content: { parts: Array<{ text: string }> } }> }).requests.map((r) => ({ values: [Number(r.content.parts[0]!.text)] })) } }));
+    const before = upstream.received.length;
+    const input = Array.from({ length: 101 }, (_, i) => String(i));
+    const result = await adapter.generate({ ...embedding('gemini-embedding-001', input), embedding: { input, inputType: 'search_query' } });
+    const sent = upstream.received.slice(before);
+    expect(sent.map((request) => (request.body as { requests: unknown[] }).requests.length)).toEqual([100, 1]);
+    expect((sent[0]!.body as { requests: Array<{ taskType: string }> }).requests[0]!.taskType).toBe('RETRIEVAL_QUERY');
+    expect(result.embeddings).toEqual(input.map((text) => [Number(text)]));
+  });
+});
+
 describe('Bedrock embeddings', () => {
   const adapter = () => createBedrockAdapter({ region: 'us-east-1', endpoint: upstream.url });
 
@@ -91,13 +116,39 @@ describe('Bedrock embeddings', () => {
     expect(result.usage.input_tokens).toBe(3 + 5 + 3);
   });
 
-  it('invokes Cohere once with every text, estimating the tokens', async () => {
-    upstream.reply({ json: { id: 'e-1', embeddings: [[0.1], [0.2]], texts: ['a', 'b'] } });
+  it('invokes Cohere with up to 96 texts a call, estimating the tokens', async () => {
+    upstream.reply((request) => ({ json: { id: 'e-1', embeddings: (request.body as { texts: string[] }).texts.map((text) => [text.length]) } }));
     const result = await adapter().generate(embedding('cohere.embed-english-v3', ['a', 'bbbbbbbb']));
     expect(upstream.received.at(-1)!.body).toEqual({ texts: ['a', 'bbbbbbbb'], input_type: 'search_document', truncate: 'END' });
-    expect(result.embeddings).toEqual([[0.1], [0.2]]);
+    expect(result.embeddings).toEqual([[1], [8]]);
     expect(result.usage).toMatchObject({ input_tokens: 1 + 2 });
     expect(result.usage_estimated).toBe(true);
+    const before = upstream.received.length;
+    const many = Array.from({ length: 97 }, (_, i) => 'x'.repeat(i + 1));
+    const split = await adapter().generate({ ...embedding('cohere.embed-english-v3', many), embedding: { input: many, inputType: 'search_query' } });
+    expect(upstream.received.slice(before).map((request) => (request.body as { texts: string[]; input_type: string }).texts.length)).toEqual([96, 1]);
+    expect((upstream.received.at(-1)!.body as { input_type: string }).input_type).toBe('search_query');
+    expect(split.embeddings).toEqual(many.map((text) => [text.length]));
+  });
+
+  it('tries a throttled Titan text again alone, and stops the others when one fails for good', async () => {
+    const calls = new Map<string, number>();
+    upstream.reply((request) => {
+      const text = (request.body as { inputText: string }).inputText;
+      calls.set(text, (calls.get(text) ?? 0) + 1);
+      if (text === 'throttled' && calls.get(text) === 1) return { status: 429, headers: { 'x-amzn-errortype': 'ThrottlingException:http://internal.amazon.com/coral/com.amazon.bedrock/' }, json: { message: 'slow down' } };
+      if (text === 'bad') return { status: 400, headers: { 'x-amzn-errortype': 'ValidationException:http://internal.amazon.com/coral/com.amazon.bedrock/' }, json: { message: 'bad input' } };
+      return { json: { embedding: [text.length], inputTextTokenCount: 1 } };
+    });
+    const result = await adapter().generate(embedding('amazon.titan-embed-text-v2:0', ['a', 'throttled', 'bb']));
+    expect(result.embeddings).toEqual([[1], [9], [2]]);
+    expect([calls.get('a'), calls.get('throttled'), calls.get('bb')]).toEqual([1, 2, 1]);
+    calls.clear();
+    const input = ['bad', ...Array.from({ length: 20 }, (_, i) => `t${i}`)];
+    await expect(adapter().generate(embedding('amazon.titan-embed-text-v2:0', input))).rejects.toMatchObject({ status: 400 });
+    // The failure stopped the texts not yet started: fewer than all were sent.
+    expect(calls.get('bad')).toBe(1);
+    expect([...calls.keys()].length).toBeLessThan(input.length);
   });
 
   it('maps a Bedrock throttle to a retryable 429', async () => {

@@ -6,7 +6,7 @@ import { embeddingsRequestSchema, MAX_EMBEDDING_INPUTS } from '../../lambdas/inf
 import { fromChat } from '../../lambdas/inference/formats/from-chat.js';
 import { chatRequestSchema } from '../../lambdas/inference/formats/chat-schema.js';
 import type { InferenceRequest } from '../../lambdas/inference/inference-request.js';
-import { planRoute } from '../../lambdas/inference/routing.js';
+import { planRoute, requestFor } from '../../lambdas/inference/routing.js';
 import { InvalidInputError } from '../../lambdas/platform/errors.js';
 import { promptTokenBound } from '../../lambdas/inference/estimate.js';
 import { seeded } from '../support/random.js';
@@ -75,9 +75,20 @@ describe('routing by model kind', () => {
     expect(() => plan(fromEmbeddings(embeddingsRequestSchema.parse({ model: 'acme/embed', input: ['x', 'word '.repeat(400)] })))).toThrow(/maximum context length/);
   });
 
-  it('refuses a catalog that prices an embeddings endpoint\'s output', () => {
+  it('leaves dimensions out for an endpoint that does not take them, and keeps the embeddings request', () => {
+    const request = fromEmbeddings(embeddingsRequestSchema.parse({ model: 'acme/embed', input: ['a'], dimensions: 8, input_type: 'search_query' }));
+    const [candidate] = plan(request).candidates;
+    expect(candidate!.ignoredParameters).toEqual(['dimensions']);
+    expect(requestFor(candidate!, request.params).embedding).toEqual({ input: ['a'], inputType: 'search_query' });
+    // With provider.require_parameters the endpoint is not used at all.
+    expect(() => plan({ ...request, provider: { require_parameters: true } })).toThrow(/provider.require_parameters/);
+  });
+
+  it('refuses a catalog that prices an embeddings endpoint\'s output, or puts one on an adapter without embeddings', () => {
     const parsed = catalogFileSchema.safeParse({ models: [{ id: 'acme/embed', endpoints: [{ ...embedEndpoint, pricing: { prompt: '0.00000002', completion: '0.000001' } }] }] });
     expect(parsed.success).toBe(false);
     expect(parsed.error!.issues[0]!.message).toMatch(/pricing.completion must be 0/);
+    const anthropic = catalogFileSchema.safeParse({ models: [{ id: 'acme/embed', endpoints: [{ ...embedEndpoint, adapter: 'anthropic' }] }] });
+    expect(anthropic.error!.issues[0]!.message).toMatch(/needs an adapter with an embeddings API/);
   });
 });

@@ -85,6 +85,23 @@ describe('fromMessages', () => {
       .toMatchObject({ tool_choice: { name: 'x' }, reasoning: { effort: 'none' } });
   });
 
+  it('keeps the first thinking block whole with its own signature, and puts a tool result\'s cache breakpoint on its last text', () => {
+    const request = fromMessages(parse({
+      model: 'a/b',
+      messages: [
+        { role: 'user', content: 'go' },
+        { role: 'assistant', content: [
+          { type: 'thinking', thinking: 'First.', signature: 'sig-A' },
+          { type: 'tool_use', id: 't1', name: 'n', input: {} },
+          { type: 'thinking', thinking: 'Second.', signature: 'sig-B' },
+        ] },
+        { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't1', content: [{ type: 'text', text: 'a' }, { type: 'text', text: 'b' }], cache_control: { type: 'ephemeral' } }] },
+      ],
+    }));
+    expect(request.params.messages[1]).toMatchObject({ role: 'assistant', reasoning: 'First.', reasoning_signature: 'sig-A' });
+    expect(request.params.messages[2]).toEqual({ role: 'tool', tool_call_id: 't1', content: [{ type: 'text', text: 'a' }, { type: 'text', text: 'b', cache_control: { type: 'ephemeral' } }] });
+  });
+
   it('refuses what it cannot pass on, naming where', () => {
     expect(() => fromMessages(parse({ model: 'a/b', tools: [{ type: 'web_search_20250305', name: 'web_search' }], messages: [{ role: 'user', content: 'hi' }] })))
       .toThrow(/body\.tools: server tools \(web_search_20250305\)/);
@@ -115,6 +132,9 @@ describe('messagesResult', () => {
         { type: 'tool_use', id: 'call_2', name: 'raw', input: { arguments: 'not json' } },
       ],
     });
+    // A provider that ended its tool calls with "stop": Anthropic clients run tools only on tool_use.
+    const stopped = messagesResult(identity, { text: '', finish_reason: 'stop', tool_calls: [{ id: 'c', name: 'n', arguments: '{}' }], usage: { input_tokens: 1, output_tokens: 1, cached_input_tokens: 0, cache_write_tokens: 0, reasoning_tokens: 0 } }, usage);
+    expect(stopped.stop_reason).toBe('tool_use');
     const plain = messagesResult(identity, { text: '', finish_reason: 'length', tool_calls: [], usage: { input_tokens: 1, output_tokens: 1, cached_input_tokens: 0, cache_write_tokens: 0, reasoning_tokens: 0 } }, usage);
     expect(plain.content).toEqual([{ type: 'text', text: '' }]);
     expect(plain.stop_reason).toBe('max_tokens');
@@ -147,6 +167,14 @@ describe('MessagesStreamWriter', () => {
     expect(seen[0]![1].message).toMatchObject({ id: 'gen-1-abc', type: 'message', role: 'assistant', content: [] });
     expect(seen[9]![1].content_block).toEqual({ type: 'tool_use', id: 'call_1', name: 'lookup', input: {} });
     expect(seen[16]![1]).toMatchObject({ delta: { stop_reason: 'tool_use', stop_sequence: null }, usage: { input_tokens: 5, output_tokens: 7, cost: 0.000009 } });
+  });
+
+  it('says tool_use when the stream called tools, even if the provider finished with "stop"', () => {
+    const writer = new MessagesStreamWriter(identity);
+    const usage = messagesUsage({ input_tokens: 1, output_tokens: 1, cached_input_tokens: 0, cache_write_tokens: 0, reasoning_tokens: 0 }, cost, false);
+    const text = writer.start() + writer.event({ type: 'tool-call-delta', index: 0, id: 'c', name: 'n', arguments_delta: '{}' })
+      + writer.event({ type: 'finish', finish_reason: 'stop', usage: { input_tokens: 1, output_tokens: 1, cached_input_tokens: 0, cache_write_tokens: 0, reasoning_tokens: 0 } }) + writer.end(usage);
+    expect(events(text).find(([name]) => name === 'message_delta')![1].delta.stop_reason).toBe('tool_use');
   });
 
   it('ends a failed stream with an error event of Anthropic\'s type for the status', () => {

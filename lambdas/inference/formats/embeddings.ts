@@ -1,7 +1,8 @@
 // Embeddings request → InferenceRequest, and a finished embeddings generation → OpenAI's reply (a list of
 // `embedding` objects, floats or base64 of little-endian float32, as the `openai` client asks by default).
-// The inputs ride in the request as one user message of text parts, so the reservation bounds their tokens
-// the way it bounds any prompt's; `params.embedding` tells the adapter to call its embeddings API.
+// The inputs ride in the request as user messages, one an input, so the reservation bounds their tokens the
+// way it bounds any prompt's (with a message's allowance for the tokens a model adds around each input);
+// `params.embedding` tells the adapter to call its embeddings API.
 import type { GenerationResult, Usage } from '../../providers/types.js';
 import { costFields, type CostBreakdown } from '../../billing/cost.js';
 import type { InferenceRequest } from '../inference-request.js';
@@ -24,8 +25,8 @@ export function fromEmbeddings(body: EmbeddingsRequest): InferenceRequest {
     metadata: undefined,
     plugins: [],
     params: {
-      messages: [{ role: 'user', content: input.map((text) => ({ type: 'text' as const, text })) }],
-      embedding: { input, ...(body.dimensions !== undefined ? { dimensions: body.dimensions } : {}) },
+      messages: input.map((text) => ({ role: 'user' as const, content: [{ type: 'text' as const, text }] })),
+      embedding: { input, ...(body.dimensions !== undefined ? { dimensions: body.dimensions } : {}), ...(body.input_type ? { inputType: body.input_type } : {}) },
     },
     echo: { encoding_format: body.encoding_format ?? 'float' },
   };
@@ -43,11 +44,13 @@ function base64Of(vector: readonly number[]): string {
 }
 
 export function embeddingsReply(identity: ReplyIdentity, result: GenerationResult, usage: ReturnType<typeof embeddingsUsage>, encoding: unknown, extra: Record<string, unknown> = {}) {
+  // Adapters answer an embeddings request with vectors or fail; the catalog admits embeddings endpoints only on those that can.
+  if (!result.embeddings) throw new Error('an embeddings generation ended without embeddings');
   const base64 = encoding === 'base64';
   return {
     id: identity.id,
     object: 'list',
-    data: (result.embeddings ?? []).map((vector, index) => ({ object: 'embedding', index, embedding: base64 ? base64Of(vector) : vector })),
+    data: result.embeddings.map((vector, index) => ({ object: 'embedding', index, embedding: base64 ? base64Of(vector) : vector })),
     model: identity.model,
     provider: identity.provider,
     usage,

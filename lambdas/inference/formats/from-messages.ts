@@ -35,9 +35,14 @@ function userTurn(message: MessagesMessage, index: number): Message[] {
   message.content.forEach((block, at) => {
     switch (block.type) {
       case 'tool_result': {
-        const content = block.content === undefined ? [] : typeof block.content === 'string' ? [{ type: 'text' as const, text: block.content }] : block.content.map(contentPart);
+        const content: ContentPart[] = block.content === undefined ? [] : typeof block.content === 'string' ? [{ type: 'text', text: block.content }] : block.content.map(contentPart);
         // An error result says so in its text: the internal tool message has no flag for it.
-        tools.push({ role: 'tool', tool_call_id: block.tool_use_id, content: block.is_error ? [{ type: 'text', text: 'Error: ' }, ...content] : content });
+        if (block.is_error) content.unshift({ type: 'text', text: 'Error: ' });
+        // A cache breakpoint on the result (where agents put it: the last block of the conversation) goes on
+        // its last text, which the providers' prompt caches honour (a result without text keeps none).
+        const last = block.cache_control ? content.map((part) => part.type).lastIndexOf('text') : -1;
+        if (last >= 0) content[last] = textPart((content[last] as { text: string }).text, block.cache_control);
+        tools.push({ role: 'tool', tool_call_id: block.tool_use_id, content });
         return;
       }
       case 'text': case 'image': case 'document':
@@ -60,9 +65,13 @@ function assistantTurn(message: MessagesMessage, index: number): Message {
     switch (block.type) {
       case 'text': content.push(textPart(block.text, block.cache_control)); return;
       case 'tool_use': calls.push({ id: block.id, name: block.name, arguments: JSON.stringify(block.input) }); return;
+      // The signature covers its own block's text: with several blocks (interleaved thinking) only the first
+      // goes on, whole with its signature, so that Anthropic can still verify it.
       case 'thinking':
-        reasoning += block.thinking;
-        signature ??= block.signature;
+        if (reasoning === '' && signature === undefined) {
+          reasoning = block.thinking;
+          signature = block.signature;
+        }
         return;
       // Encrypted reasoning only Anthropic can read: nothing to pass on to another provider.
       case 'redacted_thinking': return;

@@ -8,7 +8,13 @@ import type { ReplyIdentity } from './to-chat.js';
 
 type StopReason = 'end_turn' | 'max_tokens' | 'tool_use' | 'refusal';
 
-export function stopReason(finish: FinishReason): StopReason {
+/**
+ * Anthropic's stop reason. A reply that calls tools stopped for them (`tool_use`), whatever the provider said:
+ * some OpenAI-compatible servers end tool calls with finish_reason "stop", and an Anthropic client only runs
+ * the tools when the stop reason says so; a reply cut by max_tokens stays `max_tokens`.
+ */
+export function stopReason(finish: FinishReason, calledTools = false): StopReason {
+  if (calledTools && finish !== 'length') return 'tool_use';
   switch (finish) {
     case 'length': return 'max_tokens';
     case 'tool_calls': return 'tool_use';
@@ -50,7 +56,7 @@ export function messagesResult(identity: ReplyIdentity, result: GenerationResult
     model: identity.model,
     provider: identity.provider,
     content,
-    stop_reason: stopReason(result.finish_reason),
+    stop_reason: stopReason(result.finish_reason, result.tool_calls.length > 0),
     stop_sequence: null,
     usage,
     ...extra,
@@ -78,6 +84,7 @@ export class MessagesStreamWriter {
   private index = -1;
   private open: 'text' | 'thinking' | 'tool' | undefined;
   private toolIndex = -1;
+  private calledTools = false;
   private finish: FinishReason = 'stop';
 
   constructor(private readonly identity: ReplyIdentity) {}
@@ -127,6 +134,7 @@ export class MessagesStreamWriter {
       }
       case 'tool-call-delta': {
         let opened = '';
+        this.calledTools = true;
         if (this.open !== 'tool' || event.index !== this.toolIndex) {
           this.toolIndex = event.index;
           opened = this.block('tool', { type: 'tool_use', id: event.id ?? `call_${event.index}`, name: event.name ?? '', input: {} });
@@ -142,7 +150,7 @@ export class MessagesStreamWriter {
   /** The end: the stop reason and usage, then message_stop. */
   end(usage: ReturnType<typeof messagesUsage>, extra: Record<string, unknown> = {}): string {
     return (this.started ? '' : this.start()) + this.close()
-      + sseEvent('message_delta', { type: 'message_delta', delta: { stop_reason: stopReason(this.finish), stop_sequence: null }, usage, ...extra })
+      + sseEvent('message_delta', { type: 'message_delta', delta: { stop_reason: stopReason(this.finish, this.calledTools), stop_sequence: null }, usage, ...extra })
       + sseEvent('message_stop', { type: 'message_stop' });
   }
 

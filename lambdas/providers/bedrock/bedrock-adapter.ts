@@ -94,6 +94,13 @@ export function bedrockError(provider: string, err: unknown, signal?: AbortSigna
   return transportError(provider, err, signal);
 }
 
+/** Texts in one Cohere embeddings call on Bedrock (its limit). */
+const COHERE_EMBED_BATCH = 96;
+const COHERE_INPUT_TYPES = new Set(['search_document', 'search_query', 'classification', 'clustering']);
+/** Titan embeddings: calls at once, and attempts of one text (a throttle is retried for that text alone). */
+const TITAN_CONCURRENCY = 4;
+const TITAN_ATTEMPTS = 3;
+
 export function createBedrockAdapter(settings: BedrockSettings = {}): ProviderAdapter {
   const provider = settings.provider ?? 'amazon-bedrock';
   const client = settings.client ?? withoutSdkLogging(new BedrockRuntimeClient({
@@ -118,27 +125,58 @@ export function createBedrockAdapter(settings: BedrockSettings = {}): ProviderAd
   }
 
   /**
-   * Embeddings through InvokeModel: Cohere's models take every text in one call (and count no tokens);
-   * Titan's take one text a call (and count its tokens), so its texts go four calls at a time.
+   * Embeddings through InvokeModel. Cohere's models take up to 96 texts a call (and count no tokens).
+   * Titan's take one text a call (and count its tokens): four calls at a time, a throttled or failed call
+   * tried again alone (up to TITAN_ATTEMPTS), so that the texts already embedded, which Bedrock has billed,
+   * are not embedded again by a retry of the whole request; the first call that fails for good stops the rest.
    */
   async function embed(request: GenerationRequest, options: CallOptions): Promise<GenerationResult> {
-    const { input, dimensions } = request.embedding!;
+    const { input, dimensions, inputType } = request.embedding!;
     if (/(^|\.)cohere\.embed/.test(request.model)) {
-      const reply = await invoke(request.model, { texts: input, input_type: 'search_document', truncate: 'END' }, options);
-      const embeddings = Array.isArray(reply.embeddings) ? reply.embeddings as number[][] : (reply.embeddings as { float?: number[][] } | undefined)?.float ?? [];
-      return embeddingResult(provider, input, embeddings, undefined);
+      const vectors: number[][] = [];
+      const type = inputType && COHERE_INPUT_TYPES.has(inputType) ? inputType : 'search_document';
+      for (let start = 0; start < input.length; start += COHERE_EMBED_BATCH) {
+        const texts = input.slice(start, start + COHERE_EMBED_BATCH);
+        const reply = await invoke(request.model, { texts, input_type: type, truncate: 'END' }, options);
+        const embeddings = Array.isArray(reply.embeddings) ? reply.embeddings as number[][] : (reply.embeddings as { float?: number[][] } | undefined)?.float ?? [];
+        if (embeddings.length !== texts.length) throw new ProviderError({ provider, kind: 'invalid-response', status: 502, message: `Upstream returned ${embeddings.length} embeddings for ${texts.length} texts` });
+        vectors.push(...embeddings);
+      }
+      return embeddingResult(provider, input, vectors, undefined);
     }
+    const stop = new AbortController();
+    const onAbort = () => stop.abort(options.signal?.reason);
+    options.signal?.addEventListener('abort', onAbort, { once: true });
     const embeddings: number[][] = new Array(input.length);
     let tokens = 0;
     let counted = true;
-    for (let start = 0; start < input.length; start += 4) {
-      await Promise.all(input.slice(start, start + 4).map(async (text, offset) => {
-        const reply = await invoke(request.model, { inputText: text, ...(dimensions !== undefined ? { dimensions } : {}), normalize: true }, options);
-        if (!Array.isArray(reply.embedding)) throw new ProviderError({ provider, kind: 'invalid-response', status: 502, message: 'Upstream reply has no embedding' });
-        embeddings[start + offset] = reply.embedding as number[];
-        if (typeof reply.inputTextTokenCount === 'number') tokens += reply.inputTextTokenCount;
-        else counted = false;
-      }));
+    const one = async (index: number) => {
+      for (let attempt = 1; ; attempt += 1) {
+        try {
+          const reply = await invoke(request.model, { inputText: input[index], ...(dimensions !== undefined ? { dimensions } : {}), normalize: true }, { signal: stop.signal });
+          if (!Array.isArray(reply.embedding)) throw new ProviderError({ provider, kind: 'invalid-response', status: 502, message: 'Upstream reply has no embedding' });
+          embeddings[index] = reply.embedding as number[];
+          if (typeof reply.inputTextTokenCount === 'number') tokens += reply.inputTextTokenCount;
+          else counted = false;
+          return;
+        } catch (err) {
+          const retry = err instanceof ProviderError && err.retryable && attempt < TITAN_ATTEMPTS && !stop.signal.aborted;
+          if (!retry) throw err;
+          await new Promise((resolve) => setTimeout(resolve, Math.min(2000, err.retryAfterMs ?? 100 * 2 ** attempt)));
+        }
+      }
+    };
+    try {
+      let next = 0;
+      const lane = async () => {
+        while (next < input.length && !stop.signal.aborted) await one(next++);
+      };
+      await Promise.all(Array.from({ length: Math.min(TITAN_CONCURRENCY, input.length) }, () => lane().catch((err: unknown) => {
+        stop.abort(err);
+        throw err;
+      })));
+    } finally {
+      options.signal?.removeEventListener('abort', onAbort);
     }
     return embeddingResult(provider, input, embeddings, counted ? tokens : undefined);
   }

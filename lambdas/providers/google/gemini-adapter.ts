@@ -10,6 +10,13 @@ import { mapGeminiFinishReason } from './map-gemini-finish-reason.js';
 import { embeddingResult } from '../embeddings.js';
 import * as z from 'zod';
 
+/** Requests in one batchEmbedContents call (Gemini's limit). */
+const GEMINI_EMBED_BATCH = 100;
+/** OpenRouter's / Cohere's input_type as Gemini's taskType. */
+const GEMINI_TASK_TYPES: Record<string, string> = {
+  search_query: 'RETRIEVAL_QUERY', search_document: 'RETRIEVAL_DOCUMENT', classification: 'CLASSIFICATION', clustering: 'CLUSTERING',
+};
+
 /** batchEmbedContents reply: one ContentEmbedding per request, in order. Gemini counts no tokens for it. */
 const geminiEmbeddingsSchema = z.object({ embeddings: z.array(z.object({ values: z.array(z.number()) })) });
 import {
@@ -84,13 +91,21 @@ export function createGeminiAdapter(settings: GeminiSettings): ProviderAdapter {
 
     async generate(request: GenerationRequest, options: CallOptions = {}): Promise<GenerationResult> {
       if (request.embedding) {
-        const { input, dimensions } = request.embedding;
+        const { input, dimensions, inputType } = request.embedding;
         const model = modelPath(request.model);
-        const response = await post(`${baseURL}/${model}:batchEmbedContents`, {
-          requests: input.map((text) => ({ model, content: { parts: [{ text }] }, ...(dimensions !== undefined ? { outputDimensionality: dimensions } : {}) })),
-        }, options);
-        const body = await readJson(provider, response, geminiEmbeddingsSchema, options.signal);
-        return embeddingResult(provider, input, body.embeddings.map((embedding) => embedding.values), undefined);
+        const taskType = inputType ? GEMINI_TASK_TYPES[inputType] : undefined;
+        // batchEmbedContents takes at most 100 requests a call: larger inputs go in several, in order.
+        const vectors: number[][] = [];
+        for (let start = 0; start < input.length; start += GEMINI_EMBED_BATCH) {
+          const response = await post(`${baseURL}/${model}:batchEmbedContents`, {
+            requests: input.slice(start, start + GEMINI_EMBED_BATCH).map((text) => ({
+              model, content: { parts: [{ text }] }, ...(dimensions !== undefined ? { outputDimensionality: dimensions } : {}), ...(taskType ? { taskType } : {}),
+            })),
+          }, options);
+          const body = await readJson(provider, response, geminiEmbeddingsSchema, options.signal);
+          vectors.push(...body.embeddings.map((embedding) => embedding.values));
+        }
+        return embeddingResult(provider, input, vectors, undefined);
       }
       const url = `${baseURL}/${modelPath(request.model)}:generateContent`;
       const response = await post(url, convertToGemini(request, provider), options);

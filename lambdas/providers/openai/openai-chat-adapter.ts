@@ -47,8 +47,10 @@ export function createOpenAIChatAdapter(settings: OpenAIChatSettings): ProviderA
     const body = await readJson(provider, response, openAIEmbeddingsResponseSchema, options.signal);
     const vectors: number[][] = new Array(input.length);
     for (const item of body.data) if (item.index < input.length) vectors[item.index] = item.embedding;
-    const embeddings = body.data.length === input.length && vectors.every(Boolean) ? vectors : body.data.map((item) => item.embedding);
-    return embeddingResult(provider, input, embeddings, body.usage?.prompt_tokens ?? undefined);
+    // Every index once, each in range; otherwise the reply cannot be put in order.
+    const complete = body.data.length === input.length && vectors.filter(Boolean).length === input.length;
+    if (!complete) throw new ProviderError({ provider, kind: 'invalid-response', status: 502, message: `Upstream returned embeddings for indexes ${body.data.map((item) => item.index).join(', ')} of ${input.length} inputs` });
+    return embeddingResult(provider, input, vectors, body.usage?.prompt_tokens ?? undefined);
   }
 
   return {
