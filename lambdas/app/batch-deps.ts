@@ -54,6 +54,8 @@ function createBatchDeps(deps: GatewayDeps): BatchDeps {
     log: deps.log,
     checkEverySeconds: settings.checkEverySeconds,
     itemConcurrency: settings.itemConcurrency,
+    // A running item ends within its request's deadline; the worker sees a stop within a state check (1 s).
+    settleSeconds: Math.ceil(deps.engine.config.requestTimeoutMs / 1000) + 2,
   });
   const executions = settings.stateMachineArn ? new StepFunctionsExecutions(withoutSdkLogging(new SFNClient({ region: settings.region })), settings.stateMachineArn) : undefined;
   return { repository, results, uploads, objects, queue, worker, executions };

@@ -30,6 +30,8 @@ export interface BatchRecord {
   expires_at: number;
   /** Unix seconds at which it reached a terminal state; null before. */
   finalized_at: number | null;
+  /** Unix seconds at which a cancel moved it to cancelling; null when it was not cancelled. */
+  cancelling_at: number | null;
   error: { message: string } | null;
   request_counts: { total: number; completed: number; failed: number };
   provider_only: string[] | null;
@@ -124,18 +126,19 @@ export class BatchRepository {
       const next = transition(batch.status, event);
       if (next === batch.status) return batch;
       const finalizedAt = isTerminal(next) ? at : null;
+      const cancellingAt = next === 'cancelling' ? at : batch.cancelling_at;
       const error = details.error !== undefined ? { message: details.error } : batch.error;
       const plan = planUpdate(details.set);
       try {
         await this.db.send(new UpdateCommand({
           TableName: this.tableName,
           Key: itemKeys.batch(id),
-          UpdateExpression: `SET #status = :next, version = :version, finalized_at = :finalized, #error = :error${plan.expression}`,
+          UpdateExpression: `SET #status = :next, version = :version, finalized_at = :finalized, cancelling_at = :cancelling, #error = :error${plan.expression}`,
           ConditionExpression: batch.version === 0 ? 'attribute_not_exists(version) OR version = :read' : 'version = :read',
           ExpressionAttributeNames: { '#status': 'status', '#error': 'error', ...plan.names },
-          ExpressionAttributeValues: { ':next': next, ':version': batch.version + 1, ':read': batch.version, ':finalized': finalizedAt, ':error': error, ...plan.values },
+          ExpressionAttributeValues: { ':next': next, ':version': batch.version + 1, ':read': batch.version, ':finalized': finalizedAt, ':cancelling': cancellingAt, ':error': error, ...plan.values },
         }));
-        return applyPlan({ ...batch, status: next, version: batch.version + 1, finalized_at: finalizedAt, error }, details.set);
+        return applyPlan({ ...batch, status: next, version: batch.version + 1, finalized_at: finalizedAt, cancelling_at: cancellingAt, error }, details.set);
       } catch (err) {
         if (!isConditionFailed(err)) throw err;
         lost = next;
@@ -264,6 +267,7 @@ function fromItem(item: Record<string, unknown>): BatchRecord {
     created_at: Number(item.created_at),
     expires_at: Number(item.expires_at),
     finalized_at: item.finalized_at === null || item.finalized_at === undefined ? null : Number(item.finalized_at),
+    cancelling_at: item.cancelling_at === null || item.cancelling_at === undefined ? null : Number(item.cancelling_at),
     error: (item.error as { message: string } | null | undefined) ?? null,
     request_counts: { total: Number(counts.total ?? 0), completed: Number(counts.completed ?? 0), failed: Number(counts.failed ?? 0) },
     provider_only: (item.provider_only as string[] | null | undefined) ?? null,

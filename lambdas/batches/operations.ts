@@ -161,6 +161,7 @@ export function createBatchOperations(deps: BatchPorts): BatchOperations {
         created_at: createdAt,
         expires_at: createdAt + (deps.windowSeconds ?? COMPLETION_WINDOW_SECONDS),
         finalized_at: null,
+        cancelling_at: null,
         error: null,
         request_counts: { total, completed: 0, failed: 0 },
         provider_only: body.provider?.only ?? null,

@@ -59,6 +59,12 @@ export interface BatchWorkerPorts {
   itemConcurrency: number;
   /** Items per shard (validation.ts SHARD_ITEMS by default). */
   shardItems?: number;
+  /**
+   * Seconds an item already running may still take (its request's deadline and a state check): a cancelled or
+   * expired batch ends that long after the cancel or its window, once the items that were running when it
+   * stopped have committed, so that its results file holds them all and nothing moves after it ended.
+   */
+  settleSeconds: number;
 }
 
 /** A step that cannot run yet (a shard of a batch still validating): its message comes back later. */
@@ -239,11 +245,19 @@ export class BatchWorker {
     const now = this.nowSeconds();
     const counts = batch.request_counts;
     const done = batch.status === 'finalizing' || (batch.status === 'in_progress' && batch.queued && counts.completed + counts.failed >= counts.total);
-    // A batch whose items are all done completes even when its window has just passed.
+    // A batch whose items are all done completes even when its window has just passed. One that stopped (its
+    // window passed, or cancelled) ends once the items running then have had time to commit, with the results
+    // file of what was done.
     if (!done && now >= batch.expires_at) {
-      return (await this.move(batch.id, 'expire', now, { error: `The batch did not finish within its ${batch.completion_window} completion window` })) ?? batch;
+      if (now < batch.expires_at + this.deps.settleSeconds) return batch;
+      const output = await this.deps.objects.writeOutput(batch.id, resultLines(this.deps.results, batch));
+      return (await this.move(batch.id, 'expire', this.nowSeconds(), { error: `The batch did not finish within its ${batch.completion_window} completion window`, set: { output } })) ?? batch;
     }
-    if (batch.status === 'cancelling') return (await this.move(batch.id, 'cancelled', now)) ?? batch;
+    if (batch.status === 'cancelling') {
+      if (now < (batch.cancelling_at ?? 0) + this.deps.settleSeconds) return batch;
+      const output = await this.deps.objects.writeOutput(batch.id, resultLines(this.deps.results, batch));
+      return (await this.move(batch.id, 'cancelled', this.nowSeconds(), { set: { output } })) ?? batch;
+    }
     if (done) {
       if (batch.status === 'in_progress') {
         const moved = await this.move(batch.id, 'items_done', now);

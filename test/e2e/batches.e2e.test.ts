@@ -45,7 +45,8 @@ async function finished(id: string, key = userKey, timeoutMs = 30_000): Promise<
 const chat = (content: string) => ({ messages: [{ role: 'user', content }] });
 
 beforeAll(async () => {
-  gateway = await startGatewayProcess({ GATEWAY_ADMIN_KEY: ADMIN_KEY, GATEWAY_UPSTREAM_TIMEOUT_MS: '1500' });
+  // A short request deadline: a cancelled or expired batch ends once its running items have had that long.
+  gateway = await startGatewayProcess({ GATEWAY_ADMIN_KEY: ADMIN_KEY, GATEWAY_UPSTREAM_TIMEOUT_MS: '1500', GATEWAY_REQUEST_TIMEOUT_MS: '4000' });
   admin = new OpenRouter({ apiKey: ADMIN_KEY, serverURL: gateway.baseUrl, retryConfig: { strategy: 'none' } });
   const created = await admin.apiKeys.create({ requestBody: { name: 'e2e batches' } });
   userKey = created.key;
@@ -316,18 +317,21 @@ describe('cancelling and deleting', () => {
     expect(['cancelling', 'cancelled']).toContain(cancelled.json.status);
     // A second cancel is answered, not refused.
     expect((await call(`/batches/${id}/cancel`, { method: 'POST' })).status).toBe(200);
+    // It stays cancelling while the items that were running may still end (their request deadline, 4 s).
+    expect((await call(`/batches/${id}`)).json.status).toBe('cancelling');
     const ended = await finished(id);
     expect(ended.status).toBe('cancelled');
-    // Items that were running when it was cancelled end (each may retry its timeout), then nothing more moves.
-    let settled: Batch | undefined;
-    await waitFor(async () => {
-      const before = batchObject.parse((await call(`/batches/${id}?results_limit=1000`)).json);
-      await new Promise((resolve) => setTimeout(resolve, 2000));
-      settled = batchObject.parse((await call(`/batches/${id}?results_limit=1000`)).json);
-      const counted = settled.request_counts.completed + settled.request_counts.failed;
-      return counted === before.request_counts.completed + before.request_counts.failed && settled.results!.length === counted;
-    }, { timeoutMs: 40_000, what: 'the cancelled batch\'s running items to end' });
-    expect(settled!.request_counts.completed + settled!.request_counts.failed).toBeLessThan(40);
+    // Once cancelled nothing moves any more, and its results file holds every result.
+    await new Promise((resolve) => setTimeout(resolve, 2000));
+    const settled = batchObject.parse((await call(`/batches/${id}?results_limit=1000`)).json);
+    const counted = settled.request_counts.completed + settled.request_counts.failed;
+    expect(counted).toBe(ended.request_counts.completed + ended.request_counts.failed);
+    expect(settled.results).toHaveLength(counted);
+    expect(counted).toBeLessThan(40);
+    const download = await fetch(`${gateway.baseUrl}/batches/${id}/results`, { headers: { authorization: `Bearer ${userKey}` }, redirect: 'manual' });
+    expect(download.status).toBe(303);
+    const file = await (await fetch(download.headers.get('location')!)).text();
+    expect(file.split('\n').filter(Boolean).map((line) => JSON.parse(line).custom_id).sort()).toEqual(settled.results!.map((result) => result.custom_id).sort());
     const deleted = await call(`/batches/${id}`, { method: 'DELETE' });
     expect(deleted.json).toEqual({ id, object: 'batch', deleted: true });
     expect((await call(`/batches/${id}`)).status).toBe(404);
@@ -336,7 +340,7 @@ describe('cancelling and deleting', () => {
 
 describe('expiry', () => {
   it('expires a batch still running when its window passes', async () => {
-    const short = await startGatewayProcess({ GATEWAY_ADMIN_KEY: ADMIN_KEY, GATEWAY_UPSTREAM_TIMEOUT_MS: '1500', GATEWAY_BATCH_WINDOW_SECONDS: '3', GATEWAY_BATCH_ITEM_CONCURRENCY: '1' });
+    const short = await startGatewayProcess({ GATEWAY_ADMIN_KEY: ADMIN_KEY, GATEWAY_UPSTREAM_TIMEOUT_MS: '1500', GATEWAY_REQUEST_TIMEOUT_MS: '3000', GATEWAY_BATCH_WINDOW_SECONDS: '3', GATEWAY_BATCH_ITEM_CONCURRENCY: '1' });
     try {
       const sdk = new OpenRouter({ apiKey: ADMIN_KEY, serverURL: short.baseUrl, retryConfig: { strategy: 'none' } });
       const key = (await sdk.apiKeys.create({ requestBody: { name: 'expiry' } })).key;
@@ -351,7 +355,12 @@ describe('expiry', () => {
         return batch.status === 'expired';
       }, { timeoutMs: 20_000, what: 'the batch to expire' });
       expect(batch!.error!.message).toMatch(/completion window/);
-      expect(batch!.request_counts.completed + batch!.request_counts.failed).toBeLessThan(20);
+      const counted = batch!.request_counts.completed + batch!.request_counts.failed;
+      expect(counted).toBeLessThan(20);
+      // Its results file holds what was done before it expired.
+      const download = await fetch(`${short.baseUrl}/batches/${id}/results`, { headers: { authorization: `Bearer ${key}` }, redirect: 'manual' });
+      expect(download.status).toBe(303);
+      expect((await (await fetch(download.headers.get('location')!)).text()).split('\n').filter(Boolean)).toHaveLength(counted);
     } finally {
       await short.stop();
     }

@@ -26,7 +26,7 @@ const batch = (overrides: Partial<BatchRecord> = {}): BatchRecord => {
   return {
     id: `batch_test${String(n).padStart(4, '0')}`, org_id: 'org-b', workspace_id: 'ws-b', key_hash: 'k'.repeat(64), status: 'validating',
     endpoint: '/v1/chat/completions', model: 'simulator/echo', completion_window: '24h', created_at: created, expires_at: created + COMPLETION_WINDOW_SECONDS,
-    finalized_at: null, error: null, request_counts: { total: 3, completed: 0, failed: 0 }, provider_only: null, metadata: { team: 'a' },
+    finalized_at: null, cancelling_at: null, error: null, request_counts: { total: 3, completed: 0, failed: 0 }, provider_only: null, metadata: { team: 'a' },
     input: { kind: 'inline', bytes: 120 }, queued: false, last_line: null, output: null, usage: { ...NO_USAGE }, version: 1, ...overrides,
   };
 };
@@ -64,6 +64,17 @@ describe('BatchRepository', () => {
     expect(await batches.get(created.id)).toEqual(done);
     await expect(batches.move(created.id, 'cancel', 1_795_000_400)).rejects.toBeInstanceOf(BatchStateError);
     expect(await batches.move('batch_nobody', 'cancel', 1)).toBeUndefined();
+  });
+
+  it('stamps cancelling_at when a cancel moves a batch, and keeps it to the end', async () => {
+    const created = batch({ status: 'in_progress' });
+    await batches.create(created);
+    expect(await batches.move(created.id, 'cancel', 1_795_000_500)).toMatchObject({ status: 'cancelling', cancelling_at: 1_795_000_500, finalized_at: null });
+    // A second cancel changes nothing.
+    expect(await batches.move(created.id, 'cancel', 1_795_000_600)).toMatchObject({ cancelling_at: 1_795_000_500 });
+    const ended = await batches.move(created.id, 'cancelled', 1_795_000_700, { set: { output: 'batches/x/results.jsonl' } });
+    expect(ended).toMatchObject({ status: 'cancelled', cancelling_at: 1_795_000_500, finalized_at: 1_795_000_700, output: 'batches/x/results.jsonl' });
+    expect(await batches.get(created.id)).toEqual(ended);
   });
 
   it('records why a batch failed', async () => {
