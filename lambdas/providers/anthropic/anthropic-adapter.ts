@@ -8,6 +8,7 @@ import { ProviderError } from '../provider-error.js';
 import { convertToAnthropicMessages } from './convert-to-anthropic-messages.js';
 import { mapAnthropicFinishReason } from './map-anthropic-finish-reason.js';
 import { anthropicErrorStatus, anthropicMessageSchema, anthropicStreamEventSchema, describeAnthropicError, type AnthropicUsage } from './anthropic-api-types.js';
+import type * as z from 'zod';
 
 export const ANTHROPIC_VERSION = '2023-06-01';
 
@@ -67,6 +68,43 @@ type BlockState =
   | { kind: 'tool'; index: number; input: unknown; argumentsSent: boolean }
   | { kind: 'text' | 'thinking' | 'other' };
 
+/** An Anthropic message (a live reply, or a Message Batches result's `message`) as the internal result. */
+export function messageResult(body: z.output<typeof anthropicMessageSchema>): GenerationResult {
+  let text = '';
+  const reasoning: string[] = [];
+  let signature: string | undefined;
+  const toolCalls: ToolCall[] = [];
+  for (const block of body.content) {
+    switch (block.type) {
+      case 'text':
+        text += block.text;
+        break;
+      case 'thinking':
+        reasoning.push(block.thinking);
+        if (block.signature) signature = block.signature;
+        break;
+      case 'tool_use':
+        toolCalls.push({ id: block.id, name: block.name, arguments: JSON.stringify(block.input ?? {}) });
+        break;
+      default:
+        // redacted_thinking and server-side blocks have no internal counterpart.
+        break;
+    }
+  }
+  const serviceTier = body.usage?.service_tier;
+  return {
+    ...(body.id ? { provider_id: body.id } : {}),
+    text,
+    ...(reasoning.length ? { reasoning: reasoning.join('\n\n') } : {}),
+    ...(signature ? { reasoning_signature: signature } : {}),
+    tool_calls: toolCalls,
+    finish_reason: mapAnthropicFinishReason(body.stop_reason, toolCalls.length > 0),
+    ...(body.stop_reason ? { native_finish_reason: body.stop_reason } : {}),
+    usage: mapAnthropicUsage(body.usage),
+    ...(serviceTier ? { service_tier: serviceTier } : {}),
+  };
+}
+
 export function createAnthropicAdapter(settings: AnthropicSettings): ProviderAdapter {
   const provider = settings.provider ?? 'anthropic';
   const fetchFn = settings.fetch ?? nodeFetch;
@@ -86,39 +124,7 @@ export function createAnthropicAdapter(settings: AnthropicSettings): ProviderAda
     async generate(request: GenerationRequest, options: CallOptions = {}): Promise<GenerationResult> {
       const response = await post(convertToAnthropicMessages(request, { stream: false, provider }), options);
       const body = await readJson(provider, response, anthropicMessageSchema, options.signal);
-      let text = '';
-      const reasoning: string[] = [];
-      let signature: string | undefined;
-      const toolCalls: ToolCall[] = [];
-      for (const block of body.content) {
-        switch (block.type) {
-          case 'text':
-            text += block.text;
-            break;
-          case 'thinking':
-            reasoning.push(block.thinking);
-            if (block.signature) signature = block.signature;
-            break;
-          case 'tool_use':
-            toolCalls.push({ id: block.id, name: block.name, arguments: JSON.stringify(block.input ?? {}) });
-            break;
-          default:
-            // redacted_thinking and server-side blocks have no internal counterpart.
-            break;
-        }
-      }
-      const serviceTier = body.usage?.service_tier;
-      return {
-        ...(body.id ? { provider_id: body.id } : {}),
-        text,
-        ...(reasoning.length ? { reasoning: reasoning.join('\n\n') } : {}),
-        ...(signature ? { reasoning_signature: signature } : {}),
-        tool_calls: toolCalls,
-        finish_reason: mapAnthropicFinishReason(body.stop_reason, toolCalls.length > 0),
-        ...(body.stop_reason ? { native_finish_reason: body.stop_reason } : {}),
-        usage: mapAnthropicUsage(body.usage),
-        ...(serviceTier ? { service_tier: serviceTier } : {}),
-      };
+      return messageResult(body);
     },
 
     async *stream(request: GenerationRequest, options: CallOptions = {}): AsyncGenerator<StreamEvent> {

@@ -9,6 +9,7 @@ import { convertToOpenAIChat } from './convert-to-openai-chat.js';
 import { mapOpenAIFinishReason } from './map-openai-finish-reason.js';
 import { describeOpenAIError, openAIChatChunkSchema, openAIChatResponseSchema, openAIEmbeddingsResponseSchema, type OpenAIChatUsage } from './openai-chat-api-types.js';
 import { embeddingResult } from '../embeddings.js';
+import type * as z from 'zod';
 
 export interface OpenAIChatSettings {
   /** Provider slug reported in metadata (openai, groq, together …). */
@@ -27,6 +28,28 @@ export function mapOpenAIUsage(usage: OpenAIChatUsage): Usage {
     cached_input_tokens: usage?.prompt_tokens_details?.cached_tokens ?? usage?.prompt_cache_hit_tokens ?? 0,
     cache_write_tokens: usage?.prompt_tokens_details?.cache_write_tokens ?? 0,
     reasoning_tokens: usage?.completion_tokens_details?.reasoning_tokens ?? 0,
+  };
+}
+
+/** A chat completion (a live reply, or a Batch API output line's body) as the internal result. */
+export function chatCompletionResult(body: z.output<typeof openAIChatResponseSchema>): GenerationResult {
+  const choice = body.choices[0]!;
+  const message = choice.message;
+  const toolCalls: ToolCall[] = (message.tool_calls ?? []).map((call, index) => ({
+    id: call.id ?? `call_${index}`,
+    name: call.function?.name ?? '',
+    arguments: call.function?.arguments ?? '',
+  }));
+  const reasoning = message.reasoning ?? message.reasoning_content ?? undefined;
+  return {
+    ...(body.id ? { provider_id: body.id } : {}),
+    text: message.content ?? message.refusal ?? '',
+    ...(reasoning ? { reasoning } : {}),
+    tool_calls: toolCalls,
+    finish_reason: toolCalls.length && !choice.finish_reason ? 'tool_calls' : mapOpenAIFinishReason(choice.finish_reason),
+    ...(choice.finish_reason ? { native_finish_reason: choice.finish_reason } : {}),
+    usage: mapOpenAIUsage(body.usage),
+    ...(body.service_tier ? { service_tier: body.service_tier } : {}),
   };
 }
 
@@ -60,24 +83,7 @@ export function createOpenAIChatAdapter(settings: OpenAIChatSettings): ProviderA
       if (request.embedding) return embed(request, options);
       const response = await post(convertToOpenAIChat(request, false), options);
       const body = await readJson(provider, response, openAIChatResponseSchema, options.signal);
-      const choice = body.choices[0]!;
-      const message = choice.message;
-      const toolCalls: ToolCall[] = (message.tool_calls ?? []).map((call, index) => ({
-        id: call.id ?? `call_${index}`,
-        name: call.function?.name ?? '',
-        arguments: call.function?.arguments ?? '',
-      }));
-      const reasoning = message.reasoning ?? message.reasoning_content ?? undefined;
-      return {
-        ...(body.id ? { provider_id: body.id } : {}),
-        text: message.content ?? message.refusal ?? '',
-        ...(reasoning ? { reasoning } : {}),
-        tool_calls: toolCalls,
-        finish_reason: toolCalls.length && !choice.finish_reason ? 'tool_calls' : mapOpenAIFinishReason(choice.finish_reason),
-        ...(choice.finish_reason ? { native_finish_reason: choice.finish_reason } : {}),
-        usage: mapOpenAIUsage(body.usage),
-        ...(body.service_tier ? { service_tier: body.service_tier } : {}),
-      };
+      return chatCompletionResult(body);
     },
 
     async *stream(request: GenerationRequest, options: CallOptions = {}): AsyncGenerator<StreamEvent> {
