@@ -34,7 +34,12 @@ const endpointConfig = z.object({
   data_collection: z.enum(['allow', 'deny']).optional(),
   throughput_tps: z.number().positive().optional(),
   latency_ms: z.number().nonnegative().optional(),
-});
+  batch_api: z.enum(['openai', 'anthropic']).optional(),
+  batch_discount_percent: z.number().int().min(0).max(100).optional(),
+}).refine(
+  (endpoint) => endpoint.batch_api === undefined || (endpoint.batch_api === 'openai' ? endpoint.adapter === 'openai-chat' : endpoint.adapter === 'anthropic'),
+  { message: 'batch_api "openai" needs the openai-chat adapter, "anthropic" the anthropic adapter', path: ['batch_api'] },
+);
 
 /** The adapters that can answer an embeddings request (OpenAI-compatible /embeddings, Gemini, Bedrock). */
 const EMBEDDING_ADAPTERS: ReadonlySet<string> = new Set(['openai-chat', 'gemini', 'bedrock']);
@@ -90,6 +95,8 @@ export function buildCatalog(file: z.output<typeof catalogFileSchema>): Catalog 
       data_collection: endpoint.data_collection ?? 'deny',
       throughput_tps: endpoint.throughput_tps ?? 50,
       latency_ms: endpoint.latency_ms ?? 500,
+      ...(endpoint.batch_api ? { batch_api: endpoint.batch_api } : {}),
+      ...(endpoint.batch_api ? { batch_discount_percent: endpoint.batch_discount_percent ?? 50 } : {}),
     })),
   }));
   const byId = new Map<string, CatalogModel>();
@@ -103,7 +110,8 @@ export function buildCatalog(file: z.output<typeof catalogFileSchema>): Catalog 
 /** The simulator's models as `npm start` offers them: every one priced so that cost is non-zero. */
 export function simulatorCatalog(baseUrl: string): CatalogFile {
   const url = baseUrl.replace(/\/+$/, '');
-  const endpoint = (upstream: string, adapter: AdapterKind = 'openai-chat', provider = 'simulator') => ({
+  const endpoint = (upstream: string, adapter: AdapterKind = 'openai-chat', provider = 'simulator', batchApi?: 'openai' | 'anthropic') => ({
+    ...(batchApi ? { batch_api: batchApi } : {}),
     provider,
     provider_name: provider === 'simulator' ? 'Simulator' : `Simulator (${adapter})`,
     adapter,
@@ -132,6 +140,8 @@ export function simulatorCatalog(baseUrl: string): CatalogFile {
       model('simulator/echo-anthropic', 'Echo through the Anthropic Messages wire format.', [endpoint('echo', 'anthropic', 'simulator-anthropic')]),
       model('simulator/echo-gemini', 'Echo through the Gemini wire format.', [endpoint('echo', 'gemini', 'simulator-gemini')]),
       model('simulator/echo-responses', 'Echo through the OpenAI Responses wire format.', [endpoint('echo', 'openai-responses', 'simulator-responses')]),
+      model('simulator/echo-batch', 'Echo; batches of it run through the simulator\'s OpenAI Batch API, at half price.', [endpoint('echo', 'openai-chat', 'simulator-batch', 'openai')]),
+      model('simulator/echo-anthropic-batch', 'Echo through the Anthropic wire format; batches of it run through the simulator\'s Message Batches, at half price.', [endpoint('echo', 'anthropic', 'simulator-anthropic-batch', 'anthropic')]),
       model('simulator/tool-call', 'Calls the first declared tool with the last user message.', [endpoint('tool-call')]),
       model('simulator/error-429', 'Always rate limited (429 with Retry-After).', [endpoint('error-429')]),
       model('simulator/error-500', 'Always fails with 500.', [endpoint('error-500')]),
@@ -147,7 +157,11 @@ export function simulatorCatalog(baseUrl: string): CatalogFile {
 export function providerCatalog(env: NodeJS.ProcessEnv): CatalogFile {
   const models: CatalogFile['models'] = [];
   const chat = (id: string, provider: string, adapter: AdapterKind, baseUrl: string | undefined, credential: string | undefined, upstream: string, prompt: string, completion: string, context: number, maxOut: number) => ({
-    id, endpoints: [{ provider, adapter, ...(baseUrl ? { base_url: baseUrl } : {}), ...(credential ? { credential } : {}), upstream_model: upstream, pricing: { prompt, completion }, context_length: context, max_completion_tokens: maxOut, input_modalities: ['text', 'image'] }],
+    id, endpoints: [{
+      provider, adapter, ...(baseUrl ? { base_url: baseUrl } : {}), ...(credential ? { credential } : {}), upstream_model: upstream, pricing: { prompt, completion }, context_length: context, max_completion_tokens: maxOut, input_modalities: ['text', 'image'],
+      // OpenAI's and Anthropic's own endpoints run batches through their batch services (half price).
+      ...(provider === 'openai' && adapter === 'openai-chat' ? { batch_api: 'openai' as const } : provider === 'anthropic' ? { batch_api: 'anthropic' as const } : {}),
+    }],
   });
   const embed = (id: string, provider: string, adapter: AdapterKind, baseUrl: string | undefined, credential: string | undefined, upstream: string, prompt: string, context: number) => ({
     id, endpoints: [{

@@ -32,6 +32,13 @@ export interface CatalogEndpoint {
   /** Typical tokens per second and first-token latency, for sort by throughput / latency. */
   throughput_tps: number;
   latency_ms: number;
+  /**
+   * The provider's own batch service for this endpoint (OpenAI's Batch API on an openai-chat endpoint,
+   * Anthropic's Message Batches on an anthropic one): a batch of this model runs there, at its discount.
+   */
+  batch_api?: 'openai' | 'anthropic';
+  /** Percent off every price for requests run through batch_api (both providers: 50; none when absent). */
+  batch_discount_percent?: number;
 }
 
 export interface CatalogModel {

@@ -16,15 +16,26 @@ export interface PostOptions {
   describeError?: (body: unknown) => { message?: string; code?: string } | undefined;
 }
 
-export async function postJson(options: PostOptions): Promise<UpstreamResponse> {
+export function postJson(options: PostOptions): Promise<UpstreamResponse> {
+  return callUpstream(options);
+}
+
+/**
+ * One HTTP exchange with a provider: POST of `body` as JSON by default; `method: 'GET'` sends none, and
+ * `text` is sent as it is (with the content type the headers give). A status other than 2xx is a ProviderError.
+ */
+export async function callUpstream(options: Omit<PostOptions, 'body'> & { body?: unknown; method?: 'GET' | 'POST'; text?: string }): Promise<UpstreamResponse> {
   let response: UpstreamResponse;
+  const method = options.method ?? 'POST';
   try {
-    response = await options.fetch(options.url, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', ...options.headers },
-      body: JSON.stringify(options.body),
-      signal: options.signal,
-    });
+    response = await options.fetch(options.url, method === 'GET'
+      ? { method, headers: options.headers, signal: options.signal }
+      : {
+        method,
+        headers: options.text !== undefined ? options.headers : { 'content-type': 'application/json', ...options.headers },
+        body: options.text ?? JSON.stringify(options.body),
+        signal: options.signal,
+      });
   } catch (err) {
     throw transportError(options.provider, err, options.signal);
   }

@@ -7,6 +7,7 @@ import { nodeFetch } from './http-client.js';
 import { createOpenAIResponsesAdapter } from './openai/openai-responses-adapter.js';
 import { createAnthropicAdapter } from './anthropic/anthropic-adapter.js';
 import { createGeminiAdapter } from './google/gemini-adapter.js';
+import { createAnthropicBatchApi, createOpenAIBatchApi, type ProviderBatchApi } from './batch-api.js';
 
 /** Where credentials come from: the environment locally, Secrets Manager on AWS. */
 export interface CredentialSource {
@@ -32,6 +33,13 @@ export class AdapterRegistry {
       this.adapters.set(key, adapter);
     }
     return adapter;
+  }
+
+  /** The endpoint's provider batch service (catalog `batch_api`), with the gateway's credentials; undefined without one. */
+  batchApi(endpoint: CatalogEndpoint): ProviderBatchApi | undefined {
+    if (!endpoint.batch_api) return undefined;
+    const settings = { provider: endpoint.provider, baseURL: endpoint.base_url ?? '', apiKey: endpoint.credential ? this.credentials.get(endpoint.credential) : undefined, fetch: this.fetchFn };
+    return endpoint.batch_api === 'openai' ? createOpenAIBatchApi(settings) : createAnthropicBatchApi(settings);
   }
 
   private async create(endpoint: CatalogEndpoint, byokKey?: string): Promise<ProviderAdapter> {
