@@ -6,6 +6,7 @@ import { BatchObjects, BatchRepository, BatchResultRepository, BatchUploadReposi
 import { createS3Client } from '../platform/aws/s3.js';
 import { createSqsClient } from '../platform/aws/sqs.js';
 import { withoutSdkLogging } from '../platform/aws/quiet-client.js';
+import { providerBatches } from './provider-batches.js';
 import { batchItemRunner } from './batch-items.js';
 import { ItemCommitter } from '../batches/item-commits.js';
 import type { GatewayDeps } from './deps.js';
@@ -50,6 +51,7 @@ function createBatchDeps(deps: GatewayDeps): BatchDeps {
     queue,
     commits,
     runItem: batchItemRunner({ engine: deps.engine, keys: deps.keys, commits }),
+    provider: providerBatches({ engine: deps.engine, keys: deps.keys, commits, log: deps.log }),
     clock: deps.clock,
     log: deps.log,
     checkEverySeconds: settings.checkEverySeconds,

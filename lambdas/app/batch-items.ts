@@ -102,8 +102,27 @@ class RunPage implements Pick<PageWriter, 'add' | 'flush' | 'shared'> {
   }
 }
 
+/**
+ * An item's body as the inference request it is (the batch's model filled in, its provider.only applied),
+ * or the DomainError that makes it fail.
+ */
+export function itemRequest(batch: BatchRecord, item: BatchItem): InferenceRequest {
+  // The batch's model for an item that names none (an uploaded input; inline items had it filled in).
+  const body = item.body.model == null && item.body.models === undefined && batch.model ? { ...item.body, model: batch.model } : item.body;
+  const request = batch.endpoint === '/v1/responses' ? fromResponses(body as ResponsesRequest)
+    : batch.endpoint === '/v1/messages' ? fromMessages(body as MessagesRequest)
+    : batch.endpoint === '/v1/embeddings' ? fromEmbeddings(body as EmbeddingsRequest)
+    : fromChat(body as ChatRequest);
+  return batch.provider_only ? { ...request, provider: { ...request.provider, only: batch.provider_only } } : request;
+}
+
 export interface BatchItemWiring {
   engine: EngineDeps;
+  /**
+   * The engine one item runs with, in place of `engine` (a batch run at a provider's batch service answers
+   * each item from the provider's results, priced at its discount, from the batch's own lease).
+   */
+  engineFor?: (batch: BatchRecord, item: BatchItem) => EngineDeps;
   keys: Pick<ApiKeyRepository, 'get'>;
   /** Writes each item's end once (batches/item-commits.ts). */
   commits: Pick<ItemCommitter, 'commit'>;
@@ -135,21 +154,15 @@ export function batchItemRunner(wiring: BatchItemWiring): BatchItemRunner {
       return;
     }
     let request: InferenceRequest;
-    // The batch's model for an item that names none (an uploaded input; inline items had it filled in).
-    const body = item.body.model == null && item.body.models === undefined && batch.model ? { ...item.body, model: batch.model } : item.body;
     try {
-      request = batch.endpoint === '/v1/responses' ? fromResponses(body as ResponsesRequest)
-        : batch.endpoint === '/v1/messages' ? fromMessages(body as MessagesRequest)
-        : batch.endpoint === '/v1/embeddings' ? fromEmbeddings(body as EmbeddingsRequest)
-        : fromChat(body as ChatRequest);
+      request = itemRequest(batch, item);
     } catch (err) {
       if (!(err instanceof DomainError)) throw err;
       await commit(batch, item, failedResult(item.customId, null, httpErrorOf(err)));
       return;
     }
-    if (batch.provider_only) request = { ...request, provider: { ...request.provider, only: batch.provider_only } };
     const pages = new RunPage();
-    const itemEngine: EngineDeps = { ...engine, pages, shutdown, generationIds: { next: () => generationId } };
+    const itemEngine: EngineDeps = { ...(wiring.engineFor?.(batch, item) ?? engine), pages, shutdown, generationIds: { next: () => generationId } };
     let run: Awaited<ReturnType<typeof generateDeferred>>;
     try {
       run = await generateDeferred(request, { orgId: key.org_id, workspaceId: key.workspace_id, keyHash: key.hash, key }, itemEngine, signal);

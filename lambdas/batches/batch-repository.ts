@@ -41,12 +41,27 @@ export interface BatchRecord {
   queued: boolean;
   /** The input's last item line, once validated (blank lines count): no result lies beyond it. Null before. */
   last_line: number | null;
+  /** Set when its items run at a provider's batch service rather than through the gateway's workers. */
+  provider_batch: ProviderBatchRef | null;
   /** The key of its results file in the batch bucket, once written (when it ended); null before. */
   output: string | null;
   /** Summed usage of the items recorded so far (batches/result-repository.ts adds each item's). */
   usage: BatchUsage;
   /** Bumped by every change of state: what a conditional write compares. */
   version: number;
+}
+
+/** A batch run at a provider's batch service (OpenAI's Batch API, Anthropic's Message Batches). */
+export interface ProviderBatchRef {
+  api: 'openai' | 'anthropic';
+  /** The catalog endpoint (endpointKey) its items run on. */
+  endpoint: string;
+  /** The provider's id of the batch; null until it is submitted. */
+  id: string | null;
+  /** The lease that covers the batch's maximum cost (taken before it is submitted), as stored: amount in nano-dollars, as text. */
+  lease: { id: string; org_id: string; workspace_id: string; key_hash: string; amount: string; settings_version: number; budget_version: number; use_until: number };
+  /** What the lease did not spend has been given back. */
+  returned: boolean;
 }
 
 /** Token and cost sums of a batch's items (cost in nano-dollars). */
@@ -194,6 +209,7 @@ export class BatchRepository {
 
 /** What the validating step sets on a batch: its item count, its model, and that its shards are queued. */
 export interface BatchPlan {
+  provider_batch?: ProviderBatchRef;
   total?: number;
   last_line?: number;
   model?: string | null;
@@ -210,6 +226,10 @@ function planUpdate(set: BatchPlan | undefined): { expression: string; names: Re
     parts.push('request_counts.#total = :total');
     names['#total'] = 'total';
     values[':total'] = set.total;
+  }
+  if (set?.provider_batch !== undefined) {
+    parts.push('provider_batch = :provider_batch');
+    values[':provider_batch'] = set.provider_batch;
   }
   if (set?.last_line !== undefined) {
     parts.push('last_line = :last_line');
@@ -239,6 +259,7 @@ function applyPlan(batch: BatchRecord, set: BatchPlan | undefined): BatchRecord 
     ...(set.model !== undefined ? { model: set.model } : {}),
     ...(set.queued !== undefined ? { queued: set.queued } : {}),
     ...(set.last_line !== undefined ? { last_line: set.last_line } : {}),
+    ...(set.provider_batch !== undefined ? { provider_batch: set.provider_batch } : {}),
     ...(set.output !== undefined ? { output: set.output } : {}),
     request_counts: { ...batch.request_counts, ...(set.total !== undefined ? { total: set.total } : {}) },
   };
@@ -274,6 +295,7 @@ function fromItem(item: Record<string, unknown>): BatchRecord {
     metadata: (item.metadata as Record<string, string> | null | undefined) ?? null,
     input: item.input as BatchInput,
     queued: item.queued === true,
+    provider_batch: (item.provider_batch as ProviderBatchRef | null | undefined) ?? null,
     last_line: typeof item.last_line === 'number' ? item.last_line : item.last_line === undefined || item.last_line === null ? null : Number(item.last_line),
     output: typeof item.output === 'string' ? item.output : null,
     usage: usageOf(item.usage),

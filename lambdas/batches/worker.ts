@@ -21,6 +21,8 @@ import { resultLines, type BatchResultRepository } from './result-repository.js'
 import type { ItemCommitter } from './item-commits.js';
 import type { BatchResult } from './schemas.js';
 import { validateBatchInput, type Shard } from './validation.js';
+import { MAX_PROVIDER_BATCH_ITEMS, type ProviderBatchPort } from './provider-port.js';
+import type { ProviderBatchRef } from './batch-repository.js';
 
 /** A runnable item: its input line, custom_id and checked body. */
 export interface BatchItem {
@@ -65,6 +67,8 @@ export interface BatchWorkerPorts {
    * stopped have committed, so that its results file holds them all and nothing moves after it ended.
    */
   settleSeconds: number;
+  /** Runs a batch at a provider's own batch service when all its items can go there (absent: never). */
+  provider?: ProviderBatchPort;
 }
 
 /** A step that cannot run yet (a shard of a batch still validating): its message comes back later. */
@@ -158,6 +162,9 @@ export class BatchWorker {
       throw err;
     }
     const model = batch.model ?? validated.model;
+    const provider = this.deps.provider;
+    const choice = batch.provider_batch ?? (provider && validated.runnable > 0 && validated.runnable <= MAX_PROVIDER_BATCH_ITEMS ? provider.choose({ ...batch, model }) : undefined);
+    if (provider && choice) return this.validateAtProvider(provider, { ...batch, model }, validated, choice);
     let current = batch;
     if (batch.status === 'validating') {
       const moved = await this.move(batch.id, 'validated', this.nowSeconds(), { set: { total: validated.total, last_line: validated.lastLine, model } });
@@ -170,6 +177,78 @@ export class BatchWorker {
     await this.deps.batches.plan(batch.id, { queued: true });
     this.deps.log.info('batch validated', { batch_id: batch.id, total: validated.total, runnable: validated.runnable, failed: validated.failed, shards: validated.shards.length, bytes: validated.bytes });
     return { ...current, queued: true };
+  }
+
+  /**
+   * A batch whose items all go to a provider's batch service: its maximum cost covered by a lease (or the batch
+   * fails, saying why), then its items submitted there. Safe to repeat: the lease and the provider's batch
+   * are stored as soon as they exist, and neither is taken again.
+   */
+  private async validateAtProvider(
+    provider: ProviderBatchPort, batch: BatchRecord, validated: { total: number; lastLine: number; runnable: number },
+    choice: { api: ProviderBatchRef['api']; endpoint: string },
+  ): Promise<BatchRecord> {
+    const items = await this.runnableItems(batch);
+    let ref = batch.provider_batch;
+    if (!ref) {
+      const covered = await provider.cover(batch, items, choice);
+      if ('refused' in covered) return (await this.move(batch.id, 'validation_failed', this.nowSeconds(), { error: covered.refused })) ?? batch;
+      ref = covered.ref;
+      await this.deps.batches.plan(batch.id, { provider_batch: ref });
+    }
+    let current: BatchRecord = { ...batch, provider_batch: ref };
+    if (batch.status === 'validating') {
+      const moved = await this.move(batch.id, 'validated', this.nowSeconds(), { set: { total: validated.total, last_line: validated.lastLine, model: batch.model } });
+      // Cancelled or expired meanwhile: the check step gives the lease back.
+      if (!moved || moved.status !== 'in_progress') return moved ?? current;
+      current = moved;
+    }
+    if (!ref.id) {
+      ref = { ...ref, id: await provider.submit({ ...current, provider_batch: ref }, items) };
+      await this.deps.batches.plan(batch.id, { provider_batch: ref, queued: true });
+      this.deps.log.info('batch submitted to the provider\'s batch service', { batch_id: batch.id, api: ref.api, endpoint: ref.endpoint, provider_batch_id: ref.id, items: items.length, covered: ref.lease.amount });
+    }
+    return { ...current, provider_batch: ref, queued: true };
+  }
+
+  /** The batch's runnable items, read from its stored input (a provider batch holds at most MAX_PROVIDER_BATCH_ITEMS). */
+  private async runnableItems(batch: BatchRecord): Promise<BatchItem[]> {
+    if (batch.input.kind !== 's3') throw new Error(`batch ${batch.id} has no stored input`);
+    const checker = new BatchItemChecker(batch.endpoint, { model: batch.model });
+    const items: BatchItem[] = [];
+    for await (const line of jsonLines(await this.deps.objects.read(batch.input.key), { maxBytes: MAX_BATCH_INPUT_BYTES })) {
+      const checked = checker.checkLine(line);
+      if (checked.kind === 'item') items.push({ line: checked.line, customId: checked.customId, body: checked.body });
+    }
+    return items;
+  }
+
+  /**
+   * A provider batch's check: cancels it at the provider when the batch was cancelled or its window passed;
+   * once the provider's batch has ended, commits every answer (through the inference core, once) and an error
+   * for each item it did not run (unless the batch was stopped), and gives back what the lease did not spend.
+   * Returns the batch as it then is (its counts final), or undefined while the provider's batch runs.
+   */
+  private async collectFromProvider(provider: ProviderBatchPort, batch: BatchRecord & { provider_batch: ProviderBatchRef }): Promise<BatchRecord | undefined> {
+    const now = this.nowSeconds();
+    const stopped = batch.status === 'cancelling' || now >= batch.expires_at;
+    if (stopped) await provider.cancel(batch);
+    if (!(await provider.ended(batch))) return undefined;
+    const items = await this.runnableItems(batch);
+    const done = await this.deps.results.linesDone(batch.id, 1, batch.last_line ?? Number.MAX_SAFE_INTEGER);
+    const notRun = await provider.collect(batch, items.filter((item) => !done.has(item.line)));
+    if (!stopped) {
+      await Promise.all(notRun.map((item) => this.deps.commits.commit({
+        batchId: batch.id, line: item.line, usage: NO_USAGE,
+        result: { custom_id: item.customId, id: null, error: { message: 'The provider\'s batch service ended without running this item', param: null, type: 'api_error', error_type: 'provider_unavailable' }, response: null },
+      })));
+    }
+    const collected = (await this.deps.batches.get(batch.id)) ?? batch;
+    await provider.finish(batch, BigInt(collected.usage.cost_nanos));
+    const ref = { ...batch.provider_batch, returned: true };
+    await this.deps.batches.plan(batch.id, { provider_batch: ref });
+    this.deps.log.info('provider batch collected', { batch_id: batch.id, provider_batch_id: ref.id, answered: items.length - done.size - notRun.length, not_run: notRun.length, spent: collected.usage.cost_nanos });
+    return { ...collected, provider_batch: ref };
   }
 
   private async fail(batch: BatchRecord, error: BatchStepInput['error']): Promise<BatchRecord> {
@@ -242,6 +321,25 @@ export class BatchWorker {
 
   private async check(batch: BatchRecord): Promise<BatchRecord> {
     if (isTerminal(batch.status)) return batch;
+    // A provider batch: nothing of it runs here; its answers are collected once the provider's batch ended.
+    const ref = batch.provider_batch;
+    let collected = false;
+    if (ref?.id && !ref.returned && this.deps.provider && (batch.status === 'in_progress' || batch.status === 'cancelling')) {
+      const after = await this.collectFromProvider(this.deps.provider, { ...batch, provider_batch: ref });
+      if (!after) return batch;
+      batch = after;
+      collected = true;
+    }
+    // Stopped before its items were submitted: the lease that covered them is given back whole.
+    if (ref && !ref.id && !ref.returned && this.deps.provider && (batch.status === 'cancelling' || this.nowSeconds() >= batch.expires_at)) {
+      await this.deps.provider.finish({ ...batch, provider_batch: ref }, 0n);
+      const returned = { ...ref, returned: true };
+      await this.deps.batches.plan(batch.id, { provider_batch: returned });
+      batch = { ...batch, provider_batch: returned };
+      collected = true;
+    }
+    // Every item it will ever have has been answered: nothing runs that a stop would have to wait for.
+    const settle = collected || batch.provider_batch?.returned ? 0 : this.deps.settleSeconds;
     const now = this.nowSeconds();
     const counts = batch.request_counts;
     const done = batch.status === 'finalizing' || (batch.status === 'in_progress' && batch.queued && counts.completed + counts.failed >= counts.total);
@@ -249,12 +347,12 @@ export class BatchWorker {
     // window passed, or cancelled) ends once the items running then have had time to commit, with the results
     // file of what was done.
     if (!done && now >= batch.expires_at) {
-      if (now < batch.expires_at + this.deps.settleSeconds) return batch;
+      if (now < batch.expires_at + settle) return batch;
       const output = await this.deps.objects.writeOutput(batch.id, resultLines(this.deps.results, batch));
       return (await this.move(batch.id, 'expire', this.nowSeconds(), { error: `The batch did not finish within its ${batch.completion_window} completion window`, set: { output } })) ?? batch;
     }
     if (batch.status === 'cancelling') {
-      if (now < (batch.cancelling_at ?? 0) + this.deps.settleSeconds) return batch;
+      if (now < (batch.cancelling_at ?? 0) + settle) return batch;
       const output = await this.deps.objects.writeOutput(batch.id, resultLines(this.deps.results, batch));
       return (await this.move(batch.id, 'cancelled', this.nowSeconds(), { set: { output } })) ?? batch;
     }

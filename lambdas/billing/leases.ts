@@ -88,6 +88,12 @@ export function leaseSize(headroom: Headroom, ratePerS: number, request: Nanos, 
   return size >= minimum ? size : undefined;
 }
 
+/**
+ * Where requests reserve from in memory: the process's lease pool, or one lease taken for a whole batch run
+ * at a provider's batch service (app/provider-batches.ts).
+ */
+export type LeaseSource = Pick<LeasePool, 'reserve' | 'settle' | 'release'> & { returnAll?(timeoutMs?: number): Promise<void> };
+
 /** A request's reservation from a lease. */
 export interface LeaseDraw {
   readonly leaseId: string;

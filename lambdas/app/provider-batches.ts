@@ -1,0 +1,234 @@
+// A batch run at a provider's own batch service (the batch worker's ProviderBatchPort): the model's endpoint
+// with a batch service (catalog `batch_api`), its prices less the batch discount, one budget lease for the
+// whole batch, and each answer put through the same inference core as a live request.
+//
+// Money: before anything is submitted, one lease covers the batch's maximum cost, the sum of its items'
+// reservations at the batch price, taken exactly as a live request's hold is (the organization's balance,
+// the key's limit, the workspace's budgets; a refusal fails the batch, saying so). When the provider's batch
+// has ended, each answered item runs through runGeneration with an adapter that gives the provider's answer:
+// it reserves its maximum from the batch's lease (in memory, always covered, since the lease is the sum of
+// those maxima), is priced at the batch price, and its record claims its cost from the lease; the record is
+// committed with the item's result once (item-commits.ts). Then the lease's unspent part is given back.
+import type { Catalog, CatalogEndpoint } from '../catalog/index.js';
+import { endpointKey } from '../catalog/index.js';
+import type { LeaseDraw, LeasePool } from '../billing/leases.js';
+import type { EngineDeps } from '../inference/engine.js';
+import { reservationFor } from '../inference/estimate.js';
+import { planRoute, requestFor } from '../inference/routing.js';
+import { DomainError } from '../platform/errors.js';
+import { nanosToUsd } from '../platform/money.js';
+import type { Logger } from '../platform/logger.js';
+import type { ApiKeyRepository } from '../keys/index.js';
+import type { AdapterRegistry } from '../providers/registry.js';
+import { ProviderError } from '../providers/provider-error.js';
+import type { ProviderBatchApi, ProviderBatchOutcome } from '../providers/batch-api.js';
+import type { GenerationResult, ProviderAdapter } from '../providers/types.js';
+import type { ItemCommitter } from '../batches/item-commits.js';
+import type { BatchItem, BatchRecord, ProviderBatchRef } from '../batches/index.js';
+import type { ProviderBatchPort } from '../batches/index.js';
+import { batchItemRunner, itemRequest } from './batch-items.js';
+
+type Submitted = BatchRecord & { provider_batch: ProviderBatchRef };
+
+/** Items of one provider batch put through the inference core at once. */
+const COLLECT_CONCURRENCY = 8;
+/** How long after the batch's deadline its lease may still be used (its results are collected then at the latest). */
+const LEASE_MARGIN_S = 2 * 60 * 60;
+
+/** An endpoint as a batch item pays for it: every price less the batch discount (rounded down to the nano-dollar). */
+export function batchPriced(endpoint: CatalogEndpoint): CatalogEndpoint {
+  const keep = 100n - BigInt(endpoint.batch_discount_percent ?? 0);
+  const scale = (price: bigint) => (price * keep) / 100n;
+  const { pricing } = endpoint;
+  return {
+    ...endpoint,
+    pricing: {
+      prompt: scale(pricing.prompt), completion: scale(pricing.completion), request: scale(pricing.request),
+      input_cache_read: scale(pricing.input_cache_read), input_cache_write: scale(pricing.input_cache_write), internal_reasoning: scale(pricing.internal_reasoning),
+    },
+  };
+}
+
+/** A catalog of one model served by one endpoint: what routes a provider batch's items. */
+function catalogOf(endpoint: CatalogEndpoint, base: Catalog): Catalog {
+  const model = { ...base.byId.get(endpoint.model)!, endpoints: [endpoint] };
+  return { models: [model], byId: new Map([[model.id, model]]) };
+}
+
+/**
+ * The batch's lease as the engine's lease source: every item's maximum is covered (the lease is their sum),
+ * and what a record spends is what it claims; the aggregator applies the claims, and the lease is given back
+ * once the batch has collected every answer.
+ */
+class BatchLease {
+  constructor(private readonly leaseId: string) {}
+
+  reserve(_key: unknown, _workspace: unknown, amount: bigint): LeaseDraw {
+    return { leaseId: this.leaseId, amount };
+  }
+
+  settle(draw: LeaseDraw, charged: bigint): { spent: bigint; stored: () => void } {
+    return { spent: charged < 0n ? 0n : charged < draw.amount ? charged : draw.amount, stored: () => undefined };
+  }
+
+  release(): void {
+    // Nothing to give back here: an item that spends nothing claims nothing, and the lease's unspent part is
+    // given back as a whole.
+  }
+}
+
+/** An adapter that answers with what the provider's batch gave for one item. */
+function answering(provider: string, outcome: Exclude<ProviderBatchOutcome, { kind: 'not_run' }>): ProviderAdapter {
+  return {
+    provider,
+    async generate(): Promise<GenerationResult> {
+      if (outcome.kind === 'error') throw outcome.error;
+      return outcome.result;
+    },
+    // eslint-disable-next-line require-yield
+    async *stream() {
+      throw new ProviderError({ provider, kind: 'invalid-response', status: 500, message: 'batch items do not stream' });
+    },
+  };
+}
+
+export interface ProviderBatchWiring {
+  engine: EngineDeps;
+  keys: Pick<ApiKeyRepository, 'get'>;
+  commits: Pick<ItemCommitter, 'commit'>;
+  log: Logger;
+}
+
+export function providerBatches(wiring: ProviderBatchWiring): ProviderBatchPort {
+  const { engine } = wiring;
+  const endpointOf = (key: string): CatalogEndpoint | undefined => {
+    for (const model of engine.catalog.models) for (const endpoint of model.endpoints) if (endpointKey(endpoint) === key) return endpoint;
+    return undefined;
+  };
+  const apiOf = (batch: Submitted): ProviderBatchApi => {
+    const endpoint = endpointOf(batch.provider_batch.endpoint);
+    const api = endpoint ? engine.adapters.batchApi(endpoint) : undefined;
+    if (!api) throw new Error(`batch ${batch.id}: its endpoint ${batch.provider_batch.endpoint} has no batch service any more`);
+    return api;
+  };
+  /** The engine a provider batch's items run with: its endpoint at the batch price, its lease, no retries (the answer is given). */
+  const engineOf = (batch: Submitted): EngineDeps => {
+    const endpoint = batchPriced(endpointOf(batch.provider_batch.endpoint)!);
+    return {
+      ...engine,
+      catalog: catalogOf(endpoint, engine.catalog),
+      // Settlement asks a lease source for reserve, settle and release only.
+      leases: new BatchLease(batch.provider_batch.lease.id) as unknown as LeasePool,
+      config: { ...engine.config, retry: { ...engine.config.retry, maxAttempts: 1, attemptsPerEndpoint: 1 } },
+    };
+  };
+
+  return {
+    choose(batch) {
+      const model = batch.model ? engine.catalog.byId.get(batch.model) : undefined;
+      const only = batch.provider_only?.map((slug) => slug.toLowerCase());
+      const endpoint = model?.endpoints.find((candidate) => candidate.batch_api && (!only || only.includes(candidate.provider.toLowerCase())) && engine.adapters.batchApi(candidate));
+      return endpoint ? { api: endpoint.batch_api!, endpoint: endpointKey(endpoint) } : undefined;
+    },
+
+    async cover(batch, items, choice) {
+      const endpoint = batchPriced(endpointOf(choice.endpoint)!);
+      let total = 0n;
+      for (const item of items) {
+        try {
+          total += reservationFor(itemRequest(batch, item).params, [endpoint]);
+        } catch (err) {
+          // An item whose body cannot become a request fails when it runs, costing nothing.
+          if (!(err instanceof DomainError)) throw err;
+        }
+      }
+      const key = await wiring.keys.get(batch.key_hash);
+      if (!key || key.disabled) return { refused: key ? 'The API key that submitted this batch is disabled' : 'The API key that submitted this batch was deleted' };
+      const workspace = await engine.ledger.workspaceOf(key.org_id, key.workspace_id);
+      const useUntil = (batch.expires_at + LEASE_MARGIN_S) * 1000;
+      const grant = total > 0n ? await engine.ledger.takeLease(key, workspace, total, useUntil, `batch:${batch.id}`) : undefined;
+      if (total > 0n && !grant) {
+        return { refused: `The batch's maximum cost at the batch price, $${nanosToUsd(total)}, is more than the organization's credits, the key's limit or the workspace's budgets leave` };
+      }
+      return {
+        ref: {
+          api: choice.api, endpoint: choice.endpoint, id: null, returned: false,
+          lease: {
+            id: grant?.id ?? `none-${batch.id}`, org_id: key.org_id, workspace_id: key.workspace_id, key_hash: key.hash, amount: total.toString(),
+            settings_version: grant?.settingsVersion ?? key.settings_version, budget_version: grant?.budgetVersion ?? workspace.budget_version, use_until: useUntil,
+          },
+        },
+      };
+    },
+
+    async submit(batch, items) {
+      const endpoint = batchPriced(endpointOf(batch.provider_batch.endpoint)!);
+      const catalog = catalogOf(endpoint, engine.catalog);
+      const lines = [];
+      for (const item of items) {
+        let request;
+        try {
+          request = itemRequest(batch, item);
+        } catch (err) {
+          if (!(err instanceof DomainError)) throw err;
+          continue;
+        }
+        // Routed as its live request would be on this one endpoint: the parameters it does not take left out.
+        const plan = planRoute({ request, catalog, health: engine.health, stickyEndpoint: undefined, now: engine.clock().getTime(), random: engine.random });
+        lines.push({ customId: `line-${item.line}`, request: requestFor(plan.candidates[0]!, request.params) });
+      }
+      return apiOf(batch).submit(lines, { gateway_batch_id: batch.id });
+    },
+
+    async ended(batch) {
+      return (await apiOf(batch).status(batch.provider_batch.id!)).ended;
+    },
+
+    async collect(batch, items) {
+      const outcomes = await apiOf(batch).results(batch.provider_batch.id!);
+      const base = engineOf(batch);
+      const notRun: BatchItem[] = [];
+      const answered: Array<{ item: BatchItem; outcome: Exclude<ProviderBatchOutcome, { kind: 'not_run' }> }> = [];
+      for (const item of items) {
+        const outcome = outcomes.get(`line-${item.line}`);
+        if (!outcome || outcome.kind === 'not_run') notRun.push(item);
+        else answered.push({ item, outcome });
+      }
+      const byLine = new Map(answered.map(({ item, outcome }) => [item.line, outcome]));
+      const run = batchItemRunner({
+        engine: base,
+        keys: wiring.keys,
+        commits: wiring.commits,
+        engineFor: (_batch, item) => {
+          const adapter = answering(base.catalog.models[0]!.endpoints[0]!.provider, byLine.get(item.line)!);
+          return { ...base, adapters: { get: async () => adapter, batchApi: () => undefined } as unknown as AdapterRegistry };
+        },
+      });
+      const signal = new AbortController().signal;
+      let next = 0;
+      await Promise.all(Array.from({ length: Math.min(COLLECT_CONCURRENCY, answered.length) }, async () => {
+        while (next < answered.length) await run(batch, answered[next++]!.item, signal);
+      }));
+      return notRun;
+    },
+
+    async cancel(batch) {
+      try {
+        await apiOf(batch).cancel(batch.provider_batch.id!);
+      } catch (err) {
+        // Already ended (the provider refuses to cancel it): nothing to stop.
+        if (!(err instanceof ProviderError) || err.status >= 500) throw err;
+        wiring.log.info('provider batch not cancelled: it has ended', { batch_id: batch.id, provider_batch_id: batch.provider_batch.id, status: err.status });
+      }
+    },
+
+    async finish(batch, spent) {
+      const { lease } = batch.provider_batch;
+      if (lease.id.startsWith('none-')) return;
+      await engine.ledger.returnLease({
+        id: lease.id, orgId: lease.org_id, workspaceId: lease.workspace_id, keyHash: lease.key_hash, amount: BigInt(lease.amount),
+        settingsVersion: lease.settings_version, budgetVersion: lease.budget_version, useUntil: lease.use_until,
+      }, spent);
+    },
+  };
+}

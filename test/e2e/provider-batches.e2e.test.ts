@@ -1,0 +1,133 @@
+// Batches run at a provider's own batch service, as `npm start` runs them against its simulator: OpenAI's
+// Batch API (simulator/echo-batch) and Anthropic's Message Batches (simulator/echo-anthropic-batch). Each item
+// is charged once, at half the live price; the batch's maximum cost is covered before it is submitted; a
+// cancelled batch gives back what it held.
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { OpenRouter } from '@openrouter/sdk';
+import { ChatResult$inboundSchema } from '@openrouter/sdk/models/chatresult';
+import { startGatewayProcess, type GatewayProcess } from '../support/gateway-process.js';
+import { resultsById, runInlineBatch } from '../support/batches.js';
+import { waitFor } from '../support/wait.js';
+import { generateKeyText } from '../../lambdas/keys/key-format.js';
+
+const ADMIN_KEY = generateKeyText();
+let gateway: GatewayProcess;
+let admin: OpenRouter;
+
+beforeAll(async () => {
+  // A provider batch takes 1.5 s at the simulator.
+  gateway = await startGatewayProcess({ GATEWAY_ADMIN_KEY: ADMIN_KEY, SIMULATOR_BATCH_DELAY_MS: '1500' });
+  admin = new OpenRouter({ apiKey: ADMIN_KEY, serverURL: gateway.baseUrl, retryConfig: { strategy: 'none' } });
+}, 90_000);
+
+afterAll(async () => {
+  await gateway?.stop();
+});
+
+async function newKey(name: string, limit?: number): Promise<{ key: string; hash: string }> {
+  const created = await admin.apiKeys.create({ requestBody: { name, ...(limit !== undefined ? { limit } : {}) } });
+  return { key: created.key, hash: created.data.hash };
+}
+
+const usageOf = async (hash: string) => (await admin.apiKeys.get({ hash })).data.usage;
+
+describe('a batch at OpenAI\'s Batch API', () => {
+  it('completes with every answer, each charged once at half the live price', async () => {
+    const { key, hash } = await newKey('provider batch openai');
+    const texts = ['first provider item', 'second provider item', 'third provider item'];
+    const batch = await runInlineBatch(gateway.baseUrl, key, {
+      endpoint: '/v1/chat/completions',
+      model: 'simulator/echo-batch',
+      requests: [
+        ...texts.map((text, i) => ({ custom_id: `c${i}`, body: { messages: [{ role: 'user', content: text }] } })),
+        { custom_id: 'bad', body: { messages: 'not a list' } },
+      ],
+    });
+    expect(batch.status).toBe('completed');
+    expect(batch.request_counts).toEqual({ total: 4, completed: 3, failed: 1 });
+    const byId = resultsById(batch);
+    for (const [i, text] of texts.entries()) {
+      const result = byId[`c${i}`];
+      expect(result.response.status_code).toBe(200);
+      const parsed = ChatResult$inboundSchema.parse(result.response.body);
+      expect(parsed.choices[0]!.message.content).toBe(text);
+      expect(result.id).toMatch(/^gen-/);
+    }
+    // The same request live costs twice as much.
+    const live = await fetch(`${gateway.baseUrl}/chat/completions`, {
+      method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'simulator/echo-batch', messages: [{ role: 'user', content: texts[0] }] }),
+    });
+    const liveCost = ((await live.json()) as { usage: { cost: number } }).usage.cost;
+    const batchCost = (byId.c0.response.body as { usage: { cost: number } }).usage.cost;
+    expect(batchCost).toBeCloseTo(liveCost / 2, 12);
+    // The key is charged what the batch reports (and the live request), once the meters have the records.
+    await waitFor(async () => Math.abs((await usageOf(hash)) - (batch.usage.cost + liveCost)) < 1e-12, { timeoutMs: 10_000, what: 'the key to be charged the batch and the live request' });
+  }, 60_000);
+});
+
+describe('a batch at Anthropic\'s Message Batches', () => {
+  it('completes with Anthropic messages for /v1/messages items', async () => {
+    const { key } = await newKey('provider batch anthropic');
+    const batch = await runInlineBatch(gateway.baseUrl, key, {
+      endpoint: '/v1/messages',
+      model: 'simulator/echo-anthropic-batch',
+      requests: [
+        { custom_id: 'm1', body: { max_tokens: 64, messages: [{ role: 'user', content: 'anthropic batch one' }] } },
+        { custom_id: 'm2', body: { max_tokens: 64, system: 'Echo.', messages: [{ role: 'user', content: 'anthropic batch two' }] } },
+      ],
+    });
+    expect(batch.status).toBe('completed');
+    expect(batch.request_counts).toEqual({ total: 2, completed: 2, failed: 0 });
+    const byId = resultsById(batch);
+    expect(byId.m1.response.body).toMatchObject({ type: 'message', content: [{ type: 'text', text: 'anthropic batch one' }], stop_reason: 'end_turn' });
+    expect(byId.m2.response.body).toMatchObject({ content: [{ type: 'text', text: 'anthropic batch two' }] });
+    expect(batch.usage.cost).toBeGreaterThan(0);
+  }, 60_000);
+});
+
+describe('money', () => {
+  it('fails a batch whose maximum cost the key\'s limit cannot cover, before anything is submitted', async () => {
+    const { key, hash } = await newKey('provider batch too small', 0.0001);
+    const batch = await runInlineBatch(gateway.baseUrl, key, {
+      endpoint: '/v1/chat/completions',
+      model: 'simulator/echo-batch',
+      requests: Array.from({ length: 3 }, (_, i) => ({ custom_id: `r${i}`, body: { messages: [{ role: 'user', content: `item ${i}` }] } })),
+    });
+    expect(batch.status).toBe('failed');
+    expect(batch.error.message).toMatch(/maximum cost at the batch price, \$[\d.]+, is more than/);
+    expect(batch.request_counts.completed).toBe(0);
+    expect(await usageOf(hash)).toBe(0);
+  }, 60_000);
+
+  it('a cancelled batch charges nothing and gives back what it held: the key can spend its whole limit again', async () => {
+    const slow = await startGatewayProcess({ GATEWAY_ADMIN_KEY: ADMIN_KEY, SIMULATOR_BATCH_DELAY_MS: '60000' });
+    try {
+      const sdk = new OpenRouter({ apiKey: ADMIN_KEY, serverURL: slow.baseUrl, retryConfig: { strategy: 'none' } });
+      // The batch holds 5 × 16,384 output tokens at $1 per million (half price): $0.082 of the $0.10 limit.
+      const created = await sdk.apiKeys.create({ requestBody: { name: 'provider batch cancel', limit: 0.1 } });
+      const post = await fetch(`${slow.baseUrl}/batches`, {
+        method: 'POST', headers: { authorization: `Bearer ${created.key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ endpoint: '/v1/chat/completions', model: 'simulator/echo-batch', requests: Array.from({ length: 5 }, (_, i) => ({ custom_id: `x${i}`, body: { messages: [{ role: 'user', content: `slow ${i}` }], max_tokens: 16_384 } })) }),
+      });
+      const { id } = await post.json() as { id: string };
+      const read = async () => (await (await fetch(`${slow.baseUrl}/batches/${id}`, { headers: { authorization: `Bearer ${created.key}` } })).json()) as { status: string; request_counts: { completed: number; failed: number } };
+      await waitFor(async () => (await read()).status === 'in_progress', { timeoutMs: 20_000, what: 'the batch to be submitted' });
+      // While it runs, its maximum cost is held: a live request that may cost $0.033 does not fit beside it.
+      const big = { model: 'simulator/echo-batch', messages: [{ role: 'user', content: 'x' }], max_tokens: 16_384 };
+      const during = await fetch(`${slow.baseUrl}/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${created.key}`, 'content-type': 'application/json' }, body: JSON.stringify(big) });
+      expect(during.status).toBe(402);
+      expect((await fetch(`${slow.baseUrl}/batches/${id}/cancel`, { method: 'POST', headers: { authorization: `Bearer ${created.key}` } })).status).toBe(200);
+      await waitFor(async () => (await read()).status === 'cancelled', { timeoutMs: 20_000, what: 'the batch to be cancelled' });
+      expect((await read()).request_counts).toMatchObject({ completed: 0, failed: 0 });
+      // Given back: the same request now fits.
+      await waitFor(async () => (await fetch(`${slow.baseUrl}/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${created.key}`, 'content-type': 'application/json' }, body: JSON.stringify(big) })).status === 200,
+        { timeoutMs: 10_000, what: 'the batch\'s lease to be given back' });
+      // What the key spent is the live request alone (the cancelled batch charged nothing).
+      await waitFor(async () => (await sdk.apiKeys.get({ hash: created.data.hash })).data.usage > 0, { timeoutMs: 10_000, what: 'the live request to be charged' });
+      expect((await sdk.apiKeys.get({ hash: created.data.hash })).data.usage).toBeLessThan(0.04);
+    } finally {
+      await slow.stop();
+    }
+  }, 90_000);
+});
