@@ -1,7 +1,13 @@
 // How the batch worker runs a batch at a provider's own batch service (OpenAI's Batch API, Anthropic's
 // Message Batches) instead of item by item: the port it asks, implemented by app/provider-batches.ts.
 import type { BatchRecord, ProviderBatchRef } from './batch-repository.js';
-import type { BatchItem } from './worker.js';
+
+/** A runnable item (the worker's BatchItem): its input line, custom_id and checked body. */
+export interface BatchItem {
+  line: number;
+  customId: string;
+  body: Record<string, unknown>;
+}
 
 /** Items a provider batch takes at most here (OpenAI's limit is 50,000; every item's request is held in memory to submit it). */
 export const MAX_PROVIDER_BATCH_ITEMS = 10_000;

@@ -21,15 +21,10 @@ import { resultLines, type BatchResultRepository } from './result-repository.js'
 import type { ItemCommitter } from './item-commits.js';
 import type { BatchResult } from './schemas.js';
 import { validateBatchInput, type Shard } from './validation.js';
-import { MAX_PROVIDER_BATCH_ITEMS, type ProviderBatchPort } from './provider-port.js';
+import { MAX_PROVIDER_BATCH_ITEMS, type BatchItem, type ProviderBatchPort } from './provider-port.js';
 import type { ProviderBatchRef } from './batch-repository.js';
 
-/** A runnable item: its input line, custom_id and checked body. */
-export interface BatchItem {
-  line: number;
-  customId: string;
-  body: Record<string, unknown>;
-}
+export type { BatchItem } from './provider-port.js';
 
 /**
  * Runs one item through the inference core and commits its end once (its result, its generation record and
