@@ -190,7 +190,8 @@ export class GatewayStack extends Stack {
 
     // The batch worker runs items through the inference core: provider credentials and BYOK as inference; the
     // steps function reads and writes the table, the bucket and the queue only.
-    for (const fn of [this.inference, this.management, this.batches.worker]) this.providerSecret.grantRead(fn.function);
+    // The batch steps function polls and collects providers' batch services with the gateway's credentials.
+    for (const fn of [this.inference, this.management, this.batches.worker, this.batches.steps]) this.providerSecret.grantRead(fn.function);
     // The vault and BYOK routes (management) and BYOK credentials in upstream calls (inference, batch items); not maintenance or the aggregator.
     for (const fn of [this.inference, this.management, this.batches.worker]) this.vaultKey.grantDataKeys(fn.role);
     for (const fn of [this.inference, this.management, this.maintenance, this.aggregator, this.batches.worker, this.batches.steps]) acknowledgeNag(fn.function, 'AwsSolutions-L1', RUNTIME_PINNED);

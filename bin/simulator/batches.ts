@@ -209,6 +209,20 @@ export class SimulatedBatches {
   /** A batch whose time has come: every line answered, into the output (2xx) and error (the rest) files. */
   private settleOpenAi(batch: OpenAiBatch): void {
     if (batch.status === 'cancelling') {
+      // As OpenAI does: every request it never ran is a line of the error file, without a response.
+      const lines = this.files.get(batch.input_file_id)!.bytes.toString('utf8').split('\n').filter((line) => line.trim() !== '');
+      const notRun = lines.map((text, index) => {
+        let line: unknown;
+        try {
+          line = JSON.parse(text);
+        } catch {
+          line = undefined;
+        }
+        const customId = isObject(line) && typeof line.custom_id === 'string' ? line.custom_id : `line-${index + 1}`;
+        return JSON.stringify({ id: `batch_req_${batch.id.slice(6)}${index}`, custom_id: customId, response: null, error: { code: 'batch_cancelled', message: 'This request was not executed because the batch was cancelled.' } });
+      });
+      if (notRun.length) batch.error_file_id = this.storeFile(`${batch.id}_error.jsonl`, 'batch_output', Buffer.from(`${notRun.join('\n')}\n`)).id;
+      batch.request_counts = { total: lines.length, completed: 0, failed: lines.length };
       batch.status = 'cancelled';
       batch.cancelled_at = nowSeconds();
       return;

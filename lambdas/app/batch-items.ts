@@ -123,6 +123,8 @@ export interface BatchItemWiring {
    * each item from the provider's results, priced at its discount, from the batch's own lease).
    */
   engineFor?: (batch: BatchRecord, item: BatchItem) => EngineDeps;
+  /** Runs items of a disabled key too (a provider batch's answers, paid for already); a deleted key's still fail. */
+  chargeDisabledKey?: boolean;
   keys: Pick<ApiKeyRepository, 'get'>;
   /** Writes each item's end once (batches/item-commits.ts). */
   commits: Pick<ItemCommitter, 'commit'>;
@@ -149,7 +151,7 @@ export function batchItemRunner(wiring: BatchItemWiring): BatchItemRunner {
   return async (batch: BatchRecord, item: BatchItem, signal: AbortSignal) => {
     const generationId = batchGenerationId(batch, item.line);
     const key = await keyOf(batch.key_hash);
-    if (!key || key.disabled) {
+    if (!key || (key.disabled && !wiring.chargeDisabledKey)) {
       await commit(batch, item, failedResult(item.customId, null, new HttpError(401, key ? 'The API key that submitted this batch is disabled' : 'The API key that submitted this batch was deleted')));
       return;
     }

@@ -13,6 +13,7 @@ import type { Catalog, CatalogEndpoint } from '../catalog/index.js';
 import { endpointKey } from '../catalog/index.js';
 import type { LeaseDraw, LeasePool } from '../billing/leases.js';
 import type { EngineDeps } from '../inference/engine.js';
+import { EndpointHealth } from '../inference/endpoint-health.js';
 import { reservationFor } from '../inference/estimate.js';
 import { planRoute, requestFor } from '../inference/routing.js';
 import { DomainError } from '../platform/errors.js';
@@ -27,6 +28,8 @@ import type { ItemCommitter } from '../batches/item-commits.js';
 import type { BatchItem, BatchRecord, ProviderBatchRef } from '../batches/index.js';
 import type { ProviderBatchPort } from '../batches/index.js';
 import { batchItemRunner, itemRequest } from './batch-items.js';
+import { withUser } from '../inference/attempts.js';
+import { httpErrorOf } from '../platform/http/errors.js';
 
 type Submitted = BatchRecord & { provider_batch: ProviderBatchRef };
 
@@ -111,14 +114,25 @@ export function providerBatches(wiring: ProviderBatchWiring): ProviderBatchPort 
     if (!api) throw new Error(`batch ${batch.id}: its endpoint ${batch.provider_batch.endpoint} has no batch service any more`);
     return api;
   };
-  /** The engine a provider batch's items run with: its endpoint at the batch price, its lease, no retries (the answer is given). */
+  /**
+   * The engine a provider batch's items run with: its endpoint at the prices the lease was taken at, its lease,
+   * no retries (the answer is given), the gateway's own credentials (the provider's batch ran on them, so no
+   * BYOK), and an endpoint health of its own (an answer the provider gave hours ago says nothing of it now).
+   */
   const engineOf = (batch: Submitted): EngineDeps => {
-    const endpoint = batchPriced(endpointOf(batch.provider_batch.endpoint)!);
+    const live = endpointOf(batch.provider_batch.endpoint);
+    if (!live) throw new Error(`batch ${batch.id}: its endpoint ${batch.provider_batch.endpoint} is no longer in the catalog`);
+    const stored = batch.provider_batch.pricing;
+    const endpoint = stored
+      ? { ...live, pricing: Object.fromEntries(Object.entries(stored).map(([name, price]) => [name, BigInt(price)])) as unknown as CatalogEndpoint['pricing'] }
+      : batchPriced(live);
     return {
       ...engine,
       catalog: catalogOf(endpoint, engine.catalog),
       // Settlement asks a lease source for reserve, settle and release only.
       leases: new BatchLease(batch.provider_batch.lease.id) as unknown as LeasePool,
+      byok: undefined,
+      health: new EndpointHealth(),
       config: { ...engine.config, retry: { ...engine.config.retry, maxAttempts: 1, attemptsPerEndpoint: 1 } },
     };
   };
@@ -150,9 +164,14 @@ export function providerBatches(wiring: ProviderBatchWiring): ProviderBatchPort 
       if (total > 0n && !grant) {
         return { refused: `The batch's maximum cost at the batch price, $${nanosToUsd(total)}, is more than the organization's credits, the key's limit or the workspace's budgets leave` };
       }
+      const prices = endpoint.pricing;
       return {
         ref: {
           api: choice.api, endpoint: choice.endpoint, id: null, returned: false,
+          pricing: {
+            prompt: prices.prompt.toString(), completion: prices.completion.toString(), request: prices.request.toString(),
+            input_cache_read: prices.input_cache_read.toString(), input_cache_write: prices.input_cache_write.toString(), internal_reasoning: prices.internal_reasoning.toString(),
+          },
           lease: {
             id: grant?.id ?? `none-${batch.id}`, org_id: key.org_id, workspace_id: key.workspace_id, key_hash: key.hash, amount: total.toString(),
             settings_version: grant?.settingsVersion ?? key.settings_version, budget_version: grant?.budgetVersion ?? workspace.budget_version, use_until: useUntil,
@@ -164,20 +183,30 @@ export function providerBatches(wiring: ProviderBatchWiring): ProviderBatchPort 
     async submit(batch, items) {
       const endpoint = batchPriced(endpointOf(batch.provider_batch.endpoint)!);
       const catalog = catalogOf(endpoint, engine.catalog);
+      const api = apiOf(batch);
+      const caller = { orgId: batch.org_id };
       const lines = [];
+      const refused: Array<{ item: BatchItem; status: number; message: string }> = [];
       for (const item of items) {
-        let request;
         try {
-          request = itemRequest(batch, item);
+          const request = itemRequest(batch, item);
+          // Routed as its live request would be on this one endpoint (the parameters it does not take left out),
+          // with the hashed end user the provider is told about live.
+          const plan = planRoute({ request, catalog, health: engine.health, stickyEndpoint: undefined, now: engine.clock().getTime(), random: engine.random });
+          const generation = withUser(requestFor(plan.candidates[0]!, request.params), caller, request);
+          // Made now, so that a request the provider's wire format cannot carry is this item's error, not the batch's.
+          api.check(generation);
+          lines.push({ customId: `line-${item.line}`, request: generation });
         } catch (err) {
-          if (!(err instanceof DomainError)) throw err;
-          continue;
+          if (err instanceof DomainError) {
+            const failure = httpErrorOf(err);
+            refused.push({ item, status: failure.status, message: failure.message });
+          } else if (err instanceof ProviderError) refused.push({ item, status: err.status, message: err.message });
+          else throw err;
         }
-        // Routed as its live request would be on this one endpoint: the parameters it does not take left out.
-        const plan = planRoute({ request, catalog, health: engine.health, stickyEndpoint: undefined, now: engine.clock().getTime(), random: engine.random });
-        lines.push({ customId: `line-${item.line}`, request: requestFor(plan.candidates[0]!, request.params) });
       }
-      return apiOf(batch).submit(lines, { gateway_batch_id: batch.id });
+      if (lines.length === 0) return { id: null, refused };
+      return { id: await api.submit(lines, { gateway_batch_id: batch.id }), refused };
     },
 
     async ended(batch) {
@@ -199,6 +228,8 @@ export function providerBatches(wiring: ProviderBatchWiring): ProviderBatchPort 
         engine: base,
         keys: wiring.keys,
         commits: wiring.commits,
+        // The provider ran it on the gateway's account: charged even if the key was disabled since.
+        chargeDisabledKey: true,
         engineFor: (_batch, item) => {
           const adapter = answering(base.catalog.models[0]!.endpoints[0]!.provider, byLine.get(item.line)!);
           return { ...base, adapters: { get: async () => adapter, batchApi: () => undefined } as unknown as AdapterRegistry };
@@ -206,9 +237,19 @@ export function providerBatches(wiring: ProviderBatchWiring): ProviderBatchPort 
       });
       const signal = new AbortController().signal;
       let next = 0;
+      let failure: { error: unknown } | undefined;
+      // As a shard does: the first failure starts no new item, and the step fails only once those running have
+      // ended (nothing of it outlives it: the lease's spend is read after it).
       await Promise.all(Array.from({ length: Math.min(COLLECT_CONCURRENCY, answered.length) }, async () => {
-        while (next < answered.length) await run(batch, answered[next++]!.item, signal);
+        while (next < answered.length && !failure) {
+          try {
+            await run(batch, answered[next++]!.item, signal);
+          } catch (error) {
+            failure ??= { error };
+          }
+        }
       }));
+      if (failure) throw failure.error;
       return notRun;
     },
 

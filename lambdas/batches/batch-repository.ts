@@ -62,6 +62,8 @@ export interface ProviderBatchRef {
   lease: { id: string; org_id: string; workspace_id: string; key_hash: string; amount: string; settings_version: number; budget_version: number; use_until: number };
   /** What the lease did not spend has been given back. */
   returned: boolean;
+  /** The endpoint's prices at the batch price when the lease was taken (nano-dollars a token, as text): what its items are charged. */
+  pricing?: Record<'prompt' | 'completion' | 'request' | 'input_cache_read' | 'input_cache_write' | 'internal_reasoning', string>;
 }
 
 /** Token and cost sums of a batch's items (cost in nano-dollars). */

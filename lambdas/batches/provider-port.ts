@@ -23,8 +23,11 @@ export interface ProviderBatchPort {
    * price): the reference to store before submitting, or why the batch cannot run (a limit cannot cover it).
    */
   cover(batch: BatchRecord, items: readonly BatchItem[], choice: { api: ProviderBatchRef['api']; endpoint: string }): Promise<{ ref: ProviderBatchRef } | { refused: string }>;
-  /** Submits the items (each under its line); the provider's id of the batch. */
-  submit(batch: BatchRecord & { provider_batch: ProviderBatchRef }, items: readonly BatchItem[]): Promise<string>;
+  /**
+   * Submits the items (each under its line): the provider's id of the batch (null when no item could go),
+   * and the items refused before they went (their request cannot be made for the endpoint), with why.
+   */
+  submit(batch: BatchRecord & { provider_batch: ProviderBatchRef }, items: readonly BatchItem[]): Promise<{ id: string | null; refused: Array<{ item: BatchItem; status: number; message: string }> }>;
   /** Whether the provider's batch has ended (every request it will run has run). */
   ended(batch: BatchRecord & { provider_batch: ProviderBatchRef }): Promise<boolean>;
   /**

@@ -75,6 +75,9 @@ const NEVER_ABORTED = new AbortController().signal;
 /** The longest wait between two checks: a day's batch takes at most some 1,440 checks (Step Functions keeps 25,000 events of an execution). */
 export const MAX_CHECK_WAIT_SECONDS = 60;
 
+/** How long past a batch's deadline a provider that cannot be reached is waited for before its batch is given up. */
+const PROVIDER_GIVE_UP_S = 60 * 60;
+
 /** How often a shard looks at its batch's state while it runs (a cancel or expiry stops it). */
 const STATE_CHECK_MS = 1000;
 
@@ -158,8 +161,11 @@ export class BatchWorker {
     }
     const model = batch.model ?? validated.model;
     const provider = this.deps.provider;
-    const choice = batch.provider_batch ?? (provider && validated.runnable > 0 && validated.runnable <= MAX_PROVIDER_BATCH_ITEMS ? provider.choose({ ...batch, model }) : undefined);
-    if (provider && choice) return this.validateAtProvider(provider, { ...batch, model }, validated, choice);
+    // A batch is sent to a provider's batch service only from validating (never one whose items the gateway
+    // started running: a start-up requeue validates in_progress batches again).
+    const choice = batch.provider_batch ?? (provider && batch.status === 'validating' && validated.runnable > 0 && validated.runnable <= MAX_PROVIDER_BATCH_ITEMS ? provider.choose({ ...batch, model }) : undefined);
+    const atProvider = provider && choice ? await this.validateAtProvider(provider, { ...batch, model }, validated, choice) : undefined;
+    if (atProvider) return atProvider;
     let current = batch;
     if (batch.status === 'validating') {
       const moved = await this.move(batch.id, 'validated', this.nowSeconds(), { set: { total: validated.total, last_line: validated.lastLine, model } });
@@ -182,9 +188,12 @@ export class BatchWorker {
   private async validateAtProvider(
     provider: ProviderBatchPort, batch: BatchRecord, validated: { total: number; lastLine: number; runnable: number },
     choice: { api: ProviderBatchRef['api']; endpoint: string },
-  ): Promise<BatchRecord> {
+  ): Promise<BatchRecord | undefined> {
     const items = await this.runnableItems(batch);
     let ref = batch.provider_batch;
+    // Items a provider batch cannot take as they are (fallback models or provider preferences of their own,
+    // more than a provider's batch file takes) keep the batch with the gateway's workers.
+    if (!ref && !providerCanTake(items)) return undefined;
     if (!ref) {
       const covered = await provider.cover(batch, items, choice);
       if ('refused' in covered) return (await this.move(batch.id, 'validation_failed', this.nowSeconds(), { error: covered.refused })) ?? batch;
@@ -198,10 +207,16 @@ export class BatchWorker {
       if (!moved || moved.status !== 'in_progress') return moved ?? current;
       current = moved;
     }
-    if (!ref.id) {
-      ref = { ...ref, id: await provider.submit({ ...current, provider_batch: ref }, items) };
+    if (!ref.id && !current.queued) {
+      const submitted = await provider.submit({ ...current, provider_batch: ref }, items);
+      // Items whose request the provider's format cannot carry: their errors, as an item's error live.
+      await Promise.all(submitted.refused.map(({ item, status, message }) => this.deps.commits.commit({
+        batchId: batch.id, line: item.line, usage: NO_USAGE,
+        result: { custom_id: item.customId, id: null, error: { message, param: null, type: status >= 500 ? 'api_error' : 'invalid_request_error', error_type: 'invalid_body' }, response: null },
+      })));
+      ref = { ...ref, id: submitted.id };
       await this.deps.batches.plan(batch.id, { provider_batch: ref, queued: true });
-      this.deps.log.info('batch submitted to the provider\'s batch service', { batch_id: batch.id, api: ref.api, endpoint: ref.endpoint, provider_batch_id: ref.id, items: items.length, covered: ref.lease.amount });
+      this.deps.log.info('batch submitted to the provider\'s batch service', { batch_id: batch.id, api: ref.api, endpoint: ref.endpoint, provider_batch_id: ref.id, items: items.length - submitted.refused.length, refused: submitted.refused.length, covered: ref.lease.amount });
     }
     return { ...current, provider_batch: ref, queued: true };
   }
@@ -246,8 +261,23 @@ export class BatchWorker {
     return { ...collected, provider_batch: ref };
   }
 
+  /**
+   * Ends a provider batch that will not be collected (its batch failed, or its provider kept failing): cancels
+   * it there, as far as it can, and gives back its lease whole. What ran at the provider is then not charged.
+   */
+  private async giveBackAtProvider(batch: BatchRecord & { provider_batch: ProviderBatchRef }): Promise<void> {
+    const provider = this.deps.provider;
+    if (!provider || batch.provider_batch.returned) return;
+    if (batch.provider_batch.id) await provider.cancel(batch).catch((err: unknown) => this.deps.log.warn('provider batch not cancelled', { batch_id: batch.id, error: String(err) }));
+    const current = (await this.deps.batches.get(batch.id)) ?? batch;
+    await provider.finish(batch, BigInt(current.usage.cost_nanos));
+    await this.deps.batches.plan(batch.id, { provider_batch: { ...batch.provider_batch, returned: true } });
+    this.deps.log.warn('provider batch given up: its lease is given back', { batch_id: batch.id, provider_batch_id: batch.provider_batch.id });
+  }
+
   private async fail(batch: BatchRecord, error: BatchStepInput['error']): Promise<BatchRecord> {
     if (isTerminal(batch.status)) return batch;
+    if (batch.provider_batch && !batch.provider_batch.returned) await this.giveBackAtProvider({ ...batch, provider_batch: batch.provider_batch });
     this.deps.log.error('batch step failed after its retries; the batch fails', { batch_id: batch.id, error: error?.Error, cause: error?.Cause?.slice(0, 500) });
     const event = batch.status === 'cancelling' ? 'cancelled' : 'failed';
     return (await this.move(batch.id, event, this.nowSeconds(), { error: 'The batch could not be run to its end: one of its steps kept failing' })) ?? batch;
@@ -320,7 +350,17 @@ export class BatchWorker {
     const ref = batch.provider_batch;
     let collected = false;
     if (ref?.id && !ref.returned && this.deps.provider && (batch.status === 'in_progress' || batch.status === 'cancelling')) {
-      const after = await this.collectFromProvider(this.deps.provider, { ...batch, provider_batch: ref });
+      let after: BatchRecord | undefined;
+      try {
+        after = await this.collectFromProvider(this.deps.provider, { ...batch, provider_batch: ref });
+      } catch (err) {
+        // The provider unreachable or failing for a while is not the batch failing: the next check asks again
+        // (a batch that never gets its answers expires, and its lease is given back then).
+        this.deps.log.warn('provider batch not collected yet', { batch_id: batch.id, provider_batch_id: ref.id, error: String(err) });
+        if (this.nowSeconds() < batch.expires_at + this.deps.settleSeconds + PROVIDER_GIVE_UP_S) return batch;
+        await this.giveBackAtProvider({ ...batch, provider_batch: ref });
+        after = (await this.deps.batches.get(batch.id)) ?? batch;
+      }
       if (!after) return batch;
       batch = after;
       collected = true;
@@ -352,6 +392,12 @@ export class BatchWorker {
       return (await this.move(batch.id, 'cancelled', this.nowSeconds(), { set: { output } })) ?? batch;
     }
     if (done) {
+      // A provider batch none of whose items could be submitted: its lease is given back unspent.
+      const unsubmitted = batch.provider_batch && !batch.provider_batch.id && !batch.provider_batch.returned ? batch.provider_batch : undefined;
+      if (unsubmitted && this.deps.provider) {
+        await this.deps.provider.finish({ ...batch, provider_batch: unsubmitted }, BigInt(batch.usage.cost_nanos));
+        await this.deps.batches.plan(batch.id, { provider_batch: { ...unsubmitted, returned: true } });
+      }
       if (batch.status === 'in_progress') {
         const moved = await this.move(batch.id, 'items_done', now);
         // Cancelled or expired meanwhile: no results file.
@@ -365,6 +411,20 @@ export class BatchWorker {
     }
     return batch;
   }
+}
+
+/** The most bytes of item bodies sent to a provider's batch service (OpenAI takes files of up to 200 MB). */
+const MAX_PROVIDER_BATCH_BYTES = 150 * 1024 * 1024;
+
+/** Whether a provider batch can take these items as they are: one model each (no fallbacks), no provider preferences of their own. */
+function providerCanTake(items: readonly BatchItem[]): boolean {
+  let bytes = 0;
+  for (const item of items) {
+    if (item.body.models !== undefined || item.body.provider != null) return false;
+    bytes += JSON.stringify(item.body).length;
+    if (bytes > MAX_PROVIDER_BATCH_BYTES) return false;
+  }
+  return true;
 }
 
 /** A bad item's result: its custom_id (or its line's, when it has none) and why it cannot run. */

@@ -172,7 +172,8 @@ function accountIdentity(orgId: string): string {
  * The end-user identity sent upstream for abuse isolation: the safety identifier (or user) hashed per
  * organization, never the raw value; without either, an account-level identity.
  */
-function withUser(generation: ReturnType<typeof requestFor>, caller: Caller, request: InferenceRequest) {
+/** The request with the hashed end user (or the account's identity) providers are told about. */
+export function withUser(generation: ReturnType<typeof requestFor>, caller: Pick<Caller, 'orgId'>, request: Pick<InferenceRequest, 'user' | 'safetyIdentifier'>) {
   const user = request.safetyIdentifier ?? request.user;
   generation.user = user === undefined ? accountIdentity(caller.orgId) : hashedUser(caller.orgId, user)!;
   return generation;

@@ -39,6 +39,8 @@ export interface ProviderBatchStatus {
 
 export interface ProviderBatchApi {
   readonly kind: BatchApiKind;
+  /** Makes the request's body in the provider's wire format, throwing the ProviderError a live call would (what it cannot carry). */
+  check(request: GenerationRequest): void;
   /** Submits the requests; the provider's id of the batch. */
   submit(lines: readonly ProviderBatchLine[], metadata: Record<string, string>): Promise<string>;
   status(id: string): Promise<ProviderBatchStatus>;
@@ -83,6 +85,10 @@ export function createOpenAIBatchApi(settings: BatchApiSettings): ProviderBatchA
   return {
     kind: 'openai',
 
+    check(request) {
+      if (!request.embedding) convertToOpenAIChat(request, false);
+    },
+
     async submit(lines, metadata) {
       const embeddings = lines.some((line) => line.request.embedding);
       const endpoint = embeddings ? '/v1/embeddings' : '/v1/chat/completions';
@@ -124,8 +130,13 @@ export function createOpenAIBatchApi(settings: BatchApiSettings): ProviderBatchA
   };
 }
 
+/** OpenAI's error codes for a request of a batch that ended before running it. */
+const OPENAI_NOT_RUN: Record<string, string> = { batch_cancelled: 'cancelled', batch_expired: 'expired' };
+
 function openAiOutcome(provider: string, line: z.output<typeof openAiLineSchema>): ProviderBatchOutcome {
   const response = line.response;
+  const notRun = !response && line.error?.code ? OPENAI_NOT_RUN[line.error.code] : undefined;
+  if (notRun) return { kind: 'not_run', reason: notRun };
   if (response && response.status_code >= 200 && response.status_code < 300) {
     const body = response.body as { object?: unknown };
     if (body && body.object === 'list') {
@@ -164,6 +175,10 @@ export function createAnthropicBatchApi(settings: BatchApiSettings): ProviderBat
 
   return {
     kind: 'anthropic',
+
+    check(request) {
+      convertToAnthropicMessages(request, { stream: false, provider });
+    },
 
     async submit(lines) {
       const requests = lines.map(({ customId, request }) => ({ custom_id: customId, params: convertToAnthropicMessages(request, { stream: false, provider }) }));

@@ -86,6 +86,35 @@ describe('a batch at Anthropic\'s Message Batches', () => {
   }, 60_000);
 });
 
+describe('what a provider batch cannot take', () => {
+  it('an item the provider\'s format cannot carry is that item\'s error; the others run there', async () => {
+    const { key } = await newKey('provider batch refused item');
+    const batch = await runInlineBatch(gateway.baseUrl, key, {
+      endpoint: '/v1/chat/completions',
+      model: 'simulator/echo-anthropic-batch',
+      requests: [
+        { custom_id: 'ok', body: { messages: [{ role: 'user', content: 'plain text' }] } },
+        { custom_id: 'audio', body: { messages: [{ role: 'user', content: [{ type: 'input_audio', input_audio: { data: 'UklGRg==', format: 'wav' } }] }] } },
+      ],
+    });
+    expect(batch.status).toBe('completed');
+    const byId = resultsById(batch);
+    expect(byId.ok.response.body.choices[0].message.content).toBe('plain text');
+    expect(byId.audio).toMatchObject({ response: null, error: { error_type: 'invalid_body', message: expect.stringMatching(/audio/i) } });
+  }, 60_000);
+
+  it('items with provider preferences of their own keep the batch with the gateway\'s workers, at the live price', async () => {
+    const { key } = await newKey('provider batch fallback to gateway');
+    const body = { messages: [{ role: 'user', content: 'routed by the gateway' }], provider: { sort: 'price' } };
+    const batch = await runInlineBatch(gateway.baseUrl, key, { endpoint: '/v1/chat/completions', model: 'simulator/echo-batch', requests: [{ custom_id: 'g', body }] });
+    expect(batch.status).toBe('completed');
+    const live = await fetch(`${gateway.baseUrl}/chat/completions`, {
+      method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify({ model: 'simulator/echo-batch', ...body }),
+    });
+    expect(resultsById(batch).g.response.body.usage.cost).toBeCloseTo(((await live.json()) as { usage: { cost: number } }).usage.cost, 12);
+  }, 60_000);
+});
+
 describe('money', () => {
   it('fails a batch whose maximum cost the key\'s limit cannot cover, before anything is submitted', async () => {
     const { key, hash } = await newKey('provider batch too small', 0.0001);

@@ -60,7 +60,10 @@ describe('OpenAI Batch API', () => {
     const created = await openai.batches.create({ input_file_id: file.id, endpoint: '/v1/embeddings', completion_window: '24h' });
     const cancelled = await openai.batches.create({ input_file_id: file.id, endpoint: '/v1/embeddings', completion_window: '24h' });
     expect((await openai.batches.cancel(cancelled.id)).status).toBe('cancelling');
-    expect(await openai.batches.retrieve(cancelled.id)).toMatchObject({ status: 'cancelled', output_file_id: null });
+    const ended = await openai.batches.retrieve(cancelled.id);
+    expect(ended).toMatchObject({ status: 'cancelled', output_file_id: null });
+    // Each request it never ran is a line of its error file, without a response.
+    expect(JSON.parse(await (await openai.files.content(ended.error_file_id!)).text())).toMatchObject({ custom_id: 'e', response: null, error: { code: 'batch_cancelled' } });
     let batch = created;
     await waitFor(async () => (batch = await openai.batches.retrieve(created.id)).status === 'completed', { timeoutMs: 5000, what: 'the batch to complete' });
     const line = JSON.parse(await (await openai.files.content(batch.output_file_id!)).text());
