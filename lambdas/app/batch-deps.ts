@@ -7,6 +7,7 @@ import { createS3Client } from '../platform/aws/s3.js';
 import { createSqsClient } from '../platform/aws/sqs.js';
 import { withoutSdkLogging } from '../platform/aws/quiet-client.js';
 import { providerBatches } from './provider-batches.js';
+import { batchLeases, withBatchLease } from './batch-lease.js';
 import { batchItemRunner } from './batch-items.js';
 import { ItemCommitter } from '../batches/item-commits.js';
 import type { GatewayDeps } from './deps.js';
@@ -50,14 +51,17 @@ function createBatchDeps(deps: GatewayDeps): BatchDeps {
     objects,
     queue,
     commits,
-    runItem: batchItemRunner({ engine: deps.engine, keys: deps.keys, commits }),
+    // Items of a covered batch reserve from its lease; those of a batch from before leases, as live requests do.
+    runItem: batchItemRunner({ engine: deps.engine, keys: deps.keys, commits, engineFor: (batch) => (batch.lease && !batch.lease.returned ? withBatchLease(deps.engine, batch.lease) : deps.engine) }),
+    leases: batchLeases({ engine: deps.engine, keys: deps.keys }),
     provider: providerBatches({ engine: deps.engine, keys: deps.keys, commits, log: deps.log }),
     clock: deps.clock,
     log: deps.log,
     checkEverySeconds: settings.checkEverySeconds,
     itemConcurrency: settings.itemConcurrency,
-    // A running item ends within its request's deadline; the worker sees a stop within a state check (1 s).
-    settleSeconds: Math.ceil(deps.engine.config.requestTimeoutMs / 1000) + 2,
+    // A running item ends within its request's deadline; a lane may start one up to a state check (1 s) after
+    // the stop, the stop's time is stored to the second, and the item's commit takes a moment.
+    settleSeconds: Math.ceil(deps.engine.config.requestTimeoutMs / 1000) + 4,
   });
   const executions = settings.stateMachineArn ? new StepFunctionsExecutions(withoutSdkLogging(new SFNClient({ region: settings.region })), settings.stateMachineArn) : undefined;
   return { repository, results, uploads, objects, queue, worker, executions };

@@ -2,22 +2,17 @@
 // with a batch service (catalog `batch_api`), its prices less the batch discount, one budget lease for the
 // whole batch, and each answer put through the same inference core as a live request.
 //
-// Money: before anything is submitted, one lease covers the batch's maximum cost, the sum of its items'
-// reservations at the batch price, taken exactly as a live request's hold is (the organization's balance,
-// the key's limit, the workspace's budgets; a refusal fails the batch, saying so). When the provider's batch
-// has ended, each answered item runs through runGeneration with an adapter that gives the provider's answer:
-// it reserves its maximum from the batch's lease (in memory, always covered, since the lease is the sum of
-// those maxima), is priced at the batch price, and its record claims its cost from the lease; the record is
-// committed with the item's result once (item-commits.ts). Then the lease's unspent part is given back.
+// Money: the batch's lease (app/batch-lease.ts) covers the sum of its items' maxima at the batch price before
+// anything is submitted. When the provider's batch has ended, each answered item runs through runGeneration
+// with an adapter that gives the provider's answer: it reserves its maximum from the batch's lease, is priced
+// at the batch price stored when the batch was covered, and its record claims its cost from the lease; the
+// record is committed with the item's result once (item-commits.ts).
 import type { Catalog, CatalogEndpoint } from '../catalog/index.js';
 import { endpointKey } from '../catalog/index.js';
-import type { LeaseDraw, LeasePool } from '../billing/leases.js';
 import type { EngineDeps } from '../inference/engine.js';
 import { EndpointHealth } from '../inference/endpoint-health.js';
-import { reservationFor } from '../inference/estimate.js';
 import { planRoute, requestFor } from '../inference/routing.js';
 import { DomainError } from '../platform/errors.js';
-import { nanosToUsd } from '../platform/money.js';
 import type { Logger } from '../platform/logger.js';
 import type { ApiKeyRepository } from '../keys/index.js';
 import type { AdapterRegistry } from '../providers/registry.js';
@@ -25,18 +20,17 @@ import { ProviderError } from '../providers/provider-error.js';
 import type { ProviderBatchApi, ProviderBatchOutcome } from '../providers/batch-api.js';
 import type { GenerationResult, ProviderAdapter } from '../providers/types.js';
 import type { ItemCommitter } from '../batches/item-commits.js';
-import type { BatchItem, BatchRecord, ProviderBatchRef } from '../batches/index.js';
-import type { ProviderBatchPort } from '../batches/index.js';
+import type { BatchItem, ProviderBatchPort } from '../batches/index.js';
+import type { SubmittedBatch } from '../batches/provider-port.js';
+import { pricedAt, withBatchLease } from './batch-lease.js';
 import { batchItemRunner, itemRequest } from './batch-items.js';
 import { withUser } from '../inference/attempts.js';
 import { httpErrorOf } from '../platform/http/errors.js';
 
-type Submitted = BatchRecord & { provider_batch: ProviderBatchRef };
+type Submitted = SubmittedBatch;
 
 /** Items of one provider batch put through the inference core at once. */
 const COLLECT_CONCURRENCY = 8;
-/** How long after the batch's deadline its lease may still be used (its results are collected then at the latest). */
-const LEASE_MARGIN_S = 2 * 60 * 60;
 
 /** An endpoint as a batch item pays for it: every price less the batch discount (rounded down to the nano-dollar). */
 export function batchPriced(endpoint: CatalogEndpoint): CatalogEndpoint {
@@ -56,28 +50,6 @@ export function batchPriced(endpoint: CatalogEndpoint): CatalogEndpoint {
 function catalogOf(endpoint: CatalogEndpoint, base: Catalog): Catalog {
   const model = { ...base.byId.get(endpoint.model)!, endpoints: [endpoint] };
   return { models: [model], byId: new Map([[model.id, model]]) };
-}
-
-/**
- * The batch's lease as the engine's lease source: every item's maximum is covered (the lease is their sum),
- * and what a record spends is what it claims; the aggregator applies the claims, and the lease is given back
- * once the batch has collected every answer.
- */
-class BatchLease {
-  constructor(private readonly leaseId: string) {}
-
-  reserve(_key: unknown, _workspace: unknown, amount: bigint): LeaseDraw {
-    return { leaseId: this.leaseId, amount };
-  }
-
-  settle(draw: LeaseDraw, charged: bigint): { spent: bigint; stored: () => void } {
-    return { spent: charged < 0n ? 0n : charged < draw.amount ? charged : draw.amount, stored: () => undefined };
-  }
-
-  release(): void {
-    // Nothing to give back here: an item that spends nothing claims nothing, and the lease's unspent part is
-    // given back as a whole.
-  }
 }
 
 /** An adapter that answers with what the provider's batch gave for one item. */
@@ -122,15 +94,10 @@ export function providerBatches(wiring: ProviderBatchWiring): ProviderBatchPort 
   const engineOf = (batch: Submitted): EngineDeps => {
     const live = endpointOf(batch.provider_batch.endpoint);
     if (!live) throw new Error(`batch ${batch.id}: its endpoint ${batch.provider_batch.endpoint} is no longer in the catalog`);
-    const stored = batch.provider_batch.pricing;
-    const endpoint = stored
-      ? { ...live, pricing: Object.fromEntries(Object.entries(stored).map(([name, price]) => [name, BigInt(price)])) as unknown as CatalogEndpoint['pricing'] }
-      : batchPriced(live);
+    const endpoint = pricedAt(live, batch.provider_batch.pricing);
     return {
-      ...engine,
+      ...withBatchLease(engine, batch.lease),
       catalog: catalogOf(endpoint, engine.catalog),
-      // Settlement asks a lease source for reserve, settle and release only.
-      leases: new BatchLease(batch.provider_batch.lease.id) as unknown as LeasePool,
       byok: undefined,
       health: new EndpointHealth(),
       config: { ...engine.config, retry: { ...engine.config.retry, maxAttempts: 1, attemptsPerEndpoint: 1 } },
@@ -142,46 +109,19 @@ export function providerBatches(wiring: ProviderBatchWiring): ProviderBatchPort 
       const model = batch.model ? engine.catalog.byId.get(batch.model) : undefined;
       const only = batch.provider_only?.map((slug) => slug.toLowerCase());
       const endpoint = model?.endpoints.find((candidate) => candidate.batch_api && (!only || only.includes(candidate.provider.toLowerCase())) && engine.adapters.batchApi(candidate));
-      return endpoint ? { api: endpoint.batch_api!, endpoint: endpointKey(endpoint) } : undefined;
-    },
-
-    async cover(batch, items, choice) {
-      const endpoint = batchPriced(endpointOf(choice.endpoint)!);
-      let total = 0n;
-      for (const item of items) {
-        try {
-          total += reservationFor(itemRequest(batch, item).params, [endpoint]);
-        } catch (err) {
-          // An item whose body cannot become a request fails when it runs, costing nothing.
-          if (!(err instanceof DomainError)) throw err;
-        }
-      }
-      const key = await wiring.keys.get(batch.key_hash);
-      if (!key || key.disabled) return { refused: key ? 'The API key that submitted this batch is disabled' : 'The API key that submitted this batch was deleted' };
-      const workspace = await engine.ledger.workspaceOf(key.org_id, key.workspace_id);
-      const useUntil = (batch.expires_at + LEASE_MARGIN_S) * 1000;
-      const grant = total > 0n ? await engine.ledger.takeLease(key, workspace, total, useUntil, `batch:${batch.id}`) : undefined;
-      if (total > 0n && !grant) {
-        return { refused: `The batch's maximum cost at the batch price, $${nanosToUsd(total)}, is more than the organization's credits, the key's limit or the workspace's budgets leave` };
-      }
-      const prices = endpoint.pricing;
+      if (!endpoint) return undefined;
+      const prices = batchPriced(endpoint).pricing;
       return {
-        ref: {
-          api: choice.api, endpoint: choice.endpoint, id: null, returned: false,
-          pricing: {
-            prompt: prices.prompt.toString(), completion: prices.completion.toString(), request: prices.request.toString(),
-            input_cache_read: prices.input_cache_read.toString(), input_cache_write: prices.input_cache_write.toString(), internal_reasoning: prices.internal_reasoning.toString(),
-          },
-          lease: {
-            id: grant?.id ?? `none-${batch.id}`, org_id: key.org_id, workspace_id: key.workspace_id, key_hash: key.hash, amount: total.toString(),
-            settings_version: grant?.settingsVersion ?? key.settings_version, budget_version: grant?.budgetVersion ?? workspace.budget_version, use_until: useUntil,
-          },
+        api: endpoint.batch_api!, endpoint: endpointKey(endpoint),
+        pricing: {
+          prompt: prices.prompt.toString(), completion: prices.completion.toString(), request: prices.request.toString(),
+          input_cache_read: prices.input_cache_read.toString(), input_cache_write: prices.input_cache_write.toString(), internal_reasoning: prices.internal_reasoning.toString(),
         },
       };
     },
 
     async submit(batch, items) {
-      const endpoint = batchPriced(endpointOf(batch.provider_batch.endpoint)!);
+      const endpoint = pricedAt(endpointOf(batch.provider_batch.endpoint)!, batch.provider_batch.pricing);
       const catalog = catalogOf(endpoint, engine.catalog);
       const api = apiOf(batch);
       const caller = { orgId: batch.org_id };
@@ -263,13 +203,5 @@ export function providerBatches(wiring: ProviderBatchWiring): ProviderBatchPort 
       }
     },
 
-    async finish(batch, spent) {
-      const { lease } = batch.provider_batch;
-      if (lease.id.startsWith('none-')) return;
-      await engine.ledger.returnLease({
-        id: lease.id, orgId: lease.org_id, workspaceId: lease.workspace_id, keyHash: lease.key_hash, amount: BigInt(lease.amount),
-        settingsVersion: lease.settings_version, budgetVersion: lease.budget_version, useUntil: lease.use_until,
-      }, spent);
-    },
   };
 }

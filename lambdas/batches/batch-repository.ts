@@ -41,6 +41,8 @@ export interface BatchRecord {
   queued: boolean;
   /** The input's last item line, once validated (blank lines count): no result lies beyond it. Null before. */
   last_line: number | null;
+  /** The budget lease that covers its maximum cost, taken when it is validated; null before (or for a batch from before leases). */
+  lease: BatchLeaseRef | null;
   /** Set when its items run at a provider's batch service rather than through the gateway's workers. */
   provider_batch: ProviderBatchRef | null;
   /** The key of its results file in the batch bucket, once written (when it ended); null before. */
@@ -51,6 +53,26 @@ export interface BatchRecord {
   version: number;
 }
 
+/**
+ * The lease that covers a batch's maximum cost (the sum of its items' reservations), taken before any item
+ * runs; its items reserve from it in memory. As stored: the amount in nano-dollars, as text.
+ */
+export interface BatchLeaseRef {
+  id: string;
+  org_id: string;
+  workspace_id: string;
+  key_hash: string;
+  amount: string;
+  settings_version: number;
+  budget_version: number;
+  use_until: number;
+  /** What its items did not spend has been given back (the batch has ended). */
+  returned: boolean;
+}
+
+/** Prices in nano-dollars a token (or a request), as text. */
+export type StoredPricing = Record<'prompt' | 'completion' | 'request' | 'input_cache_read' | 'input_cache_write' | 'internal_reasoning', string>;
+
 /** A batch run at a provider's batch service (OpenAI's Batch API, Anthropic's Message Batches). */
 export interface ProviderBatchRef {
   api: 'openai' | 'anthropic';
@@ -58,12 +80,10 @@ export interface ProviderBatchRef {
   endpoint: string;
   /** The provider's id of the batch; null until it is submitted. */
   id: string | null;
-  /** The lease that covers the batch's maximum cost (taken before it is submitted), as stored: amount in nano-dollars, as text. */
-  lease: { id: string; org_id: string; workspace_id: string; key_hash: string; amount: string; settings_version: number; budget_version: number; use_until: number };
-  /** What the lease did not spend has been given back. */
-  returned: boolean;
-  /** The endpoint's prices at the batch price when the lease was taken (nano-dollars a token, as text): what its items are charged. */
-  pricing?: Record<'prompt' | 'completion' | 'request' | 'input_cache_read' | 'input_cache_write' | 'internal_reasoning', string>;
+  /** Every answer has been collected (or the provider's batch was given up). */
+  collected: boolean;
+  /** The endpoint's prices at the batch price when the batch was covered: what its items are charged. */
+  pricing: StoredPricing;
 }
 
 /** Token and cost sums of a batch's items (cost in nano-dollars). */
@@ -203,6 +223,46 @@ export class BatchRepository {
     return found;
   }
 
+  /**
+   * Stores the batch's lease (and, for a provider batch, its reference) unless it has one: the lease the
+   * batch keeps, which is `lease` when this call stored it. A twin step that took another lease gives that
+   * one back.
+   */
+  async claimLease(id: string, lease: BatchLeaseRef, providerBatch?: ProviderBatchRef): Promise<BatchLeaseRef> {
+    try {
+      await this.db.send(new UpdateCommand({
+        TableName: this.tableName,
+        Key: itemKeys.batch(id),
+        UpdateExpression: providerBatch ? 'SET lease = :lease, provider_batch = :provider' : 'SET lease = :lease',
+        ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(lease) OR lease = :none)',
+        ExpressionAttributeValues: { ':lease': lease, ':none': null, ...(providerBatch ? { ':provider': providerBatch } : {}) },
+      }));
+      return lease;
+    } catch (err) {
+      if (!isConditionFailed(err)) throw err;
+      const stored = (await this.get(id))?.lease;
+      if (!stored) throw new Error(`batch ${id} is gone`);
+      return stored;
+    }
+  }
+
+  /** Marks the batch's lease as given back; true for the one call that did (a twin step's finds it done). */
+  async leaseReturned(id: string): Promise<boolean> {
+    try {
+      await this.db.send(new UpdateCommand({
+        TableName: this.tableName,
+        Key: itemKeys.batch(id),
+        UpdateExpression: 'SET lease.returned = :yes',
+        ConditionExpression: 'lease.returned = :no',
+        ExpressionAttributeValues: { ':yes': true, ':no': false },
+      }));
+      return true;
+    } catch (err) {
+      if (isConditionFailed(err)) return false;
+      throw err;
+    }
+  }
+
   /** Deletes the batch's item (its results are the result repository's). */
   async delete(id: string): Promise<void> {
     await this.db.send(new DeleteCommand({ TableName: this.tableName, Key: itemKeys.batch(id) }));
@@ -211,6 +271,7 @@ export class BatchRepository {
 
 /** What the validating step sets on a batch: its item count, its model, and that its shards are queued. */
 export interface BatchPlan {
+  lease?: BatchLeaseRef;
   provider_batch?: ProviderBatchRef;
   total?: number;
   last_line?: number;
@@ -228,6 +289,10 @@ function planUpdate(set: BatchPlan | undefined): { expression: string; names: Re
     parts.push('request_counts.#total = :total');
     names['#total'] = 'total';
     values[':total'] = set.total;
+  }
+  if (set?.lease !== undefined) {
+    parts.push('lease = :lease');
+    values[':lease'] = set.lease;
   }
   if (set?.provider_batch !== undefined) {
     parts.push('provider_batch = :provider_batch');
@@ -262,6 +327,7 @@ function applyPlan(batch: BatchRecord, set: BatchPlan | undefined): BatchRecord 
     ...(set.queued !== undefined ? { queued: set.queued } : {}),
     ...(set.last_line !== undefined ? { last_line: set.last_line } : {}),
     ...(set.provider_batch !== undefined ? { provider_batch: set.provider_batch } : {}),
+    ...(set.lease !== undefined ? { lease: set.lease } : {}),
     ...(set.output !== undefined ? { output: set.output } : {}),
     request_counts: { ...batch.request_counts, ...(set.total !== undefined ? { total: set.total } : {}) },
   };
@@ -297,6 +363,7 @@ function fromItem(item: Record<string, unknown>): BatchRecord {
     metadata: (item.metadata as Record<string, string> | null | undefined) ?? null,
     input: item.input as BatchInput,
     queued: item.queued === true,
+    lease: (item.lease as BatchLeaseRef | null | undefined) ?? null,
     provider_batch: (item.provider_batch as ProviderBatchRef | null | undefined) ?? null,
     last_line: typeof item.last_line === 'number' ? item.last_line : item.last_line === undefined || item.last_line === null ? null : Number(item.last_line),
     output: typeof item.output === 'string' ? item.output : null,

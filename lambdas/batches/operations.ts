@@ -169,6 +169,7 @@ export function createBatchOperations(deps: BatchPorts): BatchOperations {
         input,
         queued: false,
         last_line: null,
+        lease: null,
         provider_batch: null,
         output: null,
         usage: { ...NO_USAGE },

@@ -34,7 +34,12 @@ export const SHARD_ITEMS = 100;
 export async function validateBatchInput(
   source: AsyncIterable<Uint8Array | string> | Iterable<Uint8Array | string>,
   endpoint: BatchEndpoint,
-  options: { onError: (item: Extract<CheckedItem, { kind: 'error' }>) => void | Promise<void>; shardItems?: number; maxBytes?: number; model?: string | null },
+  options: {
+    onError: (item: Extract<CheckedItem, { kind: 'error' }>) => void | Promise<void>;
+    /** Each runnable item, as it is found (what the batch's maximum cost is summed from). */
+    onItem?: (item: Extract<CheckedItem, { kind: 'item' }>) => void;
+    shardItems?: number; maxBytes?: number; model?: string | null;
+  },
 ): Promise<ValidatedInput> {
   const shardItems = Math.max(1, options.shardItems ?? SHARD_ITEMS);
   const checker = new BatchItemChecker(endpoint, { model: options.model ?? null });
@@ -60,6 +65,7 @@ export async function validateBatchInput(
       continue;
     }
     runnable += 1;
+    options.onItem?.(checked);
     const named = typeof checked.body.model === 'string' ? checked.body.model : null;
     model = model === undefined ? named : model === named ? model : null;
     if (!open || open.items >= shardItems) {

@@ -21,8 +21,8 @@ import { resultLines, type BatchResultRepository } from './result-repository.js'
 import type { ItemCommitter } from './item-commits.js';
 import type { BatchResult } from './schemas.js';
 import { validateBatchInput, type Shard } from './validation.js';
-import { MAX_PROVIDER_BATCH_ITEMS, type BatchItem, type ProviderBatchPort } from './provider-port.js';
-import type { ProviderBatchRef } from './batch-repository.js';
+import { MAX_PROVIDER_BATCH_ITEMS, type BatchItem, type BatchLeasePort, type ProviderBatchPort, type SubmittedBatch } from './provider-port.js';
+import type { BatchLeaseRef, ProviderBatchRef, StoredPricing } from './batch-repository.js';
 
 export type { BatchItem } from './provider-port.js';
 
@@ -41,7 +41,7 @@ export class ItemBusyError extends Error {
 }
 
 export interface BatchWorkerPorts {
-  batches: Pick<BatchRepository, 'get' | 'move' | 'plan'>;
+  batches: Pick<BatchRepository, 'get' | 'move' | 'plan' | 'claimLease' | 'leaseReturned'>;
   results: Pick<BatchResultRepository, 'page' | 'linesDone'>;
   /** Where an item's end is written once (bad items' errors here; run items' by the item runner). */
   commits: Pick<ItemCommitter, 'commit'>;
@@ -62,7 +62,9 @@ export interface BatchWorkerPorts {
    * stopped have committed, so that its results file holds them all and nothing moves after it ended.
    */
   settleSeconds: number;
-  /** Runs a batch at a provider's own batch service when all its items can go there (absent: never). */
+  /** The lease that covers a batch's maximum cost before its items run (absent: items reserve as live requests do). */
+  leases?: BatchLeasePort;
+  /** Runs a batch at a provider's own batch service when all its items can go there (absent: never; needs `leases`). */
   provider?: ProviderBatchPort;
 }
 
@@ -140,10 +142,14 @@ export class BatchWorker {
       bad = [];
       await Promise.all(group);
     };
+    // What every runnable item would reserve live: the batch's maximum cost, covered before any item runs.
+    const leases = this.deps.leases;
+    let maximum = 0n;
     try {
       validated = await validateBatchInput(await this.deps.objects.read(key), batch.endpoint, {
         maxBytes: MAX_BATCH_INPUT_BYTES,
         model: batch.model,
+        ...(leases && !batch.lease ? { onItem: (item: { line: number; customId: string; body: Record<string, unknown> }) => { maximum += leases.maximum(batch, { line: item.line, customId: item.customId, body: item.body }); } } : {}),
         ...(this.deps.shardItems !== undefined ? { shardItems: this.deps.shardItems } : {}),
         onError: async (item) => {
           bad.push(this.deps.commits.commit({ batchId: batch.id, line: item.line, result: errorResult(item), usage: NO_USAGE }));
@@ -163,10 +169,15 @@ export class BatchWorker {
     const provider = this.deps.provider;
     // A batch is sent to a provider's batch service only from validating (never one whose items the gateway
     // started running: a start-up requeue validates in_progress batches again).
-    const choice = batch.provider_batch ?? (provider && batch.status === 'validating' && validated.runnable > 0 && validated.runnable <= MAX_PROVIDER_BATCH_ITEMS ? provider.choose({ ...batch, model }) : undefined);
-    const atProvider = provider && choice ? await this.validateAtProvider(provider, { ...batch, model }, validated, choice) : undefined;
+    const choice = batch.provider_batch ?? (provider && leases && batch.status === 'validating' && validated.runnable > 0 && validated.runnable <= MAX_PROVIDER_BATCH_ITEMS ? provider.choose({ ...batch, model }) : undefined);
+    const atProvider = provider && leases && choice ? await this.validateAtProvider(provider, leases, { ...batch, model }, validated, choice) : undefined;
     if (atProvider) return atProvider;
     let current = batch;
+    if (leases && !batch.lease && batch.status === 'validating') {
+      const covered = await leases.cover(batch, maximum);
+      if ('refused' in covered) return (await this.move(batch.id, 'validation_failed', this.nowSeconds(), { error: covered.refused })) ?? batch;
+      current = { ...batch, lease: await this.keepLease(batch.id, covered.lease) };
+    }
     if (batch.status === 'validating') {
       const moved = await this.move(batch.id, 'validated', this.nowSeconds(), { set: { total: validated.total, last_line: validated.lastLine, model } });
       // Cancelled or expired meanwhile: nothing to queue.
@@ -186,21 +197,33 @@ export class BatchWorker {
    * are stored as soon as they exist, and neither is taken again.
    */
   private async validateAtProvider(
-    provider: ProviderBatchPort, batch: BatchRecord, validated: { total: number; lastLine: number; runnable: number },
-    choice: { api: ProviderBatchRef['api']; endpoint: string },
+    provider: ProviderBatchPort, leases: BatchLeasePort, batch: BatchRecord, validated: { total: number; lastLine: number; runnable: number },
+    choice: { api: ProviderBatchRef['api']; endpoint: string; pricing: StoredPricing },
   ): Promise<BatchRecord | undefined> {
     const items = await this.runnableItems(batch);
     let ref = batch.provider_batch;
+    let lease = batch.lease;
     // Items a provider batch cannot take as they are (fallback models or provider preferences of their own,
     // more than a provider's batch file takes) keep the batch with the gateway's workers.
     if (!ref && !providerCanTake(items)) return undefined;
     if (!ref) {
-      const covered = await provider.cover(batch, items, choice);
-      if ('refused' in covered) return (await this.move(batch.id, 'validation_failed', this.nowSeconds(), { error: covered.refused })) ?? batch;
-      ref = covered.ref;
-      await this.deps.batches.plan(batch.id, { provider_batch: ref });
+      if (!lease) {
+        const priced = { endpoint: choice.endpoint, pricing: choice.pricing };
+        let maximum = 0n;
+        for (const item of items) maximum += leases.maximum(batch, item, priced);
+        const covered = await leases.cover(batch, maximum);
+        if ('refused' in covered) return (await this.move(batch.id, 'validation_failed', this.nowSeconds(), { error: covered.refused })) ?? batch;
+        ref = { api: choice.api, endpoint: choice.endpoint, id: null, collected: false, pricing: choice.pricing };
+        lease = await this.keepLease(batch.id, covered.lease, ref);
+        // A twin step stored its own first: the batch goes on as that one left it.
+        if (lease !== covered.lease) return (await this.deps.batches.get(batch.id)) ?? batch;
+      } else {
+        ref = { api: choice.api, endpoint: choice.endpoint, id: null, collected: false, pricing: choice.pricing };
+        await this.deps.batches.plan(batch.id, { provider_batch: ref });
+      }
     }
-    let current: BatchRecord = { ...batch, provider_batch: ref };
+    if (!lease) throw new Error(`batch ${batch.id} is at a provider's batch service without a lease`);
+    let current: BatchRecord = { ...batch, lease, provider_batch: ref };
     if (batch.status === 'validating') {
       const moved = await this.move(batch.id, 'validated', this.nowSeconds(), { set: { total: validated.total, last_line: validated.lastLine, model: batch.model } });
       // Cancelled or expired meanwhile: the check step gives the lease back.
@@ -208,7 +231,7 @@ export class BatchWorker {
       current = moved;
     }
     if (!ref.id && !current.queued) {
-      const submitted = await provider.submit({ ...current, provider_batch: ref }, items);
+      const submitted = await provider.submit({ ...current, provider_batch: ref, lease }, items);
       // Items whose request the provider's format cannot carry: their errors, as an item's error live.
       await Promise.all(submitted.refused.map(({ item, status, message }) => this.deps.commits.commit({
         batchId: batch.id, line: item.line, usage: NO_USAGE,
@@ -216,7 +239,7 @@ export class BatchWorker {
       })));
       ref = { ...ref, id: submitted.id };
       await this.deps.batches.plan(batch.id, { provider_batch: ref, queued: true });
-      this.deps.log.info('batch submitted to the provider\'s batch service', { batch_id: batch.id, api: ref.api, endpoint: ref.endpoint, provider_batch_id: ref.id, items: items.length - submitted.refused.length, refused: submitted.refused.length, covered: ref.lease.amount });
+      this.deps.log.info('batch submitted to the provider\'s batch service', { batch_id: batch.id, api: ref.api, endpoint: ref.endpoint, provider_batch_id: ref.id, items: items.length - submitted.refused.length, refused: submitted.refused.length, covered: lease.amount });
     }
     return { ...current, provider_batch: ref, queued: true };
   }
@@ -239,7 +262,7 @@ export class BatchWorker {
    * for each item it did not run (unless the batch was stopped), and gives back what the lease did not spend.
    * Returns the batch as it then is (its counts final), or undefined while the provider's batch runs.
    */
-  private async collectFromProvider(provider: ProviderBatchPort, batch: BatchRecord & { provider_batch: ProviderBatchRef }): Promise<BatchRecord | undefined> {
+  private async collectFromProvider(provider: ProviderBatchPort, batch: SubmittedBatch): Promise<BatchRecord | undefined> {
     const now = this.nowSeconds();
     const stopped = batch.status === 'cancelling' || now >= batch.expires_at;
     if (stopped) await provider.cancel(batch);
@@ -253,31 +276,52 @@ export class BatchWorker {
         result: { custom_id: item.customId, id: null, error: { message: 'The provider\'s batch service ended without running this item', param: null, type: 'api_error', error_type: 'provider_unavailable' }, response: null },
       })));
     }
-    const collected = (await this.deps.batches.get(batch.id)) ?? batch;
-    await provider.finish(batch, BigInt(collected.usage.cost_nanos));
-    const ref = { ...batch.provider_batch, returned: true };
+    const ref = { ...batch.provider_batch, collected: true };
     await this.deps.batches.plan(batch.id, { provider_batch: ref });
+    const collected = (await this.deps.batches.get(batch.id)) ?? batch;
     this.deps.log.info('provider batch collected', { batch_id: batch.id, provider_batch_id: ref.id, answered: items.length - done.size - notRun.length, not_run: notRun.length, spent: collected.usage.cost_nanos });
-    return { ...collected, provider_batch: ref };
+    return this.giveBackLease({ ...collected, provider_batch: ref });
   }
 
   /**
    * Ends a provider batch that will not be collected (its batch failed, or its provider kept failing): cancels
-   * it there, as far as it can, and gives back its lease whole. What ran at the provider is then not charged.
+   * it there, as far as it can. What ran at the provider is then not charged; the lease is given back with
+   * the batch's end.
    */
-  private async giveBackAtProvider(batch: BatchRecord & { provider_batch: ProviderBatchRef }): Promise<void> {
+  private async giveUpAtProvider(batch: BatchRecord & { provider_batch: ProviderBatchRef }): Promise<void> {
     const provider = this.deps.provider;
-    if (!provider || batch.provider_batch.returned) return;
-    if (batch.provider_batch.id) await provider.cancel(batch).catch((err: unknown) => this.deps.log.warn('provider batch not cancelled', { batch_id: batch.id, error: String(err) }));
+    if (!provider || batch.provider_batch.collected) return;
+    if (batch.provider_batch.id && batch.lease) {
+      await provider.cancel({ ...batch, lease: batch.lease }).catch((err: unknown) => this.deps.log.warn('provider batch not cancelled', { batch_id: batch.id, error: String(err) }));
+    }
+    await this.deps.batches.plan(batch.id, { provider_batch: { ...batch.provider_batch, collected: true } });
+    this.deps.log.warn('provider batch given up', { batch_id: batch.id, provider_batch_id: batch.provider_batch.id });
+  }
+
+  /** Stores a lease this step took, or gives it back when a twin step stored one first; the batch's lease. */
+  private async keepLease(batchId: string, lease: BatchLeaseRef, providerBatch?: ProviderBatchRef): Promise<BatchLeaseRef> {
+    const kept = await this.deps.batches.claimLease(batchId, lease, providerBatch);
+    if (kept.id !== lease.id) await this.deps.leases?.giveBack(lease, 0n);
+    return kept;
+  }
+
+  /**
+   * Gives back what the batch's lease did not spend, once (a twin step finds it done): its items have all
+   * ended (the batch is ending). Marked before it is given back: a step that dies in between leaves the lease
+   * to the sweep, never given back twice.
+   */
+  private async giveBackLease(batch: BatchRecord): Promise<BatchRecord> {
+    const { lease } = batch;
+    if (!lease || lease.returned || !this.deps.leases) return batch;
     const current = (await this.deps.batches.get(batch.id)) ?? batch;
-    await provider.finish(batch, BigInt(current.usage.cost_nanos));
-    await this.deps.batches.plan(batch.id, { provider_batch: { ...batch.provider_batch, returned: true } });
-    this.deps.log.warn('provider batch given up: its lease is given back', { batch_id: batch.id, provider_batch_id: batch.provider_batch.id });
+    if (await this.deps.batches.leaseReturned(batch.id)) await this.deps.leases.giveBack(lease, BigInt(current.usage.cost_nanos));
+    return { ...current, lease: { ...lease, returned: true } };
   }
 
   private async fail(batch: BatchRecord, error: BatchStepInput['error']): Promise<BatchRecord> {
     if (isTerminal(batch.status)) return batch;
-    if (batch.provider_batch && !batch.provider_batch.returned) await this.giveBackAtProvider({ ...batch, provider_batch: batch.provider_batch });
+    if (batch.provider_batch && !batch.provider_batch.collected) await this.giveUpAtProvider({ ...batch, provider_batch: batch.provider_batch });
+    batch = await this.giveBackLease(batch);
     this.deps.log.error('batch step failed after its retries; the batch fails', { batch_id: batch.id, error: error?.Error, cause: error?.Cause?.slice(0, 500) });
     const event = batch.status === 'cancelling' ? 'cancelled' : 'failed';
     return (await this.move(batch.id, event, this.nowSeconds(), { error: 'The batch could not be run to its end: one of its steps kept failing' })) ?? batch;
@@ -349,32 +393,31 @@ export class BatchWorker {
     // A provider batch: nothing of it runs here; its answers are collected once the provider's batch ended.
     const ref = batch.provider_batch;
     let collected = false;
-    if (ref?.id && !ref.returned && this.deps.provider && (batch.status === 'in_progress' || batch.status === 'cancelling')) {
+    if (ref?.id && !ref.collected && batch.lease && this.deps.provider && (batch.status === 'in_progress' || batch.status === 'cancelling')) {
       let after: BatchRecord | undefined;
       try {
-        after = await this.collectFromProvider(this.deps.provider, { ...batch, provider_batch: ref });
+        after = await this.collectFromProvider(this.deps.provider, { ...batch, provider_batch: ref, lease: batch.lease });
       } catch (err) {
         // The provider unreachable or failing for a while is not the batch failing: the next check asks again
         // (a batch that never gets its answers expires, and its lease is given back then).
         this.deps.log.warn('provider batch not collected yet', { batch_id: batch.id, provider_batch_id: ref.id, error: String(err) });
         if (this.nowSeconds() < batch.expires_at + this.deps.settleSeconds + PROVIDER_GIVE_UP_S) return batch;
-        await this.giveBackAtProvider({ ...batch, provider_batch: ref });
+        await this.giveUpAtProvider({ ...batch, provider_batch: ref });
         after = (await this.deps.batches.get(batch.id)) ?? batch;
       }
       if (!after) return batch;
       batch = after;
       collected = true;
     }
-    // Stopped before its items were submitted: the lease that covered them is given back whole.
-    if (ref && !ref.id && !ref.returned && this.deps.provider && (batch.status === 'cancelling' || this.nowSeconds() >= batch.expires_at)) {
-      await this.deps.provider.finish({ ...batch, provider_batch: ref }, 0n);
-      const returned = { ...ref, returned: true };
-      await this.deps.batches.plan(batch.id, { provider_batch: returned });
-      batch = { ...batch, provider_batch: returned };
+    // Stopped before its items were submitted: nothing of it runs anywhere.
+    if (ref && !ref.id && !ref.collected && (batch.status === 'cancelling' || this.nowSeconds() >= batch.expires_at)) {
+      const ended = { ...ref, collected: true };
+      await this.deps.batches.plan(batch.id, { provider_batch: ended });
+      batch = { ...batch, provider_batch: ended };
       collected = true;
     }
     // Every item it will ever have has been answered: nothing runs that a stop would have to wait for.
-    const settle = collected || batch.provider_batch?.returned ? 0 : this.deps.settleSeconds;
+    const settle = collected || batch.provider_batch?.collected ? 0 : this.deps.settleSeconds;
     const now = this.nowSeconds();
     const counts = batch.request_counts;
     const done = batch.status === 'finalizing' || (batch.status === 'in_progress' && batch.queued && counts.completed + counts.failed >= counts.total);
@@ -383,21 +426,19 @@ export class BatchWorker {
     // file of what was done.
     if (!done && now >= batch.expires_at) {
       if (now < batch.expires_at + settle) return batch;
+      batch = await this.giveBackLease(batch);
       const output = await this.deps.objects.writeOutput(batch.id, resultLines(this.deps.results, batch));
       return (await this.move(batch.id, 'expire', this.nowSeconds(), { error: `The batch did not finish within its ${batch.completion_window} completion window`, set: { output } })) ?? batch;
     }
     if (batch.status === 'cancelling') {
       if (now < (batch.cancelling_at ?? 0) + settle) return batch;
+      batch = await this.giveBackLease(batch);
       const output = await this.deps.objects.writeOutput(batch.id, resultLines(this.deps.results, batch));
       return (await this.move(batch.id, 'cancelled', this.nowSeconds(), { set: { output } })) ?? batch;
     }
     if (done) {
-      // A provider batch none of whose items could be submitted: its lease is given back unspent.
-      const unsubmitted = batch.provider_batch && !batch.provider_batch.id && !batch.provider_batch.returned ? batch.provider_batch : undefined;
-      if (unsubmitted && this.deps.provider) {
-        await this.deps.provider.finish({ ...batch, provider_batch: unsubmitted }, BigInt(batch.usage.cost_nanos));
-        await this.deps.batches.plan(batch.id, { provider_batch: { ...unsubmitted, returned: true } });
-      }
+      // Every item has its result: what the lease did not spend goes back.
+      batch = await this.giveBackLease(batch);
       if (batch.status === 'in_progress') {
         const moved = await this.move(batch.id, 'items_done', now);
         // Cancelled or expired meanwhile: no results file.

@@ -303,6 +303,28 @@ describe('npm run batch', () => {
   }, 30_000);
 });
 
+describe('the batch\'s maximum cost', () => {
+  it('is covered before any item runs: a key that cannot pay for it gets a failed batch saying so; one that can gets its limit back once it ended', async () => {
+    // Each item may cost its prompt and up to 16,384 output tokens ($2 per million): about $0.033.
+    const small = await admin.apiKeys.create({ requestBody: { name: 'e2e batch cover small', limit: 0.05 } });
+    const requests = Array.from({ length: 3 }, (_, i) => ({ custom_id: `m${i}`, body: chat(`cover ${i}`) }));
+    const refused = await call('/batches', { key: small.key, body: { endpoint: '/v1/chat/completions', model: 'simulator/echo', requests } });
+    expect(refused.status).toBe(202);
+    const failed = await finished(refused.json.id, small.key);
+    expect(failed.status).toBe('failed');
+    expect(failed.error!.message).toMatch(/maximum cost, \$0\.0\d+ \(every item's most: set max_tokens to lower it\), is more than/);
+    expect(failed.request_counts).toMatchObject({ completed: 0, failed: 0 });
+    // With max_tokens the maximum is small enough (3 × 4,000 tokens: $0.024), and the batch runs.
+    const bounded = await call('/batches', { key: small.key, body: { endpoint: '/v1/chat/completions', model: 'simulator/echo', requests: requests.map((request) => ({ ...request, body: { ...request.body, max_tokens: 4000 } })) } });
+    const done = await finished(bounded.json.id, small.key);
+    expect(done.status).toBe('completed');
+    // What its lease held and did not spend is back: a live request that may cost $0.033 fits again (beside a
+    // lease still held it would not: $0.05 − $0.024 leaves $0.026).
+    await waitFor(async () => (await call('/chat/completions', { key: small.key, body: { model: 'simulator/echo', max_tokens: 16_384, ...chat('after the batch') } })).status === 200,
+      { timeoutMs: 10_000, what: 'the batch\'s lease to be given back' });
+  }, 60_000);
+});
+
 describe('cancelling and deleting', () => {
   it('cancels a running batch: no item starts after it, items that ran are kept, and it can then be deleted', async () => {
     // Items that time out upstream (1.5 s each) keep the batch running long enough to cancel it.

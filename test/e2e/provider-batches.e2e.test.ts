@@ -124,7 +124,7 @@ describe('money', () => {
       requests: Array.from({ length: 3 }, (_, i) => ({ custom_id: `r${i}`, body: { messages: [{ role: 'user', content: `item ${i}` }] } })),
     });
     expect(batch.status).toBe('failed');
-    expect(batch.error.message).toMatch(/maximum cost at the batch price, \$[\d.]+, is more than/);
+    expect(batch.error.message).toMatch(/maximum cost, \$[\d.]+ \(every item's most: set max_tokens to lower it\), is more than/);
     expect(batch.request_counts.completed).toBe(0);
     expect(await usageOf(hash)).toBe(0);
   }, 60_000);

@@ -27,7 +27,7 @@ const batch = (overrides: Partial<BatchRecord> = {}): BatchRecord => {
     id: `batch_test${String(n).padStart(4, '0')}`, org_id: 'org-b', workspace_id: 'ws-b', key_hash: 'k'.repeat(64), status: 'validating',
     endpoint: '/v1/chat/completions', model: 'simulator/echo', completion_window: '24h', created_at: created, expires_at: created + COMPLETION_WINDOW_SECONDS,
     finalized_at: null, cancelling_at: null, error: null, request_counts: { total: 3, completed: 0, failed: 0 }, provider_only: null, metadata: { team: 'a' },
-    input: { kind: 'inline', bytes: 120 }, queued: false, last_line: null, provider_batch: null, output: null, usage: { ...NO_USAGE }, version: 1, ...overrides,
+    input: { kind: 'inline', bytes: 120 }, queued: false, last_line: null, lease: null, provider_batch: null, output: null, usage: { ...NO_USAGE }, version: 1, ...overrides,
   };
 };
 

@@ -35,7 +35,7 @@ async function newBatch(id: string, total: number): Promise<void> {
   await batches.create({
     id, org_id: 'org-r', workspace_id: 'ws-r', key_hash: 'k', status: 'in_progress', endpoint: '/v1/chat/completions', model: null,
     completion_window: '24h', created_at: 1_795_000_000, expires_at: 1_795_000_000 + COMPLETION_WINDOW_SECONDS, finalized_at: null, cancelling_at: null, error: null,
-    request_counts: { total, completed: 0, failed: 0 }, provider_only: null, metadata: null, input: { kind: 'inline', bytes: 1 }, queued: true, last_line: null, provider_batch: null, output: null, usage: { ...NO_USAGE }, version: 1,
+    request_counts: { total, completed: 0, failed: 0 }, provider_only: null, metadata: null, input: { kind: 'inline', bytes: 1 }, queued: true, last_line: null, lease: null, provider_batch: null, output: null, usage: { ...NO_USAGE }, version: 1,
   });
 }
 

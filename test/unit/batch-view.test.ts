@@ -7,7 +7,7 @@ const record: BatchRecord = {
   id: 'batch_1', org_id: 'o', workspace_id: 'w', key_hash: 'k', status: 'completed', endpoint: '/v1/chat/completions', model: 'simulator/echo',
   completion_window: '24h', created_at: 1_795_000_000, expires_at: 1_795_086_400, finalized_at: 1_795_000_050, cancelling_at: null, error: null,
   request_counts: { total: 2, completed: 1, failed: 1 }, provider_only: null, metadata: null, input: { kind: 'inline', bytes: 10 }, version: 4,
-  queued: true, last_line: 3, provider_batch: null, output: null, usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15, cost_nanos: 100_000 },
+  queued: true, last_line: 3, lease: null, provider_batch: null, output: null, usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15, cost_nanos: 100_000 },
 };
 
 describe('batch view', () => {
@@ -20,7 +20,7 @@ describe('batch view', () => {
     expect(batchObject.parse(view)).toEqual(view);
     expect(view).toMatchObject({ object: 'batch', status: 'completed', created_at: 1_795_000_000, finalized_at: 1_795_000_050, request_counts: { total: 2, completed: 1, failed: 1 }, results_next: 1 });
     expect(view.usage).toEqual({ prompt_tokens: 10, completion_tokens: 5, total_tokens: 15, cost: 0.0001 });
-    for (const hidden of ['org_id', 'key_hash', 'input', 'version', 'queued', 'last_line', 'cancelling_at', 'provider_batch']) expect(Object.keys(view)).not.toContain(hidden);
+    for (const hidden of ['org_id', 'key_hash', 'input', 'version', 'queued', 'last_line', 'cancelling_at', 'provider_batch', 'lease']) expect(Object.keys(view)).not.toContain(hidden);
     // A batch nothing of which has been counted yet has no usage.
     expect(batchView({ ...record, request_counts: { total: 2, completed: 0, failed: 0 } }).usage).toBeNull();
   });

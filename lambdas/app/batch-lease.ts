@@ -1,0 +1,106 @@
+// The lease that covers a batch's maximum cost (the batch worker's BatchLeasePort), and the lease source its
+// items reserve from.
+//
+// When a batch is validated, the sum of what each of its items would reserve live (on the endpoints its
+// request routes to; at a provider batch's price, on that endpoint) is taken as one budget lease, checked
+// against the organization's credits, the key's limit and the workspace's budgets exactly as a live hold is:
+// a batch its key cannot pay for fails before anything runs, saying so. Its items then reserve from that
+// lease in memory (always covered: the lease is the sum of their maxima), and each record claims what it
+// spent from it. When the batch has ended, what the items did not spend is given back.
+import type { Catalog, CatalogEndpoint } from '../catalog/index.js';
+import { endpointKey } from '../catalog/index.js';
+import type { LeaseDraw, LeasePool } from '../billing/leases.js';
+import type { EngineDeps } from '../inference/engine.js';
+import { reservationFor } from '../inference/estimate.js';
+import { planRoute } from '../inference/routing.js';
+import { DomainError } from '../platform/errors.js';
+import { nanosToUsd } from '../platform/money.js';
+import type { ApiKeyRepository } from '../keys/index.js';
+import type { BatchLeasePort, BatchLeaseRef, BatchRecord, StoredPricing } from '../batches/index.js';
+import { itemRequest } from './batch-items.js';
+
+/** How long after the batch's deadline its lease may still be used (its last items end by then). */
+const LEASE_MARGIN_S = 2 * 60 * 60;
+
+/**
+ * The batch's lease as an engine's lease source: an item draws its maximum (covered: the lease is the sum of
+ * the maxima), spends what it is charged, up to that, and gives back nothing on its own (the lease's unspent
+ * part is given back whole when the batch ends).
+ */
+export class BatchLease {
+  constructor(private readonly leaseId: string) {}
+
+  reserve(_key: unknown, _workspace: unknown, amount: bigint): LeaseDraw {
+    return { leaseId: this.leaseId, amount };
+  }
+
+  settle(draw: LeaseDraw, charged: bigint): { spent: bigint; stored: () => void } {
+    return { spent: charged < 0n ? 0n : charged < draw.amount ? charged : draw.amount, stored: () => undefined };
+  }
+
+  release(): void {
+    // An item that spends nothing claims nothing.
+  }
+}
+
+/** The engine an item of a covered batch runs with: it reserves from the batch's lease (settlement asks a lease source for reserve, settle and release only). */
+export function withBatchLease(engine: EngineDeps, lease: BatchLeaseRef): EngineDeps {
+  return { ...engine, leases: new BatchLease(lease.id) as unknown as LeasePool };
+}
+
+/** An endpoint at stored prices. */
+export function pricedAt(endpoint: CatalogEndpoint, pricing: StoredPricing): CatalogEndpoint {
+  return { ...endpoint, pricing: Object.fromEntries(Object.entries(pricing).map(([name, price]) => [name, BigInt(price)])) as unknown as CatalogEndpoint['pricing'] };
+}
+
+function endpointIn(catalog: Catalog, key: string): CatalogEndpoint | undefined {
+  for (const model of catalog.models) for (const endpoint of model.endpoints) if (endpointKey(endpoint) === key) return endpoint;
+  return undefined;
+}
+
+export function batchLeases(wiring: { engine: EngineDeps; keys: Pick<ApiKeyRepository, 'get'> }): BatchLeasePort {
+  const { engine } = wiring;
+  return {
+    maximum(batch, item, priced) {
+      try {
+        const request = itemRequest(batch, item);
+        if (priced) {
+          const endpoint = endpointIn(engine.catalog, priced.endpoint);
+          return endpoint ? reservationFor(request.params, [pricedAt(endpoint, priced.pricing)]) : 0n;
+        }
+        const plan = planRoute({ request, catalog: engine.catalog, health: engine.health, stickyEndpoint: undefined, now: engine.clock().getTime(), random: engine.random });
+        return reservationFor(request.params, plan.candidates.map((candidate) => candidate.endpoint));
+      } catch (err) {
+        // An item whose request cannot be made or routed fails when it runs, costing nothing.
+        if (err instanceof DomainError) return 0n;
+        throw err;
+      }
+    },
+
+    async cover(batch: BatchRecord, total: bigint) {
+      const key = await wiring.keys.get(batch.key_hash);
+      if (!key || key.disabled) return { refused: key ? 'The API key that submitted this batch is disabled' : 'The API key that submitted this batch was deleted' };
+      const workspace = await engine.ledger.workspaceOf(key.org_id, key.workspace_id);
+      const useUntil = (batch.expires_at + LEASE_MARGIN_S) * 1000;
+      const grant = total > 0n ? await engine.ledger.takeLease(key, workspace, total, useUntil, `batch:${batch.id}`) : undefined;
+      if (total > 0n && !grant) {
+        return { refused: `The batch's maximum cost, $${nanosToUsd(total)} (every item's most: set max_tokens to lower it), is more than the organization's credits, the key's limit or the workspace's budgets leave` };
+      }
+      return {
+        lease: {
+          id: grant?.id ?? `none-${batch.id}`, org_id: key.org_id, workspace_id: key.workspace_id, key_hash: key.hash, amount: total.toString(),
+          settings_version: grant?.settingsVersion ?? key.settings_version, budget_version: grant?.budgetVersion ?? workspace.budget_version, use_until: useUntil, returned: false,
+        },
+      };
+    },
+
+    async giveBack(lease, spent) {
+      // A batch that could cost nothing took no lease.
+      if (lease.id.startsWith('none-')) return;
+      await engine.ledger.returnLease({
+        id: lease.id, orgId: lease.org_id, workspaceId: lease.workspace_id, keyHash: lease.key_hash, amount: BigInt(lease.amount),
+        settingsVersion: lease.settings_version, budgetVersion: lease.budget_version, useUntil: lease.use_until,
+      }, spent);
+    },
+  };
+}
