@@ -206,21 +206,28 @@ export class SimulatedBatches {
     };
   }
 
+  /** The batch's input lines, parsed (undefined for one that is not JSON), with their custom_id (or line-<n>). */
+  private inputLines(batch: OpenAiBatch): Array<{ line: unknown; customId: string }> {
+    const texts = this.files.get(batch.input_file_id)!.bytes.toString('utf8').split('\n').filter((text) => text.trim() !== '');
+    return texts.map((text, index) => {
+      let line: unknown;
+      try {
+        line = JSON.parse(text);
+      } catch {
+        line = undefined;
+      }
+      return { line, customId: isObject(line) && typeof line.custom_id === 'string' ? line.custom_id : `line-${index + 1}` };
+    });
+  }
+
   /** A batch whose time has come: every line answered, into the output (2xx) and error (the rest) files. */
   private settleOpenAi(batch: OpenAiBatch): void {
     if (batch.status === 'cancelling') {
       // As OpenAI does: every request it never ran is a line of the error file, without a response.
-      const lines = this.files.get(batch.input_file_id)!.bytes.toString('utf8').split('\n').filter((line) => line.trim() !== '');
-      const notRun = lines.map((text, index) => {
-        let line: unknown;
-        try {
-          line = JSON.parse(text);
-        } catch {
-          line = undefined;
-        }
-        const customId = isObject(line) && typeof line.custom_id === 'string' ? line.custom_id : `line-${index + 1}`;
-        return JSON.stringify({ id: `batch_req_${batch.id.slice(6)}${index}`, custom_id: customId, response: null, error: { code: 'batch_cancelled', message: 'This request was not executed because the batch was cancelled.' } });
-      });
+      const lines = this.inputLines(batch);
+      const notRun = lines.map(({ customId }, index) => JSON.stringify({
+        id: `batch_req_${batch.id.slice(6)}${index}`, custom_id: customId, response: null, error: { code: 'batch_cancelled', message: 'This request was not executed because the batch was cancelled.' },
+      }));
       if (notRun.length) batch.error_file_id = this.storeFile(`${batch.id}_error.jsonl`, 'batch_output', Buffer.from(`${notRun.join('\n')}\n`)).id;
       batch.request_counts = { total: lines.length, completed: 0, failed: lines.length };
       batch.status = 'cancelled';
@@ -231,15 +238,8 @@ export class SimulatedBatches {
     const answer = OPENAI_ENDPOINTS[batch.endpoint]!;
     const output: string[] = [];
     const failed: string[] = [];
-    const lines = this.files.get(batch.input_file_id)!.bytes.toString('utf8').split('\n').filter((line) => line.trim() !== '');
-    lines.forEach((text, index) => {
-      let line: unknown;
-      try {
-        line = JSON.parse(text);
-      } catch {
-        line = undefined;
-      }
-      const customId = isObject(line) && typeof line.custom_id === 'string' ? line.custom_id : `line-${index + 1}`;
+    const lines = this.inputLines(batch);
+    lines.forEach(({ line, customId }, index) => {
       const requestId = `req_${createHash('sha256').update(`${batch.id}:${index}`).digest('hex').slice(0, 24)}`;
       const id = `batch_req_${requestId.slice(4)}`;
       if (!isObject(line) || line.url !== batch.endpoint || !isObject(line.body)) {
