@@ -43,10 +43,18 @@ export class BatchLease {
   }
 }
 
-/** The engine an item of a covered batch runs with: it reserves from the batch's lease (settlement asks a lease source for reserve, settle and release only). */
+/**
+ * The engine an item of a covered batch runs with: it reserves from the batch's lease (settlement asks a lease
+ * source for reserve, settle and release only). A batch that could cost nothing took no lease: its items
+ * reserve as live requests do.
+ */
 export function withBatchLease(engine: EngineDeps, lease: BatchLeaseRef): EngineDeps {
+  if (lease.id.startsWith(NO_LEASE)) return engine;
   return { ...engine, leases: new BatchLease(lease.id) as unknown as LeasePool };
 }
+
+/** The id prefix of a batch that took no lease (its maximum cost is 0). */
+const NO_LEASE = 'none-';
 
 /** An endpoint at stored prices. */
 export function pricedAt(endpoint: CatalogEndpoint, pricing: StoredPricing): CatalogEndpoint {
@@ -88,7 +96,7 @@ export function batchLeases(wiring: { engine: EngineDeps; keys: Pick<ApiKeyRepos
       }
       return {
         lease: {
-          id: grant?.id ?? `none-${batch.id}`, org_id: key.org_id, workspace_id: key.workspace_id, key_hash: key.hash, amount: total.toString(),
+          id: grant?.id ?? `${NO_LEASE}${batch.id}`, org_id: key.org_id, workspace_id: key.workspace_id, key_hash: key.hash, amount: total.toString(),
           settings_version: grant?.settingsVersion ?? key.settings_version, budget_version: grant?.budgetVersion ?? workspace.budget_version, use_until: useUntil, returned: false,
         },
       };
@@ -96,7 +104,7 @@ export function batchLeases(wiring: { engine: EngineDeps; keys: Pick<ApiKeyRepos
 
     async giveBack(lease, spent) {
       // A batch that could cost nothing took no lease.
-      if (lease.id.startsWith('none-')) return;
+      if (lease.id.startsWith(NO_LEASE)) return;
       await engine.ledger.returnLease({
         id: lease.id, orgId: lease.org_id, workspaceId: lease.workspace_id, keyHash: lease.key_hash, amount: BigInt(lease.amount),
         settingsVersion: lease.settings_version, budgetVersion: lease.budget_version, useUntil: lease.use_until,
