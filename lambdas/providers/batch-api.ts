@@ -78,8 +78,8 @@ export function createOpenAIBatchApi(settings: BatchApiSettings): ProviderBatchA
   const { provider, fetch } = settings;
   const base = settings.baseURL.replace(/\/+$/, '');
   const auth: Record<string, string> = settings.apiKey ? { authorization: `Bearer ${settings.apiKey}` } : {};
-  const call = (path: string, options: { method?: 'GET' | 'POST'; body?: unknown; text?: string; headers?: Record<string, string> } = {}) =>
-    callUpstream({ provider, fetch, url: `${base}${path}`, headers: { ...auth, ...options.headers }, describeError: describeOpenAIError, ...options });
+  const call = (path: string, { headers, ...options }: { method?: 'GET' | 'POST'; body?: unknown; text?: string; headers?: Record<string, string> } = {}) =>
+    callUpstream({ provider, fetch, url: `${base}${path}`, ...options, headers: { ...auth, ...headers }, describeError: describeOpenAIError });
   const fileText = async (id: string) => (await call(`/files/${encodeURIComponent(id)}/content`, { method: 'GET' })).text();
 
   return {
@@ -170,7 +170,7 @@ export function createAnthropicBatchApi(settings: BatchApiSettings): ProviderBat
   const base = settings.baseURL.replace(/\/+$/, '');
   const headers: Record<string, string> = { 'anthropic-version': ANTHROPIC_VERSION, ...(settings.apiKey ? { 'x-api-key': settings.apiKey } : {}) };
   const call = (url: string, options: { method?: 'GET' | 'POST'; body?: unknown } = {}) =>
-    callUpstream({ provider, fetch, url, headers, describeError: describeAnthropicError, ...options });
+    callUpstream({ provider, fetch, url, ...options, headers, describeError: describeAnthropicError });
   const read = async (id: string) => parseUpstream(provider, anthropicBatchSchema, await (await call(`${base}/messages/batches/${encodeURIComponent(id)}`, { method: 'GET' })).json());
 
   return {

@@ -66,3 +66,21 @@ it('runs embeddings through OpenAI\'s batch API', async () => {
   await ended(api, id);
   expect((await api.results(id)).get('e1')).toMatchObject({ kind: 'result', result: { embeddings: [simulatedVector('one', 4), simulatedVector('two', 4)], usage: { input_tokens: 2 } } });
 });
+
+it('sends the credentials with every call, the multipart upload included', async () => {
+  const seen: Array<{ url: string; headers: Record<string, string> }> = [];
+  const recording: typeof nodeFetch = (input, init) => {
+    seen.push({ url: String(input), headers: { ...init?.headers } });
+    return nodeFetch(input, init);
+  };
+  const openai = createOpenAIBatchApi({ provider: 'simulator', baseURL: `${sim.url}/v1`, apiKey: 'sk-openai', fetch: recording });
+  const id = await openai.submit([{ customId: 'a', request: chat('echo', 'x') }], {});
+  await openai.status(id);
+  expect(seen.map((call) => new URL(call.url).pathname)).toEqual(['/v1/files', '/v1/batches', `/v1/batches/${id}`]);
+  for (const call of seen) expect(call.headers.authorization).toBe('Bearer sk-openai');
+  expect(seen[0]!.headers['content-type']).toMatch(/^multipart\/form-data; boundary=/);
+  seen.length = 0;
+  const anthropic = createAnthropicBatchApi({ provider: 'simulator', baseURL: `${sim.url}/v1`, apiKey: 'sk-ant', fetch: recording });
+  await anthropic.status(await anthropic.submit([{ customId: 'a', request: chat('echo', 'x') }], {}));
+  for (const call of seen) expect(call.headers).toMatchObject({ 'x-api-key': 'sk-ant', 'anthropic-version': expect.any(String) });
+});
