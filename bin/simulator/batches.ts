@@ -132,6 +132,7 @@ export class SimulatedBatches {
     if (parts[1] === 'files' && parts.length === 4 && parts[3] === 'content' && method === 'GET') return this.fileContent(parts[2]!);
     // OpenAI batches
     if (path === '/v1/batches' && method === 'POST') return this.createOpenAi(body);
+    if (path === '/v1/batches' && method === 'GET') return this.listOpenAi();
     if (parts[1] === 'batches' && parts.length === 3 && method === 'GET') return this.readOpenAi(parts[2]!);
     if (parts[1] === 'batches' && parts.length === 4 && parts[3] === 'cancel' && method === 'POST') return this.cancelOpenAi(parts[2]!);
     // Anthropic message batches
@@ -255,6 +256,15 @@ export class SimulatedBatches {
     batch.request_counts = { total: lines.length, completed: output.length, failed: failed.length };
     batch.status = 'completed';
     batch.completed_at = nowSeconds();
+  }
+
+  /** GET /v1/batches: the newest 100, newest first. */
+  private listOpenAi(): BatchReply {
+    const data = [...this.openai.values()].reverse().slice(0, 100).map((batch) => {
+      this.settleOpenAi(batch);
+      return this.openAiView(batch);
+    });
+    return { status: 200, body: { object: 'list', data, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null, has_more: this.openai.size > 100 } };
   }
 
   private readOpenAi(id: string): BatchReply {

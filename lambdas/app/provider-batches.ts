@@ -146,7 +146,11 @@ export function providerBatches(wiring: ProviderBatchWiring): ProviderBatchPort 
         }
       }
       if (lines.length === 0) return { id: null, refused };
-      return { id: await api.submit(lines, { gateway_batch_id: batch.id }), refused };
+      // A submission that may have reached the provider before its id was stored is not made twice (where the
+      // provider can be asked for it: OpenAI finds it by its metadata).
+      const earlier = batch.provider_batch.submitting ? await api.find(batch.id) : undefined;
+      if (earlier) wiring.log.warn('provider batch found submitted already: not submitted again', { batch_id: batch.id, provider_batch_id: earlier });
+      return { id: earlier ?? await api.submit(lines, { gateway_batch_id: batch.id }), refused };
     },
 
     async ended(batch) {

@@ -80,6 +80,8 @@ export interface ProviderBatchRef {
   endpoint: string;
   /** The provider's id of the batch; null until it is submitted. */
   id: string | null;
+  /** A submission began (and may have reached the provider before its id was stored): a retry looks for it first. */
+  submitting?: boolean;
   /** Every answer has been collected (or the provider's batch was given up). */
   collected: boolean;
   /** The endpoint's prices at the batch price when the batch was covered: what its items are charged. */

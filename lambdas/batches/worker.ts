@@ -231,13 +231,17 @@ export class BatchWorker {
       current = moved;
     }
     if (!ref.id && !current.queued) {
+      if (!ref.submitting) {
+        ref = { ...ref, submitting: true };
+        await this.deps.batches.plan(batch.id, { provider_batch: ref });
+      }
       const submitted = await provider.submit({ ...current, provider_batch: ref, lease }, items);
       // Items whose request the provider's format cannot carry: their errors, as an item's error live.
       await Promise.all(submitted.refused.map(({ item, status, message }) => this.deps.commits.commit({
         batchId: batch.id, line: item.line, usage: NO_USAGE,
         result: { custom_id: item.customId, id: null, error: { message, param: null, type: status >= 500 ? 'api_error' : 'invalid_request_error', error_type: 'invalid_body' }, response: null },
       })));
-      ref = { ...ref, id: submitted.id };
+      ref = { ...ref, id: submitted.id, submitting: false };
       await this.deps.batches.plan(batch.id, { provider_batch: ref, queued: true });
       this.deps.log.info('batch submitted to the provider\'s batch service', { batch_id: batch.id, api: ref.api, endpoint: ref.endpoint, provider_batch_id: ref.id, items: items.length - submitted.refused.length, refused: submitted.refused.length, covered: lease.amount });
     }

@@ -43,6 +43,11 @@ export interface ProviderBatchApi {
   check(request: GenerationRequest): void;
   /** Submits the requests; the provider's id of the batch. */
   submit(lines: readonly ProviderBatchLine[], metadata: Record<string, string>): Promise<string>;
+  /**
+   * The provider's id of a batch submitted earlier with this `metadata.gateway_batch_id`, among its recent
+   * ones; undefined when there is none, or the provider keeps no metadata to find it by (Anthropic).
+   */
+  find(gatewayBatchId: string): Promise<string | undefined>;
   status(id: string): Promise<ProviderBatchStatus>;
   /** Every request's outcome by customId, once the batch has ended. */
   results(id: string): Promise<Map<string, ProviderBatchOutcome>>;
@@ -59,6 +64,7 @@ export interface BatchApiSettings {
 const openAiBatchSchema = z.object({
   id: z.string(),
   status: z.string(),
+  metadata: z.record(z.string(), z.string()).nullish(),
   output_file_id: z.string().nullish(),
   error_file_id: z.string().nullish(),
 });
@@ -109,6 +115,11 @@ export function createOpenAIBatchApi(settings: BatchApiSettings): ProviderBatchA
     async status(id) {
       const batch = parseUpstream(provider, openAiBatchSchema, await (await call(`/batches/${encodeURIComponent(id)}`, { method: 'GET' })).json());
       return { ended: OPENAI_ENDED.has(batch.status), status: batch.status };
+    },
+
+    async find(gatewayBatchId) {
+      const list = parseUpstream(provider, z.object({ data: z.array(openAiBatchSchema) }), await (await call('/batches?limit=100', { method: 'GET' })).json());
+      return list.data.find((batch) => batch.metadata?.gateway_batch_id === gatewayBatchId)?.id;
     },
 
     async results(id) {
@@ -189,6 +200,11 @@ export function createAnthropicBatchApi(settings: BatchApiSettings): ProviderBat
     async status(id) {
       const batch = await read(id);
       return { ended: batch.processing_status === 'ended', status: batch.processing_status };
+    },
+
+    async find() {
+      // Message batches carry no metadata to be found by.
+      return undefined;
     },
 
     async results(id) {

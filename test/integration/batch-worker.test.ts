@@ -162,6 +162,40 @@ describe('the batch worker', () => {
     db.destroy();
   });
 
+  it('submits a provider batch once, even when the step dies between submitting it and storing its id', async () => {
+    const tenant = await createTenant(store.deps, 'organization', 'Provider Retry Co');
+    const { text } = await tenant.addKey('standard');
+    const deps = batchDepsOf(store.deps);
+    deps.executions = { start: async () => undefined };
+    const requests = Array.from({ length: 3 }, (_, i) => ({ custom_id: `p${i}`, body: { messages: [{ role: 'user', content: `retry ${i}` }] } }));
+    const submitted = await manage(store.deps, text, 'POST', '/batches', { endpoint: '/v1/chat/completions', model: 'simulator/echo-batch', requests });
+    const id = submitted.json.id as string;
+    // The write that would store the provider's batch id fails once, as a step that dies right after submitting.
+    const worker = deps.worker as unknown as { deps: { batches: { plan: (batchId: string, set: { provider_batch?: { id: string | null } }) => Promise<void> } } };
+    const plan = worker.deps.batches.plan.bind(worker.deps.batches);
+    let failed = false;
+    worker.deps.batches = Object.create(worker.deps.batches, {
+      plan: { value: async (batchId: string, set: { provider_batch?: { id: string | null } }) => {
+        if (!failed && set.provider_batch?.id) {
+          failed = true;
+          throw new Error('the step died here');
+        }
+        return plan(batchId, set);
+      } },
+    });
+    try {
+      await expect(deps.worker!.step({ step: 'validate', batch_id: id })).rejects.toThrow('the step died here');
+      expect((await deps.worker!.step({ step: 'validate', batch_id: id })).status).toBe('in_progress');
+    } finally {
+      worker.deps.batches = Object.getPrototypeOf(worker.deps.batches) as typeof worker.deps.batches;
+    }
+    // One batch at the provider for it, and that is the one the gateway's batch follows.
+    const listed = await (await fetch(`${simulator.url}/v1/batches`)).json() as { data: Array<{ id: string; metadata: Record<string, string> | null }> };
+    const mine = listed.data.filter((batch) => batch.metadata?.gateway_batch_id === id);
+    expect(mine).toHaveLength(1);
+    expect((await deps.repository.get(id))!.provider_batch).toMatchObject({ id: mine[0]!.id, submitting: false });
+  });
+
   it('expires on read a batch that nothing runs any more, long past its deadline, so that it can be deleted', async () => {
     const tenant = await createTenant(store.deps, 'organization', 'Stuck Co');
     const { key } = await tenant.addKey('standard');

@@ -84,3 +84,13 @@ it('sends the credentials with every call, the multipart upload included', async
   await anthropic.status(await anthropic.submit([{ customId: 'a', request: chat('echo', 'x') }], {}));
   for (const call of seen) expect(call.headers).toMatchObject({ 'x-api-key': 'sk-ant', 'anthropic-version': expect.any(String) });
 });
+
+it('finds an OpenAI batch submitted earlier by its gateway batch id (a retry does not submit twice); Anthropic keeps nothing to find it by', async () => {
+  const openai = createOpenAIBatchApi({ provider: 'simulator', baseURL: `${sim.url}/v1`, fetch: nodeFetch });
+  const id = await openai.submit([{ customId: 'a', request: chat('echo', 'x') }], { gateway_batch_id: 'batch_find_me' });
+  await openai.submit([{ customId: 'a', request: chat('echo', 'y') }], { gateway_batch_id: 'batch_other' });
+  expect(await openai.find('batch_find_me')).toBe(id);
+  expect(await openai.find('batch_never')).toBeUndefined();
+  const anthropic = createAnthropicBatchApi({ provider: 'simulator', baseURL: `${sim.url}/v1`, fetch: nodeFetch });
+  expect(await anthropic.find('batch_find_me')).toBeUndefined();
+});
