@@ -70,6 +70,13 @@ function route(path: string, query: string): Route | undefined {
   return { format: stream && !sse ? geminiJsonArray : geminiSse, pathModel: model, stream };
 }
 
+/** A request's whole body, once it has arrived (one chunk is used as it is). */
+function readBody(req: IncomingMessage, then: (body: Buffer) => void): void {
+  const chunks: Buffer[] = [];
+  req.on('data', (chunk: Buffer) => chunks.push(chunk));
+  req.on('end', () => then(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)));
+}
+
 function sendJson(res: ServerResponse, status: number, body: unknown, extraHeaders?: Record<string, string>): void {
   const text = JSON.stringify(body);
   res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), ...extraHeaders });
@@ -208,12 +215,10 @@ export function startSimulator(options: SimulatorOptions): Promise<Simulator> {
       sendJson(res, 405, { error: { message: `Method ${req.method ?? ''} not allowed; use POST.` } }, { allow: 'POST' });
       return;
     }
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => {
+    readBody(req, (raw) => {
       let body: unknown;
       try {
-        body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+        body = JSON.parse(raw.toString('utf8'));
       } catch {
         sendJson(res, 400, { error: { message: 'We could not parse the JSON body of your request.', type: 'invalid_request_error', param: null, code: null } });
         return;
@@ -231,10 +236,8 @@ export function startSimulator(options: SimulatorOptions): Promise<Simulator> {
     const q = url.indexOf('?');
     const path = q === -1 ? url : url.slice(0, q);
     if (SimulatedBatches.handles(path)) {
-      const chunks: Buffer[] = [];
-      req.on('data', (chunk: Buffer) => chunks.push(chunk));
-      req.on('end', () => {
-        const reply = batches.handle(req.method ?? 'GET', path, req.headers['content-type'] ?? '', Buffer.concat(chunks));
+      readBody(req, (raw) => {
+        const reply = batches.handle(req.method ?? 'GET', path, req.headers['content-type'] ?? '', raw);
         if (Buffer.isBuffer(reply.body)) {
           res.writeHead(reply.status, { 'content-type': reply.contentType ?? 'application/octet-stream', 'content-length': reply.body.length });
           res.end(reply.body);
@@ -265,12 +268,7 @@ export function startSimulator(options: SimulatorOptions): Promise<Simulator> {
       sendJson(res, 405, failure.body, { allow: 'POST' });
       return;
     }
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => {
-      const raw = chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks).toString('utf8');
-      handle(res, found, raw);
-    });
+    readBody(req, (raw) => handle(res, found, raw.toString('utf8')));
   });
   // Benchmarks and the gateway keep connections alive between requests.
   server.keepAliveTimeout = 65_000;

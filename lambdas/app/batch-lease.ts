@@ -7,8 +7,8 @@
 // a batch its key cannot pay for fails before anything runs, saying so. Its items then reserve from that
 // lease in memory (always covered: the lease is the sum of their maxima), and each record claims what it
 // spent from it. When the batch has ended, what the items did not spend is given back.
-import type { Catalog, CatalogEndpoint } from '../catalog/index.js';
-import { endpointKey } from '../catalog/index.js';
+import type { CatalogEndpoint } from '../catalog/index.js';
+import { endpointByKey } from '../catalog/index.js';
 import type { LeaseDraw, LeasePool } from '../billing/leases.js';
 import type { EngineDeps } from '../inference/engine.js';
 import { reservationFor } from '../inference/estimate.js';
@@ -61,11 +61,6 @@ export function pricedAt(endpoint: CatalogEndpoint, pricing: StoredPricing): Cat
   return { ...endpoint, pricing: Object.fromEntries(Object.entries(pricing).map(([name, price]) => [name, BigInt(price)])) as unknown as CatalogEndpoint['pricing'] };
 }
 
-function endpointIn(catalog: Catalog, key: string): CatalogEndpoint | undefined {
-  for (const model of catalog.models) for (const endpoint of model.endpoints) if (endpointKey(endpoint) === key) return endpoint;
-  return undefined;
-}
-
 export function batchLeases(wiring: { engine: EngineDeps; keys: Pick<ApiKeyRepository, 'get'> }): BatchLeasePort {
   const { engine } = wiring;
   return {
@@ -73,7 +68,7 @@ export function batchLeases(wiring: { engine: EngineDeps; keys: Pick<ApiKeyRepos
       try {
         const request = itemRequest(batch, item);
         if (priced) {
-          const endpoint = endpointIn(engine.catalog, priced.endpoint);
+          const endpoint = endpointByKey(engine.catalog, priced.endpoint);
           return endpoint ? reservationFor(request.params, [pricedAt(endpoint, priced.pricing)]) : 0n;
         }
         const plan = planRoute({ request, catalog: engine.catalog, health: engine.health, stickyEndpoint: undefined, now: engine.clock().getTime(), random: engine.random });

@@ -8,7 +8,7 @@
 // at the batch price stored when the batch was covered, and its record claims its cost from the lease; the
 // record is committed with the item's result once (item-commits.ts).
 import type { Catalog, CatalogEndpoint } from '../catalog/index.js';
-import { endpointKey } from '../catalog/index.js';
+import { endpointByKey, endpointKey } from '../catalog/index.js';
 import type { EngineDeps } from '../inference/engine.js';
 import { EndpointHealth } from '../inference/endpoint-health.js';
 import { planRoute, requestFor } from '../inference/routing.js';
@@ -60,7 +60,6 @@ function answering(provider: string, outcome: Exclude<ProviderBatchOutcome, { ki
       if (outcome.kind === 'error') throw outcome.error;
       return outcome.result;
     },
-    // eslint-disable-next-line require-yield
     async *stream() {
       throw new ProviderError({ provider, kind: 'invalid-response', status: 500, message: 'batch items do not stream' });
     },
@@ -76,10 +75,7 @@ export interface ProviderBatchWiring {
 
 export function providerBatches(wiring: ProviderBatchWiring): ProviderBatchPort {
   const { engine } = wiring;
-  const endpointOf = (key: string): CatalogEndpoint | undefined => {
-    for (const model of engine.catalog.models) for (const endpoint of model.endpoints) if (endpointKey(endpoint) === key) return endpoint;
-    return undefined;
-  };
+  const endpointOf = (key: string) => endpointByKey(engine.catalog, key);
   const apiOf = (batch: Submitted): ProviderBatchApi => {
     const endpoint = endpointOf(batch.provider_batch.endpoint);
     const api = endpoint ? engine.adapters.batchApi(endpoint) : undefined;

@@ -145,11 +145,20 @@ export class BatchWorker {
     // What every runnable item would reserve live: the batch's maximum cost, covered before any item runs.
     const leases = this.deps.leases;
     let maximum = 0n;
+    // The runnable items, kept while the batch may go to a provider's batch service (it then takes at most
+    // MAX_PROVIDER_BATCH_ITEMS of them), so that submitting them needs no second read of the input.
+    let kept: BatchItem[] | undefined = this.deps.provider && batch.status === 'validating' && !batch.provider_batch && batch.model && this.deps.provider.choose(batch) ? [] : undefined;
+    const onItem = (checked: BatchItem) => {
+      const item = { line: checked.line, customId: checked.customId, body: checked.body };
+      if (leases && !batch.lease) maximum += leases.maximum(batch, item);
+      if (kept && kept.length < MAX_PROVIDER_BATCH_ITEMS) kept.push(item);
+      else kept = undefined;
+    };
     try {
       validated = await validateBatchInput(await this.deps.objects.read(key), batch.endpoint, {
         maxBytes: MAX_BATCH_INPUT_BYTES,
         model: batch.model,
-        ...(leases && !batch.lease ? { onItem: (item: { line: number; customId: string; body: Record<string, unknown> }) => { maximum += leases.maximum(batch, { line: item.line, customId: item.customId, body: item.body }); } } : {}),
+        onItem,
         ...(this.deps.shardItems !== undefined ? { shardItems: this.deps.shardItems } : {}),
         onError: async (item) => {
           bad.push(this.deps.commits.commit({ batchId: batch.id, line: item.line, result: errorResult(item), usage: NO_USAGE }));
@@ -170,7 +179,7 @@ export class BatchWorker {
     // A batch is sent to a provider's batch service only from validating (never one whose items the gateway
     // started running: a start-up requeue validates in_progress batches again).
     const choice = batch.provider_batch ?? (provider && leases && batch.status === 'validating' && validated.runnable > 0 && validated.runnable <= MAX_PROVIDER_BATCH_ITEMS ? provider.choose({ ...batch, model }) : undefined);
-    const atProvider = provider && leases && choice ? await this.validateAtProvider(provider, leases, { ...batch, model }, validated, choice) : undefined;
+    const atProvider = provider && leases && choice ? await this.validateAtProvider(provider, leases, { ...batch, model }, validated, choice, kept) : undefined;
     if (atProvider) return atProvider;
     let current = batch;
     if (leases && !batch.lease && batch.status === 'validating') {
@@ -198,9 +207,9 @@ export class BatchWorker {
    */
   private async validateAtProvider(
     provider: ProviderBatchPort, leases: BatchLeasePort, batch: BatchRecord, validated: { total: number; lastLine: number; runnable: number },
-    choice: { api: ProviderBatchRef['api']; endpoint: string; pricing: StoredPricing },
+    choice: { api: ProviderBatchRef['api']; endpoint: string; pricing: StoredPricing }, read?: BatchItem[],
   ): Promise<BatchRecord | undefined> {
-    const items = await this.runnableItems(batch);
+    const items = read ?? await this.runnableItems(batch);
     let ref = batch.provider_batch;
     let lease = batch.lease;
     // Items a provider batch cannot take as they are (fallback models or provider preferences of their own,

@@ -57,3 +57,9 @@ export interface Catalog {
 export function endpointKey(endpoint: Pick<CatalogEndpoint, 'model' | 'provider'>): string {
   return `${endpoint.model}@${endpoint.provider}`;
 }
+
+/** The endpoint an endpointKey names, if the catalog still has it. */
+export function endpointByKey(catalog: Catalog, key: string): CatalogEndpoint | undefined {
+  const at = key.lastIndexOf('@');
+  return catalog.byId.get(key.slice(0, at))?.endpoints.find((endpoint) => endpoint.provider === key.slice(at + 1));
+}

@@ -66,13 +66,10 @@ export function producesEmbeddings(endpoint: CatalogEndpoint): boolean {
   return endpoint.output_modalities.includes('embeddings');
 }
 
-/** Embeddings requests go to embeddings models only, and every other request to text models only. */
-function checkModelKinds(request: InferenceRequest, catalog: Catalog): void {
-  const wantsEmbeddings = request.format === 'embeddings';
-  const wrong = request.models.filter((id) => !catalog.byId.get(id)!.endpoints.some((endpoint) => producesEmbeddings(endpoint) === wantsEmbeddings));
-  if (!wrong.length) return;
+/** Embeddings requests go to embeddings models only, and every other request to text models only: the 400 for models of the other kind. */
+function wrongKindError(wrong: string[], wantsEmbeddings: boolean): InvalidInputError {
   const names = wrong.map((id) => `"${id}"`).join(', ');
-  throw new InvalidInputError(wantsEmbeddings
+  return new InvalidInputError(wantsEmbeddings
     ? `${names} ${wrong.length === 1 ? 'is not an embeddings model' : 'are not embeddings models'}; pick one whose output_modalities include "embeddings" (GET /models?output_modalities=embeddings)`
     : `${names} ${wrong.length === 1 ? 'is an embeddings model' : 'are embeddings models'}; call POST /embeddings with ${wrong.length === 1 ? 'it' : 'them'}`, { metadata: { models: wrong } });
 }
@@ -86,7 +83,6 @@ export function planRoute(input: RoutingInput): RoutingPlan {
   const prefs = request.provider ?? {};
   const unknown = request.models.filter((id) => !catalog.byId.has(id));
   if (unknown.length) throw new InvalidInputError(`${unknown.map((id) => `"${id}"`).join(', ')} ${unknown.length === 1 ? 'is not a valid model ID' : 'are not valid model IDs'}`, { metadata: { models: unknown } });
-  checkModelKinds(request, catalog);
   const wantsEmbeddings = request.format === 'embeddings';
 
   const requested = requestedParameters(request.params);
@@ -117,12 +113,15 @@ export function planRoute(input: RoutingInput): RoutingPlan {
   const remove = (reason: string) => removed.set(reason, (removed.get(reason) ?? 0) + 1);
 
   const perModel: Candidate[][] = [];
+  const wrongKind: string[] = [];
   for (const modelId of request.models) {
     const model = catalog.byId.get(modelId)!;
     const eligible: Candidate[] = [];
+    let ofKind = false;
     for (const endpoint of model.endpoints) {
       considered.push(endpoint);
       if (producesEmbeddings(endpoint) !== wantsEmbeddings) { remove(wantsEmbeddings ? 'embeddings output' : 'text output'); continue; }
+      ofKind = true;
       const provider = endpoint.provider.toLowerCase();
       if (only && !only.has(provider)) { remove('provider.only'); continue; }
       if (ignore.has(provider)) { remove('provider.ignore'); continue; }
@@ -142,8 +141,10 @@ export function planRoute(input: RoutingInput): RoutingPlan {
       const serviceTier = tierPreference?.find((tier) => endpoint.service_tiers.includes(tier));
       eligible.push({ endpoint, key: endpointKey(endpoint), ignoredParameters: unsupported, serviceTier });
     }
+    if (!ofKind) wrongKind.push(modelId);
     perModel.push(orderWithinModel(eligible, { sortBy, order, tierPreference, input }));
   }
+  if (wrongKind.length) throw wrongKindError(wrongKind, wantsEmbeddings);
 
   let candidates: Candidate[];
   if (sortBy && partition === 'none') {

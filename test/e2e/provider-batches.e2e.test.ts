@@ -31,6 +31,14 @@ async function newKey(name: string, limit?: number): Promise<{ key: string; hash
 
 const usageOf = async (hash: string) => (await admin.apiKeys.get({ hash })).data.usage;
 
+/** The cost of the same request sent live. */
+async function liveCost(key: string, body: Record<string, unknown>): Promise<number> {
+  const live = await fetch(`${gateway.baseUrl}/chat/completions`, {
+    method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify({ model: 'simulator/echo-batch', ...body }),
+  });
+  return ((await live.json()) as { usage: { cost: number } }).usage.cost;
+}
+
 describe('a batch at OpenAI\'s Batch API', () => {
   it('completes with every answer, each charged once at half the live price', async () => {
     const { key, hash } = await newKey('provider batch openai');
@@ -54,15 +62,11 @@ describe('a batch at OpenAI\'s Batch API', () => {
       expect(result.id).toMatch(/^gen-/);
     }
     // The same request live costs twice as much.
-    const live = await fetch(`${gateway.baseUrl}/chat/completions`, {
-      method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ model: 'simulator/echo-batch', messages: [{ role: 'user', content: texts[0] }] }),
-    });
-    const liveCost = ((await live.json()) as { usage: { cost: number } }).usage.cost;
+    const live = await liveCost(key, { messages: [{ role: 'user', content: texts[0] }] });
     const batchCost = (byId.c0.response.body as { usage: { cost: number } }).usage.cost;
-    expect(batchCost).toBeCloseTo(liveCost / 2, 12);
+    expect(batchCost).toBeCloseTo(live / 2, 12);
     // The key is charged what the batch reports (and the live request), once the meters have the records.
-    await waitFor(async () => Math.abs((await usageOf(hash)) - (batch.usage.cost + liveCost)) < 1e-12, { timeoutMs: 10_000, what: 'the key to be charged the batch and the live request' });
+    await waitFor(async () => Math.abs((await usageOf(hash)) - (batch.usage.cost + live)) < 1e-12, { timeoutMs: 10_000, what: 'the key to be charged the batch and the live request' });
   }, 60_000);
 });
 
@@ -108,10 +112,7 @@ describe('what a provider batch cannot take', () => {
     const body = { messages: [{ role: 'user', content: 'routed by the gateway' }], provider: { sort: 'price' } };
     const batch = await runInlineBatch(gateway.baseUrl, key, { endpoint: '/v1/chat/completions', model: 'simulator/echo-batch', requests: [{ custom_id: 'g', body }] });
     expect(batch.status).toBe('completed');
-    const live = await fetch(`${gateway.baseUrl}/chat/completions`, {
-      method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify({ model: 'simulator/echo-batch', ...body }),
-    });
-    expect(resultsById(batch).g.response.body.usage.cost).toBeCloseTo(((await live.json()) as { usage: { cost: number } }).usage.cost, 12);
+    expect(resultsById(batch).g.response.body.usage.cost).toBeCloseTo(await liveCost(key, body), 12);
   }, 60_000);
 });
 
