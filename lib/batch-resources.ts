@@ -1,8 +1,8 @@
 // Batches on AWS: the bucket of inputs and results files, the work queue (with its dead-letter queue) that
 // carries shards of items to the worker function, and the state machine (batches/state-machine.ts, the very
 // definition npm start runs) whose Tasks call the steps function. Each function gets only what it uses.
-import { Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
-import { Effect, PolicyStatement } from 'aws-cdk-lib/aws-iam';
+import { Duration, RemovalPolicy, Stack, Token } from 'aws-cdk-lib';
+import { Effect, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { BlockPublicAccess, Bucket, BucketEncryption, type CfnBucket } from 'aws-cdk-lib/aws-s3';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
@@ -41,6 +41,8 @@ export class BatchResources extends Construct {
   readonly worker: GatewayFunction;
   readonly steps: GatewayFunction;
   readonly stateMachine: StateMachine;
+  /** The service role Bedrock's batch inference jobs read their input and write their output with. */
+  readonly bedrockBatchRole: Role;
   /** What the management function needs to submit, read and delete batches (bucket, state machine). */
   readonly environment: Record<string, string>;
 
@@ -96,6 +98,25 @@ export class BatchResources extends Construct {
       maxConcurrency: BATCH_WORKER_CONCURRENCY,
     }));
 
+    // Bedrock batch inference: a job reads its input (batches/<id>/bedrock/input.jsonl) and writes its output
+    // beside it as this role, which only Bedrock's jobs of this account and region can assume.
+    const { account, region, partition } = Stack.of(this);
+    const jobArns = `arn:${partition}:bedrock:${region}:${account}:model-invocation-job/*`;
+    this.bedrockBatchRole = new Role(this, 'BedrockBatchRole', {
+      description: 'Model gateway: Bedrock batch inference jobs read and write the batch bucket',
+      assumedBy: new ServicePrincipal('bedrock.amazonaws.com', {
+        conditions: { StringEquals: { 'aws:SourceAccount': account }, ArnLike: { 'aws:SourceArn': jobArns } },
+      }),
+    });
+    this.bedrockBatchRole.addToPrincipalPolicy(new PolicyStatement({
+      sid: 'BatchJobObjects', effect: Effect.ALLOW, actions: ['s3:GetObject', 's3:PutObject'], resources: [`${this.bucket.bucketArn}/${BATCH_PREFIX}*`],
+    }));
+    this.bedrockBatchRole.addToPrincipalPolicy(new PolicyStatement({
+      sid: 'ListBatchJobObjects', effect: Effect.ALLOW, actions: ['s3:ListBucket'], resources: [this.bucket.bucketArn],
+      conditions: { StringLike: { 's3:prefix': [`${BATCH_PREFIX}*`] } },
+    }));
+    this.acknowledgeObjectPattern(this.bedrockBatchRole);
+
     this.steps = new GatewayFunction(this, 'Steps', {
       entry: 'lambdas/handlers/batch-steps.ts',
       description: 'Model gateway batch steps: validate, check and finalize, fail (Tasks of the batch state machine)',
@@ -103,7 +124,7 @@ export class BatchResources extends Construct {
       architecture: props.architecture,
       timeout: BATCH_STEPS_TIMEOUT,
       tableAccess: props.tableAccess,
-      environment: { ...props.environment, ...batchEnvironment },
+      environment: { ...props.environment, ...batchEnvironment, GATEWAY_BEDROCK_BATCH_ROLE_ARN: this.bedrockBatchRole.roleArn },
     });
 
     this.stateMachine = new StateMachine(this, 'StateMachine', {
@@ -133,6 +154,32 @@ export class BatchResources extends Construct {
     this.steps.role.addToPrincipalPolicy(new PolicyStatement({
       sid: 'QueueShards', effect: Effect.ALLOW, actions: ['sqs:SendMessage'], resources: [this.queue.queueArn],
     }));
+    // Batches of Bedrock models go to Bedrock's batch inference: the steps create, read, find and stop the
+    // jobs, on the models the catalog names, as the role above.
+    this.steps.role.addToPrincipalPolicy(new PolicyStatement({
+      sid: 'BedrockBatchJobs', effect: Effect.ALLOW,
+      actions: ['bedrock:CreateModelInvocationJob', 'bedrock:GetModelInvocationJob', 'bedrock:StopModelInvocationJob'],
+      resources: [jobArns, `arn:${partition}:bedrock:${region}::foundation-model/*`, `arn:${partition}:bedrock:${region}:${account}:inference-profile/*`],
+    }));
+    this.steps.role.addToPrincipalPolicy(new PolicyStatement({
+      sid: 'FindBedrockBatchJobs', effect: Effect.ALLOW, actions: ['bedrock:ListModelInvocationJobs'], resources: ['*'],
+    }));
+    this.steps.role.addToPrincipalPolicy(new PolicyStatement({
+      sid: 'PassBedrockBatchRole', effect: Effect.ALLOW, actions: ['iam:PassRole'], resources: [this.bedrockBatchRole.roleArn],
+      conditions: { StringEquals: { 'iam:PassedToService': 'bedrock.amazonaws.com' } },
+    }));
+    // cdk-nag names the findings with the template's values: a pseudo parameter, or the region the context gave.
+    const named = (value: string, parameter: string) => (Token.isUnresolved(value) ? `<AWS::${parameter}>` : value);
+    const bedrockArn = `arn:<AWS::Partition>:bedrock:${named(region, 'Region')}`;
+    for (const finding of [
+      `AwsSolutions-IAM5[Resource::${bedrockArn}:${named(account, 'AccountId')}:model-invocation-job/*]`,
+      `AwsSolutions-IAM5[Resource::${bedrockArn}::foundation-model/*]`,
+      `AwsSolutions-IAM5[Resource::${bedrockArn}:${named(account, 'AccountId')}:inference-profile/*]`,
+      'AwsSolutions-IAM5[Resource::*]',
+    ]) {
+      acknowledgeNag(this.steps.role, finding,
+        'Bedrock names batch jobs when it creates them, the models come from the catalog (a runtime setting), and ListModelInvocationJobs takes no resource: these cover only the Bedrock batch actions listed.');
+    }
 
     this.environment = { ...batchEnvironment, GATEWAY_BATCH_STATE_MACHINE_ARN: this.stateMachine.stateMachineArn };
   }
@@ -143,8 +190,12 @@ export class BatchResources extends Construct {
    */
   private grantObjects(fn: GatewayFunction, sid: string, actions: string[]): void {
     fn.role.addToPrincipalPolicy(new PolicyStatement({ sid, effect: Effect.ALLOW, actions, resources: [`${this.bucket.bucketArn}/${BATCH_PREFIX}*`] }));
+    this.acknowledgeObjectPattern(fn.role);
+  }
+
+  private acknowledgeObjectPattern(role: Construct): void {
     const bucketId = Stack.of(this).resolve((this.bucket.node.defaultChild as CfnBucket).logicalId) as string;
-    acknowledgeNag(fn.role, `AwsSolutions-IAM5[Resource::<${bucketId}.Arn>/${BATCH_PREFIX}*]`,
+    acknowledgeNag(role, `AwsSolutions-IAM5[Resource::<${bucketId}.Arn>/${BATCH_PREFIX}*]`,
       'S3 object permissions name objects by key: these cover exactly the batch objects (batches/<id>/…) of this one bucket.');
   }
 

@@ -266,6 +266,8 @@ export async function startLocalRuntime(config: LocalConfig, output: RuntimeOutp
     process.env.S3_ENDPOINT = batchServices.s3Endpoint;
     process.env.SQS_ENDPOINT = batchServices.sqsEndpoint;
     process.env.GATEWAY_BATCH_CHECK_SECONDS ??= '1';
+    // Bedrock batch inference jobs (the simulator's) read and write the local bucket "as" this role.
+    process.env.GATEWAY_BEDROCK_BATCH_ROLE_ARN ??= 'arn:aws:iam::000000000000:role/gateway-bedrock-batch';
 
     const admin = new DynamoDBClient({ endpoint: dynamodb.endpoint, region: 'local', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
     await ensureTable(admin, config.tableName);

@@ -1,7 +1,8 @@
 // The upstream simulator: a plain node:http server that speaks the OpenAI Chat Completions, OpenAI
 // Responses, Anthropic Messages and Google Gemini wire formats, with a handful of scripted models
-// (echo, tool-call, error-429, error-500, timeout, cut-stream), and OpenAI's and Gemini's embeddings APIs
-// (the `embed` model, embeddings.ts). Used by `npm start`, the end-to-end
+// (echo, tool-call, error-429, error-500, timeout, cut-stream), OpenAI's and Gemini's embeddings APIs
+// (the `embed` model, embeddings.ts), the providers' batch APIs (batches.ts) and Bedrock's Converse and batch
+// inference jobs (bedrock.ts). Used by `npm start`, the end-to-end
 // tests and the benchmark, so the hot path stays lean: no logging, no per-request allocation beyond
 // the body and the reply.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
@@ -13,6 +14,7 @@ import { anthropic } from './anthropic.js';
 import { geminiJsonArray, geminiSse } from './gemini.js';
 import { geminiEmbeddings, openAiEmbeddings, type EmbeddingsReply } from './embeddings.js';
 import { SimulatedBatches } from './batches.js';
+import { BEDROCK_CONVERSE_PATH, SimulatedBedrockBatches, bedrockConverse } from './bedrock.js';
 
 export interface SimulatorOptions {
   port: number;
@@ -22,8 +24,10 @@ export interface SimulatorOptions {
   chunkDelayMs?: number;
   /** Delay before the status line and headers, default 0. */
   firstByteDelayMs?: number;
-  /** How long a provider batch (OpenAI Batch API, Anthropic Message Batches) stays in progress, default 1000. */
+  /** How long a provider batch (OpenAI Batch API, Anthropic Message Batches, a Bedrock job) stays in progress, default 1000. */
   batchDelayMs?: number;
+  /** The S3 stand-in Bedrock batch jobs read and write (default: S3_ENDPOINT when a job runs). */
+  s3Endpoint?: string;
 }
 
 export const DEFAULT_SIMULATOR_BATCH_DELAY_MS = 1000;
@@ -57,6 +61,8 @@ function route(path: string, query: string): Route | undefined {
     case '/v1/messages':
       return { format: anthropic };
   }
+  const bedrock = BEDROCK_CONVERSE_PATH.exec(path);
+  if (bedrock) return { format: bedrockConverse, pathModel: decodeURIComponent(bedrock[1]!), stream: bedrock[2] === 'converse-stream' };
   const gemini = GEMINI_PATH.exec(path);
   if (!gemini) return undefined;
   let model = gemini[1]!;
@@ -170,6 +176,11 @@ export function startSimulator(options: SimulatorOptions): Promise<Simulator> {
       sendJson(res, failure.status, failure.body);
       return;
     }
+    if (format === bedrockConverse && found.stream) {
+      const failure = format.error('invalid', 'The simulator answers Converse, not ConverseStream');
+      sendJson(res, failure.status, failure.body);
+      return;
+    }
     const parsed = format.parse(body, found.pathModel, found.stream ?? false);
     if (typeof parsed === 'string') {
       const failure = format.error('invalid', parsed);
@@ -229,7 +240,9 @@ export function startSimulator(options: SimulatorOptions): Promise<Simulator> {
   }
 
   let ownUrl = '';
-  const batches = new SimulatedBatches(Math.max(0, options.batchDelayMs ?? DEFAULT_SIMULATOR_BATCH_DELAY_MS), () => ownUrl);
+  const batchDelayMs = Math.max(0, options.batchDelayMs ?? DEFAULT_SIMULATOR_BATCH_DELAY_MS);
+  const batches = new SimulatedBatches(batchDelayMs, () => ownUrl);
+  const bedrockJobs = new SimulatedBedrockBatches(batchDelayMs, () => options.s3Endpoint ?? process.env.S3_ENDPOINT);
 
   const server = createServer((req, res) => {
     const url = req.url ?? '/';
@@ -242,6 +255,12 @@ export function startSimulator(options: SimulatorOptions): Promise<Simulator> {
           res.writeHead(reply.status, { 'content-type': reply.contentType ?? 'application/octet-stream', 'content-length': reply.body.length });
           res.end(reply.body);
         } else sendJson(res, reply.status, reply.body);
+      });
+      return;
+    }
+    if (SimulatedBedrockBatches.handles(path)) {
+      readBody(req, (raw) => {
+        void bedrockJobs.handle(req.method ?? 'GET', path, q === -1 ? '' : url.slice(q + 1), raw).then((reply) => sendJson(res, reply.status, reply.body));
       });
       return;
     }
@@ -293,6 +312,7 @@ export function startSimulator(options: SimulatorOptions): Promise<Simulator> {
         url: ownUrl,
         port,
         close: () => {
+          bedrockJobs.close();
           closing ??= new Promise<void>((done, fail) => {
             server.close((err) => (err ? fail(err) : done()));
             // Requests that never get an answer (`timeout`), streams in progress, idle keep-alive sockets.

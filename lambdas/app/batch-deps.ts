@@ -7,6 +7,7 @@ import { createS3Client } from '../platform/aws/s3.js';
 import { createSqsClient } from '../platform/aws/sqs.js';
 import { withoutSdkLogging } from '../platform/aws/quiet-client.js';
 import { providerBatches } from './provider-batches.js';
+import { createBedrockBatchApi } from '../providers/bedrock/bedrock-batch-api.js';
 import { batchLeases, withBatchLease } from './batch-lease.js';
 import { batchItemRunner } from './batch-items.js';
 import { ItemCommitter } from '../batches/item-commits.js';
@@ -42,7 +43,9 @@ function createBatchDeps(deps: GatewayDeps): BatchDeps {
   const uploads = new BatchUploadRepository(db, tableName);
   const settings = deps.config.batches;
   if (!settings.bucket || !settings.queueUrl) return { repository, results, uploads, objects: undefined, queue: undefined, worker: undefined, executions: undefined };
-  const objects = new BatchObjects(createS3Client({ endpoint: settings.s3Endpoint, region: settings.region }), settings.bucket);
+  const s3 = createS3Client({ endpoint: settings.s3Endpoint, region: settings.region });
+  const objects = new BatchObjects(s3, settings.bucket);
+  const { bucket, bedrockRoleArn } = settings;
   const queue = new SqsBatchQueue(createSqsClient({ endpoint: settings.sqsEndpoint, region: settings.region }), settings.queueUrl);
   const commits = new ItemCommitter(db, tableName, deps.log);
   const worker = new BatchWorker({
@@ -54,7 +57,11 @@ function createBatchDeps(deps: GatewayDeps): BatchDeps {
     // Items of a covered batch reserve from its lease; those of a batch from before leases, as live requests do.
     runItem: batchItemRunner({ engine: deps.engine, keys: deps.keys, commits, engineFor: (batch) => (batch.lease && !batch.lease.returned ? withBatchLease(deps.engine, batch.lease) : deps.engine) }),
     leases: batchLeases({ engine: deps.engine, keys: deps.keys }),
-    provider: providerBatches({ engine: deps.engine, keys: deps.keys, commits, log: deps.log }),
+    provider: providerBatches({
+      engine: deps.engine, keys: deps.keys, commits, log: deps.log,
+      // Bedrock's jobs read their input from, and write their output to, the batch bucket.
+      ...(bedrockRoleArn ? { bedrock: (endpoint) => createBedrockBatchApi({ provider: endpoint.provider, bucket, roleArn: bedrockRoleArn, s3, region: settings.region, endpoint: endpoint.base_url }) } : {}),
+    }),
     clock: deps.clock,
     log: deps.log,
     checkEverySeconds: settings.checkEverySeconds,

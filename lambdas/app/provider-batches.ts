@@ -68,6 +68,8 @@ function answering(provider: string, outcome: Exclude<ProviderBatchOutcome, { ki
 
 export interface ProviderBatchWiring {
   engine: EngineDeps;
+  /** Bedrock's batch jobs, where the batch bucket and Bedrock's service role are configured (they need both). */
+  bedrock?: (endpoint: CatalogEndpoint) => ProviderBatchApi;
   keys: Pick<ApiKeyRepository, 'get'>;
   commits: Pick<ItemCommitter, 'commit'>;
   log: Logger;
@@ -76,9 +78,18 @@ export interface ProviderBatchWiring {
 export function providerBatches(wiring: ProviderBatchWiring): ProviderBatchPort {
   const { engine } = wiring;
   const endpointOf = (key: string) => endpointByKey(engine.catalog, key);
+  const bedrockApis = new Map<string, ProviderBatchApi>();
+  const batchApiOf = (endpoint: CatalogEndpoint): ProviderBatchApi | undefined => {
+    if (endpoint.batch_api !== 'bedrock') return engine.adapters.batchApi(endpoint);
+    if (!wiring.bedrock) return undefined;
+    const key = endpointKey(endpoint);
+    let api = bedrockApis.get(key);
+    if (!api) bedrockApis.set(key, api = wiring.bedrock(endpoint));
+    return api;
+  };
   const apiOf = (batch: Submitted): ProviderBatchApi => {
     const endpoint = endpointOf(batch.provider_batch.endpoint);
-    const api = endpoint ? engine.adapters.batchApi(endpoint) : undefined;
+    const api = endpoint ? batchApiOf(endpoint) : undefined;
     if (!api) throw new Error(`batch ${batch.id}: its endpoint ${batch.provider_batch.endpoint} has no batch service any more`);
     return api;
   };
@@ -101,10 +112,11 @@ export function providerBatches(wiring: ProviderBatchWiring): ProviderBatchPort 
   };
 
   return {
-    choose(batch) {
+    choose(batch, items) {
       const model = batch.model ? engine.catalog.byId.get(batch.model) : undefined;
       const only = batch.provider_only?.map((slug) => slug.toLowerCase());
-      const endpoint = model?.endpoints.find((candidate) => candidate.batch_api && (!only || only.includes(candidate.provider.toLowerCase())) && engine.adapters.batchApi(candidate));
+      const takes = (api: ProviderBatchApi | undefined) => api !== undefined && (items === undefined || items >= (api.minItems ?? 1));
+      const endpoint = model?.endpoints.find((candidate) => candidate.batch_api && (!only || only.includes(candidate.provider.toLowerCase())) && takes(batchApiOf(candidate)));
       if (!endpoint) return undefined;
       const prices = batchPriced(endpoint).pricing;
       return {

@@ -73,9 +73,9 @@ export interface BatchLeaseRef {
 /** Prices in nano-dollars a token (or a request), as text. */
 export type StoredPricing = Record<'prompt' | 'completion' | 'request' | 'input_cache_read' | 'input_cache_write' | 'internal_reasoning', string>;
 
-/** A batch run at a provider's batch service (OpenAI's Batch API, Anthropic's Message Batches). */
+/** A batch run at a provider's batch service (OpenAI's Batch API, Anthropic's Message Batches, Bedrock batch inference). */
 export interface ProviderBatchRef {
-  api: 'openai' | 'anthropic';
+  api: 'openai' | 'anthropic' | 'bedrock';
   /** The catalog endpoint (endpointKey) its items run on. */
   endpoint: string;
   /** The provider's id of the batch; null until it is submitted. */

@@ -6,6 +6,11 @@ export interface BatchConfig {
   bucket: string | undefined;
   /** GATEWAY_BATCH_QUEUE_URL; undefined: the batch routes answer 503. */
   queueUrl: string | undefined;
+  /**
+   * GATEWAY_BEDROCK_BATCH_ROLE_ARN: the service role Bedrock's batch inference jobs read and write the batch
+   * bucket with; undefined: batches of Bedrock models run through the gateway.
+   */
+  bedrockRoleArn: string | undefined;
   /** GATEWAY_BATCH_STATE_MACHINE_ARN: the batch state machine (npm start runs it in process instead). */
   stateMachineArn: string | undefined;
   /** S3_ENDPOINT / SQS_ENDPOINT: set only for local stand-ins. */
@@ -36,6 +41,7 @@ export function batchConfigFromEnv(env: NodeJS.ProcessEnv = process.env): BatchC
     bucket: env.GATEWAY_BATCH_BUCKET || undefined,
     queueUrl: env.GATEWAY_BATCH_QUEUE_URL || undefined,
     stateMachineArn: env.GATEWAY_BATCH_STATE_MACHINE_ARN || undefined,
+    bedrockRoleArn: env.GATEWAY_BEDROCK_BATCH_ROLE_ARN || undefined,
     s3Endpoint: env.S3_ENDPOINT || undefined,
     sqsEndpoint: env.SQS_ENDPOINT || undefined,
     region: env.AWS_REGION || env.AWS_DEFAULT_REGION || undefined,

@@ -31,9 +31,10 @@ export interface ProviderBatchPort {
   /**
    * The provider batch service the batch's items can all run at (one model for all of them, an endpoint of
    * it with a batch service, provider.only allowing it), with its prices at the batch price now; or undefined:
-   * the gateway runs them itself.
+   * the gateway runs them itself. With `items`, the number of runnable items: a service that takes more per
+   * batch (Bedrock's jobs: 100) is passed over.
    */
-  choose(batch: BatchRecord): { api: ProviderBatchRef['api']; endpoint: string; pricing: StoredPricing } | undefined;
+  choose(batch: BatchRecord, items?: number): { api: ProviderBatchRef['api']; endpoint: string; pricing: StoredPricing } | undefined;
   /**
    * Submits the items (each under its line): the provider's id of the batch (null when no item could go),
    * and the items refused before they went (their request cannot be made for the endpoint), with why.

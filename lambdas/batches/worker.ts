@@ -178,7 +178,7 @@ export class BatchWorker {
     const provider = this.deps.provider;
     // A batch is sent to a provider's batch service only from validating (never one whose items the gateway
     // started running: a start-up requeue validates in_progress batches again).
-    const choice = batch.provider_batch ?? (provider && leases && batch.status === 'validating' && validated.runnable > 0 && validated.runnable <= MAX_PROVIDER_BATCH_ITEMS ? provider.choose({ ...batch, model }) : undefined);
+    const choice = batch.provider_batch ?? (provider && leases && batch.status === 'validating' && validated.runnable > 0 && validated.runnable <= MAX_PROVIDER_BATCH_ITEMS ? provider.choose({ ...batch, model }, validated.runnable) : undefined);
     const atProvider = provider && leases && choice ? await this.validateAtProvider(provider, leases, { ...batch, model }, validated, choice, kept) : undefined;
     if (atProvider) return atProvider;
     let current = batch;

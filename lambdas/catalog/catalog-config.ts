@@ -14,6 +14,9 @@ const price = z.union([z.string(), z.number()]).transform((value, ctx) => {
   }
 });
 
+/** The adapter each provider batch service goes with. */
+const BATCH_API_ADAPTER: Record<'openai' | 'anthropic' | 'bedrock', string> = { openai: 'openai-chat', anthropic: 'anthropic', bedrock: 'bedrock' };
+
 const endpointConfig = z.object({
   provider: z.string().min(1),
   provider_name: z.string().optional(),
@@ -34,11 +37,15 @@ const endpointConfig = z.object({
   data_collection: z.enum(['allow', 'deny']).optional(),
   throughput_tps: z.number().positive().optional(),
   latency_ms: z.number().nonnegative().optional(),
-  batch_api: z.enum(['openai', 'anthropic']).optional(),
+  batch_api: z.enum(['openai', 'anthropic', 'bedrock']).optional(),
   batch_discount_percent: z.number().int().min(0).max(100).optional(),
 }).refine(
-  (endpoint) => endpoint.batch_api === undefined || (endpoint.batch_api === 'openai' ? endpoint.adapter === 'openai-chat' : endpoint.adapter === 'anthropic'),
-  { message: 'batch_api "openai" needs the openai-chat adapter, "anthropic" the anthropic adapter', path: ['batch_api'] },
+  (endpoint) => endpoint.batch_api === undefined || endpoint.adapter === BATCH_API_ADAPTER[endpoint.batch_api],
+  { message: 'batch_api "openai" needs the openai-chat adapter, "anthropic" the anthropic adapter, "bedrock" the bedrock adapter', path: ['batch_api'] },
+).refine(
+  // Bedrock's batch jobs run Converse requests here (chat), not embeddings.
+  (endpoint) => endpoint.batch_api !== 'bedrock' || !endpoint.output_modalities?.includes('embeddings'),
+  { message: 'batch_api "bedrock" runs chat models, not embeddings', path: ['batch_api'] },
 );
 
 /** The adapters that can answer an embeddings request (OpenAI-compatible /embeddings, Gemini, Bedrock). */
@@ -110,12 +117,12 @@ export function buildCatalog(file: z.output<typeof catalogFileSchema>): Catalog 
 /** The simulator's models as `npm start` offers them: every one priced so that cost is non-zero. */
 export function simulatorCatalog(baseUrl: string): CatalogFile {
   const url = baseUrl.replace(/\/+$/, '');
-  const endpoint = (upstream: string, adapter: AdapterKind = 'openai-chat', provider = 'simulator', batchApi?: 'openai' | 'anthropic') => ({
+  const endpoint = (upstream: string, adapter: AdapterKind = 'openai-chat', provider = 'simulator', batchApi?: 'openai' | 'anthropic' | 'bedrock') => ({
     ...(batchApi ? { batch_api: batchApi } : {}),
     provider,
     provider_name: provider === 'simulator' ? 'Simulator' : `Simulator (${adapter})`,
     adapter,
-    base_url: adapter === 'gemini' ? `${url}/v1beta` : `${url}/v1`,
+    base_url: adapter === 'gemini' ? `${url}/v1beta` : adapter === 'bedrock' ? `${url}/bedrock` : `${url}/v1`,
     upstream_model: upstream,
     pricing: { prompt: '0.000001', completion: '0.000002', request: '0' },
     context_length: 131072,
@@ -142,6 +149,7 @@ export function simulatorCatalog(baseUrl: string): CatalogFile {
       model('simulator/echo-responses', 'Echo through the OpenAI Responses wire format.', [endpoint('echo', 'openai-responses', 'simulator-responses')]),
       model('simulator/echo-batch', 'Echo; batches of it run through the simulator\'s OpenAI Batch API, at half price.', [endpoint('echo', 'openai-chat', 'simulator-batch', 'openai')]),
       model('simulator/echo-anthropic-batch', 'Echo through the Anthropic wire format; batches of it run through the simulator\'s Message Batches, at half price.', [endpoint('echo', 'anthropic', 'simulator-anthropic-batch', 'anthropic')]),
+      model('simulator/echo-bedrock-batch', 'Echo through Bedrock Converse (not streamed); batches of 100 or more run as Bedrock batch inference jobs, at half price.', [endpoint('echo', 'bedrock', 'simulator-bedrock-batch', 'bedrock')]),
       model('simulator/tool-call', 'Calls the first declared tool with the last user message.', [endpoint('tool-call')]),
       model('simulator/error-429', 'Always rate limited (429 with Retry-After).', [endpoint('error-429')]),
       model('simulator/error-500', 'Always fails with 500.', [endpoint('error-500')]),
@@ -159,8 +167,8 @@ export function providerCatalog(env: NodeJS.ProcessEnv): CatalogFile {
   const chat = (id: string, provider: string, adapter: AdapterKind, baseUrl: string | undefined, credential: string | undefined, upstream: string, prompt: string, completion: string, context: number, maxOut: number) => ({
     id, endpoints: [{
       provider, adapter, ...(baseUrl ? { base_url: baseUrl } : {}), ...(credential ? { credential } : {}), upstream_model: upstream, pricing: { prompt, completion }, context_length: context, max_completion_tokens: maxOut, input_modalities: ['text', 'image'],
-      // OpenAI's and Anthropic's own endpoints run batches through their batch services (half price).
-      ...(provider === 'openai' && adapter === 'openai-chat' ? { batch_api: 'openai' as const } : provider === 'anthropic' ? { batch_api: 'anthropic' as const } : {}),
+      // OpenAI's, Anthropic's and Bedrock's own endpoints run batches through their batch services (half price).
+      ...(provider === 'openai' && adapter === 'openai-chat' ? { batch_api: 'openai' as const } : provider === 'anthropic' ? { batch_api: 'anthropic' as const } : adapter === 'bedrock' ? { batch_api: 'bedrock' as const } : {}),
     }],
   });
   const embed = (id: string, provider: string, adapter: AdapterKind, baseUrl: string | undefined, credential: string | undefined, upstream: string, prompt: string, context: number) => ({

@@ -36,7 +36,7 @@ export interface CatalogEndpoint {
    * The provider's own batch service for this endpoint (OpenAI's Batch API on an openai-chat endpoint,
    * Anthropic's Message Batches on an anthropic one): a batch of this model runs there, at its discount.
    */
-  batch_api?: 'openai' | 'anthropic';
+  batch_api?: 'openai' | 'anthropic' | 'bedrock';
   /** Percent off every price for requests run through batch_api (both providers: 50; none when absent). */
   batch_discount_percent?: number;
 }

@@ -15,7 +15,7 @@ import { convertToAnthropicMessages } from './anthropic/convert-to-anthropic-mes
 import { ANTHROPIC_VERSION, messageResult } from './anthropic/anthropic-adapter.js';
 import { anthropicErrorStatus, anthropicMessageSchema, describeAnthropicError } from './anthropic/anthropic-api-types.js';
 
-export type BatchApiKind = 'openai' | 'anthropic';
+export type BatchApiKind = 'openai' | 'anthropic' | 'bedrock';
 
 /** One request of a provider batch: its id there (letters, digits, _ and -, at most 64) and the request. */
 export interface ProviderBatchLine {
@@ -39,6 +39,8 @@ export interface ProviderBatchStatus {
 
 export interface ProviderBatchApi {
   readonly kind: BatchApiKind;
+  /** The fewest requests a batch of it takes (Bedrock's jobs: 100); a smaller batch runs through the gateway. */
+  readonly minItems?: number;
   /** Makes the request's body in the provider's wire format, throwing the ProviderError a live call would (what it cannot carry). */
   check(request: GenerationRequest): void;
   /** Submits the requests; the provider's id of the batch. */

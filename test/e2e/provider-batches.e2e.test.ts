@@ -1,5 +1,6 @@
 // Batches run at a provider's own batch service, as `npm start` runs them against its simulator: OpenAI's
-// Batch API (simulator/echo-batch) and Anthropic's Message Batches (simulator/echo-anthropic-batch). Each item
+// Batch API (simulator/echo-batch), Anthropic's Message Batches (simulator/echo-anthropic-batch) and Bedrock
+// batch inference (simulator/echo-bedrock-batch, its input and output in npm start's S3). Each item
 // is charged once, at half the live price; the batch's maximum cost is covered before it is submitted; a
 // cancelled batch gives back what it held.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
@@ -32,9 +33,9 @@ async function newKey(name: string, limit?: number): Promise<{ key: string; hash
 const usageOf = async (hash: string) => (await admin.apiKeys.get({ hash })).data.usage;
 
 /** The cost of the same request sent live. */
-async function liveCost(key: string, body: Record<string, unknown>): Promise<number> {
+async function liveCost(key: string, body: Record<string, unknown>, model = 'simulator/echo-batch'): Promise<number> {
   const live = await fetch(`${gateway.baseUrl}/chat/completions`, {
-    method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify({ model: 'simulator/echo-batch', ...body }),
+    method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify({ model, ...body }),
   });
   return ((await live.json()) as { usage: { cost: number } }).usage.cost;
 }
@@ -87,6 +88,37 @@ describe('a batch at Anthropic\'s Message Batches', () => {
     expect(byId.m1.response.body).toMatchObject({ type: 'message', content: [{ type: 'text', text: 'anthropic batch one' }], stop_reason: 'end_turn' });
     expect(byId.m2.response.body).toMatchObject({ content: [{ type: 'text', text: 'anthropic batch two' }] });
     expect(batch.usage.cost).toBeGreaterThan(0);
+  }, 60_000);
+});
+
+describe('a batch at Bedrock batch inference', () => {
+  const requests = (count: number) => Array.from({ length: count }, (_, i) => ({ custom_id: `b${i}`, body: { messages: [{ role: 'user', content: `bedrock item ${i}` }], max_tokens: 32 } }));
+
+  it('runs 120 items as one job: every answer, each charged once at half the live price', async () => {
+    const { key, hash } = await newKey('provider batch bedrock');
+    const batch = await runInlineBatch(gateway.baseUrl, key, { endpoint: '/v1/chat/completions', model: 'simulator/echo-bedrock-batch', requests: requests(120) });
+    expect(batch.status).toBe('completed');
+    expect(batch.request_counts).toEqual({ total: 120, completed: 120, failed: 0 });
+    const page = resultsById(batch);
+    expect(Object.keys(page)).toHaveLength(100);
+    for (const i of [0, 1, 57, 99]) {
+      const parsed = ChatResult$inboundSchema.parse(page[`b${i}`].response.body);
+      expect(parsed.choices[0]!.message.content).toBe(`bedrock item ${i}`);
+      expect(parsed.choices[0]!.finishReason).toBe('stop');
+    }
+    const live = await liveCost(key, { messages: [{ role: 'user', content: 'bedrock item 0' }], max_tokens: 32 }, 'simulator/echo-bedrock-batch');
+    expect(page.b0.response.body.usage.cost).toBeCloseTo(live / 2, 12);
+    await waitFor(async () => Math.abs((await usageOf(hash)) - (batch.usage.cost + live)) < 1e-12, { timeoutMs: 10_000, what: 'the key to be charged the batch and the live request' });
+  }, 60_000);
+
+  it('runs fewer items than a Bedrock job takes (100) through the gateway itself, at the live price', async () => {
+    const { key } = await newKey('provider batch bedrock small');
+    const batch = await runInlineBatch(gateway.baseUrl, key, { endpoint: '/v1/chat/completions', model: 'simulator/echo-bedrock-batch', requests: requests(3) });
+    expect(batch.status).toBe('completed');
+    expect(batch.request_counts).toEqual({ total: 3, completed: 3, failed: 0 });
+    const { b2 } = resultsById(batch);
+    expect(b2.response.body.choices[0].message.content).toBe('bedrock item 2');
+    expect(b2.response.body.usage.cost).toBeCloseTo(await liveCost(key, { messages: [{ role: 'user', content: 'bedrock item 2' }], max_tokens: 32 }, 'simulator/echo-bedrock-batch'), 12);
   }, 60_000);
 });
 

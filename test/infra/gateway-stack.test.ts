@@ -95,12 +95,18 @@ describe('cdk-nag (AwsSolutions)', () => {
       'AwsSolutions-L1', 'AwsSolutions-APIG4', 'AwsSolutions-SMG4', 'AwsSolutions-SQS3', 'AwsSolutions-CFR1', 'AwsSolutions-CFR2', 'AwsSolutions-CFR3', 'AwsSolutions-CFR4',
       'AwsSolutions-S1', 'AwsSolutions-SF1', 'AwsSolutions-SF2', 'AwsSolutions-IAM5',
     ]));
-    // The one wildcard: S3 object keys under the batch prefix, for the three roles that touch batch objects.
+    // The wildcards: S3 object keys under the batch prefix, for the four roles that touch batch objects (Bedrock's
+    // batch jobs' among them), and the Bedrock batch actions of the steps function (jobs Bedrock names, models
+    // the catalog names, and the one action that takes no resource).
     const bucketId = logicalId(base.stack, base.stack.batches.bucket);
     const wildcards = (nag?.suppressedViolations ?? []).filter((finding) => finding.ruleName.startsWith('AwsSolutions-IAM5'));
+    const bedrock = 'arn:<AWS::Partition>:bedrock:us-east-1';
     expect(wildcards.map((finding) => [finding.ruleName, finding.acknowledgedAt]).sort()).toEqual([
-      'ModelGatewayStack/Batches/Steps/Role', 'ModelGatewayStack/Batches/Worker/Role', 'ModelGatewayStack/Management/Role',
-    ].map((at) => [`AwsSolutions-IAM5[Resource::<${bucketId}.Arn>/batches/*]`, at]));
+      ...['ModelGatewayStack/Batches/BedrockBatchRole', 'ModelGatewayStack/Batches/Steps/Role', 'ModelGatewayStack/Batches/Worker/Role', 'ModelGatewayStack/Management/Role']
+        .map((at) => [`AwsSolutions-IAM5[Resource::<${bucketId}.Arn>/batches/*]`, at]),
+      ...[`${bedrock}:<AWS::AccountId>:model-invocation-job/*`, `${bedrock}::foundation-model/*`, `${bedrock}:<AWS::AccountId>:inference-profile/*`, '*']
+        .map((resource) => [`AwsSolutions-IAM5[Resource::${resource}]`, 'ModelGatewayStack/Batches/Steps/Role']),
+    ].sort());
     for (const finding of nag?.suppressedViolations ?? []) expect(finding.reason.length).toBeGreaterThan(40);
   });
 
@@ -415,14 +421,16 @@ describe('IAM', () => {
     expect(sqs[0]!.Resource).toEqual({ 'Fn::GetAtt': [logicalId(base.stack, base.stack.aggregatorFailures), 'Arn'] });
   });
 
-  it('has no wildcard action or resource anywhere but the batch objects\' key prefix of the batch bucket', () => {
+  it('has no wildcard action or resource anywhere but the batch objects\' key prefix of the batch bucket and Bedrock\'s batch jobs', () => {
     const bucketId = logicalId(base.stack, base.stack.batches.bucket);
     const batchObjects = JSON.stringify({ 'Fn::Join': ['', [{ 'Fn::GetAtt': [bucketId, 'Arn'] }, '/batches/*']] });
+    const bedrockJobs = new Set(['bedrock:CreateModelInvocationJob', 'bedrock:GetModelInvocationJob', 'bedrock:StopModelInvocationJob', 'bedrock:ListModelInvocationJobs']);
     for (const policy of policies()) {
       for (const statement of statementsOf(policy)) {
         for (const action of [statement.Action].flat()) expect(action).not.toContain('*');
         const resource = JSON.stringify(statement.Resource);
         if (resource === batchObjects) expect([statement.Action].flat().every((action) => action.startsWith('s3:'))).toBe(true);
+        else if ([statement.Action].flat().every((action) => bedrockJobs.has(action))) expect(resource).toMatch(/model-invocation-job\/\*|^"\*"$/);
         else expect(resource).not.toMatch(/"\*"|:\*"|\/\*"/);
       }
     }
@@ -484,6 +492,25 @@ describe('batches', () => {
     expect(worker.Timeout).toBe(600);
   });
 
+  it('lets only Bedrock\'s batch jobs of this account assume the Bedrock batch role, which reads and writes only batch objects', () => {
+    const { batches } = base.stack;
+    const role = base.resources[logicalId(base.stack, batches.bedrockBatchRole)]!.Properties;
+    expect(role.AssumeRolePolicyDocument.Statement).toEqual([expect.objectContaining({
+      Action: 'sts:AssumeRole', Effect: 'Allow', Principal: { Service: 'bedrock.amazonaws.com' },
+      Condition: {
+        StringEquals: { 'aws:SourceAccount': { Ref: 'AWS::AccountId' } },
+        ArnLike: { 'aws:SourceArn': { 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':bedrock:us-east-1:', { Ref: 'AWS::AccountId' }, ':model-invocation-job/*']] } },
+      },
+    })]);
+    expect(roleStatements(batches.bedrockBatchRole)).toEqual([
+      expect.objectContaining({ Sid: 'BatchJobObjects', Action: ['s3:GetObject', 's3:PutObject'], Resource: objectsOf() }),
+      expect.objectContaining({
+        Sid: 'ListBatchJobObjects', Action: 's3:ListBucket', Resource: { 'Fn::GetAtt': [logicalId(base.stack, batches.bucket), 'Arn'] },
+        Condition: { StringLike: { 's3:prefix': ['batches/*'] } },
+      }),
+    ]);
+  });
+
   it('deploys the state machine definition npm start runs, calling only the steps function', () => {
     const machine = Object.values(base.template.findResources('AWS::StepFunctions::StateMachine'))[0]!.Properties;
     const stepsId = logicalId(base.stack, base.stack.batches.steps.function);
@@ -504,7 +531,18 @@ describe('batches', () => {
     expect(starts).toEqual([expect.objectContaining({ Resource: { Ref: logicalId(base.stack, base.stack.batches.stateMachine) } })]);
     const sends = roleStatements(batches.steps.role).filter((statement) => [statement.Action].flat().includes('sqs:SendMessage'));
     expect(sends).toEqual([expect.objectContaining({ Resource: { 'Fn::GetAtt': [logicalId(base.stack, batches.queue), 'Arn'] } })]);
+    // Only the steps create Bedrock batch jobs, pass Bedrock its role, and know the role.
+    const bedrockOf = (fn: GatewayStack['inference']) => roleStatements(fn.role).filter((statement) => [statement.Action].flat().some((action) => action.startsWith('bedrock:') || action === 'iam:PassRole'));
+    const roleArn = { 'Fn::GetAtt': [logicalId(base.stack, batches.bedrockBatchRole), 'Arn'] };
+    expect(bedrockOf(batches.steps)).toEqual([
+      expect.objectContaining({ Sid: 'BedrockBatchJobs', Action: ['bedrock:CreateModelInvocationJob', 'bedrock:GetModelInvocationJob', 'bedrock:StopModelInvocationJob'] }),
+      expect.objectContaining({ Sid: 'FindBedrockBatchJobs', Action: 'bedrock:ListModelInvocationJobs', Resource: '*' }),
+      expect.objectContaining({ Sid: 'PassBedrockBatchRole', Action: 'iam:PassRole', Resource: roleArn, Condition: { StringEquals: { 'iam:PassedToService': 'bedrock.amazonaws.com' } } }),
+    ]);
+    for (const fn of [base.stack.inference, base.stack.management, batches.worker, base.stack.maintenance, base.stack.aggregator]) expect(bedrockOf(fn)).toEqual([]);
+    expect(base.resources[logicalId(base.stack, batches.steps.function)]!.Properties.Environment.Variables.GATEWAY_BEDROCK_BATCH_ROLE_ARN).toEqual(roleArn);
     const management = base.resources[logicalId(base.stack, base.stack.management.function)]!.Properties.Environment.Variables;
+    expect(management.GATEWAY_BEDROCK_BATCH_ROLE_ARN).toBeUndefined();
     expect(management).toMatchObject({
       GATEWAY_BATCH_BUCKET: { Ref: logicalId(base.stack, batches.bucket) },
       GATEWAY_BATCH_QUEUE_URL: { Ref: logicalId(base.stack, batches.queue) },

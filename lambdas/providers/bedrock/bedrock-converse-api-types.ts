@@ -34,6 +34,7 @@ export const converseResponseSchema = z.object({
   serviceTier,
   $metadata: z.object({ requestId: z.string().nullish() }).nullish(),
 });
+export type ConverseResponse = z.output<typeof converseResponseSchema>;
 
 export const converseStreamEventSchema = z.object({
   messageStart: z.object({ role: z.string().nullish() }).nullish(),
