@@ -32,7 +32,7 @@ export type ToGateway =
 export type FromGateway =
   | { type: 'ready'; url: string; key: string; dynamodbPid: number | undefined }
   | { type: 'failed'; error: string }
-  /** aggregator: the meter aggregator thread's share of user and system (undefined where the OS does not tell). */
+  /** aggregator: the meter aggregator process's user and system (undefined while it is down). */
   | { type: 'cpu'; id: number; user: number; system: number; aggregator: { user: number; system: number } | undefined; rss: number; eluIdle: number; eluActive: number; loopDelay: { p50: number; p99: number; max: number }; gc: GcPauses }
   | { type: 'done'; id: number; error?: string }
   | { type: 'lags'; id: number; lagsMs: number[] };

@@ -173,7 +173,7 @@ interface CpuSnapshot {
   /** The whole gateway process. */
   gatewayUs: number;
   gatewaySystemUs: number;
-  /** Its meter aggregator thread (which is a function of its own on AWS), where the OS tells a thread's CPU. */
+  /** Its meter aggregator process (which is a function of its own on AWS). */
   aggregator: { user: number; system: number } | undefined;
   rss: number;
   dynamodbUs: number | undefined;
@@ -203,11 +203,11 @@ async function cpuSnapshot(gateway: Gateway, simulatorPid: number | undefined): 
 }
 
 interface CpuPerRequest {
-  /** The request path: the gateway process but its meter aggregator thread. */
+  /** The request path: the gateway process (the meter aggregator is a process of its own). */
   gatewayUs: number;
   /** The kernel's part of gatewayUs (system time: sockets, loopback TCP). */
   gatewaySystemUs: number;
-  /** The meter aggregator thread (applying the requests' pages to the meters). */
+  /** The meter aggregator process (applying the requests' pages to the meters). */
   aggregatorUs: number | undefined;
   dynamodbUs: number | undefined;
   simulatorUs: number | undefined;
@@ -238,16 +238,16 @@ function machineShares(before: MachineCpu | undefined, after: MachineCpu | undef
 
 function perRequest(before: CpuSnapshot, after: CpuSnapshot, requests: number): CpuPerRequest {
   const diff = (a: number | undefined, b: number | undefined) => (a === undefined || b === undefined ? undefined : (b - a) / requests);
-  // The thread's share comes off the process's only when both snapshots have it from the same thread (a
-  // thread started again in between counts from zero): otherwise the request path's figure includes it.
-  const thread = before.aggregator && after.aggregator && after.aggregator.user >= before.aggregator.user && after.aggregator.system >= before.aggregator.system
+  // The meter aggregator is a process of its own: the gateway process's CPU is the request path's. Its own
+  // figure counts only when both snapshots have it from the same process (one started again counts from zero).
+  const aggregator = before.aggregator && after.aggregator && after.aggregator.user >= before.aggregator.user && after.aggregator.system >= before.aggregator.system
     ? { user: after.aggregator.user - before.aggregator.user, system: after.aggregator.system - before.aggregator.system }
     : undefined;
-  const requestPathUs = after.gatewayUs - before.gatewayUs - (thread ? thread.user + thread.system : 0);
+  const requestPathUs = after.gatewayUs - before.gatewayUs;
   return {
     gatewayUs: requestPathUs / requests,
-    gatewaySystemUs: (after.gatewaySystemUs - before.gatewaySystemUs - (thread?.system ?? 0)) / requests,
-    aggregatorUs: thread ? (thread.user + thread.system) / requests : undefined,
+    gatewaySystemUs: (after.gatewaySystemUs - before.gatewaySystemUs) / requests,
+    aggregatorUs: aggregator ? (aggregator.user + aggregator.system) / requests : undefined,
     dynamodbUs: diff(before.dynamodbUs, after.dynamodbUs),
     simulatorUs: diff(before.simulatorUs, after.simulatorUs),
     benchUs: (after.benchUs - before.benchUs) / requests,
@@ -335,7 +335,7 @@ function table(rows: Row[]): string {
 
 const trio = (d: Distribution) => `${ms(d.p50)} / ${ms(d.p90)} / ${ms(d.p99)}`;
 const cpuCell = (cpu: CpuPerRequest | undefined, cores: boolean) => cpu
-  ? `${us(cpu.gatewayUs)} (${us(cpu.gatewayUs - cpu.gatewaySystemUs)} user + ${us(cpu.gatewaySystemUs)} system)${cpu.aggregatorUs === undefined ? ' (meter aggregator thread included)' : `, + ${us(cpu.aggregatorUs)} in the meter aggregator thread`}${cores ? `; ${cpu.gatewayCores.toFixed(2)} cores busy, event loop ${pct(cpu.eventLoopUtilization)} utilized` : ''}`
+  ? `${us(cpu.gatewayUs)} (${us(cpu.gatewayUs - cpu.gatewaySystemUs)} user + ${us(cpu.gatewaySystemUs)} system)${cpu.aggregatorUs === undefined ? '' : `, + ${us(cpu.aggregatorUs)} in the meter aggregator process`}${cores ? `; ${cpu.gatewayCores.toFixed(2)} cores busy, event loop ${pct(cpu.eventLoopUtilization)} utilized` : ''}`
   : 'n/a';
 const bundleMargin = (bytes: number) => {
   const decimal = TARGETS.bundleBytes - bytes;
@@ -596,10 +596,10 @@ async function main(): Promise<number> {
     { metric: 'Gateway event-loop delay during the chunk phase p50 / p99 / max', value: chunksGateway.phase.cpu ? `${ms(chunksGateway.phase.cpu.loopDelay.p50)} / ${ms(chunksGateway.phase.cpu.loopDelay.p99)} / ${ms(chunksGateway.phase.cpu.loopDelay.max)}` : 'n/a' },
     { metric: 'Chunk delay upstream → client p50 / p99 / max, direct; via gateway', value: `${ms(chunksDirect.delays.p50)} / ${ms(chunksDirect.delays.p99)} / ${ms(chunksDirect.delays.max)}; ${ms(chunksGateway.delays.p50)} / ${ms(chunksGateway.delays.p99)} / ${ms(chunksGateway.delays.max)}` },
     { metric: `Chunks over ${TARGETS.chunkDelayMs} ms late without the gateway (direct run, same baseline): the measuring process's own floor`, value: `${int(overTargetDirect)} of ${int(chunksDirect.raw.length)}` },
-    { metric: 'Gateway CPU per request, non-streaming (at saturation; the request path: the process but its meter aggregator thread)', value: cpuCell(gatewayJsonSat.cpu, true), target: `≤ ${TARGETS.gatewayCpuUs} µs`, pass: (gatewayJsonSat.cpu?.gatewayUs ?? Number.POSITIVE_INFINITY) <= TARGETS.gatewayCpuUs },
+    { metric: 'Gateway CPU per request, non-streaming (at saturation; the request path: the gateway process, the meter aggregator being a process of its own)', value: cpuCell(gatewayJsonSat.cpu, true), target: `≤ ${TARGETS.gatewayCpuUs} µs`, pass: (gatewayJsonSat.cpu?.gatewayUs ?? Number.POSITIVE_INFINITY) <= TARGETS.gatewayCpuUs },
     { metric: `Gateway CPU per request, non-streaming (at ${rate} req/s)`, value: cpuCell(gatewayJsonPaced.cpu, false) },
     { metric: 'Gateway CPU per request, streaming (at saturation)', value: cpuCell(gatewaySseSat.cpu, true) },
-    { metric: `Meter aggregator thread CPU per request, non-streaming, at saturation / at ${rate} req/s (a function of its own on AWS)`, value: `${us(gatewayJsonSat.cpu?.aggregatorUs)} / ${us(gatewayJsonPaced.cpu?.aggregatorUs)}` },
+    { metric: `Meter aggregator process CPU per request, non-streaming, at saturation / at ${rate} req/s (a function of its own on AWS)`, value: `${us(gatewayJsonSat.cpu?.aggregatorUs)} / ${us(gatewayJsonPaced.cpu?.aggregatorUs)}` },
     { metric: 'DynamoDB Local CPU per request, non-streaming (separate process)', value: `${us(gatewayJsonSat.cpu?.dynamodbUs)}; ${(gatewayJsonSat.cpu?.dynamodbCores ?? Number.NaN).toFixed(2)} cores busy`, target: `≤ ${TARGETS.dynamodbCpuUs} µs`, pass: (gatewayJsonSat.cpu?.dynamodbUs ?? Number.POSITIVE_INFINITY) <= TARGETS.dynamodbCpuUs },
     { metric: 'Machine CPU during the non-streaming gateway throughput phase (both cores)', value: gatewayJsonSat.cpu?.machine ? `${pct(gatewayJsonSat.cpu.machine.busy)} busy, ${pct(gatewayJsonSat.cpu.machine.iowait)} iowait, ${pct(gatewayJsonSat.cpu.machine.steal)} steal` : 'n/a' },
     { metric: 'Simulator / load generator CPU per request, non-streaming', value: `${us(gatewayJsonSat.cpu?.simulatorUs)} / ${us(gatewayJsonSat.cpu?.benchUs)}` },
@@ -639,7 +639,7 @@ async function main(): Promise<number> {
     `- ${CONNECTIONS} keep-alive connections from one load-generator process (node:http), loopback only; gateway = \`startLocalRuntime\` (DynamoDB Local on disk, a regular API key created through the management API; every request reserves its maximum cost from the process's budget lease in memory, or with an exact hold when no lease covers it, and its generation record goes into a page that the meter aggregator, fed from the table's stream, applies to the meters) in its own process, running the TypeScript sources through tsx; simulator in its own process with no delays.`,
     `- Throughput: closed loop (a new request as soon as the previous one on the connection ends), ${D.warm} ms warm-up, then ${D.gatewaySat / 1000} s (gateway) / ${D.directSat / 1000} s (direct). Latency and TTFB: the same ${MESSAGE_CHARS}-character message paced at ${rate} req/s in total (a quarter of the gateway's throughput, at most ${PACED_RATE_MAX}), so the figures are per-request cost, not queueing; "added" = gateway percentile − direct percentile. Latency under saturation is shown for reference only (at ${CONNECTIONS} connections it is queueing: ≈ ${CONNECTIONS} / throughput).`,
     `- Chunk forwarding: an in-process, timestamping copy of the simulator's OpenAI chat stream (same parsing and frames, one chunk every ${CHUNK_DELAY_MS} ms); per content chunk, arrival at the client − moment the upstream wrote it; "extra delay" = that via the gateway − the direct median (${ms(chunkBaseline)}), i.e. what the gateway's hop adds.`,
-    '- CPU: user + system time over the measured window ÷ requests. Gateway: the process (process.cpuUsage over IPC) less its meter aggregator thread (the thread\'s own /proc/thread-self/stat, 10 ms ticks), which on AWS is a function of its own; both figures are shown. V8\'s garbage-collection helpers and libuv\'s pool serve the whole process and count as the request path\'s. At saturation this is the cost of a request, at a paced load it also carries the idle-time work V8 does between requests. Event-loop utilization from performance.eventLoopUtilization. DynamoDB Local and the simulator are separate processes (from /proc), the load generator is this process.',
+    '- CPU: user + system time over the measured window ÷ requests. Gateway: the process (process.cpuUsage over IPC); the meter aggregator, which on AWS is a function of its own, is a process of its own (its process.cpuUsage over IPC); both figures are shown. V8\'s garbage-collection helpers and libuv\'s pool serve the whole process and count as the request path\'s. At saturation this is the cost of a request, at a paced load it also carries the idle-time work V8 does between requests. Event-loop utilization from performance.eventLoopUtilization. DynamoDB Local and the simulator are separate processes (from /proc), the load generator is this process.',
     `- Cold import: a fresh \`node\` per run with a minimal \`awslambda\` global, timing \`await import(bundle)\` inside the process; Node ${process.version} here, nodejs22.x on Lambda.`,
   ];
   const bundleTop = composition.slice(0, 12).map((entry) => `${entry.source} ${formatBytes(entry.bytes)}`).join(', ');

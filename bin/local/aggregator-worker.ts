@@ -1,33 +1,26 @@
-// The meter aggregator as npm start runs it: in a worker thread (bin/local/aggregator-thread.ts starts it),
-// the stream feeder calling the aggregator's Lambda handler, as on AWS a separate function is fed by the
-// stream's event source mapping. Its own thread and heap keep its batches and its garbage off the event
-// loop that serves requests. Talks to the host thread only through the messages of aggregator-thread.ts.
-import { readFileSync } from 'node:fs';
-import { parentPort, workerData } from 'node:worker_threads';
+// The meter aggregator as npm start runs it: in a process of its own (bin/local/aggregator-process.ts starts
+// it), the stream feeder calling the aggregator's Lambda handler, as on AWS a separate function is fed by the
+// stream's event source mapping. Its own process and heap keep its batches and its garbage off the event
+// loop that serves requests, and its memory off the gateway's. Talks to its host only through the messages
+// of aggregator-process.ts; exits when its host goes.
 import { fileCheckpoints, startStreamFeeder } from './stream-feeder.js';
 import { matchesPageFilter, PAGE_STREAM_SETTINGS } from '../../lambdas/billing/page-stream.js';
 import { handler } from '../../lambdas/handlers/aggregator.js';
 import { defaultAggregatorDeps } from '../../lambdas/app/aggregator-deps.js';
-import type { AggregatorWorkerData, FromAggregator, ThreadCpu, ToAggregator } from './aggregator-thread.js';
+import type { AggregatorWorkerData, FromAggregator, ThreadCpu, ToAggregator } from './aggregator-process.js';
 
-const port = parentPort;
-if (!port) throw new Error('aggregator-worker.ts runs in a worker thread (startAggregatorThread)');
-const settings = workerData as AggregatorWorkerData;
-const send = (message: FromAggregator) => port.postMessage(message);
+if (!process.send) throw new Error('aggregator-worker.ts runs as a child process of npm start (startAggregatorProcess)');
+const settings = JSON.parse(process.env.AGGREGATOR_WORKER_DATA ?? '{}') as AggregatorWorkerData;
+const send = (message: FromAggregator) => {
+  if (process.connected) process.send!(message);
+};
+// Signals are the host's to handle (Ctrl-C reaches the whole process group): it says when to stop.
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, () => undefined);
 
-/**
- * This thread's CPU time (Linux: /proc/thread-self/stat, in clock ticks, taken to be 10 ms: USER_HZ is 100 on
- * every mainstream Linux build, and Node cannot ask sysconf); undefined elsewhere.
- */
-function threadCpu(): ThreadCpu | undefined {
-  try {
-    const stat = readFileSync('/proc/thread-self/stat', 'utf8');
-    // pid (comm) state …: fields after the comm, which may hold spaces; utime and stime are the 14th and 15th.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return { user: Number(fields[11]) * 10_000, system: Number(fields[12]) * 10_000 };
-  } catch {
-    return undefined;
-  }
+/** This process's CPU time so far, µs. */
+function processCpu(): ThreadCpu {
+  const { user, system } = process.cpuUsage();
+  return { user, system };
 }
 
 try {
@@ -55,19 +48,24 @@ try {
     deadLetterFile: settings.deadLetterFile,
     log: deps.log,
   });
-  port.on('message', (message: ToAggregator) => {
+  let stopping: Promise<void> | undefined;
+  const stop = () => stopping ??= feeder.stop().then(() => {
+    send({ type: 'stopped' });
+    process.exit(0);
+  });
+  // The host went (it exited, was killed, crashed): stop reading the stream (the checkpoints say where the next
+  // run begins).
+  process.on('disconnect', () => void stop());
+  process.on('message', (message: ToAggregator) => {
     switch (message.type) {
       case 'drain':
         void feeder.drain({ timeoutMs: message.timeoutMs }).then((drained) => send({ type: 'drained', id: message.id, drained }));
         return;
       case 'cpu':
-        send({ type: 'cpu', id: message.id, cpu: threadCpu() });
+        send({ type: 'cpu', id: message.id, cpu: processCpu() });
         return;
       case 'stop':
-        void feeder.stop().then(() => {
-          send({ type: 'stopped' });
-          port.close();
-        });
+        void stop();
     }
   });
   send({ type: 'ready' });

@@ -12,13 +12,12 @@ import { registerHealthCheck, type PartHealth } from '../../lambdas/app/system-o
 import { bootstrapLocal, type BootstrapResult } from './bootstrap.js';
 import { ensureTable } from '../../lambdas/platform/dynamo/create-table.js';
 import { usdToNanos, MoneyFormatError } from '../../lambdas/platform/money.js';
-import { DEFAULT_SIMULATOR_BATCH_DELAY_MS, startSimulator, type Simulator } from '../simulator/server.js';
+import { DEFAULT_SIMULATOR_BATCH_DELAY_MS, type Simulator } from '../simulator/server.js';
 import { startLocalKms } from './kms.js';
-import { startAggregatorThread, type AggregatorThread } from './aggregator-thread.js';
+import { startAggregatorProcess, type AggregatorProcess } from './aggregator-process.js';
 import { startLocalBatchServices } from './batch-services.js';
-import { startSqsEventSource, type SqsEventSource } from './sqs-event-source.js';
-import { startLocalStepFunctions, type LocalStepFunctions } from './step-functions.js';
-import { createSqsClient } from '../../lambdas/platform/aws/sqs.js';
+import { startBatchRunner, startSimulatorProcess, type BatchRunner, type SimulatorProcess } from './child-parts.js';
+import type { GenerationRecord } from '../../lambdas/generations/index.js';
 
 /** How often npm start releases expired credit holds (the maintenance function's schedule on AWS is 5 minutes). */
 const HOLD_SWEEP_INTERVAL_MS = 60_000;
@@ -137,8 +136,8 @@ export interface LocalRuntime {
   simulator: Simulator;
   bootstrap: BootstrapResult;
   server: LocalServer;
-  /** The meter aggregator's thread: its page lags and its CPU time (the bench reads them). */
-  aggregator: Pick<AggregatorThread, 'takeLags' | 'cpu'>;
+  /** The meter aggregator's process: its page lags and its CPU time (the bench reads them). */
+  aggregator: Pick<AggregatorProcess, 'takeLags' | 'cpu'>;
   /** Where a generated management key was also written (0600), if one was generated now. */
   managementKeyFile?: string;
   /**
@@ -176,7 +175,8 @@ export async function startLocalRuntime(config: LocalConfig, output: RuntimeOutp
     startDynamoDbLocal({ dataDir: dynamodbDir }),
     config.simulatorUrl
       ? Promise.resolve(externalSimulator(config.simulatorUrl))
-      : startSimulator({ port: config.simulatorPort, host: config.host, chunkDelayMs: config.simulatorChunkDelayMs ?? 0, firstByteDelayMs: config.simulatorFirstByteDelayMs ?? 0, batchDelayMs: config.simulatorBatchDelayMs ?? DEFAULT_SIMULATOR_BATCH_DELAY_MS }),
+      // In a process of its own: the providers' work and memory are not the gateway's.
+      : startSimulatorProcess({ port: config.simulatorPort, host: config.host, chunkDelayMs: config.simulatorChunkDelayMs ?? 0, firstByteDelayMs: config.simulatorFirstByteDelayMs ?? 0, batchDelayMs: config.simulatorBatchDelayMs ?? DEFAULT_SIMULATOR_BATCH_DELAY_MS }, log),
     startLocalKms({ dataDir: join(config.dataDir, 'kms') }),
     startLocalBatchServices({ dataDir: config.dataDir, host: '127.0.0.1' }),
   ]);
@@ -192,12 +192,10 @@ export async function startLocalRuntime(config: LocalConfig, output: RuntimeOutp
     throw failed.reason;
   }
   let dynamodb = dynamodbStart.value;
-  const simulator = simulatorStart.value;
+  const simulator: Simulator & Partial<Pick<SimulatorProcess, 'useS3' | 'health'>> = simulatorStart.value;
   const kms = kmsStart.value;
   const batchServices = batchStart.value;
-  let batchSource: SqsEventSource | undefined;
-  let batchMachine: LocalStepFunctions | undefined;
-  let batchWorker: { stop(): void } | undefined;
+  let batchRunner: BatchRunner | undefined;
   let stopping = false;
   let storeState: PartHealth['status'] = 'ok';
   const deaths: number[] = [];
@@ -248,7 +246,7 @@ export async function startLocalRuntime(config: LocalConfig, output: RuntimeOutp
     }
   };
 
-  let aggregatorStart: Promise<AggregatorThread> | undefined;
+  let aggregatorStart: Promise<AggregatorProcess> | undefined;
   try {
     process.env.SIMULATOR_URL = simulator.url;
     // The vault's envelope encryption talks to the local KMS exactly as it talks to AWS KMS on Lambda.
@@ -268,14 +266,15 @@ export async function startLocalRuntime(config: LocalConfig, output: RuntimeOutp
     process.env.GATEWAY_BATCH_CHECK_SECONDS ??= '1';
     // Bedrock batch inference jobs (the simulator's) read and write the local bucket "as" this role.
     process.env.GATEWAY_BEDROCK_BATCH_ROLE_ARN ??= 'arn:aws:iam::000000000000:role/gateway-bedrock-batch';
+    await simulator.useS3?.(batchServices.s3Endpoint);
 
     const admin = new DynamoDBClient({ endpoint: dynamodb.endpoint, region: 'local', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
     await ensureTable(admin, config.tableName);
     admin.destroy();
 
     // What the aggregator's event source mapping does on AWS: pages, from the table's stream, to the meters,
-    // in a thread of its own (aggregator-thread.ts), started now so that it loads while this thread does.
-    aggregatorStart = startAggregatorThread({
+    // in a process of its own (aggregator-process.ts), started now so that it loads while this one does.
+    aggregatorStart = startAggregatorProcess({
       endpoint: dynamodb.endpoint,
       tableName: config.tableName,
       pollMs: STREAM_POLL_MS,
@@ -315,30 +314,17 @@ export async function startLocalRuntime(config: LocalConfig, output: RuntimeOutp
       if (taken > 0) log(`took back ${taken} budget lease(s) the previous run held`);
       if (released > 0) log(`released ${released} credit hold(s) of requests the previous run did not finish`);
     }
-    // What the batch worker's SQS event source mapping does on AWS: the work queue's shards, one per
-    // invocation, 8 invocations at once (64 items in flight; 40 shards at once measured 20 % slower and 100 MiB
-    // larger). Batches that had not ended when the last run stopped are started again.
-    const { handleBatchMessages } = await import('../../lambdas/handlers/batch-worker.js');
+    // What the batch worker's SQS event source mapping and the batch state machine do on AWS, in a process of
+    // its own (bin/local/batch-child.ts), as on AWS they are functions of their own; it resumes the batches the
+    // previous run had not finished.
     const { batchDepsOf } = await import('../../lambdas/app/batch-deps.js');
-    batchSource = await startSqsEventSource({
-      sqs: createSqsClient({ endpoint: batchServices.sqsEndpoint }),
-      queueUrl: batchServices.queueUrl,
-      handler: (event) => handleBatchMessages(event, deps),
-      log: deps.log,
-      batchSize: 1,
-      concurrency: 8,
-      waitSeconds: 1,
-    });
-    // The batch state machine, as Step Functions would run it (the same definition).
     const batches = batchDepsOf(deps);
-    const worker = batches.worker;
-    batchWorker = worker;
-    if (worker) {
-      batchMachine = startLocalStepFunctions({ step: (input) => worker.step(input), log: deps.log });
-      batches.executions = batchMachine;
-      const unfinished = await batches.repository.unfinished();
-      for (const batch of unfinished) await batchMachine.start(batch.id, { requeue: true });
-      if (unfinished.length > 0) log(`resumed ${unfinished.length} batch(es) the previous run had not finished`);
+    if (batches.worker) {
+      batchRunner = await startBatchRunner(
+        { queueUrl: batchServices.queueUrl, sqsEndpoint: batchServices.sqsEndpoint, graceMs: config.shutdownGraceMs ?? DEFAULT_SHUTDOWN_GRACE_MS, leaseOwner },
+        { log, generation: (record, timestamp) => logger.generation(record as GenerationRecord, timestamp) },
+      );
+      batches.executions = batchRunner.executions;
     }
     let managementKeyFile: string | undefined;
     if (bootstrap.generatedKeyText) {
@@ -358,7 +344,8 @@ export async function startLocalRuntime(config: LocalConfig, output: RuntimeOutp
       store: await storeHealth(),
       aggregator: pageFeeder.health(),
       kms: { status: kms.listening ? 'ok' : 'down', required: true },
-      ...(config.simulatorUrl ? {} : { simulator: { status: 'ok' as const, required: false } }),
+      ...(simulator.health ? { simulator: simulator.health() } : {}),
+      ...(batchRunner ? { batches: batchRunner.health() } : {}),
     }));
     // What the scheduled maintenance function does on AWS: release holds of requests that never settled and
     // expired leases nobody gave back.
@@ -384,12 +371,13 @@ export async function startLocalRuntime(config: LocalConfig, output: RuntimeOutp
       stop: () => {
         stopped ??= (async () => {
           clearInterval(sweeper);
-          // Batch workers start no new item; the items running finish and commit (a shard stopped part-way
-          // comes back at the next start, for its items not done).
-          batchWorker?.stop();
-          const batchesStopped = Promise.all([batchSource?.stop(), batchMachine?.stop()]);
+          // The batch runner starts no new item; the items running finish and commit (a shard stopped part-way
+          // comes back at the next start, for its items not done), then it gives its leases back and writes its
+          // last records.
+          const graceMs = config.shutdownGraceMs ?? DEFAULT_SHUTDOWN_GRACE_MS;
+          const batchesStopped = batchRunner?.stop(graceMs + SHUTDOWN_SETTLE_MS + SHUTDOWN_FINISH_MS);
           await server.close({
-            graceMs: config.shutdownGraceMs ?? DEFAULT_SHUTDOWN_GRACE_MS,
+            graceMs,
             settleMs: SHUTDOWN_SETTLE_MS,
             finishMs: SHUTDOWN_FINISH_MS,
             onGraceExpired: () => deps.engine.shutdown.trigger(),
@@ -420,7 +408,7 @@ export async function startLocalRuntime(config: LocalConfig, output: RuntimeOutp
   } catch (error) {
     stopping = true;
     await (await aggregatorStart?.catch(() => undefined))?.stop();
-    await Promise.all([batchSource?.stop(), batchMachine?.stop()]);
+    await batchRunner?.stop(SHUTDOWN_FINISH_MS);
     probe.destroy();
     await Promise.all([dynamodb.stop(), simulator.close(), kms.close(), batchServices.close(), logger.close()]);
     throw error;

@@ -26,8 +26,8 @@ export interface SimulatorOptions {
   firstByteDelayMs?: number;
   /** How long a provider batch (OpenAI Batch API, Anthropic Message Batches, a Bedrock job) stays in progress, default 1000. */
   batchDelayMs?: number;
-  /** The S3 stand-in Bedrock batch jobs read and write (default: S3_ENDPOINT when a job runs). */
-  s3Endpoint?: string;
+  /** The S3 stand-in Bedrock batch jobs read and write, as known when a job runs (default: S3_ENDPOINT then). */
+  s3Endpoint?: string | (() => string | undefined);
 }
 
 export const DEFAULT_SIMULATOR_BATCH_DELAY_MS = 1000;
@@ -242,7 +242,7 @@ export function startSimulator(options: SimulatorOptions): Promise<Simulator> {
   let ownUrl = '';
   const batchDelayMs = Math.max(0, options.batchDelayMs ?? DEFAULT_SIMULATOR_BATCH_DELAY_MS);
   const batches = new SimulatedBatches(batchDelayMs, () => ownUrl);
-  const bedrockJobs = new SimulatedBedrockBatches(batchDelayMs, () => options.s3Endpoint ?? process.env.S3_ENDPOINT);
+  const bedrockJobs = new SimulatedBedrockBatches(batchDelayMs, () => (typeof options.s3Endpoint === 'function' ? options.s3Endpoint() : options.s3Endpoint) ?? process.env.S3_ENDPOINT);
 
   const server = createServer((req, res) => {
     const url = req.url ?? '/';

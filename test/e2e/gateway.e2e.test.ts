@@ -28,7 +28,7 @@ describe('npm start', () => {
   it('answers /health and serves the OpenAPI document', async () => {
     const health = await fetch(`${gateway.url}/health`);
     expect(health.status).toBe(200);
-    expect(await health.json()).toEqual({ status: 'ok', parts: { store: { status: 'ok' }, aggregator: { status: 'ok' }, kms: { status: 'ok' }, simulator: { status: 'ok' } } });
+    expect(await health.json()).toEqual({ status: 'ok', parts: { store: { status: 'ok' }, aggregator: { status: 'ok' }, kms: { status: 'ok' }, simulator: { status: 'ok' }, batches: { status: 'ok' } } });
     const doc = await (await fetch(`${gateway.baseUrl}/openapi.json`)).json() as { openapi: string; paths: Record<string, Record<string, unknown>> };
     expect(doc.openapi).toBe('3.1.0');
     expect(Object.keys(doc.paths['/api/v1/keys/{hash}'] ?? {}).sort()).toEqual(['delete', 'get', 'patch']);

@@ -1,7 +1,8 @@
-// The local runtime as npm start runs it, in this process: its console output, its management key,
-// and what /health and requests say when DynamoDB Local dies (restarted once, then given up on).
+// The local runtime as npm start runs it, in this process: its console output, its management key, its parts
+// in processes of their own (started again when they die), and what /health and requests say when DynamoDB
+// Local dies (restarted once, then given up on).
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { mkdtempSync, readFileSync, statSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import OpenAI from 'openai';
@@ -76,10 +77,73 @@ describe('npm start console', () => {
   });
 });
 
+/** This process's descendant whose command line names `entry`, if there is one. */
+function childRunning(entry: string): number | undefined {
+  const below = (pid: number): number[] => {
+    let children: number[] = [];
+    try {
+      children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
+    } catch {
+      return [];
+    }
+    return children.flatMap((child) => [child, ...below(child)]);
+  };
+  const threads = readdirSync(`/proc/${process.pid}/task`).map(Number);
+  return threads.flatMap((thread) => {
+    try {
+      return readFileSync(`/proc/${process.pid}/task/${thread}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number).flatMap((child) => [child, ...below(child)]);
+    } catch {
+      return [];
+    }
+  }).find((pid) => {
+    try {
+      return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(entry);
+    } catch {
+      return false;
+    }
+  });
+}
+
+describe('parts in processes of their own', () => {
+  it('runs the simulator, the batch runner and the meter aggregator as processes apart from the gateway\'s', () => {
+    for (const entry of ['simulator-child.ts', 'batch-child.ts', 'aggregator-worker.ts']) expect(childRunning(entry)).toEqual(expect.any(Number));
+  });
+
+  it('a batch runner that dies is started again, and batches run after it', async () => {
+    const before = childRunning('batch-child.ts')!;
+    process.kill(before, 'SIGKILL');
+    await until(async () => err, (text) => text.includes('the batch runner exited unexpectedly (SIGKILL)'), 10_000);
+    const back = await until(health, (reply) => reply.body.parts.batches?.status === 'ok' && childRunning('batch-child.ts') !== before, 60_000);
+    expect(back.body.parts.batches).toEqual({ status: 'ok' });
+    expect(err).toContain('the batch runner restarted');
+    const after = childRunning('batch-child.ts');
+    expect(after).toEqual(expect.any(Number));
+    expect(after).not.toBe(before);
+    const post = await fetch(`${runtime.url}/api/v1/batches`, {
+      method: 'POST', headers: { authorization: `Bearer ${userKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ endpoint: '/v1/chat/completions', model: 'simulator/echo', requests: [{ custom_id: 'after-restart', body: { messages: [{ role: 'user', content: 'still here' }] } }] }),
+    });
+    expect(post.status).toBe(202);
+    const { id } = await post.json() as { id: string };
+    const done = await until(async () => (await (await fetch(`${runtime.url}/api/v1/batches/${id}`, { headers: { authorization: `Bearer ${userKey}` } })).json()) as { status: string; results: Array<{ response: { body: { choices: Array<{ message: { content: string } }> } } }> },
+      (batch) => batch.status === 'completed', 30_000);
+    expect(done.results[0]!.response.body.choices[0]!.message.content).toBe('still here');
+  }, 90_000);
+
+  it('a simulator that dies is started again on the same port', async () => {
+    const before = childRunning('simulator-child.ts')!;
+    process.kill(before, 'SIGKILL');
+    await until(async () => err, (text) => text.includes('the upstream simulator exited unexpectedly (SIGKILL)'), 10_000);
+    await until(health, (reply) => reply.body.parts.simulator?.status === 'ok' && childRunning('simulator-child.ts') !== before, 60_000);
+    const reply = await fetch(`${runtime.simulator.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'echo', messages: [{ role: 'user', content: 'same port' }] }) });
+    expect(((await reply.json()) as { choices: Array<{ message: { content: string } }> }).choices[0]!.message.content).toBe('same port');
+  }, 90_000);
+});
+
 describe('DynamoDB Local dying under a running gateway', () => {
   it('reports each part on /health', async () => {
-    expect(await health()).toEqual({ status: 200, body: { status: 'ok', parts: { store: { status: 'ok' }, aggregator: { status: 'ok' }, kms: { status: 'ok' }, simulator: { status: 'ok' } } } });
-    // The meter aggregator runs in its own thread, whose CPU time the bench reads apart from the request path's.
+    expect(await health()).toEqual({ status: 200, body: { status: 'ok', parts: { store: { status: 'ok' }, aggregator: { status: 'ok' }, kms: { status: 'ok' }, simulator: { status: 'ok' }, batches: { status: 'ok' } } } });
+    // The meter aggregator runs in its own process, whose CPU time the bench reads apart from the request path's.
     const cpu = await runtime.aggregator.cpu();
     expect(cpu!.user + cpu!.system).toBeGreaterThan(0);
   });
@@ -105,7 +169,7 @@ describe('DynamoDB Local dying under a running gateway', () => {
     runtime.dynamodb.kill();
     await until(async () => fatal.length, (count) => count > 0, 10_000);
     const down = await health();
-    expect(down).toEqual({ status: 503, body: { status: 'degraded', parts: { store: { status: 'down', message: 'DynamoDB Local is not running' }, aggregator: { status: 'ok' }, kms: { status: 'ok' }, simulator: { status: 'ok' } } } });
+    expect(down).toEqual({ status: 503, body: { status: 'degraded', parts: { store: { status: 'down', message: 'DynamoDB Local is not running' }, aggregator: { status: 'ok' }, kms: { status: 'ok' }, simulator: { status: 'ok' }, batches: { status: 'ok' } } } });
     expect(fatal).toEqual([expect.stringMatching(/^DynamoDB Local died 2 times in 60 s; not restarting it\. Its data is in .*dynamodb\.$/)]);
 
     // Past the key cache, so authentication itself has to reach the store.
