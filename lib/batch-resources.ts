@@ -113,7 +113,6 @@ export class BatchResources extends Construct {
     }));
     this.bedrockBatchRole.addToPrincipalPolicy(new PolicyStatement({
       sid: 'ListBatchJobObjects', effect: Effect.ALLOW, actions: ['s3:ListBucket'], resources: [this.bucket.bucketArn],
-      conditions: { StringLike: { 's3:prefix': [`${BATCH_PREFIX}*`] } },
     }));
     this.acknowledgeObjectPattern(this.bedrockBatchRole);
 
@@ -153,6 +152,11 @@ export class BatchResources extends Construct {
     this.grantObjects(this.steps, 'BatchObjects', ['s3:GetObject', 's3:PutObject', 's3:AbortMultipartUpload']);
     this.steps.role.addToPrincipalPolicy(new PolicyStatement({
       sid: 'QueueShards', effect: Effect.ALLOW, actions: ['sqs:SendMessage'], resources: [this.queue.queueArn],
+    }));
+    // A Bedrock job that ran nothing writes no output: with ListBucket on the bucket, reading it is a NoSuchKey
+    // the steps understand, not S3's AccessDenied for a missing key (that check carries no s3:prefix to narrow it).
+    this.steps.role.addToPrincipalPolicy(new PolicyStatement({
+      sid: 'ListBatchObjects', effect: Effect.ALLOW, actions: ['s3:ListBucket'], resources: [this.bucket.bucketArn],
     }));
     // Batches of Bedrock models go to Bedrock's batch inference: the steps create, read, find and stop the
     // jobs, on the models the catalog names, as the role above.

@@ -50,12 +50,16 @@ try {
   });
   let stopping: Promise<void> | undefined;
   const stop = () => stopping ??= feeder.stop().then(() => {
-    send({ type: 'stopped' });
-    process.exit(0);
+    // Exits once the answer (and every log line before it) is on its way.
+    if (process.connected) process.send!({ type: 'stopped' } satisfies FromAggregator, () => process.exit(0));
+    else process.exit(0);
   });
   // The host went (it exited, was killed, crashed): stop reading the stream (the checkpoints say where the next
-  // run begins).
-  process.on('disconnect', () => void stop());
+  // run begins); a stop that hangs does not leave this process behind.
+  process.on('disconnect', () => {
+    setTimeout(() => process.exit(1), 10_000).unref();
+    void stop();
+  });
   process.on('message', (message: ToAggregator) => {
     switch (message.type) {
       case 'drain':

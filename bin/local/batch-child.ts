@@ -2,7 +2,8 @@
 // functions are functions of their own: the work queue's event source mapping feeding the worker's handler,
 // and the batch state machine (its deployed definition) calling the steps. Its own deps, as a Lambda's: its
 // own lease owner (GATEWAY_LEASE_OWNER, set by the parent), taking back at start what a predecessor that
-// died held, and batches that had not ended started again. The parent starts executions through a `start`
+// died held (the parent lets the meter aggregator apply what that one wrote first), and batches that had not
+// ended started again. The parent starts executions through a `start`
 // message (the management handler's BatchExecutions); log lines and generation metrics go to the parent's
 // logger as `log` and `generation` messages.
 import { installAwsLambdaShim } from './awslambda-shim.js';
@@ -67,9 +68,12 @@ async function main(): Promise<void> {
     await deps.engine.leases?.returnAll();
     await deps.engine.pages.flush();
   });
+  // Ready first, then the batches that had not ended: a batch created meanwhile either is in that scan or has
+  // its start sent here (a start of a batch already running is nothing).
+  channel.ready({});
   const unfinished = await batches.repository.unfinished();
   for (const batch of unfinished) await machine.start(batch.id, { requeue: true });
-  channel.ready({ resumed: unfinished.length });
+  if (unfinished.length > 0) deps.log.info(`resumed ${unfinished.length} batch(es) the previous run had not finished`);
 }
 
 main().catch((error: unknown) => channel.failed(error));

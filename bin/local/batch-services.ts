@@ -23,10 +23,11 @@ export interface LocalBatchServices {
   close(): Promise<void>;
 }
 
-export async function startLocalBatchServices(options: { dataDir: string; host: string }): Promise<LocalBatchServices> {
+/** `s3Port`, `sqsPort`: where to listen (default: any free port; a restart asks for the same ones). */
+export async function startLocalBatchServices(options: { dataDir: string; host: string; s3Port?: number; sqsPort?: number }): Promise<LocalBatchServices> {
   const [s3, sqs] = await Promise.all([
-    startLocalS3({ directory: join(options.dataDir, 's3'), host: options.host, buckets: [LOCAL_BATCH_BUCKET] }),
-    startFauxqs({ port: 0, host: options.host, logger: false }),
+    startLocalS3({ directory: join(options.dataDir, 's3'), host: options.host, buckets: [LOCAL_BATCH_BUCKET], port: options.s3Port ?? 0 }),
+    startFauxqs({ port: options.sqsPort ?? 0, host: options.host, logger: false }),
   ]);
   try {
     const dlq = sqs.createQueue(DEAD_LETTERS);

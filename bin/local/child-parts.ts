@@ -6,6 +6,7 @@ import type { PartHealth } from '../../lambdas/app/system-operations.js';
 import type { BatchExecutions } from '../../lambdas/batches/index.js';
 import { startChild, supervise, type FromChild } from './child.js';
 import type { BatchChildOptions } from './batch-child.js';
+import type { AwsChildOptions, AwsStandIns } from './aws-child.js';
 
 /** A module beside this one, as a path (this file is an ES module under tsx, CommonJS-transformed under Jest). */
 function besideThis(file: string): string {
@@ -36,6 +37,7 @@ export async function startSimulatorProcess(options: SimulatorOptions & { host: 
     {
       name: 'the upstream simulator',
       log: output,
+      restartNote: 'the provider batches it had in memory are gone: batches there fail after their retries',
       onStart: async (child) => {
         port = child.info.port;
         if (s3Endpoint) await child.ask({ type: 's3', endpoint: s3Endpoint }, 5000, false);
@@ -66,16 +68,18 @@ export async function startSimulatorProcess(options: SimulatorOptions & { host: 
 export const BATCH_RUNNER_NODE_FLAGS = ['--max-old-space-size=1024', '--max-semi-space-size=4'];
 
 export interface BatchRunner {
-  /** Starts a batch's state machine in the runner (a batch submitted while it restarts is resumed by it when it is back). */
+  /** Starts a batch's state machine in the runner (a batch submitted while it restarts is started by its scan of unfinished batches when it is back). */
   executions: BatchExecutions;
   health(): PartHealth;
+  /** Stops it as stop() does and starts it again (it queues the shards of unfinished batches again). */
+  restart(timeoutMs: number): Promise<void>;
   /** Tells it to stop: no new item starts, those running get `graceMs` (then are told to end) and settle; killed after `timeoutMs`. */
   stop(timeoutMs: number): Promise<void>;
 }
 
 export async function startBatchRunner(
   options: BatchChildOptions & { leaseOwner: string | undefined; nodeFlags?: string[] },
-  wiring: { log: (line: string) => void; generation: (record: unknown, timestamp: number) => void },
+  wiring: { log: (line: string) => void; generation: (record: unknown, timestamp: number) => void; beforeRestart?: () => Promise<unknown> },
 ): Promise<BatchRunner> {
   const { leaseOwner, nodeFlags, ...settings } = options;
   const supervised = await supervise(
@@ -94,13 +98,9 @@ export async function startBatchRunner(
         else if (message.type === 'generation') wiring.generation(message.record, message.timestamp as number);
       },
     }),
-    {
-      name: 'the batch runner', log: wiring.log,
-      onStart: (child) => {
-        const { resumed } = child.info as { resumed: number };
-        if (resumed > 0) wiring.log(`resumed ${resumed} batch(es) the previous run had not finished`);
-      },
-    },
+    // Before a runner that died is replaced, the meter aggregator applies the records it wrote, so that the new
+    // one takes back exactly what its leases did not spend.
+    { name: 'the batch runner', log: wiring.log, ...(wiring.beforeRestart ? { beforeRestart: wiring.beforeRestart } : {}) },
   );
   return {
     executions: {
@@ -112,6 +112,41 @@ export async function startBatchRunner(
       status: supervised.status(), required: false,
       ...(supervised.status() === 'ok' ? {} : { message: 'the batch runner is not running: batches wait until it is back' }),
     }),
+    restart: (timeoutMs) => supervised.restart(timeoutMs),
     stop: (timeoutMs) => supervised.stop(timeoutMs),
+  };
+}
+
+export interface AwsStandInsProcess extends AwsStandIns {
+  health(): PartHealth;
+  /** Called after the stand-ins were started again (their queue is empty: what was queued is gone). */
+  onRestart(handler: () => void): void;
+  close(): Promise<void>;
+}
+
+/** S3, SQS and KMS stand-ins in their own process, restarted on the same ports when it dies. */
+export async function startAwsStandIns(options: AwsChildOptions, output: (line: string) => void): Promise<AwsStandInsProcess> {
+  let ports: Pick<AwsChildOptions, 's3Port' | 'sqsPort' | 'kmsPort'> = {};
+  let first = true;
+  let restarted: () => void = () => undefined;
+  const supervised = await supervise<AwsStandIns>(
+    () => startChild({ name: 'the S3, SQS and KMS stand-ins', entry: besideThis('./aws-child.ts'), env: { ...process.env, AWS_CHILD_OPTIONS: JSON.stringify({ ...options, ...ports }) }, output }),
+    {
+      name: 'the S3, SQS and KMS stand-ins',
+      log: output,
+      onStart: (child) => {
+        const port = (url: string) => Number(new URL(url).port);
+        ports = { s3Port: port(child.info.s3Endpoint), sqsPort: port(child.info.sqsEndpoint), kmsPort: port(child.info.kmsUrl) };
+        if (!first) setImmediate(() => restarted());
+        first = false;
+      },
+    },
+  );
+  return {
+    ...supervised.current()!.info,
+    // Required: without KMS the vault and BYOK cannot serve.
+    health: () => ({ status: supervised.status(), required: true, ...(supervised.status() === 'ok' ? {} : { message: 'the S3, SQS and KMS stand-ins are not running' }) }),
+    onRestart: (handler) => { restarted = handler; },
+    close: () => supervised.stop(5000),
   };
 }

@@ -48,6 +48,12 @@ export function startChild<Info>(options: ChildOptions): Promise<Child<Info>> {
     // Bigints and Maps cross as they are (records carry bigint money).
     serialization: 'advanced',
   });
+  // A failed spawn, kill or send: said, never thrown at the gateway (a start that has not finished fails).
+  let spawnError: Error | undefined;
+  child.on('error', (error) => {
+    spawnError = error;
+    options.output(`${options.name}: ${error.message}`);
+  });
   let tail = '';
   const lines = (chunk: Buffer) => {
     tail += chunk.toString();
@@ -81,7 +87,11 @@ export function startChild<Info>(options: ChildOptions): Promise<Child<Info>> {
       child.kill('SIGKILL');
       reject(error);
     };
-    void exited.then(({ code, signal }) => fail(new Error(`${options.name} exited (${signal ?? `code ${code}`}) during start-up`)));
+    void exited.then(({ code, signal }) => fail(new Error(`${options.name} exited (${signal ?? `code ${code}`}) during start-up${spawnError ? `: ${spawnError.message}` : ''}`)));
+    // Not started at all (no process to exit): the start fails with why.
+    child.once('error', (error) => {
+      if (child.pid === undefined) fail(error);
+    });
     child.on('message', (message: FromChild) => {
       if (message.type === 'ready' && !settled) {
         settled = true;
@@ -144,12 +154,17 @@ export function parentChannel(): ParentChannel {
   const handlers = new Map<string, (message: Record<string, unknown>) => unknown>();
   let stopHandler: () => Promise<void> = async () => undefined;
   let stopping = false;
+  // Exits once every message sent before is on its way (a message's callback runs once it is written).
+  const exit = (code: number) => {
+    if (process.connected) process.send!({ type: 'bye' }, () => process.exit(code));
+    else process.exit(code);
+  };
   const stop = () => {
     if (stopping) return;
     stopping = true;
-    stopHandler().then(() => process.exit(0), (error: unknown) => {
+    stopHandler().then(() => exit(0), (error: unknown) => {
       console.error(error);
-      process.exit(1);
+      exit(1);
     });
   };
   process.on('message', (message: Record<string, unknown>) => {
@@ -166,8 +181,12 @@ export function parentChannel(): ParentChannel {
   });
   // A stray rejected promise is a bug to log (the parent shows this process's stderr), not a reason to die.
   process.on('unhandledRejection', (reason) => console.error('unhandled rejection:', reason instanceof Error ? reason.stack : reason));
-  // The parent went (it exited, was killed, crashed): nothing is left to serve.
-  process.on('disconnect', stop);
+  // The parent went (it exited, was killed, crashed): nothing is left to serve. A stop that hangs does not
+  // leave this process behind.
+  process.on('disconnect', () => {
+    setTimeout(() => process.exit(1), 30_000).unref();
+    stop();
+  });
   // Signals are the parent's to handle (Ctrl-C, or a service manager's SIGTERM, reaches the whole process
   // group): it tells this one to stop once what depends on it has drained.
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, () => undefined);
@@ -184,6 +203,8 @@ export function parentChannel(): ParentChannel {
 export interface Supervised<Info> {
   /** The child now running; undefined while it is restarting or down. */
   current(): Child<Info> | undefined;
+  /** Stops the child (as stop() does) and starts a new one: not a death. */
+  restart(timeoutMs: number): Promise<void>;
   status(): 'ok' | 'restarting' | 'down';
   stop(timeoutMs: number): Promise<void>;
 }
@@ -193,29 +214,48 @@ const RETRY_DOWN_MS = 60_000;
 
 export async function supervise<Info>(
   start: () => Promise<Child<Info>>,
-  options: { name: string; log: (line: string) => void; restarts?: number; onStart?: (child: Child<Info>) => void | Promise<void> },
+  options: {
+    name: string;
+    log: (line: string) => void;
+    restarts?: number;
+    /** Run with each child that has started, before it is current (a throw stops that child: it counts as a death). */
+    onStart?: (child: Child<Info>) => void | Promise<void>;
+    /** Run before each restart (not the first start). */
+    beforeRestart?: () => Promise<unknown>;
+    /** Said when it is started again. */
+    restartNote?: string;
+  },
 ): Promise<Supervised<Info>> {
   const restarts = options.restarts ?? 3;
   const deaths: number[] = [];
   let status: 'ok' | 'restarting' | 'down' = 'ok';
   let stopping = false;
+  /** The stop's deadline for a child that finishes starting after the stop began. */
+  let stopTimeoutMs = 5000;
   let retry: NodeJS.Timeout | undefined;
   let current: Child<Info> | undefined;
   let starting: Promise<unknown> | undefined;
 
+  /** A child stopped on purpose to be replaced (restart()): its exit is not a death. */
+  let replacing: Child<Info> | undefined;
   const watch = (child: Child<Info>) => {
     void child.exited.then(({ code, signal }) => {
       if (current === child) current = undefined;
-      if (stopping) return;
+      if (stopping || replacing === child) return;
       options.log(`${options.name} exited unexpectedly (${signal ?? `code ${code}`})`);
       void restart();
     });
   };
   const launch = async () => {
     const child = await start();
-    await options.onStart?.(child);
-    if (stopping) {
+    try {
+      await options.onStart?.(child);
+    } catch (error) {
       await child.stop(5000);
+      throw error;
+    }
+    if (stopping) {
+      await child.stop(stopTimeoutMs);
       return;
     }
     current = child;
@@ -239,8 +279,11 @@ export async function supervise<Info>(
     }
     status = 'restarting';
     try {
-      await (starting = launch());
-      if (!stopping) options.log(`${options.name} restarted`);
+      await (starting = (async () => {
+        await options.beforeRestart?.().catch(() => undefined);
+        if (!stopping) await launch();
+      })());
+      if (!stopping) options.log(`${options.name} restarted${options.restartNote ? ` (${options.restartNote})` : ''}`);
     } catch (error) {
       if (stopping) return;
       options.log(String(error instanceof Error ? error.message : error));
@@ -251,9 +294,24 @@ export async function supervise<Info>(
   await (starting = launch());
   return {
     current: () => current,
+    async restart(timeoutMs) {
+      const child = current;
+      if (!child || stopping) return;
+      replacing = child;
+      status = 'restarting';
+      await child.stop(timeoutMs);
+      if (stopping) return;
+      try {
+        await (starting = launch());
+      } catch (error) {
+        options.log(String(error instanceof Error ? error.message : error));
+        void restart();
+      }
+    },
     status: () => status,
     async stop(timeoutMs) {
       stopping = true;
+      stopTimeoutMs = timeoutMs;
       clearTimeout(retry);
       await starting?.catch(() => undefined);
       await current?.stop(timeoutMs);

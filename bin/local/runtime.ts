@@ -13,10 +13,8 @@ import { bootstrapLocal, type BootstrapResult } from './bootstrap.js';
 import { ensureTable } from '../../lambdas/platform/dynamo/create-table.js';
 import { usdToNanos, MoneyFormatError } from '../../lambdas/platform/money.js';
 import { DEFAULT_SIMULATOR_BATCH_DELAY_MS, type Simulator } from '../simulator/server.js';
-import { startLocalKms } from './kms.js';
 import { startAggregatorProcess, type AggregatorProcess } from './aggregator-process.js';
-import { startLocalBatchServices } from './batch-services.js';
-import { startBatchRunner, startSimulatorProcess, type BatchRunner, type SimulatorProcess } from './child-parts.js';
+import { startAwsStandIns, startBatchRunner, startSimulatorProcess, type BatchRunner, type SimulatorProcess } from './child-parts.js';
 import type { GenerationRecord } from '../../lambdas/generations/index.js';
 
 /** How often npm start releases expired credit holds (the maintenance function's schedule on AWS is 5 minutes). */
@@ -171,30 +169,28 @@ export async function startLocalRuntime(config: LocalConfig, output: RuntimeOutp
 
   mkdirSync(config.dataDir, { recursive: true });
   const dynamodbDir = join(config.dataDir, 'dynamodb');
-  const [dynamodbStart, simulatorStart, kmsStart, batchStart] = await Promise.allSettled([
+  const [dynamodbStart, simulatorStart, awsStart] = await Promise.allSettled([
     startDynamoDbLocal({ dataDir: dynamodbDir }),
     config.simulatorUrl
       ? Promise.resolve(externalSimulator(config.simulatorUrl))
       // In a process of its own: the providers' work and memory are not the gateway's.
       : startSimulatorProcess({ port: config.simulatorPort, host: config.host, chunkDelayMs: config.simulatorChunkDelayMs ?? 0, firstByteDelayMs: config.simulatorFirstByteDelayMs ?? 0, batchDelayMs: config.simulatorBatchDelayMs ?? DEFAULT_SIMULATOR_BATCH_DELAY_MS }, log),
-    startLocalKms({ dataDir: join(config.dataDir, 'kms') }),
-    startLocalBatchServices({ dataDir: config.dataDir, host: '127.0.0.1' }),
+    // S3, SQS and KMS in a process of their own: AWS's side, not the gateway's.
+    startAwsStandIns({ dataDir: config.dataDir, host: '127.0.0.1' }, log),
   ]);
-  if (dynamodbStart.status === 'rejected' || simulatorStart.status === 'rejected' || kmsStart.status === 'rejected' || batchStart.status === 'rejected') {
+  if (dynamodbStart.status === 'rejected' || simulatorStart.status === 'rejected' || awsStart.status === 'rejected') {
     // Stop what did start before reporting why the rest did not.
     await Promise.allSettled([
       dynamodbStart.status === 'fulfilled' ? dynamodbStart.value.stop() : undefined,
       simulatorStart.status === 'fulfilled' ? simulatorStart.value.close() : undefined,
-      kmsStart.status === 'fulfilled' ? kmsStart.value.close() : undefined,
-      batchStart.status === 'fulfilled' ? batchStart.value.close() : undefined,
+      awsStart.status === 'fulfilled' ? awsStart.value.close() : undefined,
     ]);
-    const failed = [dynamodbStart, simulatorStart, kmsStart, batchStart].find((result) => result.status === 'rejected') as PromiseRejectedResult;
+    const failed = [dynamodbStart, simulatorStart, awsStart].find((result) => result.status === 'rejected') as PromiseRejectedResult;
     throw failed.reason;
   }
   let dynamodb = dynamodbStart.value;
   const simulator: Simulator & Partial<Pick<SimulatorProcess, 'useS3' | 'health'>> = simulatorStart.value;
-  const kms = kmsStart.value;
-  const batchServices = batchStart.value;
+  const aws = awsStart.value;
   let batchRunner: BatchRunner | undefined;
   let stopping = false;
   let storeState: PartHealth['status'] = 'ok';
@@ -250,8 +246,8 @@ export async function startLocalRuntime(config: LocalConfig, output: RuntimeOutp
   try {
     process.env.SIMULATOR_URL = simulator.url;
     // The vault's envelope encryption talks to the local KMS exactly as it talks to AWS KMS on Lambda.
-    process.env.GATEWAY_KMS_KEY_ID = kms.keyArn;
-    process.env.KMS_ENDPOINT = kms.url;
+    process.env.GATEWAY_KMS_KEY_ID = aws.keyArn;
+    process.env.KMS_ENDPOINT = aws.kmsUrl;
     // One lease owner per data directory: a restart after a crash takes back what the last run held.
     process.env.GATEWAY_LEASE_OWNER ??= `local-${createHash('sha256').update(config.dataDir).digest('hex').slice(0, 16)}`;
     process.env.TABLE_NAME = config.tableName;
@@ -259,14 +255,14 @@ export async function startLocalRuntime(config: LocalConfig, output: RuntimeOutp
     process.env.AWS_REGION ??= 'local';
     if (config.adminKey) process.env.GATEWAY_ADMIN_KEY = config.adminKey;
     // Batches: their bucket and work queue on the local stand-ins; a running batch is checked every second.
-    process.env.GATEWAY_BATCH_BUCKET = batchServices.bucket;
-    process.env.GATEWAY_BATCH_QUEUE_URL = batchServices.queueUrl;
-    process.env.S3_ENDPOINT = batchServices.s3Endpoint;
-    process.env.SQS_ENDPOINT = batchServices.sqsEndpoint;
+    process.env.GATEWAY_BATCH_BUCKET = aws.bucket;
+    process.env.GATEWAY_BATCH_QUEUE_URL = aws.queueUrl;
+    process.env.S3_ENDPOINT = aws.s3Endpoint;
+    process.env.SQS_ENDPOINT = aws.sqsEndpoint;
     process.env.GATEWAY_BATCH_CHECK_SECONDS ??= '1';
     // Bedrock batch inference jobs (the simulator's) read and write the local bucket "as" this role.
     process.env.GATEWAY_BEDROCK_BATCH_ROLE_ARN ??= 'arn:aws:iam::000000000000:role/gateway-bedrock-batch';
-    await simulator.useS3?.(batchServices.s3Endpoint);
+    await simulator.useS3?.(aws.s3Endpoint);
 
     const admin = new DynamoDBClient({ endpoint: dynamodb.endpoint, region: 'local', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
     await ensureTable(admin, config.tableName);
@@ -321,10 +317,14 @@ export async function startLocalRuntime(config: LocalConfig, output: RuntimeOutp
     const batches = batchDepsOf(deps);
     if (batches.worker) {
       batchRunner = await startBatchRunner(
-        { queueUrl: batchServices.queueUrl, sqsEndpoint: batchServices.sqsEndpoint, graceMs: config.shutdownGraceMs ?? DEFAULT_SHUTDOWN_GRACE_MS, leaseOwner },
-        { log, generation: (record, timestamp) => logger.generation(record as GenerationRecord, timestamp) },
+        { queueUrl: aws.queueUrl, sqsEndpoint: aws.sqsEndpoint, graceMs: config.shutdownGraceMs ?? DEFAULT_SHUTDOWN_GRACE_MS, leaseOwner },
+        { log, generation: (record, timestamp) => logger.generation(record as GenerationRecord, timestamp), beforeRestart: () => pageFeeder.drain({ timeoutMs: PAGE_DRAIN_MS }) },
       );
       batches.executions = batchRunner.executions;
+      // The stand-ins started again have an empty queue: the runner, started again, queues the shards of every
+      // unfinished batch again (items with a result are skipped).
+      const runner = batchRunner;
+      aws.onRestart(() => void runner.restart(SHUTDOWN_FINISH_MS));
     }
     let managementKeyFile: string | undefined;
     if (bootstrap.generatedKeyText) {
@@ -343,7 +343,7 @@ export async function startLocalRuntime(config: LocalConfig, output: RuntimeOutp
     registerHealthCheck(async () => ({
       store: await storeHealth(),
       aggregator: pageFeeder.health(),
-      kms: { status: kms.listening ? 'ok' : 'down', required: true },
+      kms: aws.health(),
       ...(simulator.health ? { simulator: simulator.health() } : {}),
       ...(batchRunner ? { batches: batchRunner.health() } : {}),
     }));
@@ -398,7 +398,7 @@ export async function startLocalRuntime(config: LocalConfig, output: RuntimeOutp
           stopping = true;
           registerHealthCheck(undefined);
           probe.destroy();
-          await Promise.all([dynamodb.stop(), simulator.close(), kms.close(), batchServices.close()]);
+          await Promise.all([dynamodb.stop(), simulator.close(), aws.close()]);
           rmSync(runtimeFile, { force: true });
           await logger.close();
         })();
@@ -410,7 +410,7 @@ export async function startLocalRuntime(config: LocalConfig, output: RuntimeOutp
     await (await aggregatorStart?.catch(() => undefined))?.stop();
     await batchRunner?.stop(SHUTDOWN_FINISH_MS);
     probe.destroy();
-    await Promise.all([dynamodb.stop(), simulator.close(), kms.close(), batchServices.close(), logger.close()]);
+    await Promise.all([dynamodb.stop(), simulator.close(), aws.close(), logger.close()]);
     throw error;
   }
 }

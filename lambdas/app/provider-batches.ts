@@ -17,10 +17,10 @@ import type { Logger } from '../platform/logger.js';
 import type { ApiKeyRepository } from '../keys/index.js';
 import type { AdapterRegistry } from '../providers/registry.js';
 import { ProviderError } from '../providers/provider-error.js';
-import type { ProviderBatchApi, ProviderBatchOutcome } from '../providers/batch-api.js';
-import type { GenerationResult, ProviderAdapter } from '../providers/types.js';
+import type { ProviderBatchApi, ProviderBatchLine, ProviderBatchOutcome } from '../providers/batch-api.js';
+import type { GenerationRequest, GenerationResult, ProviderAdapter } from '../providers/types.js';
 import type { ItemCommitter } from '../batches/item-commits.js';
-import type { BatchItem, ProviderBatchPort } from '../batches/index.js';
+import type { BatchItem, BatchRecord, ProviderBatchPort } from '../batches/index.js';
 import type { SubmittedBatch } from '../batches/provider-port.js';
 import { pricedAt, withBatchLease } from './batch-lease.js';
 import { batchItemRunner, itemRequest } from './batch-items.js';
@@ -56,8 +56,13 @@ function catalogOf(endpoint: CatalogEndpoint, base: Catalog): Catalog {
 function answering(provider: string, outcome: Exclude<ProviderBatchOutcome, { kind: 'not_run' }>): ProviderAdapter {
   return {
     provider,
-    async generate(): Promise<GenerationResult> {
+    async generate(request): Promise<GenerationResult> {
       if (outcome.kind === 'error') throw outcome.error;
+      // As the live adapters do: reasoning the request asked to leave out is not returned.
+      if (request.reasoning?.exclude && outcome.result.reasoning !== undefined) {
+        const { reasoning: _reasoning, ...rest } = outcome.result;
+        return rest;
+      }
       return outcome.result;
     },
     async *stream() {
@@ -111,6 +116,38 @@ export function providerBatches(wiring: ProviderBatchWiring): ProviderBatchPort 
     };
   };
 
+  /**
+   * Each item's request as it would go live to this one endpoint (the parameters it does not take left out,
+   * the hashed end user the provider is told about live), in the provider's wire format: the lines to submit,
+   * and the items refused as a live call would refuse them (their error). Undefined when an item can go live
+   * but not in this service's batches (the batch then runs through the gateway).
+   */
+  const prepare = (batch: BatchRecord, endpoint: CatalogEndpoint, api: ProviderBatchApi, items: readonly BatchItem[]) => {
+    const catalog = catalogOf(endpoint, engine.catalog);
+    const caller = { orgId: batch.org_id };
+    const lines: ProviderBatchLine[] = [];
+    const refused: Array<{ item: BatchItem; status: number; message: string }> = [];
+    for (const item of items) {
+      let generation: GenerationRequest;
+      try {
+        const request = itemRequest(batch, item);
+        const plan = planRoute({ request, catalog, health: engine.health, stickyEndpoint: undefined, now: engine.clock().getTime(), random: engine.random });
+        generation = withUser(requestFor(plan.candidates[0]!, request.params), caller, request);
+        api.check(generation);
+      } catch (err) {
+        if (err instanceof DomainError) {
+          const failure = httpErrorOf(err);
+          refused.push({ item, status: failure.status, message: failure.message });
+        } else if (err instanceof ProviderError) refused.push({ item, status: err.status, message: err.message });
+        else throw err;
+        continue;
+      }
+      if (api.unbatchable?.(generation)) return undefined;
+      lines.push({ customId: `line-${item.line}`, request: generation });
+    }
+    return { lines, refused };
+  };
+
   return {
     choose(batch, items) {
       const model = batch.model ? engine.catalog.byId.get(batch.model) : undefined;
@@ -128,34 +165,22 @@ export function providerBatches(wiring: ProviderBatchWiring): ProviderBatchPort 
       };
     },
 
+    fits(batch, choice, items) {
+      const endpoint = endpointOf(choice.endpoint);
+      const api = endpoint ? batchApiOf(endpoint) : undefined;
+      if (!endpoint || !api) return false;
+      const prepared = prepare(batch, pricedAt(endpoint, choice.pricing), api, items);
+      return prepared !== undefined && prepared.lines.length >= (api.minItems ?? 1);
+    },
+
     async submit(batch, items) {
-      const endpoint = pricedAt(endpointOf(batch.provider_batch.endpoint)!, batch.provider_batch.pricing);
-      const catalog = catalogOf(endpoint, engine.catalog);
       const api = apiOf(batch);
-      const caller = { orgId: batch.org_id };
-      const lines = [];
-      const refused: Array<{ item: BatchItem; status: number; message: string }> = [];
-      for (const item of items) {
-        try {
-          const request = itemRequest(batch, item);
-          // Routed as its live request would be on this one endpoint (the parameters it does not take left out),
-          // with the hashed end user the provider is told about live.
-          const plan = planRoute({ request, catalog, health: engine.health, stickyEndpoint: undefined, now: engine.clock().getTime(), random: engine.random });
-          const generation = withUser(requestFor(plan.candidates[0]!, request.params), caller, request);
-          // Made now, so that a request the provider's wire format cannot carry is this item's error, not the batch's.
-          api.check(generation);
-          lines.push({ customId: `line-${item.line}`, request: generation });
-        } catch (err) {
-          if (err instanceof DomainError) {
-            const failure = httpErrorOf(err);
-            refused.push({ item, status: failure.status, message: failure.message });
-          } else if (err instanceof ProviderError) refused.push({ item, status: err.status, message: err.message });
-          else throw err;
-        }
-      }
+      const prepared = prepare(batch, pricedAt(endpointOf(batch.provider_batch.endpoint)!, batch.provider_batch.pricing), api, items);
+      // Validation made sure every item fits (fits()); an item that no longer does is that item's error.
+      const { lines, refused } = prepared ?? { lines: [], refused: items.map((item) => ({ item, status: 400, message: 'The provider\'s batch service cannot take this request' })) };
       if (lines.length === 0) return { id: null, refused };
       // A submission that may have reached the provider before its id was stored is not made twice (where the
-      // provider can be asked for it: OpenAI finds it by its metadata).
+      // provider can be asked for it: OpenAI finds it by its metadata, Bedrock by the job's client request token).
       const earlier = batch.provider_batch.submitting ? await api.find(batch.id) : undefined;
       if (earlier) wiring.log.warn('provider batch found submitted already: not submitted again', { batch_id: batch.id, provider_batch_id: earlier });
       return { id: earlier ?? await api.submit(lines, { gateway_batch_id: batch.id }), refused };

@@ -43,6 +43,11 @@ export interface ProviderBatchApi {
   readonly minItems?: number;
   /** Makes the request's body in the provider's wire format, throwing the ProviderError a live call would (what it cannot carry). */
   check(request: GenerationRequest): void;
+  /**
+   * Why this service's batches cannot carry a request that a live call can (Bedrock's jobs: tools, embeddings);
+   * undefined when they can. A batch with such an item runs through the gateway instead.
+   */
+  unbatchable?(request: GenerationRequest): string | undefined;
   /** Submits the requests; the provider's id of the batch. */
   submit(lines: readonly ProviderBatchLine[], metadata: Record<string, string>): Promise<string>;
   /**

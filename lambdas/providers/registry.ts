@@ -37,7 +37,8 @@ export class AdapterRegistry {
 
   /** The endpoint's provider batch service (catalog `batch_api`), with the gateway's credentials; undefined without one. */
   batchApi(endpoint: CatalogEndpoint): ProviderBatchApi | undefined {
-    if (!endpoint.batch_api) return undefined;
+    // Bedrock's jobs need the batch bucket and a service role: the batch steps make their client (app/batch-deps.ts).
+    if (!endpoint.batch_api || endpoint.batch_api === 'bedrock') return undefined;
     const settings = { provider: endpoint.provider, baseURL: endpoint.base_url ?? '', apiKey: endpoint.credential ? this.credentials.get(endpoint.credential) : undefined, fetch: this.fetchFn };
     return endpoint.batch_api === 'openai' ? createOpenAIBatchApi(settings) : createAnthropicBatchApi(settings);
   }

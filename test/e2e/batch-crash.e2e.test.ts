@@ -46,7 +46,8 @@ it('a batch killed mid-shard resumes after the restart: every item one result, o
 
   gateway = await startGatewayProcess({ ...env, GATEWAY_DATA_DIR: dataDir });
   started = processTree(gateway.child.pid!);
-  expect(gateway.output()).toMatch(/resumed 1 batch\(es\)/);
+  // The batch runner (a process of its own) says so once it has started the batches it found unfinished.
+  expect(await until(async () => /resumed 1 batch\(es\)/.test(gateway!.output()), Date.now() + 30_000)).toBe(true);
   let batch: Record<string, any> = {};
   const ended = await until(async () => {
     batch = await api(gateway!.baseUrl, user.key, 'GET', `/batches/${id}?results_limit=1000`);

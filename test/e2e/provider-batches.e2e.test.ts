@@ -111,6 +111,33 @@ describe('a batch at Bedrock batch inference', () => {
     await waitFor(async () => Math.abs((await usageOf(hash)) - (batch.usage.cost + live)) < 1e-12, { timeoutMs: 10_000, what: 'the key to be charged the batch and the live request' });
   }, 60_000);
 
+  it('runs 100 items through the gateway when one of them would be refused (99 left: fewer than a job takes), at the live price', async () => {
+    const { key } = await newKey('provider batch bedrock 99');
+    const batch = await runInlineBatch(gateway.baseUrl, key, {
+      endpoint: '/v1/chat/completions', model: 'simulator/echo-bedrock-batch',
+      requests: [...requests(99), { custom_id: 'refused', body: { messages: [{ role: 'user', content: 'json please' }], response_format: { type: 'json_object' } } }],
+    });
+    expect(batch.status).toBe('completed');
+    expect(batch.request_counts).toEqual({ total: 100, completed: 99, failed: 1 });
+    const page = resultsById(batch);
+    expect(page.refused.response).toBeNull();
+    expect(page.refused.error.message).toMatch(/json_object/);
+    expect(page.b5.response.body.usage.cost).toBeCloseTo(await liveCost(key, { messages: [{ role: 'user', content: 'bedrock item 5' }], max_tokens: 32 }, 'simulator/echo-bedrock-batch'), 12);
+  }, 60_000);
+
+  it('runs a batch with an item its jobs cannot carry but Bedrock takes live (tools) through the gateway, every item answered', async () => {
+    const { key } = await newKey('provider batch bedrock tools');
+    const tools = [{ type: 'function', function: { name: 'lookup', parameters: { type: 'object', properties: {} } } }];
+    const batch = await runInlineBatch(gateway.baseUrl, key, {
+      endpoint: '/v1/chat/completions', model: 'simulator/echo-bedrock-batch',
+      requests: [...requests(110), { custom_id: 'tools', body: { messages: [{ role: 'user', content: 'with tools' }], tools } }],
+    });
+    expect(batch.status).toBe('completed');
+    expect(batch.request_counts).toEqual({ total: 111, completed: 111, failed: 0 });
+    const page = resultsById(batch);
+    expect(page.b3.response.body.usage.cost).toBeCloseTo(await liveCost(key, { messages: [{ role: 'user', content: 'bedrock item 3' }], max_tokens: 32 }, 'simulator/echo-bedrock-batch'), 12);
+  }, 60_000);
+
   it('runs fewer items than a Bedrock job takes (100) through the gateway itself, at the live price', async () => {
     const { key } = await newKey('provider batch bedrock small');
     const batch = await runInlineBatch(gateway.baseUrl, key, { endpoint: '/v1/chat/completions', model: 'simulator/echo-bedrock-batch', requests: requests(3) });

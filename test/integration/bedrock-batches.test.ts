@@ -10,7 +10,7 @@ import { BedrockClient, CreateModelInvocationJobCommand, GetModelInvocationJobCo
 import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { startSimulator, type Simulator } from '../../bin/simulator/server.js';
 import { startLocalS3, type LocalS3 } from '../../bin/local/s3.js';
-import { createBedrockBatchApi, recordIdOf } from '../../lambdas/providers/bedrock/bedrock-batch-api.js';
+import { controlPlaneOf, createBedrockBatchApi, recordIdOf } from '../../lambdas/providers/bedrock/bedrock-batch-api.js';
 import { ProviderError } from '../../lambdas/providers/provider-error.js';
 import type { ProviderBatchApi } from '../../lambdas/providers/batch-api.js';
 import type { GenerationRequest } from '../../lambdas/providers/types.js';
@@ -121,10 +121,22 @@ describe('a Bedrock batch inference job', () => {
     await expect(api.cancel(id)).rejects.toMatchObject({ status: 400, message: expect.stringMatching(/has ended/) });
   });
 
-  it('refuses, per request, what a Converse batch record cannot carry: tools, embeddings', () => {
-    expect(() => api.check(chat('x', { tools: [{ name: 'f', parameters: { type: 'object' } }] }))).toThrow(ProviderError);
-    expect(() => api.check({ ...chat('x'), embedding: { input: ['x'] } })).toThrow(/not embeddings/);
+  it('says which requests its jobs cannot carry though Bedrock takes them live (tools, embeddings), and refuses what live would', () => {
+    expect(api.unbatchable!(chat('x', { tools: [{ name: 'f', parameters: { type: 'object' } }] }))).toMatch(/does not take tools/);
+    expect(api.unbatchable!({ ...chat('x'), embedding: { input: ['x'] } })).toMatch(/not embeddings/);
+    expect(api.unbatchable!(chat('fine'))).toBeUndefined();
     expect(() => api.check(chat('fine'))).not.toThrow();
+    expect(() => api.check({ ...chat('x'), messages: [{ role: 'user', content: [{ type: 'audio', data: 'UklGRg==', format: 'xyz' }] }] } as GenerationRequest)).toThrow(ProviderError);
     expect(api.minItems).toBe(100);
+  });
+});
+
+describe('the control plane a runtime endpoint stands for', () => {
+  it('is the endpoint itself off AWS (the simulator), and the region of an AWS runtime endpoint', () => {
+    expect(controlPlaneOf('http://127.0.0.1:8081/bedrock', 'us-east-1')).toEqual({ endpoint: 'http://127.0.0.1:8081/bedrock', region: 'us-east-1' });
+    expect(controlPlaneOf('https://bedrock-runtime.eu-west-3.amazonaws.com', 'us-east-1')).toEqual({ region: 'eu-west-3' });
+    expect(controlPlaneOf('https://vpce-0abc-1234.bedrock-runtime.ap-south-1.vpce.amazonaws.com', undefined)).toEqual({ region: 'ap-south-1' });
+    expect(controlPlaneOf(undefined, 'us-west-2')).toEqual({ region: 'us-west-2' });
+    expect(controlPlaneOf(undefined, undefined)).toEqual({});
   });
 });

@@ -105,8 +105,8 @@ function childRunning(entry: string): number | undefined {
 }
 
 describe('parts in processes of their own', () => {
-  it('runs the simulator, the batch runner and the meter aggregator as processes apart from the gateway\'s', () => {
-    for (const entry of ['simulator-child.ts', 'batch-child.ts', 'aggregator-worker.ts']) expect(childRunning(entry)).toEqual(expect.any(Number));
+  it('runs the simulator, the batch runner, the meter aggregator and the S3, SQS and KMS stand-ins as processes apart from the gateway\'s', () => {
+    for (const entry of ['simulator-child.ts', 'batch-child.ts', 'aggregator-worker.ts', 'aws-child.ts']) expect(childRunning(entry)).toEqual(expect.any(Number));
   });
 
   it('a batch runner that dies is started again, and batches run after it', async () => {
@@ -129,6 +129,25 @@ describe('parts in processes of their own', () => {
       (batch) => batch.status === 'completed', 30_000);
     expect(done.results[0]!.response.body.choices[0]!.message.content).toBe('still here');
   }, 90_000);
+
+  it('S3, SQS and KMS stand-ins that die are started again on their ports, and the batch runner with them (the queue was in their memory)', async () => {
+    const before = childRunning('aws-child.ts')!;
+    const runnerBefore = childRunning('batch-child.ts')!;
+    process.kill(before, 'SIGKILL');
+    await until(async () => err, (text) => text.includes('the S3, SQS and KMS stand-ins exited unexpectedly (SIGKILL)'), 10_000);
+    await until(async () => childRunning('batch-child.ts'), (pid) => pid !== undefined && pid !== runnerBefore, 60_000);
+    const back = await until(health, (reply) => reply.status === 200 && reply.body.parts.batches?.status === 'ok', 60_000);
+    expect(back.body.parts.kms).toEqual({ status: 'ok' });
+    const post = await fetch(`${runtime.url}/api/v1/batches`, {
+      method: 'POST', headers: { authorization: `Bearer ${userKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ endpoint: '/v1/chat/completions', model: 'simulator/echo', requests: [{ custom_id: 'after-stand-ins', body: { messages: [{ role: 'user', content: 'stand-ins back' }] } }] }),
+    });
+    expect(post.status).toBe(202);
+    const { id } = await post.json() as { id: string };
+    const done = await until(async () => (await (await fetch(`${runtime.url}/api/v1/batches/${id}`, { headers: { authorization: `Bearer ${userKey}` } })).json()) as { status: string },
+      (batch) => batch.status === 'completed', 30_000);
+    expect(done.status).toBe('completed');
+  }, 120_000);
 
   it('a simulator that dies is started again on the same port', async () => {
     const before = childRunning('simulator-child.ts')!;

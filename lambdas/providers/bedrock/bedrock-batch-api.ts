@@ -16,7 +16,7 @@ import type { GenerationRequest } from '../types.js';
 import type { ProviderBatchApi, ProviderBatchOutcome } from '../batch-api.js';
 import { convertToBedrockConverse } from './convert-to-bedrock-converse.js';
 import { converseResponseSchema } from './bedrock-converse-api-types.js';
-import { bedrockError, converseResult } from './bedrock-results.js';
+import { EXCEPTION_STATUS, bedrockError, converseResult } from './bedrock-results.js';
 import { withoutSdkLogging } from '../../platform/aws/quiet-client.js';
 
 /** Bedrock's quota: a batch inference job takes at least this many records (fewer run live, through the gateway). */
@@ -31,7 +31,11 @@ export interface BedrockBatchSettings {
   s3: S3Client;
   /** AWS region; the SDK's default (AWS_REGION) when omitted. */
   region?: string | undefined;
-  /** Endpoint override of the control plane (the simulator locally). */
+  /**
+   * The catalog endpoint's base_url (the runtime's endpoint): the control plane's too where it is not AWS's (the
+   * simulator serves both); an AWS runtime endpoint (bedrock-runtime.<region>.amazonaws.com …) names only
+   * the region, whose control plane the SDK then finds.
+   */
   endpoint?: string | undefined;
   /** A ready client (tests); otherwise one is created on first use. */
   client?: BedrockClient;
@@ -74,13 +78,22 @@ function s3Location(uri: string): { bucket: string; key: string } {
 /** Job names and client request tokens take letters, digits and inner hyphens. */
 const tokenOf = (gatewayBatchId: string) => gatewayBatchId.replace(/[^a-zA-Z0-9]+/g, '-').replace(/^-+|-+$/g, '');
 
+/** Where the control plane is, for a runtime endpoint: its own URL off AWS, else the region of AWS's. */
+export function controlPlaneOf(runtimeEndpoint: string | undefined, region: string | undefined): { endpoint?: string; region?: string } {
+  if (!runtimeEndpoint) return region ? { region } : {};
+  const host = new URL(runtimeEndpoint).hostname;
+  if (!host.endsWith('.amazonaws.com') && !host.endsWith('.amazonaws.com.cn')) return { endpoint: runtimeEndpoint, ...(region ? { region } : {}) };
+  const named = /bedrock-runtime(?:-fips)?\.([a-z0-9-]+)\.(?:vpce\.)?amazonaws\.com/.exec(host)?.[1];
+  return named ?? region ? { region: named ?? region! } : {};
+}
+
 export function createBedrockBatchApi(settings: BedrockBatchSettings): ProviderBatchApi {
   const { provider, bucket, s3 } = settings;
   let client: Promise<{ sdk: typeof import('@aws-sdk/client-bedrock'); client: BedrockClient }> | undefined;
   // Loaded on first use: only the batch steps need the control plane's client.
   const control = () => client ??= import('@aws-sdk/client-bedrock').then((sdk) => ({
     sdk,
-    client: settings.client ?? withoutSdkLogging(new sdk.BedrockClient({ ...(settings.region ? { region: settings.region } : {}), ...(settings.endpoint ? { endpoint: settings.endpoint } : {}), maxAttempts: 3 })),
+    client: settings.client ?? withoutSdkLogging(new sdk.BedrockClient({ ...controlPlaneOf(settings.endpoint, settings.region), maxAttempts: 3 })),
   }));
   const send = async <T>(make: (sdk: typeof import('@aws-sdk/client-bedrock')) => unknown): Promise<T> => {
     const { sdk, client: bedrock } = await control();
@@ -97,9 +110,13 @@ export function createBedrockBatchApi(settings: BedrockBatchSettings): ProviderB
     minItems: BEDROCK_BATCH_MIN_RECORDS,
 
     check(request) {
-      if (request.embedding) throw new ProviderError({ provider, kind: 'http', status: 400, message: 'Bedrock batch inference runs chat requests here, not embeddings' });
-      if (request.tools?.length) throw new ProviderError({ provider, kind: 'http', status: 400, message: 'Bedrock batch inference in the Converse format does not take tools' });
       convertToBedrockConverse(request, provider);
+    },
+
+    unbatchable(request) {
+      if (request.embedding) return 'Bedrock batch inference runs chat requests here, not embeddings';
+      if (request.tools?.length) return 'Bedrock batch inference in the Converse format does not take tools';
+      return undefined;
     },
 
     async submit(lines, metadata) {
@@ -159,8 +176,10 @@ export function createBedrockBatchApi(settings: BedrockBatchSettings): ProviderB
         if (line.modelOutput !== undefined && !line.error) {
           outcomes.set(customId, { kind: 'result', result: converseResult(parseUpstream(provider, converseResponseSchema, line.modelOutput), false) });
         } else {
-          const code = Number(line.error?.errorCode);
-          const status = Number.isInteger(code) && code >= 400 && code < 600 ? code : 500;
+          // An HTTP status, or an exception's name (ValidationException …).
+          const raw = line.error?.errorCode;
+          const code = Number(raw);
+          const status = Number.isInteger(code) && code >= 400 && code < 600 ? code : (typeof raw === 'string' ? EXCEPTION_STATUS[raw] : undefined) ?? 500;
           outcomes.set(customId, { kind: 'error', error: new ProviderError({ provider, kind: 'http', status, message: line.error?.errorMessage || `Bedrock could not run this record (${line.error?.errorCode ?? 'no code'})` }) });
         }
       }

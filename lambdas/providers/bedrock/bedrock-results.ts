@@ -25,7 +25,7 @@ export function mapBedrockUsage(usage: BedrockUsage): Usage {
 }
 
 /** HTTP status of each Bedrock Runtime exception (from the API reference), for errors without one (stream exceptions). */
-const EXCEPTION_STATUS: Record<string, number> = {
+export const EXCEPTION_STATUS: Record<string, number> = {
   ValidationException: 400,
   ServiceQuotaExceededException: 400,
   ConflictException: 400,
