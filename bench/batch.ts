@@ -61,6 +61,7 @@ function nameOf(pid: number): string | undefined {
     if (command.includes('DynamoDBLocal')) return 'DynamoDB Local (Java)';
     if (command.includes('simulator')) return 'simulator (its own process)';
     if (command.includes('aggregator-worker')) return 'meter aggregator (its own process)';
+    if (command.includes('aws-child')) return 'S3, SQS and KMS stand-ins (their own process)';
     if (command.includes('batch-child')) return 'batch runner (its own process: SQS event source, worker, state machine)';
     return undefined;
   } catch {
@@ -126,7 +127,7 @@ async function main(): Promise<void> {
   const base = /listening on (http:\/\/[^\s]+\/api\/v1)/.exec(output)![1]!;
   const peaks = new Map<string, number>();
   const sample = () => {
-    peaks.set('gateway (npm start: handlers, S3, SQS, KMS)', Math.max(peaks.get('gateway (npm start: handlers, S3, SQS, KMS)') ?? 0, peakRss(child.pid!)));
+    peaks.set('gateway (npm start: the HTTP server and handlers)', Math.max(peaks.get('gateway (npm start: the HTTP server and handlers)') ?? 0, peakRss(child.pid!)));
     for (const pid of descendants(child.pid!)) {
       const name = nameOf(pid);
       if (name) peaks.set(name, Math.max(peaks.get(name) ?? 0, peakRss(pid)));
