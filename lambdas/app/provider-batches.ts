@@ -25,6 +25,7 @@ import type { SubmittedBatch } from '../batches/provider-port.js';
 import { pricedAt, withBatchLease } from './batch-lease.js';
 import { batchItemRunner, itemRequest } from './batch-items.js';
 import { withUser } from '../inference/attempts.js';
+import { endpointCredentials } from '../byok/index.js';
 import { httpErrorOf } from '../platform/http/errors.js';
 
 type Submitted = SubmittedBatch;
@@ -165,10 +166,20 @@ export function providerBatches(wiring: ProviderBatchWiring): ProviderBatchPort 
       };
     },
 
-    fits(batch, choice, items) {
+    async fits(batch, choice, items) {
       const endpoint = endpointOf(choice.endpoint);
       const api = endpoint ? batchApiOf(endpoint) : undefined;
       if (!endpoint || !api) return false;
+      // A provider batch runs on the gateway's credentials: where the caller's own BYOK credentials would serve
+      // (or must serve) any of its items live, the batch runs through the gateway, where they do.
+      const credentials = engine.byok ? await engine.byok.credentialsFor(batch.org_id) : [];
+      if (credentials.length > 0) {
+        const users = new Set(items.map((item) => (typeof item.body.user === 'string' ? item.body.user : undefined)));
+        for (const user of users) {
+          const { first, shared, last } = endpointCredentials(endpoint, credentials, { workspaceId: batch.workspace_id, keyHash: batch.key_hash, user });
+          if (first.length > 0 || last.length > 0 || !shared) return false;
+        }
+      }
       const prepared = prepare(batch, pricedAt(endpoint, choice.pricing), api, items);
       return prepared !== undefined && prepared.lines.length >= (api.minItems ?? 1);
     },

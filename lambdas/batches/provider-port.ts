@@ -37,9 +37,10 @@ export interface ProviderBatchPort {
   choose(batch: BatchRecord, items?: number): { api: ProviderBatchRef['api']; endpoint: string; pricing: StoredPricing } | undefined;
   /**
    * Whether the items can all go to the chosen service's batch: none of them can go live but not there (tools to
-   * a Bedrock job), and as many as it takes at least remain once those a live call would refuse are set aside.
+   * a Bedrock job), none would be served live with the caller's own BYOK credentials (the service's batch runs on
+   * the gateway's), and as many as it takes at least remain once those a live call would refuse are set aside.
    */
-  fits(batch: BatchRecord, choice: { endpoint: string; pricing: StoredPricing }, items: readonly BatchItem[]): boolean;
+  fits(batch: BatchRecord, choice: { endpoint: string; pricing: StoredPricing }, items: readonly BatchItem[]): Promise<boolean>;
   /**
    * Submits the items (each under its line): the provider's id of the batch (null when no item could go),
    * and the items refused before they went (their request cannot be made for the endpoint), with why.

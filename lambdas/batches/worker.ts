@@ -215,7 +215,7 @@ export class BatchWorker {
     // Items a provider batch cannot take as they are (fallback models or provider preferences of their own,
     // more than a provider's batch file takes, what the service's batches cannot carry, fewer than it takes)
     // keep the batch with the gateway's workers.
-    if (!ref && (!providerCanTake(items) || !provider.fits(batch, choice, items))) return undefined;
+    if (!ref && (!providerCanTake(items) || !(await provider.fits(batch, choice, items)))) return undefined;
     if (!ref) {
       if (!lease) {
         const priced = { endpoint: choice.endpoint, pricing: choice.pricing };

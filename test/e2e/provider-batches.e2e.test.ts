@@ -175,6 +175,35 @@ describe('what a provider batch cannot take', () => {
   }, 60_000);
 });
 
+describe('BYOK', () => {
+  it('a batch whose items the caller\'s own key would serve live runs through the gateway, with that key, not at the provider\'s batch service', async () => {
+    // An account of its own (the BYOK credential is the organization's), in the intern programme as npm start's.
+    const created = await fetch(`${gateway.baseUrl}/byok`, {
+      method: 'POST', headers: { authorization: `Bearer ${ADMIN_KEY}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ provider: 'simulator-batch', key: 'sk-customer-own-key-1234', name: 'own key' }),
+    });
+    expect(created.status).toBe(201);
+    const { id: credential } = ((await created.json()) as { data: { id: string } }).data;
+    // Other processes (the batch runner, as other Lambda instances) see a new credential once their 2 s cache
+    // of the organization's credentials has expired.
+    await new Promise((resolve) => setTimeout(resolve, 2500));
+    try {
+      const { key } = await newKey('provider batch byok');
+      const batch = await runInlineBatch(gateway.baseUrl, key, {
+        endpoint: '/v1/chat/completions', model: 'simulator/echo-batch',
+        requests: [{ custom_id: 'own', body: { messages: [{ role: 'user', content: 'on my key' }] } }],
+      });
+      expect(batch.status).toBe('completed');
+      const { own } = resultsById(batch);
+      expect(own.response.body.choices[0].message.content).toBe('on my key');
+      const generation = await fetch(`${gateway.baseUrl}/generation?id=${own.id}`, { headers: { authorization: `Bearer ${ADMIN_KEY}` } });
+      expect(((await generation.json()) as { data: { is_byok: boolean } }).data.is_byok).toBe(true);
+    } finally {
+      await fetch(`${gateway.baseUrl}/byok/${credential}`, { method: 'DELETE', headers: { authorization: `Bearer ${ADMIN_KEY}` } });
+    }
+  }, 60_000);
+});
+
 describe('money', () => {
   it('fails a batch whose maximum cost the key\'s limit cannot cover, before anything is submitted', async () => {
     const { key, hash } = await newKey('provider batch too small', 0.0001);
