@@ -2,11 +2,12 @@
 // output and an error file) and Anthropic's Message Batches (the requests inline, results as JSON Lines).
 // Each request goes in the provider's wire format, made by the same converters as a live call, and each
 // answer comes back as the internal result the live adapter would have given (or the ProviderError it
-// would have thrown).
+// would have thrown). Results files are read line by line as they arrive, never whole.
 import * as z from 'zod';
 import { randomBytes } from 'node:crypto';
 import { ProviderError } from './provider-error.js';
 import { callUpstream, parseUpstream } from './http.js';
+import { bodyLines } from './json-lines.js';
 import { emptyUsage, type FetchLike, type GenerationRequest, type GenerationResult } from './types.js';
 import { convertToOpenAIChat } from './openai/convert-to-openai-chat.js';
 import { chatCompletionResult } from './openai/openai-chat-adapter.js';
@@ -83,8 +84,13 @@ const openAiLineSchema = z.object({
 });
 const OPENAI_ENDED = new Set(['completed', 'failed', 'expired', 'cancelled']);
 
-function jsonLines(text: string): unknown[] {
-  return text.split('\n').filter((line) => line.trim() !== '').map((line) => JSON.parse(line) as unknown);
+/** A JSON line of a provider's results file; a line that is not JSON is the provider's fault (502). */
+function parseLine(provider: string, line: string): unknown {
+  try {
+    return JSON.parse(line) as unknown;
+  } catch {
+    throw new ProviderError({ provider, kind: 'invalid-response', status: 502, message: 'The provider\'s batch results file has a line that is not JSON' });
+  }
 }
 
 export function createOpenAIBatchApi(settings: BatchApiSettings): ProviderBatchApi {
@@ -93,7 +99,6 @@ export function createOpenAIBatchApi(settings: BatchApiSettings): ProviderBatchA
   const auth: Record<string, string> = settings.apiKey ? { authorization: `Bearer ${settings.apiKey}` } : {};
   const call = (path: string, { headers, ...options }: { method?: 'GET' | 'POST'; body?: unknown; text?: string; headers?: Record<string, string> } = {}) =>
     callUpstream({ provider, fetch, url: `${base}${path}`, ...options, headers: { ...auth, ...headers }, describeError: describeOpenAIError });
-  const fileText = async (id: string) => (await call(`/files/${encodeURIComponent(id)}/content`, { method: 'GET' })).text();
 
   return {
     kind: 'openai',
@@ -134,8 +139,9 @@ export function createOpenAIBatchApi(settings: BatchApiSettings): ProviderBatchA
       const outcomes = new Map<string, ProviderBatchOutcome>();
       for (const fileId of [batch.output_file_id, batch.error_file_id]) {
         if (!fileId) continue;
-        for (const raw of jsonLines(await fileText(fileId))) {
-          const line = parseUpstream(provider, openAiLineSchema, raw);
+        const file = await call(`/files/${encodeURIComponent(fileId)}/content`, { method: 'GET' });
+        for await (const text of bodyLines(file.body)) {
+          const line = parseUpstream(provider, openAiLineSchema, parseLine(provider, text));
           outcomes.set(line.custom_id, openAiOutcome(provider, line));
         }
       }
@@ -218,8 +224,8 @@ export function createAnthropicBatchApi(settings: BatchApiSettings): ProviderBat
       const batch = await read(id);
       const outcomes = new Map<string, ProviderBatchOutcome>();
       if (!batch.results_url) return outcomes;
-      for (const raw of jsonLines(await (await call(batch.results_url, { method: 'GET' })).text())) {
-        const line = parseUpstream(provider, anthropicResultSchema, raw);
+      for await (const text of bodyLines((await call(batch.results_url, { method: 'GET' })).body)) {
+        const line = parseUpstream(provider, anthropicResultSchema, parseLine(provider, text));
         const { result } = line;
         if (result.type === 'succeeded') outcomes.set(line.custom_id, { kind: 'result', result: messageResult(parseUpstream(provider, anthropicMessageSchema, result.message)) });
         else if (result.type === 'errored') {

@@ -12,6 +12,7 @@ import { GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/clie
 import type { BedrockClient } from '@aws-sdk/client-bedrock';
 import { ProviderError } from '../provider-error.js';
 import { parseUpstream } from '../http.js';
+import { bodyLines } from '../json-lines.js';
 import type { GenerationRequest } from '../types.js';
 import type { ProviderBatchApi, ProviderBatchOutcome } from '../batch-api.js';
 import { convertToBedrockConverse } from './convert-to-bedrock-converse.js';
@@ -159,18 +160,24 @@ export function createBedrockBatchApi(settings: BedrockBatchSettings): ProviderB
       if (!uri) return outcomes;
       const out = s3Location(uri);
       const jobId = id.slice(id.lastIndexOf('/') + 1);
-      let text: string;
+      let body: AsyncIterable<Uint8Array>;
       try {
         const object = await s3.send(new GetObjectCommand({ Bucket: out.bucket, Key: `${out.key.replace(/\/?$/, '/')}${jobId}/input.jsonl.out` }));
-        text = await object.Body!.transformToString('utf8');
+        body = object.Body as AsyncIterable<Uint8Array>;
       } catch (err) {
         // No output at all: the job ran no record (stopped, expired or failed before any).
         if ((err as { name?: string }).name === 'NoSuchKey') return outcomes;
         throw err;
       }
-      for (const raw of text.split('\n')) {
-        if (raw.trim() === '') continue;
-        const line = parseUpstream(provider, outputLineSchema, JSON.parse(raw) as unknown);
+      // Line by line as it arrives: each line repeats its request (modelInput), the file is never held whole.
+      for await (const raw of bodyLines(body)) {
+        let parsed: unknown;
+        try {
+          parsed = JSON.parse(raw);
+        } catch {
+          throw new ProviderError({ provider, kind: 'invalid-response', status: 502, message: 'Bedrock\'s batch output has a line that is not JSON' });
+        }
+        const line = parseUpstream(provider, outputLineSchema, parsed);
         const customId = customIdOf(line.recordId);
         if (!customId) continue;
         if (line.modelOutput !== undefined && !line.error) {
