@@ -1,5 +1,5 @@
-// npm start's parts in processes of their own (bin/local/child.ts): the upstream simulator and the batch
-// runner, each started again when it dies.
+// npm start's parts in processes of their own (bin/local/child.ts): the upstream simulator, the batch runner
+// and the S3, SQS and KMS stand-ins, each started again when it dies.
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { SimulatorOptions } from '../simulator/server.js';
 import type { PartHealth } from '../../lambdas/app/system-operations.js';

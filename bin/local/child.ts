@@ -1,5 +1,6 @@
-// npm start's parts that run as processes of their own (the simulator, the batch runner), as on AWS they are
-// their own functions or services: each gets its own heap and event loop, and the memory each needs is its
+// npm start's parts that run as processes of their own (the simulator, the batch runner, the S3, SQS and KMS
+// stand-ins; the meter aggregator has its own host, aggregator-process.ts), as on AWS they are their own
+// functions or services: each gets its own heap and event loop, and the memory each needs is its
 // own (the bench reports each process's peak). The parent forks a TypeScript entry through tsx with an IPC
 // channel; the child says `ready` (with what the parent needs to know, such as its URL) or `failed`, answers
 // questions by id, and exits when told to stop or when its parent goes (however the parent ended).
@@ -54,18 +55,20 @@ export function startChild<Info>(options: ChildOptions): Promise<Child<Info>> {
     spawnError = error;
     options.output(`${options.name}: ${error.message}`);
   });
-  let tail = '';
-  const lines = (chunk: Buffer) => {
-    tail += chunk.toString();
-    const parts = tail.split('\n');
-    tail = parts.pop()!;
+  // Each stream's output line by line (a line split across chunks is kept until its end arrives).
+  const tails = { stdout: '', stderr: '' };
+  const lines = (stream: keyof typeof tails) => (chunk: Buffer) => {
+    const parts = (tails[stream] + chunk.toString()).split('\n');
+    tails[stream] = parts.pop()!;
     for (const line of parts) if (line.trim() !== '') options.output(line);
   };
-  child.stdout!.on('data', lines);
-  child.stderr!.on('data', lines);
+  child.stdout!.on('data', lines('stdout'));
+  child.stderr!.on('data', lines('stderr'));
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => {
-    if (tail.trim() !== '') options.output(tail);
-    tail = '';
+    for (const stream of ['stdout', 'stderr'] as const) {
+      if (tails[stream].trim() !== '') options.output(tails[stream]);
+      tails[stream] = '';
+    }
     resolve({ code, signal });
   }));
   const pending = new Map<number, (value: unknown) => void>();
