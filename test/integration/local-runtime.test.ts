@@ -2,11 +2,12 @@
 // in processes of their own (started again when they die), and what /health and requests say when DynamoDB
 // Local dies (restarted once, then given up on).
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { mkdtempSync, readFileSync, readdirSync, statSync } from 'node:fs';
+import { mkdtempSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import OpenAI from 'openai';
 import { startLocalRuntime, type LocalRuntime } from '../../bin/local/runtime.js';
+import { processTree, running } from '../support/process-tree.js';
 
 let runtime: LocalRuntime;
 let out = '';
@@ -79,29 +80,7 @@ describe('npm start console', () => {
 
 /** This process's descendant whose command line names `entry`, if there is one. */
 function childRunning(entry: string): number | undefined {
-  const below = (pid: number): number[] => {
-    let children: number[] = [];
-    try {
-      children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
-    } catch {
-      return [];
-    }
-    return children.flatMap((child) => [child, ...below(child)]);
-  };
-  const threads = readdirSync(`/proc/${process.pid}/task`).map(Number);
-  return threads.flatMap((thread) => {
-    try {
-      return readFileSync(`/proc/${process.pid}/task/${thread}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number).flatMap((child) => [child, ...below(child)]);
-    } catch {
-      return [];
-    }
-  }).find((pid) => {
-    try {
-      return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(entry);
-    } catch {
-      return false;
-    }
-  });
+  return processTree(process.pid).find((proc) => proc.pid !== process.pid && proc.command.includes(entry) && running(proc))?.pid;
 }
 
 describe('parts in processes of their own', () => {
