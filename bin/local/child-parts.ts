@@ -92,6 +92,7 @@ export async function startBatchRunner(
         ...(leaseOwner ? { GATEWAY_LEASE_OWNER: `${leaseOwner}-batches` } : {}),
       },
       nodeFlags: nodeFlags ?? BATCH_RUNNER_NODE_FLAGS,
+      background: true,
       output: wiring.log,
       onMessage: (message: FromChild) => {
         if (message.type === 'log') wiring.log(message.line as string);

@@ -5,6 +5,7 @@
 // channel; the child says `ready` (with what the parent needs to know, such as its URL) or `failed`, answers
 // questions by id, and exits when told to stop or when its parent goes (however the parent ended).
 import { fork, type ChildProcess } from 'node:child_process';
+import { setPriority } from 'node:os';
 
 /** What a child sends. `answer` replies to a question (by its id); anything else goes to the parent's onMessage. */
 export type FromChild =
@@ -25,6 +26,27 @@ export interface ChildOptions {
   output: (line: string) => void;
   onMessage?: (message: FromChild) => void;
   startTimeoutMs?: number;
+  /** Work that can wait (the batch runner): it runs behind the request path for the CPU (BACKGROUND_NICENESS). */
+  background?: boolean;
+}
+
+/**
+ * The scheduling priority (nice value) of npm start's background processes, the meter aggregator and the
+ * batch runner: on AWS they are functions on machines of their own; here they share the cores with the
+ * process that serves requests, and their bursts (a stream batch applied, a shard of items) delayed its
+ * replies. Measured with `npm run bench` (one run each, 2 cores): added latency p99 3.42 ms against 5.66 and
+ * 13.1 ms at the normal priority, time to first byte p99 12.4 against 21.4 and 30.0 ms, chunks over 1 ms late
+ * 58 against 96 and 124, with the same throughput and the aggregator's lag (p99 280 ms) unchanged.
+ */
+export const BACKGROUND_NICENESS = 10;
+
+/** Lowers a process's scheduling priority to BACKGROUND_NICENESS (where the OS lets it; nothing otherwise). */
+export function lowerPriority(pid: number): void {
+  try {
+    setPriority(pid, BACKGROUND_NICENESS);
+  } catch {
+    // Not permitted or not supported here: it runs at the normal priority.
+  }
 }
 
 export interface Child<Info> {
@@ -49,6 +71,7 @@ export function startChild<Info>(options: ChildOptions): Promise<Child<Info>> {
     // Bigints and Maps cross as they are (records carry bigint money).
     serialization: 'advanced',
   });
+  if (options.background && child.pid) lowerPriority(child.pid);
   // A failed spawn, kill or send: said, never thrown at the gateway (a start that has not finished fails).
   let spawnError: Error | undefined;
   child.on('error', (error) => {

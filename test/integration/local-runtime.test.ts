@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import OpenAI from 'openai';
 import { startLocalRuntime, type LocalRuntime } from '../../bin/local/runtime.js';
 import { processTree, running } from '../support/process-tree.js';
+import { BACKGROUND_NICENESS } from '../../bin/local/child.js';
 
 let runtime: LocalRuntime;
 let out = '';
@@ -86,6 +87,13 @@ function childRunning(entry: string): number | undefined {
 describe('parts in processes of their own', () => {
   it('runs the simulator, the batch runner, the meter aggregator and the S3, SQS and KMS stand-ins as processes apart from the gateway\'s', () => {
     for (const entry of ['simulator-child.ts', 'batch-child.ts', 'aggregator-worker.ts', 'aws-child.ts']) expect(childRunning(entry)).toEqual(expect.any(Number));
+    // The work that can wait runs behind the request path for the CPU; the simulator and the stand-ins do not.
+    const niceOf = (pid: number) => Number(readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')[16]);
+    const own = niceOf(process.pid);
+    expect(niceOf(childRunning('batch-child.ts')!)).toBe(Math.max(own, BACKGROUND_NICENESS));
+    expect(niceOf(childRunning('aggregator-worker.ts')!)).toBe(Math.max(own, BACKGROUND_NICENESS));
+    expect(niceOf(childRunning('simulator-child.ts')!)).toBe(own);
+    expect(niceOf(childRunning('aws-child.ts')!)).toBe(own);
   });
 
   it('a batch runner that dies is started again, and batches run after it', async () => {
