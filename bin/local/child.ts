@@ -34,9 +34,9 @@ export interface ChildOptions {
  * The scheduling priority (nice value) of npm start's background processes, the meter aggregator and the
  * batch runner: on AWS they are functions on machines of their own; here they share the cores with the
  * process that serves requests, and their bursts (a stream batch applied, a shard of items) delayed its
- * replies. Measured with `npm run bench` (one run each, 2 cores): added latency p99 3.42 ms against 5.66 and
- * 13.1 ms at the normal priority, time to first byte p99 12.4 against 21.4 and 30.0 ms, chunks over 1 ms late
- * 58 against 96 and 124, with the same throughput and the aggregator's lag (p99 280 ms) unchanged.
+ * replies. Measured with `npm run bench` (two runs each, 2 cores): added latency p99 3.42 and 4.40 ms against
+ * 5.66 and 13.1 ms at the normal priority, time to first byte p99 12.4 and 19.3 against 21.4 and 30.0 ms,
+ * chunks over 1 ms late 58 and 57 against 96 and 124, at the same throughput and aggregator lag (p99 < 0.3 s).
  */
 export const BACKGROUND_NICENESS = 10;
 
