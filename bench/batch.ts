@@ -127,7 +127,8 @@ async function main(): Promise<void> {
   const base = /listening on (http:\/\/[^\s]+\/api\/v1)/.exec(output)![1]!;
   const peaks = new Map<string, number>();
   const sample = () => {
-    peaks.set('gateway (npm start: the HTTP server and handlers)', Math.max(peaks.get('gateway (npm start: the HTTP server and handlers)') ?? 0, peakRss(child.pid!)));
+    const gateway = 'gateway (npm start: the HTTP server and handlers)';
+    peaks.set(gateway, Math.max(peaks.get(gateway) ?? 0, peakRss(child.pid!)));
     for (const pid of descendants(child.pid!)) {
       const name = nameOf(pid);
       if (name) peaks.set(name, Math.max(peaks.get(name) ?? 0, peakRss(pid)));

@@ -6,7 +6,7 @@
 // (its stream checkpoints are on disk, a page applied twice is refused by its marker), unless it keeps dying;
 // meanwhile pages wait in the stream and requests are served as before.
 import { fork, type ChildProcess } from 'node:child_process';
-import { lowerPriority } from './child.js';
+import { localModule, lowerPriority } from './child.js';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { PartHealth } from '../../lambdas/app/system-operations.js';
 
@@ -72,8 +72,7 @@ const MAX_LAGS = 100_000;
 
 /** The module the process runs by default. */
 function defaultModule(): string {
-  const from = (import.meta as { url?: string }).url ?? pathToFileURL(__filename).href;
-  return new URL('./aggregator-worker.ts', from).href;
+  return pathToFileURL(localModule('./aggregator-worker.ts')).href;
 }
 
 export async function startAggregatorProcess(options: AggregatorProcessOptions): Promise<AggregatorProcess> {

@@ -1,18 +1,11 @@
 // npm start's parts in processes of their own (bin/local/child.ts): the upstream simulator, the batch runner
 // and the S3, SQS and KMS stand-ins, each started again when it dies.
-import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { SimulatorOptions } from '../simulator/server.js';
 import type { PartHealth } from '../../lambdas/app/system-operations.js';
 import type { BatchExecutions } from '../../lambdas/batches/index.js';
-import { startChild, supervise, type FromChild } from './child.js';
+import { localModule, startChild, supervise, type FromChild } from './child.js';
 import type { BatchChildOptions } from './batch-child.js';
 import type { AwsChildOptions, AwsStandIns } from './aws-child.js';
-
-/** A module beside this one, as a path (this file is an ES module under tsx, CommonJS-transformed under Jest). */
-function besideThis(file: string): string {
-  const from = (import.meta as { url?: string }).url ?? pathToFileURL(__filename).href;
-  return fileURLToPath(new URL(file, from));
-}
 
 export interface SimulatorProcess {
   url: string;
@@ -30,7 +23,7 @@ export async function startSimulatorProcess(options: SimulatorOptions & { host: 
   const { s3Endpoint: _s3, ...settings } = options;
   const supervised = await supervise<{ url: string; port: number }>(
     () => startChild({
-      name: 'the upstream simulator', entry: besideThis('./simulator-child.ts'),
+      name: 'the upstream simulator', entry: localModule('./simulator-child.ts'),
       env: { ...process.env, SIMULATOR_CHILD_OPTIONS: JSON.stringify({ ...settings, port }) },
       output,
     }),
@@ -84,7 +77,7 @@ export async function startBatchRunner(
   const { leaseOwner, nodeFlags, ...settings } = options;
   const supervised = await supervise(
     () => startChild({
-      name: 'the batch runner', entry: besideThis('./batch-child.ts'),
+      name: 'the batch runner', entry: localModule('./batch-child.ts'),
       env: {
         ...process.env,
         BATCH_CHILD_OPTIONS: JSON.stringify(settings),
@@ -131,7 +124,7 @@ export async function startAwsStandIns(options: AwsChildOptions, output: (line: 
   let first = true;
   let restarted: () => void = () => undefined;
   const supervised = await supervise<AwsStandIns>(
-    () => startChild({ name: 'the S3, SQS and KMS stand-ins', entry: besideThis('./aws-child.ts'), env: { ...process.env, AWS_CHILD_OPTIONS: JSON.stringify({ ...options, ...ports }) }, output }),
+    () => startChild({ name: 'the S3, SQS and KMS stand-ins', entry: localModule('./aws-child.ts'), env: { ...process.env, AWS_CHILD_OPTIONS: JSON.stringify({ ...options, ...ports }) }, output }),
     {
       name: 'the S3, SQS and KMS stand-ins',
       log: output,

@@ -5,6 +5,7 @@
 // channel; the child says `ready` (with what the parent needs to know, such as its URL) or `failed`, answers
 // questions by id, and exits when told to stop or when its parent goes (however the parent ended).
 import { fork, type ChildProcess } from 'node:child_process';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { setPriority } from 'node:os';
 
 /** What a child sends. `answer` replies to a question (by its id); anything else goes to the parent's onMessage. */
@@ -61,6 +62,12 @@ export interface Child<Info> {
 }
 
 const DEFAULT_START_TIMEOUT_MS = 120_000;
+
+/** A module of bin/local as a path (these files are ES modules under tsx, CommonJS-transformed under Jest). */
+export function localModule(file: string): string {
+  const from = (import.meta as { url?: string }).url ?? pathToFileURL(__filename).href;
+  return fileURLToPath(new URL(file, from));
+}
 
 export function startChild<Info>(options: ChildOptions): Promise<Child<Info>> {
   const child: ChildProcess = fork(options.entry, [], {

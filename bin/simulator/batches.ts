@@ -9,7 +9,7 @@
 // that ends with none answered. Nothing is kept on disk: a restarted simulator knows no batch.
 import { createHash } from 'node:crypto';
 import { anthropic } from './anthropic.js';
-import { isObject, newId, nowSeconds, textReply, toolReply, type WireFormat } from './common.js';
+import { isObject, jsonBody, newId, nowSeconds, textReply, toolReply, type WireFormat } from './common.js';
 import { openAiEmbeddings } from './embeddings.js';
 import { openAiChat } from './openai-chat.js';
 import { openAiResponses } from './openai-responses.js';
@@ -176,12 +176,9 @@ export class SimulatedBatches {
   }
 
   private createOpenAi(raw: Buffer): BatchReply {
-    let body: unknown;
-    try {
-      body = JSON.parse(raw.toString('utf8'));
-    } catch {
-      return openAiError(400, 'We could not parse the JSON body of your request.');
-    }
+    const parsed = jsonBody(raw);
+    if (!parsed) return openAiError(400, 'We could not parse the JSON body of your request.');
+    const body = parsed.value;
     if (!isObject(body)) return openAiError(400, 'The request body must be a JSON object.');
     const { input_file_id: inputFileId, endpoint, completion_window: window } = body;
     if (typeof endpoint !== 'string' || !OPENAI_ENDPOINTS[endpoint]) return openAiError(400, `Invalid 'endpoint': use one of ${Object.keys(OPENAI_ENDPOINTS).join(', ')}.`);
@@ -287,12 +284,9 @@ export class SimulatedBatches {
   // ---- Anthropic ---------------------------------------------------------------------------------------
 
   private createAnthropic(raw: Buffer): BatchReply {
-    let body: unknown;
-    try {
-      body = JSON.parse(raw.toString('utf8'));
-    } catch {
-      return anthropicError(400, 'invalid_request_error', 'The request body is not valid JSON.');
-    }
+    const parsed = jsonBody(raw);
+    if (!parsed) return anthropicError(400, 'invalid_request_error', 'The request body is not valid JSON.');
+    const body = parsed.value;
     if (!isObject(body) || !Array.isArray(body.requests) || body.requests.length === 0) return anthropicError(400, 'invalid_request_error', 'requests: Field required (at least one request)');
     const seen = new Set<string>();
     for (const [index, request] of body.requests.entries()) {

@@ -11,7 +11,7 @@ import { GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/clie
 import { createS3Client } from '../../lambdas/platform/aws/s3.js';
 import { bufferedAnswer, type BatchReply } from './batches.js';
 import {
-  contentText, isObject, newId, readLimit, upstreamName,
+  contentText, isObject, jsonBody, newId, readLimit, upstreamName,
   type ErrorKind, type ErrorReply, type Reply, type WireFormat,
 } from './common.js';
 
@@ -149,12 +149,9 @@ export class SimulatedBedrockBatches {
   }
 
   private create(raw: Buffer): BatchReply {
-    let body: unknown;
-    try {
-      body = JSON.parse(raw.toString('utf8'));
-    } catch {
-      return exception(400, 'ValidationException', 'The request body is not valid JSON.');
-    }
+    const parsed = jsonBody(raw);
+    if (!parsed) return exception(400, 'ValidationException', 'The request body is not valid JSON.');
+    const body = parsed.value;
     if (!isObject(body)) return exception(400, 'ValidationException', 'The request body must be a JSON object.');
     const { jobName, roleArn, modelId, clientRequestToken } = body;
     const input = isObject(body.inputDataConfig) && isObject(body.inputDataConfig.s3InputDataConfig) ? body.inputDataConfig.s3InputDataConfig : undefined;

@@ -136,6 +136,15 @@ export function nowSeconds(): number {
 
 export type Json = Record<string, unknown>;
 
+/** A request body parsed as JSON, or `undefined` when it is not JSON (the caller answers its format's 400). */
+export function jsonBody(raw: Buffer): { value: unknown } | undefined {
+  try {
+    return { value: JSON.parse(raw.toString('utf8')) as unknown };
+  } catch {
+    return undefined;
+  }
+}
+
 export function isObject(value: unknown): value is Json {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

@@ -7,7 +7,7 @@
 // the body and the reply.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
-import { textReply, toolReply, type ParsedRequest, type Reply, type WireFormat } from './common.js';
+import { jsonBody, textReply, toolReply, type ParsedRequest, type Reply, type WireFormat } from './common.js';
 import { openAiChat } from './openai-chat.js';
 import { openAiResponses } from './openai-responses.js';
 import { anthropic } from './anthropic.js';
@@ -227,14 +227,12 @@ export function startSimulator(options: SimulatorOptions): Promise<Simulator> {
       return;
     }
     readBody(req, (raw) => {
-      let body: unknown;
-      try {
-        body = JSON.parse(raw.toString('utf8'));
-      } catch {
+      const parsed = jsonBody(raw);
+      if (!parsed) {
         sendJson(res, 400, { error: { message: 'We could not parse the JSON body of your request.', type: 'invalid_request_error', param: null, code: null } });
         return;
       }
-      const reply = answer(body);
+      const reply = answer(parsed.value);
       afterFirstByteDelay(res, () => sendJson(res, reply.status, reply.body, reply.headers));
     });
   }

@@ -78,6 +78,8 @@ function s3Location(uri: string): { bucket: string; key: string } {
 
 /** Job names and client request tokens take letters, digits and inner hyphens. */
 const tokenOf = (gatewayBatchId: string) => gatewayBatchId.replace(/[^a-zA-Z0-9]+/g, '-').replace(/^-+|-+$/g, '');
+/** The job's name: found again by it (find()). */
+const jobNameOf = (gatewayBatchId: string) => `gateway-${tokenOf(gatewayBatchId)}`.slice(0, 63);
 
 /** Where the control plane is, for a runtime endpoint: its own URL off AWS, else the region of AWS's. */
 export function controlPlaneOf(runtimeEndpoint: string | undefined, region: string | undefined): { endpoint?: string; region?: string } {
@@ -122,13 +124,12 @@ export function createBedrockBatchApi(settings: BedrockBatchSettings): ProviderB
 
     async submit(lines, metadata) {
       const batchId = metadata.gateway_batch_id ?? '';
-      const name = `gateway-${tokenOf(batchId)}`.slice(0, 63);
       // Beside the batch's own objects (batches/<id>/…): kept and expired with them, readable by the role.
       const prefix = `batches/${batchId}/bedrock/`;
       const body = lines.map(({ customId, request }) => `{"recordId":${JSON.stringify(recordIdOf(customId))},"modelInput":${modelInput(request, provider)}}`).join('\n');
       await s3.send(new PutObjectCommand({ Bucket: bucket, Key: `${prefix}input.jsonl`, Body: `${body}\n`, ContentType: 'application/jsonl' }));
       const created = await send<{ jobArn?: string }>((sdk) => new sdk.CreateModelInvocationJobCommand({
-        jobName: name,
+        jobName: jobNameOf(batchId),
         roleArn: settings.roleArn,
         // The same token is the same job: a retry after a crash between this call and storing its answer.
         clientRequestToken: tokenOf(batchId) || undefined,
@@ -143,7 +144,7 @@ export function createBedrockBatchApi(settings: BedrockBatchSettings): ProviderB
     },
 
     async find(gatewayBatchId) {
-      const name = `gateway-${tokenOf(gatewayBatchId)}`.slice(0, 63);
+      const name = jobNameOf(gatewayBatchId);
       const listed = await send<{ invocationJobSummaries?: Array<{ jobArn?: string; jobName?: string }> }>((sdk) => new sdk.ListModelInvocationJobsCommand({ nameContains: name, maxResults: 10 }));
       return listed.invocationJobSummaries?.find((summary) => summary.jobName === name)?.jobArn;
     },
