@@ -9,6 +9,7 @@ import { InternRepository } from '../interns/index.js';
 import { RollupRepository } from '../billing/rollup-repository.js';
 import { Vault, VaultRepository } from '../vault/index.js';
 import { ByokRepository, ByokSource } from '../byok/index.js';
+import { PresetRepository } from '../presets/index.js';
 import { AwsKms, type KmsConfig } from '../platform/aws/kms.js';
 import { Logger, type LogSink } from '../platform/logger.js';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
@@ -34,6 +35,8 @@ export interface GatewayDeps extends AuthDeps {
   interns: InternRepository;
   /** BYOK provider credentials (sealed). */
   byok: ByokRepository;
+  /** Presets and their versions. */
+  presets: PresetRepository;
   /** The inference engine: catalog, provider adapters, routing state, generation records. */
   engine: EngineDeps;
   /** Applies pages of generation records to the meters (behind the table's stream). */
@@ -83,6 +86,7 @@ export function createDeps(config: GatewayConfig, wiring: DepsWiring = {}): Gate
     clock,
     ...(config.leaseOwner ? { leaseOwner: config.leaseOwner } : {}),
     keySeen: (key) => keyCache.set(key.hash, key),
+    presetCacheTtlMs: wiring.keyCacheTtlMs ?? config.keyCacheTtlMs,
     ...(wiring.workspaceCacheTtlMs !== undefined ? { workspaceCacheTtlMs: wiring.workspaceCacheTtlMs } : {}),
   });
   if (vault) engine.byok = new ByokSource(byok, vault, wiring.credentialCacheTtlMs);
@@ -97,6 +101,7 @@ export function createDeps(config: GatewayConfig, wiring: DepsWiring = {}): Gate
     vault,
     interns: new InternRepository(db, tableName),
     byok,
+    presets: new PresetRepository(db, tableName),
     engine,
     aggregator: createAggregator(db, tableName, { log, clock }),
     keyCache,

@@ -22,6 +22,7 @@ import { EndpointHealth, StickySessions } from '../inference/endpoint-health.js'
 import { ShutdownSwitch } from '../platform/shutdown.js';
 import { DEFAULT_ENGINE_CONFIG, type EngineConfig, type EngineDeps } from '../inference/engine.js';
 import { consoleLogger, type Logger } from '../platform/logger.js';
+import { PresetRepository, PresetSource } from '../presets/index.js';
 
 function positiveInt(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
   const raw = env[name];
@@ -60,6 +61,8 @@ export interface EngineWiring {
   /** Told about a fresher copy of an API key seen while reserving (the key cache takes it). */
   keySeen?: (key: ApiKey) => void;
   workspaceCacheTtlMs?: number;
+  /** How long a preset's designated version is served from the cache (as keys are). */
+  presetCacheTtlMs?: number;
   /**
    * Who holds this process's leases and exact holds (GATEWAY_LEASE_OWNER): npm start names itself after its
    * data directory, so that a restart takes back what a crashed predecessor held; elsewhere a fresh name per
@@ -116,6 +119,7 @@ export function createEngineDeps(db: DynamoDBDocumentClient, tableName: string, 
     generationIds: new GenerationIds(),
     ...(leases ? { leases } : {}),
     endpointFailures: new EndpointFailureRepository(db, tableName),
+    presets: new PresetSource(new PresetRepository(db, tableName), wiring.presetCacheTtlMs),
     clock,
     config: settings.engine,
     now: () => performance.now(),

@@ -15,6 +15,7 @@ import { createVaultOperations } from '../vault/index.js';
 import { createInternOperations } from '../interns/index.js';
 import { createByokOperations, usableEndpointFilter } from '../byok/index.js';
 import { createBatchOperations } from '../batches/index.js';
+import { createPresetOperations } from '../presets/index.js';
 import { batchDepsOf } from './batch-deps.js';
 
 export function createManagementOperations(deps: GatewayDeps): ManagementOperations {
@@ -42,6 +43,8 @@ export function createManagementOperations(deps: GatewayDeps): ManagementOperati
     ...createAnalyticsOperations({ rollups, keys, providerNames: names, clock }),
     ...createVaultOperations({ vault, organizations, interns, settings: config.vault }),
     ...createInternOperations({ interns, organizations, keys, keyCache, vault, clock, hosts: config.vault.hosts }),
+    // Inference's preset cache is read through deps at call time, like the key cache.
+    ...createPresetOperations({ presets: deps.presets, source: { saved: (scope, preset) => deps.engine.presets?.saved(scope, preset) }, clock }),
     ...createByokOperations({ byok, vault, providers: byokProviders(engine.catalog), keys, workspaces, invalidateCredentials, clock }),
     ...createBatchOperations({
       batches: batches.repository, results: batches.results, uploads: batches.uploads, objects: batches.objects, executions: () => batches.executions, clock, log, windowSeconds: config.batches.windowSeconds,

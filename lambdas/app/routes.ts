@@ -16,6 +16,7 @@ import { internRoutes } from '../interns/index.js';
 import { byokRoutes } from '../byok/index.js';
 import { inferenceRoutes } from '../inference/routes.js';
 import { batchRoutes } from '../batches/routes.js';
+import { presetRoutes } from '../presets/index.js';
 
 /** Routes about the gateway itself (system-operations.ts). */
 export const systemRoutes = [
@@ -46,6 +47,7 @@ export const routes = [
   ...internRoutes,
   ...byokRoutes,
   ...inferenceRoutes,
+  ...presetRoutes,
   ...batchRoutes,
 ] as const satisfies readonly RouteDef[];
 

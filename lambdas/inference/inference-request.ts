@@ -4,10 +4,18 @@ import type { Plugin, ProviderPreferences } from './formats/common-schema.js';
 
 export type InboundFormat = 'chat' | 'responses' | 'messages' | 'embeddings';
 
+/** A preset the request runs through: `@preset/<slug>`, `<model>@preset/<slug>` or `preset: "<slug>"`. */
+export interface PresetReference {
+  slug: string;
+  /** The request names its own model (`<model>@preset/<slug>`, or `model` beside `preset`): the preset's models are not used. */
+  fixedModel: boolean;
+}
+
 export interface InferenceRequest {
   format: InboundFormat;
-  /** Gateway model ids to try, in order (model first, then models). */
+  /** Gateway model ids to try, in order (model first, then models); a preset's come in when it is applied. */
   models: string[];
+  preset?: PresetReference;
   /** Everything for the provider except the model, which routing decides. */
   params: Omit<GenerationRequest, 'model'>;
   provider: ProviderPreferences | undefined;

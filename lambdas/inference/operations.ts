@@ -26,6 +26,7 @@ import { embeddingsReply, embeddingsUsage, fromEmbeddings } from './formats/embe
 import type { StreamEvent } from '../providers/types.js';
 import { SSE_DONE, SSE_KEEPALIVE } from './formats/sse.js';
 import type { Candidate } from './routing.js';
+import { resolvePreset } from './presets.js';
 
 const nextTick = () => new Promise<void>((resolve) => process.nextTick(resolve));
 /**
@@ -117,7 +118,7 @@ async function run(inference: InferenceRequest, principal: Principal | null, htt
   // A process shutting down takes no new work (also before the request is looked at).
   if (engine.shutdown.triggered) throw shuttingDownError();
   const caller = callerOf(principal);
-  const request = withSession(inference, http);
+  const request = withSession(inference.preset ? await resolvePreset(inference, caller, engine.presets) : inference, http);
   const withMetadata = metadataEnabled(http.headers);
   const deferral = deferralOf(defer);
   const options: RunGenerationOptions = { request, caller, deps: engine, stream: request.stream, signal: http.signal, defer: deferral.defer, invocation: http.invocation, errorStatus };
@@ -219,7 +220,8 @@ export async function generateDeferred(inference: InferenceRequest, caller: Call
   let generation: GenerationRun<GenerationOutcome>;
   try {
     if (engine.shutdown.triggered) throw shuttingDownError();
-    generation = runGeneration({ request, caller, deps: engine, stream: false, signal, defer, errorStatus });
+    const resolved = request.preset ? await resolvePreset(request, caller, engine.presets) : request;
+    generation = runGeneration({ request: resolved, caller, deps: engine, stream: false, signal, defer, errorStatus });
   } catch (err) {
     const error = asHttpError(err);
     if (!(error instanceof HttpError)) throw err;

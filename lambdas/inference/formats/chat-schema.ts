@@ -1,7 +1,7 @@
 // POST /chat/completions request body (docs/API.md `POST /api/v1/chat/completions`), OpenAI-compatible.
 import * as z from 'zod';
 import {
-  cacheControlSchema, debugSchema, imageConfigSchema, jsonSchemaObject, metadataSchema, modelIdSchema, modelsSchema, penaltySchema,
+  cacheControlSchema, debugSchema, imageConfigSchema, jsonSchemaObject, metadataSchema, modelIdSchema, modelsSchema, presetSlugSchema, penaltySchema,
   pluginSchema, providerPreferencesSchema, reasoningEffortSchema, reasoningSchema, serviceTierSchema, sessionIdSchema,
   stopServerToolsWhenSchema, temperatureSchema, topLogprobsSchema, topPSchema, traceSchema, userSchema,
 } from './common-schema.js';
@@ -86,6 +86,8 @@ export const chatRequestSchema = z.object({
   messages: z.array(chatMessageSchema).min(1),
   model: modelIdSchema.optional(),
   models: modelsSchema.optional(),
+  /** A preset of the key's workspace applied beneath the request (also `"model": "@preset/<slug>"`). */
+  preset: presetSlugSchema.optional(),
   max_tokens: z.number().int().min(1).nullish(),
   max_completion_tokens: z.number().int().min(1).nullish(),
   frequency_penalty: penaltySchema.nullish(),
@@ -128,8 +130,8 @@ export const chatRequestSchema = z.object({
   safety_identifier: z.string().max(256).optional(),
   verbosity: z.enum(['low', 'medium', 'high']).nullish(),
 }).superRefine((body, ctx) => {
-  if (body.model === undefined && body.models === undefined) {
-    ctx.addIssue({ code: 'custom', path: ['model'], message: 'model or models is required' });
+  if (body.model === undefined && body.models === undefined && body.preset === undefined) {
+    ctx.addIssue({ code: 'custom', path: ['model'], message: 'model or models is required (or a preset)' });
   }
   if (body.reasoning_effort != null && body.reasoning?.effort != null && body.reasoning_effort !== body.reasoning.effort) {
     ctx.addIssue({ code: 'custom', path: ['reasoning_effort'], message: `must not differ from reasoning.effort ("${body.reasoning.effort}")` });

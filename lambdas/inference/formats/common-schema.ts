@@ -11,6 +11,10 @@ export const PLUGIN_IDS = [
 
 export const modelIdSchema = z.string().min(1).max(256);
 export const modelsSchema = z.array(modelIdSchema).min(1).max(64);
+/** A preset's slug: 1 to 128 URL-safe characters (RFC 3986's unreserved ones), starting with a letter or digit. */
+export const PRESET_SLUG = /^[A-Za-z0-9][A-Za-z0-9._~-]{0,127}$/;
+export const PRESET_SLUG_RULE = '1 to 128 URL-safe characters (letters, digits, ".", "_", "~", "-"), starting with a letter or digit';
+export const presetSlugSchema = z.string().regex(PRESET_SLUG, `a preset slug is ${PRESET_SLUG_RULE}`);
 
 export const metadataSchema = z.record(
   z.string().max(64, 'metadata keys are at most 64 characters').regex(/^[^[\]]*$/, 'metadata keys must not contain brackets'),

@@ -4,6 +4,7 @@ import type { ContentPart, FunctionTool, Message, ReasoningConfig, ReasoningEffo
 import type { ChatMessage, ChatRequest } from './chat-schema.js';
 import type { InferenceRequest } from '../inference-request.js';
 import { chatContentPart } from './chat-schema.js';
+import { presetOf } from '../presets.js';
 import type { z } from 'zod';
 
 type ChatPart = z.infer<typeof chatContentPart>;
@@ -72,12 +73,28 @@ export function modelList(model: string | undefined, models: string[] | undefine
   return [...new Set([...(model ? [model] : []), ...(models ?? [])])];
 }
 
+/** The models to try and the preset named, from `model` (which may name a preset) and `preset`. */
+export function modelsAndPreset(body: { model?: string | undefined; models?: string[] | undefined; preset?: string | undefined }): Pick<InferenceRequest, 'models' | 'preset'> {
+  const { model, preset } = presetOf(body.model, body.preset);
+  return { models: modelList(model, body.models), ...(preset ? { preset } : {}) };
+}
+
 /** An assistant turn's reasoning: `reasoning`, else the text of its reasoning_details, with their signature. */
 function reasoningOf(message: { reasoning?: string | null | undefined; reasoning_details?: Array<{ text?: string | null | undefined; summary?: string | null | undefined; signature?: string | null | undefined }> | null | undefined }) {
   const details = message.reasoning_details ?? [];
   const text = message.reasoning || details.map((detail) => detail.text ?? detail.summary ?? '').join('') || undefined;
   const signature = details.find((detail) => detail.signature)?.signature ?? undefined;
   return { ...(text ? { reasoning: text } : {}), ...(signature ? { reasoning_signature: signature } : {}) };
+}
+
+/** A chat `response_format` as the internal one (`where` names it in the 400 for a type no provider takes). */
+export function toResponseFormat(format: NonNullable<ChatRequest['response_format']>, where: string): ResponseFormat {
+  if (format.type === 'grammar' || format.type === 'python') {
+    throw new InvalidInputError(`Invalid ${where}: type "${format.type}" is not supported by any configured provider`);
+  }
+  return format.type === 'json_schema'
+    ? { type: 'json_schema', name: format.json_schema.name, schema: format.json_schema.schema ?? {}, ...(format.json_schema.strict != null ? { strict: format.json_schema.strict } : {}), ...(format.json_schema.description ? { description: format.json_schema.description } : {}) }
+    : { type: format.type };
 }
 
 type Reasoning = ChatRequest['reasoning'];
@@ -97,11 +114,11 @@ export function toReasoning(reasoning: Reasoning, shorthand?: ReasoningEffort | 
 
 /** The routing and identity fields both inbound formats share. */
 export function routingFields(
-  body: Pick<ChatRequest, 'model' | 'models' | 'provider' | 'route' | 'stream' | 'service_tier' | 'session_id' | 'user' | 'metadata'> & { safety_identifier?: string | null | undefined },
+  body: Pick<ChatRequest, 'model' | 'models' | 'preset' | 'provider' | 'route' | 'stream' | 'service_tier' | 'session_id' | 'user' | 'metadata'> & { safety_identifier?: string | null | undefined },
   plugins: InferenceRequest['plugins'],
 ): Omit<InferenceRequest, 'format' | 'params' | 'echo'> {
   return {
-    models: modelList(body.model, body.models),
+    ...modelsAndPreset(body),
     provider: body.provider ?? undefined,
     routePartition: body.route === 'fallback' ? 'model' : body.route === 'sort' ? 'none' : undefined,
     stream: body.stream === true,
@@ -123,16 +140,7 @@ export function fromChat(body: ChatRequest): InferenceRequest {
     ...(tool.function.parameters !== undefined ? { parameters: tool.function.parameters } : {}),
     ...(tool.function.strict != null ? { strict: tool.function.strict } : {}),
   }));
-  let responseFormat: ResponseFormat | undefined;
-  if (body.response_format) {
-    const format = body.response_format;
-    if (format.type === 'grammar' || format.type === 'python') {
-      throw new InvalidInputError(`Invalid body.response_format: type "${format.type}" is not supported by any configured provider`);
-    }
-    responseFormat = format.type === 'json_schema'
-      ? { type: 'json_schema', name: format.json_schema.name, schema: format.json_schema.schema ?? {}, ...(format.json_schema.strict != null ? { strict: format.json_schema.strict } : {}), ...(format.json_schema.description ? { description: format.json_schema.description } : {}) }
-      : { type: format.type };
-  }
+  const responseFormat = body.response_format ? toResponseFormat(body.response_format, 'body.response_format') : undefined;
   const toolChoice: ToolChoice | undefined = body.tool_choice == null ? undefined
     : typeof body.tool_choice === 'string' ? body.tool_choice : { name: body.tool_choice.function.name };
   const reasoning = toReasoning(body.reasoning, body.reasoning_effort);

@@ -5,7 +5,7 @@
 import { InvalidInputError } from '../../platform/errors.js';
 import type { ContentPart, FunctionTool, Message, ReasoningConfig, ToolChoice } from '../../providers/types.js';
 import type { InferenceRequest } from '../inference-request.js';
-import { modelList, rejectPlugins } from './from-chat.js';
+import { modelsAndPreset, rejectPlugins } from './from-chat.js';
 import type { MessagesContentBlock, MessagesMessage, MessagesRequest } from './messages-schema.js';
 
 type Block = MessagesContentBlock;
@@ -137,7 +137,7 @@ export function fromMessages(body: MessagesRequest): InferenceRequest {
   };
   return {
     format: 'messages',
-    models: modelList(body.model, body.models),
+    ...modelsAndPreset(body),
     provider: body.provider ?? undefined,
     routePartition: body.route === 'fallback' ? 'model' : body.route === 'sort' ? 'none' : undefined,
     stream: body.stream === true,

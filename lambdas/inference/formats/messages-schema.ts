@@ -3,7 +3,7 @@
 // provider, route, plugins, session_id, user).
 import * as z from 'zod';
 import {
-  cacheControlSchema, jsonSchemaObject, modelIdSchema, modelsSchema, pluginSchema, providerPreferencesSchema, sessionIdSchema,
+  cacheControlSchema, jsonSchemaObject, modelIdSchema, modelsSchema, presetSlugSchema, pluginSchema, providerPreferencesSchema, sessionIdSchema,
   topPSchema, userSchema,
 } from './common-schema.js';
 
@@ -74,6 +74,8 @@ const thinkingSchema = z.discriminatedUnion('type', [
 export const messagesRequestSchema = z.object({
   model: modelIdSchema.optional(),
   models: modelsSchema.optional(),
+  /** A preset of the key's workspace applied beneath the request (also `"model": "@preset/<slug>"`). */
+  preset: presetSlugSchema.optional(),
   messages: z.array(messageSchema).min(1),
   system: z.union([z.string(), z.array(textBlock)]).optional(),
   max_tokens: z.number().int().min(1).optional(),
@@ -95,8 +97,8 @@ export const messagesRequestSchema = z.object({
   session_id: sessionIdSchema.optional(),
   user: userSchema.optional(),
 }).superRefine((body, ctx) => {
-  if (body.model === undefined && body.models === undefined) {
-    ctx.addIssue({ code: 'custom', path: ['model'], message: 'model or models is required' });
+  if (body.model === undefined && body.models === undefined && body.preset === undefined) {
+    ctx.addIssue({ code: 'custom', path: ['model'], message: 'model or models is required (or a preset)' });
   }
 });
 export type MessagesRequest = z.infer<typeof messagesRequestSchema>;

@@ -1,7 +1,7 @@
 // POST /responses request body (docs/API.md `POST /api/v1/responses`): stateless, the whole history in `input`.
 import * as z from 'zod';
 import {
-  cacheControlSchema, debugSchema, imageConfigSchema, jsonSchemaObject, metadataSchema, modelIdSchema, modelsSchema, penaltySchema,
+  cacheControlSchema, debugSchema, imageConfigSchema, jsonSchemaObject, metadataSchema, modelIdSchema, modelsSchema, presetSlugSchema, penaltySchema,
   pluginSchema, providerPreferencesSchema, reasoningSchema, serviceTierSchema, sessionIdSchema, stopServerToolsWhenSchema,
   temperatureSchema, topLogprobsSchema, topPSchema, traceSchema, userSchema,
 } from './common-schema.js';
@@ -105,6 +105,8 @@ export const responsesToolChoice = z.union([
 export const responsesRequestSchema = z.object({
   model: modelIdSchema.optional(),
   models: modelsSchema.optional(),
+  /** A preset of the key's workspace applied beneath the request (also `"model": "@preset/<slug>"`). */
+  preset: presetSlugSchema.optional(),
   input: z.union([z.string(), z.array(inputItemSchema)]),
   instructions: z.string().nullish(),
   max_output_tokens: z.number().int().min(1).nullish(),
@@ -144,8 +146,8 @@ export const responsesRequestSchema = z.object({
   debug: debugSchema.optional(),
   image_config: imageConfigSchema.optional(),
 }).superRefine((body, ctx) => {
-  if (body.model === undefined && body.models === undefined) {
-    ctx.addIssue({ code: 'custom', path: ['model'], message: 'model or models is required' });
+  if (body.model === undefined && body.models === undefined && body.preset === undefined) {
+    ctx.addIssue({ code: 'custom', path: ['model'], message: 'model or models is required (or a preset)' });
   }
   if (body.background === true) {
     ctx.addIssue({ code: 'custom', path: ['background'], message: 'is not supported: responses are not stored, so they cannot run in the background; stream instead' });

@@ -23,6 +23,8 @@
 //   batch           BATCH#<id>         BATCH              ORG#<org>#WS#<ws>#BATCHES  <created_at 10 digits>#<id>   (newest first: batches/batch-repository.ts)
 //   batch result    BATCH#<id>         R#<line 9 digits>                                                (one per item, in input order: batches/result-repository.ts)
 //   batch upload    UPLOAD#<id>        UPLOAD                                                           (a batch input uploaded in parts: batches/upload-repository.ts)
+//   preset          PRESETS#<org>#<ws> PRESET#<slug>                                                    (with its designated version inline: presets/preset-repository.ts)
+//   preset version  PRESET#<preset>    V#<version 9 digits>                                             (immutable, numbered without gaps)
 export const itemKeys = {
   organization: (orgId: string) => ({ pk: `ORG#${orgId}`, sk: 'ORG' }),
   workspace: (orgId: string, workspaceId: string) => ({ pk: `ORG#${orgId}`, sk: `WS#${workspaceId}` }),
@@ -67,4 +69,8 @@ export const itemKeys = {
   batchesOf: (orgId: string, workspaceId: string) => ({ gsi1pk: `ORG#${orgId}#WS#${workspaceId}#BATCHES` }),
   batchResult: (batchId: string, line: number) => ({ pk: `BATCH#${batchId}`, sk: `R#${String(line).padStart(9, '0')}` }),
   batchResultsOf: (batchId: string) => ({ pk: `BATCH#${batchId}`, skPrefix: 'R#' }),
+  preset: (orgId: string, workspaceId: string, slug: string) => ({ pk: `PRESETS#${orgId}#${workspaceId}`, sk: `PRESET#${slug}` }),
+  presetsOf: (orgId: string, workspaceId: string) => ({ pk: `PRESETS#${orgId}#${workspaceId}`, skPrefix: 'PRESET#' }),
+  presetVersion: (presetId: string, version: number) => ({ pk: `PRESET#${presetId}`, sk: `V#${String(version).padStart(9, '0')}` }),
+  presetVersionsOf: (presetId: string) => ({ pk: `PRESET#${presetId}`, skPrefix: 'V#' }),
 } as const;

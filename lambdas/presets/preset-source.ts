@@ -1,0 +1,40 @@
+// Presets as inference reads them: cached per warm function like API keys (RecordCache), so a request through
+// a preset reads the store at most once a cache lifetime. A new version written through this process
+// replaces the cached copy at once; other instances take it up within one lifetime.
+import { RecordCache } from '../platform/record-cache.js';
+import { presetConfigSchema, type AppliedPresetConfig } from './preset-config.js';
+import type { PresetRepository } from './preset-repository.js';
+import type { Preset, PresetScope } from './types.js';
+
+export interface ResolvedPreset {
+  preset: Preset;
+  /** The designated version's config, read back with the request schemas (provider prices in nano-dollars …). */
+  config: AppliedPresetConfig;
+}
+
+const cacheKey = (scope: PresetScope, slug: string) => `${scope.orgId}/${scope.workspaceId}/${slug}`;
+
+export function resolvedOf(preset: Preset): ResolvedPreset {
+  return { preset, config: presetConfigSchema.parse(preset.designated_version.config) };
+}
+
+export class PresetSource {
+  private readonly cache: RecordCache<ResolvedPreset>;
+
+  constructor(private readonly repository: Pick<PresetRepository, 'get'>, ttlMs = 2000) {
+    this.cache = new RecordCache<ResolvedPreset>(ttlMs);
+  }
+
+  /** The preset of this workspace with that slug, or undefined (never another workspace's). */
+  resolve(scope: PresetScope, slug: string): Promise<ResolvedPreset | undefined> {
+    return this.cache.getOrLoad(cacheKey(scope, slug), async () => {
+      const preset = await this.repository.get(scope, slug);
+      return preset ? resolvedOf(preset) : undefined;
+    });
+  }
+
+  /** A version just written here: the next request uses it. */
+  saved(scope: PresetScope, preset: Preset): void {
+    this.cache.set(cacheKey(scope, preset.slug), resolvedOf(preset));
+  }
+}
