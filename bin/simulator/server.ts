@@ -2,7 +2,8 @@
 // Responses, Anthropic Messages and Google Gemini wire formats, with a handful of scripted models
 // (echo, tool-call, error-429, error-500, timeout, cut-stream), OpenAI's and Gemini's embeddings APIs
 // (the `embed` model, embeddings.ts), the providers' batch APIs (batches.ts) and Bedrock's Converse and batch
-// inference jobs (bedrock.ts). Used by `npm start`, the end-to-end
+// inference jobs (bedrock.ts), and OpenAI's and ElevenLabs' text-to-speech APIs (the `tts-echo` model,
+// streaming real MP3 or PCM audio, speech.ts and audio.ts). Used by `npm start`, the end-to-end
 // tests and the benchmark, so the hot path stays lean: no logging, no per-request allocation beyond
 // the body and the reply.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
@@ -15,6 +16,7 @@ import { geminiJsonArray, geminiSse } from './gemini.js';
 import { geminiEmbeddings, openAiEmbeddings, type EmbeddingsReply } from './embeddings.js';
 import { SimulatedBatches } from './batches.js';
 import { BEDROCK_CONVERSE_PATH, SimulatedBedrockBatches, bedrockConverse } from './bedrock.js';
+import { ELEVENLABS_SPEECH_PATH, OPENAI_SPEECH_PATH, elevenLabsSpeech, openAiSpeech, streamSpeech, type SpeechApi, type SpeechFormat } from './speech.js';
 
 export interface SimulatorOptions {
   port: number;
@@ -28,6 +30,22 @@ export interface SimulatorOptions {
   batchDelayMs?: number;
   /** The S3 stand-in Bedrock batch jobs read and write, as known when a job runs (default: S3_ENDPOINT then). */
   s3Endpoint?: string | (() => string | undefined);
+  /**
+   * Called once per streamed speech reply when its response closes: `completed` false when the client
+   * went away first, `bytes` the audio bytes written until then. Not called for error replies.
+   */
+  onSpeech?: (event: SpeechEvent) => void;
+  /** Called with every parsed JSON request body of the chat formats, the embeddings and the speech APIs. */
+  onRequest?: (path: string, body: unknown) => void;
+}
+
+export interface SpeechEvent {
+  path: string;
+  /** The model as the client sent it. */
+  model: string;
+  format: SpeechFormat;
+  completed: boolean;
+  bytes: number;
 }
 
 export const DEFAULT_SIMULATOR_BATCH_DELAY_MS = 1000;
@@ -93,6 +111,7 @@ export function startSimulator(options: SimulatorOptions): Promise<Simulator> {
   const host = options.host ?? '127.0.0.1';
   const chunkDelayMs = Math.max(0, options.chunkDelayMs ?? 0);
   const firstByteDelayMs = Math.max(0, options.firstByteDelayMs ?? 0);
+  const { onSpeech, onRequest } = options;
 
   /** Run `fn` after the first-byte delay, unless the client has gone by then. */
   function afterFirstByteDelay(res: ServerResponse, fn: () => void): void {
@@ -166,7 +185,7 @@ export function startSimulator(options: SimulatorOptions): Promise<Simulator> {
     res.write(bytes.subarray(0, bytes.length >> 1), () => res.destroy());
   }
 
-  function handle(res: ServerResponse, found: Route, raw: string): void {
+  function handle(res: ServerResponse, path: string, found: Route, raw: string): void {
     const { format } = found;
     let body: unknown;
     try {
@@ -176,6 +195,7 @@ export function startSimulator(options: SimulatorOptions): Promise<Simulator> {
       sendJson(res, failure.status, failure.body);
       return;
     }
+    if (onRequest) onRequest(path, body);
     if (format === bedrockConverse && found.stream) {
       const failure = format.error('invalid', 'The simulator answers Converse, not ConverseStream');
       sendJson(res, failure.status, failure.body);
@@ -220,7 +240,7 @@ export function startSimulator(options: SimulatorOptions): Promise<Simulator> {
   }
 
   /** An embeddings call: POST only, JSON in and out. */
-  function embeddings(req: IncomingMessage, res: ServerResponse, answer: (body: unknown) => EmbeddingsReply): void {
+  function embeddings(req: IncomingMessage, res: ServerResponse, path: string, answer: (body: unknown) => EmbeddingsReply): void {
     if (req.method !== 'POST') {
       req.resume();
       sendJson(res, 405, { error: { message: `Method ${req.method ?? ''} not allowed; use POST.` } }, { allow: 'POST' });
@@ -232,8 +252,39 @@ export function startSimulator(options: SimulatorOptions): Promise<Simulator> {
         sendJson(res, 400, { error: { message: 'We could not parse the JSON body of your request.', type: 'invalid_request_error', param: null, code: null } });
         return;
       }
+      if (onRequest) onRequest(path, parsed.value);
       const reply = answer(parsed.value);
       afterFirstByteDelay(res, () => sendJson(res, reply.status, reply.body, reply.headers));
+    });
+  }
+
+  /** A text-to-speech call: POST only, JSON in, streamed audio (or a JSON error) out. */
+  function speech(req: IncomingMessage, res: ServerResponse, path: string, query: string, api: SpeechApi): void {
+    if (req.method !== 'POST') {
+      req.resume();
+      const failure = api.methodNotAllowed(req.method ?? '');
+      sendJson(res, failure.status, failure.body, { allow: 'POST' });
+      return;
+    }
+    readBody(req, (raw) => {
+      const parsed = jsonBody(raw);
+      if (parsed && onRequest) onRequest(path, parsed.value);
+      const reply = api.answer(parsed, query);
+      switch (reply.kind) {
+        case 'audio': {
+          const { model, audio } = reply;
+          const done = onSpeech && ((completed: boolean, bytes: number) => onSpeech({ path, model, format: audio.format, completed, bytes }));
+          streamSpeech(res, audio, reply.headers, firstByteDelayMs, chunkDelayMs, done);
+          return;
+        }
+        case 'error':
+          if (reply.delayed) afterFirstByteDelay(res, () => sendJson(res, reply.status, reply.body, reply.headers));
+          else sendJson(res, reply.status, reply.body, reply.headers);
+          return;
+        case 'timeout':
+          // As the chat formats' `timeout`: never answer, hold nothing.
+          return;
+      }
     });
   }
 
@@ -263,13 +314,21 @@ export function startSimulator(options: SimulatorOptions): Promise<Simulator> {
       return;
     }
     if (path === '/v1/embeddings') {
-      embeddings(req, res, openAiEmbeddings);
+      embeddings(req, res, path, openAiEmbeddings);
       return;
     }
     const geminiEmbed = GEMINI_EMBED_PATH.exec(path);
     if (geminiEmbed) {
       const model = geminiEmbed[1]!;
-      embeddings(req, res, (body) => geminiEmbeddings(body, model, geminiEmbed[2] === 'batchEmbedContents'));
+      embeddings(req, res, path, (body) => geminiEmbeddings(body, model, geminiEmbed[2] === 'batchEmbedContents'));
+      return;
+    }
+    if (path === OPENAI_SPEECH_PATH) {
+      speech(req, res, path, '', openAiSpeech);
+      return;
+    }
+    if (ELEVENLABS_SPEECH_PATH.test(path)) {
+      speech(req, res, path, q === -1 ? '' : url.slice(q + 1), elevenLabsSpeech);
       return;
     }
     const found = route(path, q === -1 ? '' : url.slice(q + 1));
@@ -285,7 +344,7 @@ export function startSimulator(options: SimulatorOptions): Promise<Simulator> {
       sendJson(res, 405, failure.body, { allow: 'POST' });
       return;
     }
-    readBody(req, (raw) => handle(res, found, raw.toString('utf8')));
+    readBody(req, (raw) => handle(res, path, found, raw.toString('utf8')));
   });
   // Benchmarks and the gateway keep connections alive between requests.
   server.keepAliveTimeout = 65_000;
@@ -313,7 +372,8 @@ export function startSimulator(options: SimulatorOptions): Promise<Simulator> {
           bedrockJobs.close();
           closing ??= new Promise<void>((done, fail) => {
             server.close((err) => (err ? fail(err) : done()));
-            // Requests that never get an answer (`timeout`), streams in progress, idle keep-alive sockets.
+            // Requests that never get an answer (`timeout`), streams in progress (a speech stream's 'close'
+            // clears its timer), idle keep-alive sockets.
             server.closeAllConnections();
             for (const socket of sockets) socket.destroy();
           });
