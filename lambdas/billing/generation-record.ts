@@ -14,7 +14,7 @@ export interface GenerationRecord {
   provider: string;
   upstream_model: string;
   provider_id: string | null;
-  api: 'chat' | 'responses' | 'messages' | 'embeddings';
+  api: 'chat' | 'responses' | 'messages' | 'embeddings' | 'speech';
   streamed: boolean;
   status: 'completed' | 'incomplete' | 'error' | 'cancelled';
   finish_reason: FinishReason | null;

@@ -3,7 +3,7 @@
 import { readFileSync } from 'node:fs';
 import * as z from 'zod';
 import { usdToNanos } from '../platform/money.js';
-import type { AdapterKind, Catalog, CatalogEndpoint, CatalogModel } from './types.js';
+import { SPEECH_ADAPTERS, type AdapterKind, type Catalog, type CatalogEndpoint, type CatalogModel } from './types.js';
 
 const price = z.union([z.string(), z.number()]).transform((value, ctx) => {
   try {
@@ -20,7 +20,7 @@ const BATCH_API_ADAPTER: Record<'openai' | 'anthropic' | 'bedrock', string> = { 
 const endpointConfig = z.object({
   provider: z.string().min(1),
   provider_name: z.string().optional(),
-  adapter: z.enum(['openai-chat', 'openai-responses', 'anthropic', 'gemini', 'bedrock']),
+  adapter: z.enum(['openai-chat', 'openai-responses', 'anthropic', 'gemini', 'bedrock', 'openai-speech', 'elevenlabs']),
   base_url: z.string().url().optional(),
   credential: z.string().optional(),
   upstream_model: z.string().min(1),
@@ -39,7 +39,23 @@ const endpointConfig = z.object({
   latency_ms: z.number().nonnegative().optional(),
   batch_api: z.enum(['openai', 'anthropic', 'bedrock']).optional(),
   batch_discount_percent: z.number().int().min(0).max(100).optional(),
+  speech: z.object({
+    voices: z.array(z.string().min(1)).min(1),
+    formats: z.array(z.enum(['mp3', 'pcm'])).min(1),
+    speed: z.object({ min: z.number().positive(), max: z.number().positive() }).nullable().optional(),
+    voice_cloning: z.boolean().optional(),
+    multiple_references: z.boolean().optional(),
+    image_references: z.boolean().optional(),
+    max_characters: z.number().int().positive().optional(),
+  }).optional(),
 }).refine(
+  (endpoint) => (endpoint.speech !== undefined) === SPEECH_ADAPTERS.has(endpoint.adapter as AdapterKind),
+  { message: 'a speech endpoint (adapter openai-speech or elevenlabs) needs `speech` (voices, formats …), and only a speech endpoint has it', path: ['speech'] },
+).refine(
+  // Priced per input character (pricing.prompt); the audio itself costs nothing more.
+  (endpoint) => endpoint.speech === undefined || endpoint.pricing.completion === 0n,
+  { message: 'a speech endpoint is priced per input character (pricing.prompt): pricing.completion must be 0', path: ['pricing', 'completion'] },
+).refine(
   (endpoint) => endpoint.batch_api === undefined || endpoint.adapter === BATCH_API_ADAPTER[endpoint.batch_api],
   { message: 'batch_api "openai" needs the openai-chat adapter, "anthropic" the anthropic adapter, "bedrock" the bedrock adapter', path: ['batch_api'] },
 ).refine(
@@ -104,6 +120,17 @@ export function buildCatalog(file: z.output<typeof catalogFileSchema>): Catalog 
       latency_ms: endpoint.latency_ms ?? 500,
       ...(endpoint.batch_api ? { batch_api: endpoint.batch_api } : {}),
       ...(endpoint.batch_api ? { batch_discount_percent: endpoint.batch_discount_percent ?? 50 } : {}),
+      ...(endpoint.speech ? {
+        speech: {
+          voices: endpoint.speech.voices,
+          formats: endpoint.speech.formats,
+          speed: endpoint.speech.speed ?? null,
+          voice_cloning: endpoint.speech.voice_cloning ?? false,
+          multiple_references: endpoint.speech.multiple_references ?? false,
+          image_references: endpoint.speech.image_references ?? false,
+          max_characters: endpoint.speech.max_characters ?? 4096,
+        },
+      } : {}),
     })),
   }));
   const byId = new Map<string, CatalogModel>();
@@ -140,7 +167,19 @@ export function simulatorCatalog(baseUrl: string): CatalogFile {
     output_modalities: ['embeddings'],
     service_tiers: ['default'],
   });
-  const model = (id: string, description: string, endpoints: Array<ReturnType<typeof endpoint> | ReturnType<typeof embeddings>>) => ({ id, name: `Simulator: ${id.split('/')[1]}`, description, endpoints });
+  const speech = (upstream: string, adapter: AdapterKind, provider = 'simulator', capabilities: Partial<z.input<typeof endpointConfig>['speech']> = {}) => ({
+    ...endpoint(upstream, adapter, provider),
+    // $15 per million characters, as OpenAI's tts-1.
+    pricing: { prompt: '0.000015', completion: '0', request: '0' },
+    context_length: 4096,
+    max_completion_tokens: null,
+    supported_parameters: [],
+    input_modalities: ['text'],
+    output_modalities: ['audio'],
+    service_tiers: ['default'],
+    speech: { voices: ['alloy', 'echo', 'nova', 'shimmer'], formats: ['mp3', 'pcm'] as Array<'mp3' | 'pcm'>, max_characters: 4096, ...capabilities },
+  });
+  const model = (id: string, description: string, endpoints: Array<ReturnType<typeof endpoint> | ReturnType<typeof embeddings> | ReturnType<typeof speech>>) => ({ id, name: `Simulator: ${id.split('/')[1]}`, description, endpoints });
   return {
     models: [
       model('simulator/echo', 'Replies with the last user message verbatim.', [endpoint('echo')]),
@@ -157,9 +196,16 @@ export function simulatorCatalog(baseUrl: string): CatalogFile {
       model('simulator/cut-stream', 'Drops the connection in the middle of the reply.', [endpoint('cut-stream')]),
       model('simulator/embed', 'Embeddings: a deterministic unit vector per text (OpenAI embeddings wire format).', [embeddings('embed')]),
       model('simulator/embed-gemini', 'Embeddings through Gemini\'s batchEmbedContents.', [embeddings('embed', 'gemini', 'simulator-gemini')]),
+      model('simulator/tts', 'Text to speech (OpenAI\'s audio/speech wire format): MP3 or PCM of about 60 ms a character; speed 0.25-4.', [speech('tts-echo', 'openai-speech', 'simulator', { speed: { min: 0.25, max: 4 } })]),
+      model('simulator/tts-clone', 'Text to speech with stateless voice cloning from one to three reference clips, or a voice from one reference image.', [speech('tts-echo', 'openai-speech', 'simulator', { speed: { min: 0.25, max: 4 }, voice_cloning: true, multiple_references: true, image_references: true })]),
+      model('simulator/tts-elevenlabs', 'Text to speech through ElevenLabs\' streaming wire format (MP3 44.1 kHz, PCM 24 kHz); speed 0.7-1.2.', [speech('tts-echo', 'elevenlabs', 'simulator-elevenlabs', { speed: { min: 0.7, max: 1.2 } })]),
+      model('simulator/tts-fixed-speed', 'Text to speech without speed control.', [speech('tts-echo', 'openai-speech', 'simulator', { speed: null })]),
+      model('simulator/tts-error-500', 'Text to speech that always fails with 500.', [speech('error-500', 'openai-speech')]),
     ],
   };
 }
+
+const OPENAI_VOICES = ['alloy', 'ash', 'ballad', 'coral', 'echo', 'fable', 'nova', 'onyx', 'sage', 'shimmer', 'verse'];
 
 /** Real providers enabled by their credentials: a small default set each; extend with GATEWAY_CATALOG_FILE. */
 export function providerCatalog(env: NodeJS.ProcessEnv): CatalogFile {
@@ -169,6 +215,13 @@ export function providerCatalog(env: NodeJS.ProcessEnv): CatalogFile {
       provider, adapter, ...(baseUrl ? { base_url: baseUrl } : {}), ...(credential ? { credential } : {}), upstream_model: upstream, pricing: { prompt, completion }, context_length: context, max_completion_tokens: maxOut, input_modalities: ['text', 'image'],
       // OpenAI's, Anthropic's and Bedrock's own endpoints run batches through their batch services (half price).
       ...(provider === 'openai' && adapter === 'openai-chat' ? { batch_api: 'openai' as const } : provider === 'anthropic' ? { batch_api: 'anthropic' as const } : adapter === 'bedrock' ? { batch_api: 'bedrock' as const } : {}),
+    }],
+  });
+  const tts = (id: string, provider: string, adapter: AdapterKind, baseUrl: string, credential: string, upstream: string, perCharacter: string, voices: string[], speed: { min: number; max: number }, maxCharacters: number) => ({
+    id, endpoints: [{
+      provider, adapter, base_url: baseUrl, credential, upstream_model: upstream, pricing: { prompt: perCharacter, completion: '0' }, context_length: maxCharacters, max_completion_tokens: null,
+      supported_parameters: [], input_modalities: ['text'], output_modalities: ['audio'],
+      speech: { voices, formats: ['mp3' as const, 'pcm' as const], speed, max_characters: maxCharacters },
     }],
   });
   const embed = (id: string, provider: string, adapter: AdapterKind, baseUrl: string | undefined, credential: string | undefined, upstream: string, prompt: string, context: number) => ({
@@ -182,6 +235,12 @@ export function providerCatalog(env: NodeJS.ProcessEnv): CatalogFile {
     models.push(chat('openai/gpt-4.1-mini', 'openai', 'openai-chat', base, 'OPENAI_API_KEY', 'gpt-4.1-mini', '0.0000004', '0.0000016', 1047576, 32768));
     models.push(chat('openai/gpt-4o-mini', 'openai', 'openai-chat', base, 'OPENAI_API_KEY', 'gpt-4o-mini', '0.00000015', '0.0000006', 128000, 16384));
     models.push(embed('openai/text-embedding-3-small', 'openai', 'openai-chat', base, 'OPENAI_API_KEY', 'text-embedding-3-small', '0.00000002', 8191));
+    models.push(tts('openai/tts-1', 'openai', 'openai-speech', base, 'OPENAI_API_KEY', 'tts-1', '0.000015', OPENAI_VOICES, { min: 0.25, max: 4 }, 4096));
+    models.push(tts('openai/gpt-4o-mini-tts', 'openai', 'openai-speech', base, 'OPENAI_API_KEY', 'gpt-4o-mini-tts', '0.000012', OPENAI_VOICES, { min: 0.25, max: 4 }, 4096));
+  }
+  if (env.ELEVENLABS_API_KEY) {
+    // Voice ids of ElevenLabs' default voices (Rachel, Adam, Bella); any voice id of the account works.
+    models.push(tts('elevenlabs/flash-v2.5', 'elevenlabs', 'elevenlabs', env.ELEVENLABS_BASE_URL || 'https://api.elevenlabs.io/v1', 'ELEVENLABS_API_KEY', 'eleven_flash_v2_5', '0.00005', ['21m00Tcm4TlvDq8ikWAM', 'pNInz6obpgDQGcFmaJgB', 'EXAVITQu4vr4xnSDxMaL'], { min: 0.7, max: 1.2 }, 40000));
   }
   if (env.ANTHROPIC_API_KEY) {
     models.push(chat('anthropic/claude-sonnet-4.5', 'anthropic', 'anthropic', env.ANTHROPIC_BASE_URL || 'https://api.anthropic.com/v1', 'ANTHROPIC_API_KEY', 'claude-sonnet-4-5', '0.000003', '0.000015', 200000, 64000));

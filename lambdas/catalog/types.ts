@@ -2,7 +2,29 @@
 import type { Nanos } from '../platform/money.js';
 import type { Pricing } from '../billing/cost.js';
 
-export type AdapterKind = 'openai-chat' | 'openai-responses' | 'anthropic' | 'gemini' | 'bedrock';
+export type AdapterKind = 'openai-chat' | 'openai-responses' | 'anthropic' | 'gemini' | 'bedrock' | 'openai-speech' | 'elevenlabs';
+
+/** The speech adapters: their endpoints answer POST /audio/speech only. */
+export const SPEECH_ADAPTERS: ReadonlySet<AdapterKind> = new Set(['openai-speech', 'elevenlabs']);
+
+export type AudioFormat = 'mp3' | 'pcm';
+
+/** What a text-to-speech endpoint can do (its pricing.prompt is per input character). */
+export interface SpeechCapabilities {
+  /** Voices it knows; the first is used when a request names none. */
+  voices: string[];
+  formats: AudioFormat[];
+  /** The playback speeds it honours; null: no speed control (a non-default speed is refused). */
+  speed: { min: number; max: number } | null;
+  /** Stateless voice cloning from one reference clip (input_references with input_audio). */
+  voice_cloning: boolean;
+  /** Up to three reference clips in one request. */
+  multiple_references: boolean;
+  /** A voice designed from one reference image (input_references with image_url). */
+  image_references: boolean;
+  /** Longest input, in characters. */
+  max_characters: number;
+}
 
 /** Prices per token (or per request) in nano-dollars; exact, possibly zero. */
 /** What an endpoint charges (billing/cost.ts prices a generation from it). */
@@ -39,6 +61,8 @@ export interface CatalogEndpoint {
   batch_api?: 'openai' | 'anthropic' | 'bedrock';
   /** Percent off every price for requests run through batch_api (both providers: 50; none when absent). */
   batch_discount_percent?: number;
+  /** Set on text-to-speech endpoints (output_modalities ["audio"]): what they can do. */
+  speech?: SpeechCapabilities;
 }
 
 export interface CatalogModel {

@@ -2,7 +2,7 @@
 import type { GenerationRequest } from '../providers/types.js';
 import type { Plugin, ProviderPreferences } from './formats/common-schema.js';
 
-export type InboundFormat = 'chat' | 'responses' | 'messages' | 'embeddings';
+export type InboundFormat = 'chat' | 'responses' | 'messages' | 'embeddings' | 'speech';
 
 /** A preset the request runs through: `@preset/<slug>`, `<model>@preset/<slug>` or `preset: "<slug>"`. */
 export interface PresetReference {

@@ -27,6 +27,10 @@ import type { StreamEvent } from '../providers/types.js';
 import { SSE_DONE, SSE_KEEPALIVE } from './formats/sse.js';
 import type { Candidate } from './routing.js';
 import { resolvePreset } from './presets.js';
+import { fromSpeech } from './formats/speech.js';
+import { speechUsage } from '../providers/speech/audio-stream.js';
+import { computeCost } from '../billing/cost.js';
+import { nanosToUsd } from '../platform/money.js';
 
 const nextTick = () => new Promise<void>((resolve) => process.nextTick(resolve));
 /**
@@ -174,6 +178,7 @@ function streamWriter(request: InferenceRequest, identity: ReplyIdentity): Forma
       };
     }
     case 'embeddings': throw new Error('embeddings do not stream');
+    case 'speech': throw new Error('speech is written as audio, not as events');
     case 'responses': {
       const writer = new ResponsesStreamWriter(identity, request.echo);
       let started = false;
@@ -395,6 +400,86 @@ async function writeStream(options: StreamReplyOptions & { body: Readable; strea
   if (!body.destroyed) body.push(null);
 }
 
+/**
+ * POST /audio/speech: the audio written as the provider produces it. Until the provider answers, failures
+ * are real HTTP errors (retries and fallbacks happen in the pipeline); after the first byte, raw audio has
+ * no error frame, so a failure cuts the reply, which the client sees as incomplete. The price is per input
+ * character, so the cost is known before the first byte and goes out in the headers.
+ */
+async function speechReply(inference: InferenceRequest, principal: Principal | null, http: GatewayRequest, engine: EngineDeps, defer: Defer | undefined): Promise<OperationResult> {
+  if (engine.shutdown.triggered) throw shuttingDownError();
+  const caller = callerOf(principal);
+  const request = withSession(inference, http);
+  const deferral = deferralOf(defer);
+  const generation = runGeneration({ request, caller, deps: engine, stream: true, signal: http.signal, defer: deferral.defer, invocation: http.invocation, errorStatus });
+  const { trace } = generation;
+  let stream: GenerationStream;
+  let start: StreamStart;
+  try {
+    stream = await generation.result;
+    const first = await stream.next();
+    if (first.done || first.value.type !== 'start') throw new Error('stream began without its start event');
+    start = first.value;
+  } catch (err) {
+    if (deferral.drain) await deferral.drain();
+    throw withGeneration(err, trace, false, engine);
+  }
+  const speech = request.params.speech!;
+  const cost = computeCost(speechUsage(speech), start.candidate.endpoint.pricing);
+  const body = new Readable({
+    read() { /* audio is pushed as it arrives */ },
+    destroy(error, callback) {
+      // The client went away: stop the upstream call now (what was produced is settled as cancelled).
+      if (error || !this.readableEnded) generation.abort(new Error('client disconnected'));
+      callback(error);
+    },
+  });
+  const produced = writeAudio(stream, body, http.invocation, deferral).catch((err: unknown) => {
+    engine.log.error('speech producer failed', { generation_id: trace.generationId, error: String(err) });
+    if (!body.destroyed) body.destroy(err instanceof Error ? err : new Error(String(err)));
+  });
+  defer?.(produced);
+  return {
+    kind: 'stream',
+    status: 200,
+    headers: {
+      'content-type': speech.format === 'mp3' ? 'audio/mpeg' : 'audio/pcm',
+      ...(speech.format === 'pcm' ? { 'x-audio-sample-rate': String(PCM_SAMPLE_RATE), 'x-audio-sample-format': 's16le' } : {}),
+      'cache-control': 'no-cache',
+      'x-generation-id': trace.generationId,
+      'x-usage-characters': String(speech.input.length),
+      'x-usage-cost': String(nanosToUsd(cost.total)),
+    },
+    body,
+  };
+}
+
+/** Both speech adapters ask for 24 kHz PCM (OpenAI's only rate; ElevenLabs' pcm_24000). */
+const PCM_SAMPLE_RATE = 24_000;
+
+async function writeAudio(stream: GenerationStream, body: Readable, invocation: Invocation | undefined, deferral: ReturnType<typeof deferralOf>): Promise<void> {
+  try {
+    for (let step = await stream.next(); !step.done; step = await stream.next()) {
+      const event = step.value;
+      if (event.type === 'audio') {
+        if (body.destroyed) continue;
+        if (invocation) invocation.responseBytes += event.data.length;
+        body.push(event.data);
+      } else if (event.type === 'end' && event.failure && event.status !== 'cancelled' && !body.destroyed) {
+        if (deferral.drain) await deferral.drain();
+        body.destroy(new Error(`speech stream failed: ${event.failure.message}`));
+        return;
+      }
+    }
+  } catch (err) {
+    await stream.return(undefined).catch(() => undefined);
+    if (deferral.drain) await deferral.drain().catch(() => undefined);
+    throw err;
+  }
+  if (deferral.drain) await deferral.drain();
+  if (!body.destroyed) body.push(null);
+}
+
 export function createInferenceOperations({ engine }: { engine: EngineDeps }): InferenceOperations {
   return {
     async chatCompletions({ body, principal, request, defer }) {
@@ -408,6 +493,9 @@ export function createInferenceOperations({ engine }: { engine: EngineDeps }): I
     },
     async createEmbeddings({ body, principal, request, defer }) {
       return run(fromEmbeddings(body), principal, request, engine, defer);
+    },
+    async createSpeech({ body, principal, request, defer }) {
+      return speechReply(fromSpeech(body), principal, request, engine, defer);
     },
   };
 }

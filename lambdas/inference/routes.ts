@@ -4,6 +4,7 @@ import { chatRequestSchema } from './formats/chat-schema.js';
 import { responsesRequestSchema } from './formats/responses-schema.js';
 import { messagesRequestSchema } from './formats/messages-schema.js';
 import { embeddingsRequestSchema } from './formats/embeddings-schema.js';
+import { speechRequestSchema } from './formats/speech-schema.js';
 
 /** Lambda Function URLs accept request payloads up to 6 MB. */
 export const INFERENCE_MAX_BODY_BYTES = 6 * 1024 * 1024;
@@ -24,6 +25,11 @@ export const inferenceRoutes = [
   {
     operationId: 'createEmbeddings', method: 'POST', path: '/embeddings', fn: 'inference', auth: 'inference',
     tag: 'Inference', summary: 'Embeddings of one text or a list of texts (OpenAI format: float or base64 vectors)', body: embeddingsRequestSchema, maxBodyBytes: INFERENCE_MAX_BODY_BYTES,
+  },
+  {
+    operationId: 'createSpeech', method: 'POST', path: '/audio/speech', fn: 'inference', auth: 'inference',
+    tag: 'Inference', summary: 'Text to speech: raw audio streamed as it is produced (audio/mpeg for mp3, audio/pcm 24 kHz 16-bit little-endian for pcm); priced per input character',
+    body: speechRequestSchema, maxBodyBytes: INFERENCE_MAX_BODY_BYTES,
   },
 ] as const satisfies readonly RouteDef[];
 

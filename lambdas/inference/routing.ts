@@ -66,13 +66,56 @@ export function producesEmbeddings(endpoint: CatalogEndpoint): boolean {
   return endpoint.output_modalities.includes('embeddings');
 }
 
-/** Embeddings requests go to embeddings models only, and every other request to text models only: the 400 for models of the other kind. */
-function wrongKindError(wrong: string[], wantsEmbeddings: boolean): InvalidInputError {
-  const names = wrong.map((id) => `"${id}"`).join(', ');
-  return new InvalidInputError(wantsEmbeddings
-    ? `${names} ${wrong.length === 1 ? 'is not an embeddings model' : 'are not embeddings models'}; pick one whose output_modalities include "embeddings" (GET /models?output_modalities=embeddings)`
-    : `${names} ${wrong.length === 1 ? 'is an embeddings model' : 'are embeddings models'}; call POST /embeddings with ${wrong.length === 1 ? 'it' : 'them'}`, { metadata: { models: wrong } });
+type EndpointKind = 'text' | 'embeddings' | 'speech';
+
+function kindOf(endpoint: CatalogEndpoint): EndpointKind {
+  return endpoint.speech ? 'speech' : producesEmbeddings(endpoint) ? 'embeddings' : 'text';
 }
+
+const KIND_OUTPUT: Record<EndpointKind, string> = { text: 'text output', embeddings: 'embeddings output', speech: 'audio output' };
+
+/** Each route goes to models of its kind (text, embeddings, speech): the 400 for models of another kind. */
+function wrongKindError(wrong: Array<{ id: string; kind: EndpointKind }>, wanted: EndpointKind): InvalidInputError {
+  const names = wrong.map(({ id }) => `"${id}"`).join(', ');
+  const one = wrong.length === 1;
+  let message: string;
+  if (wanted === 'embeddings') message = `${names} ${one ? 'is not an embeddings model' : 'are not embeddings models'}; pick one whose output_modalities include "embeddings" (GET /models?output_modalities=embeddings)`;
+  else if (wanted === 'speech') message = `${names} ${one ? 'is not a text-to-speech model' : 'are not text-to-speech models'}; pick one whose output_modalities include "audio" (GET /models?output_modalities=audio)`;
+  else if (wrong.every(({ kind }) => kind === 'embeddings')) message = `${names} ${one ? 'is an embeddings model' : 'are embeddings models'}; call POST /embeddings with ${one ? 'it' : 'them'}`;
+  else if (wrong.every(({ kind }) => kind === 'speech')) message = `${names} ${one ? 'is a text-to-speech model' : 'are text-to-speech models'}; call POST /audio/speech with ${one ? 'it' : 'them'}`;
+  else message = `${names} are not text models; call POST /embeddings or POST /audio/speech with them`;
+  return new InvalidInputError(message, { metadata: { models: wrong.map(({ id }) => id) } });
+}
+
+/** Why a speech endpoint cannot serve the request (a routing removal reason), or undefined when it can. */
+function speechMismatch(endpoint: CatalogEndpoint, speech: NonNullable<InferenceRequest['params']['speech']>): string | undefined {
+  const can = endpoint.speech!;
+  const clips = speech.references.filter((part) => part.type === 'input_audio').length;
+  const image = speech.references.some((part) => part.type === 'image_url');
+  if (image && !can.image_references) return 'image references';
+  if (clips > 0 && !can.voice_cloning) return 'voice cloning';
+  if (clips > 1 && !can.multiple_references) return 'multiple references';
+  if (!can.formats.includes(speech.format)) return 'response_format';
+  if (speech.voice !== undefined && !image && !clips && !can.voices.includes(speech.voice)) return 'voice';
+  if (speech.speed !== undefined && speech.speed !== 1) {
+    if (!can.speed) return 'speed control';
+    if (speech.speed < can.speed.min || speech.speed > can.speed.max) return 'speed range';
+  }
+  if (speech.input.length > can.max_characters) return 'input length';
+  return undefined;
+}
+
+/** What a speech model lacks, said plainly, when every endpoint was removed for it (a 400, not a 404). */
+const SPEECH_REFUSALS: Record<string, string> = {
+  'image references': 'supports no image reference (input_references with image_url)',
+  'voice cloning': 'supports no voice cloning (input_references with input_audio)',
+  'multiple references': 'takes one reference clip, not several',
+  'response_format': 'cannot produce this response_format',
+  'voice': 'has no such voice (GET /models lists its voices)',
+  'speed control': 'has no speed control: send no speed, or 1',
+  'speed range': 'cannot play at this speed (GET /models lists its range)',
+  'input length': 'takes a shorter input (GET /models lists its max_characters)',
+};
 
 function hasImages(params: InferenceRequest['params']): boolean {
   return params.messages.some((message) => message.content.some((part) => part.type === 'image'));
@@ -83,7 +126,8 @@ export function planRoute(input: RoutingInput): RoutingPlan {
   const prefs = request.provider ?? {};
   const unknown = request.models.filter((id) => !catalog.byId.has(id));
   if (unknown.length) throw new InvalidInputError(`${unknown.map((id) => `"${id}"`).join(', ')} ${unknown.length === 1 ? 'is not a valid model ID' : 'are not valid model IDs'}`, { metadata: { models: unknown } });
-  const wantsEmbeddings = request.format === 'embeddings';
+  const wanted: EndpointKind = request.format === 'embeddings' ? 'embeddings' : request.format === 'speech' ? 'speech' : 'text';
+  const { speech } = request.params;
 
   const requested = requestedParameters(request.params);
   const only = prefs.only ? new Set(prefs.only.map((slug) => slug.toLowerCase())) : undefined;
@@ -105,7 +149,8 @@ export function planRoute(input: RoutingInput): RoutingPlan {
     ? estimatePromptTokens({ messages: [{ role: 'user', content: [{ type: 'text', text: embedded.reduce((longest, text) => (text.length > longest.length ? text : longest), '') }] }] })
     : estimatePromptTokens(request.params);
   const outputTokens = request.params.max_output_tokens ?? 0;
-  const requestedTokens = prompt.text + prompt.images + outputTokens;
+  // A speech endpoint's limit is its max_characters (checked with the speech capabilities), not a context.
+  const requestedTokens = speech ? 0 : prompt.text + prompt.images + outputTokens;
   const skipped: SkippedEndpoint[] = [];
   const notes: string[] = [];
   const considered: CatalogEndpoint[] = [];
@@ -113,14 +158,15 @@ export function planRoute(input: RoutingInput): RoutingPlan {
   const remove = (reason: string) => removed.set(reason, (removed.get(reason) ?? 0) + 1);
 
   const perModel: Candidate[][] = [];
-  const wrongKind: string[] = [];
+  const wrongKind: Array<{ id: string; kind: EndpointKind }> = [];
   for (const modelId of request.models) {
     const model = catalog.byId.get(modelId)!;
     const eligible: Candidate[] = [];
     let ofKind = false;
     for (const endpoint of model.endpoints) {
       considered.push(endpoint);
-      if (producesEmbeddings(endpoint) !== wantsEmbeddings) { remove(wantsEmbeddings ? 'embeddings output' : 'text output'); continue; }
+      const kind = kindOf(endpoint);
+      if (kind !== wanted) { remove(KIND_OUTPUT[wanted]); continue; }
       ofKind = true;
       const provider = endpoint.provider.toLowerCase();
       if (only && !only.has(provider)) { remove('provider.only'); continue; }
@@ -131,6 +177,8 @@ export function planRoute(input: RoutingInput): RoutingPlan {
       if (maxCompletion !== undefined && endpoint.pricing.completion * 1_000_000n > maxCompletion) { remove('provider.max_price'); continue; }
       if (maxRequest !== undefined && endpoint.pricing.request > maxRequest) { remove('provider.max_price'); continue; }
       if (needsImages && !endpoint.input_modalities.includes('image')) { remove('image input'); continue; }
+      const mismatch = speech ? speechMismatch(endpoint, speech) : undefined;
+      if (mismatch) { remove(mismatch); continue; }
       if (requestedTokens > endpoint.context_length) {
         remove('context length');
         skipped.push({ key: endpointKey(endpoint), reason: 'context length', context_length: endpoint.context_length, requested_tokens: requestedTokens });
@@ -141,10 +189,10 @@ export function planRoute(input: RoutingInput): RoutingPlan {
       const serviceTier = tierPreference?.find((tier) => endpoint.service_tiers.includes(tier));
       eligible.push({ endpoint, key: endpointKey(endpoint), ignoredParameters: unsupported, serviceTier });
     }
-    if (!ofKind) wrongKind.push(modelId);
+    if (!ofKind) wrongKind.push({ id: modelId, kind: model.endpoints[0] ? kindOf(model.endpoints[0]) : 'text' });
     perModel.push(orderWithinModel(eligible, { sortBy, order, tierPreference, input }));
   }
-  if (wrongKind.length) throw wrongKindError(wrongKind, wantsEmbeddings);
+  if (wrongKind.length) throw wrongKindError(wrongKind, wanted);
 
   let candidates: Candidate[];
   if (sortBy && partition === 'none') {
@@ -167,6 +215,10 @@ export function planRoute(input: RoutingInput): RoutingPlan {
       `This endpoint's maximum context length is ${longest} tokens. However, you requested about ${requestedTokens} tokens (${parts.join(', ')}). Please reduce the length of either one.`,
       { metadata: { context_length: longest, requested_tokens: requestedTokens, prompt_tokens: prompt.text + prompt.images, max_tokens: outputTokens } },
     );
+  }
+  if (!candidates.length && speech && [...removed.keys()].every((reason) => reason in SPEECH_REFUSALS)) {
+    const reasons = [...removed.keys()];
+    throw new InvalidInputError(`${request.models.join(', ')} ${reasons.map((reason) => SPEECH_REFUSALS[reason]).join('; ')}`, { metadata: { excluded_by: Object.fromEntries(removed) } });
   }
   if (!candidates.length) {
     const reasons = [...removed.keys()].join(', ');
@@ -237,6 +289,12 @@ export function requestFor(candidate: Candidate, params: InferenceRequest['param
   // deleted after: a deleted property turns the object into a slow dictionary for every later read.
   const serviceTier = candidate.serviceTier && candidate.serviceTier !== 'default' ? candidate.serviceTier : undefined;
   const request: GenerationRequest = { ...params, model: candidate.endpoint.upstream_model, service_tier: serviceTier };
+  const { speech } = params;
+  if (speech) {
+    // The endpoint's default voice when none was named; only this provider's options go upstream.
+    const options = speech.optionsByProvider?.[candidate.endpoint.provider];
+    request.speech = { ...speech, voice: speech.voice ?? candidate.endpoint.speech?.voices[0], ...(options ? { options } : {}) };
+  }
   if (candidate.ignoredParameters.length > 0) {
     const requested = requestedParameters(params);
     for (const name of candidate.ignoredParameters) {

@@ -7,6 +7,8 @@ import { nodeFetch } from './http-client.js';
 import { createOpenAIResponsesAdapter } from './openai/openai-responses-adapter.js';
 import { createAnthropicAdapter } from './anthropic/anthropic-adapter.js';
 import { createGeminiAdapter } from './google/gemini-adapter.js';
+import { createOpenAISpeechAdapter } from './speech/openai-speech-adapter.js';
+import { createElevenLabsAdapter } from './speech/elevenlabs-adapter.js';
 import { createAnthropicBatchApi, createOpenAIBatchApi, type ProviderBatchApi } from './batch-api.js';
 
 /** Where credentials come from: the environment locally, Secrets Manager on AWS. */
@@ -51,6 +53,8 @@ export class AdapterRegistry {
       case 'openai-responses': return createOpenAIResponsesAdapter(common);
       case 'anthropic': return createAnthropicAdapter(common);
       case 'gemini': return createGeminiAdapter(common);
+      case 'openai-speech': return createOpenAISpeechAdapter(common);
+      case 'elevenlabs': return createElevenLabsAdapter(common);
       case 'bedrock': {
         // Loaded on first use: the Bedrock SDK client is the largest part of the bundle and most deployments do not need it.
         const { createBedrockAdapter } = await import('./bedrock/bedrock-adapter.js');

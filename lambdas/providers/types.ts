@@ -60,6 +60,27 @@ export interface EmbeddingInput {
   inputType?: string;
 }
 
+/** A reference part of a speech request (SPEC's reference content), as the caller sent it. */
+export type SpeechReferencePart =
+  | { type: 'input_audio'; input_audio: { data: string; format?: string | undefined } }
+  | { type: 'text'; text: string }
+  | { type: 'image_url'; image_url: { url: string } };
+
+/** A text-to-speech request (POST /audio/speech): the text, how to voice it, and any reference content. */
+export interface SpeechInput {
+  input: string;
+  /** The endpoint's voice id (its default one when the request named none). */
+  voice: string | undefined;
+  format: 'mp3' | 'pcm';
+  speed?: number;
+  /** Reference clips (with their transcripts) or one image; empty: none. */
+  references: SpeechReferencePart[];
+  /** The caller's provider-specific options, by provider slug (provider.options). */
+  optionsByProvider?: Record<string, Record<string, unknown>>;
+  /** The serving provider's options of those (set per endpoint when the request goes out). */
+  options?: Record<string, unknown>;
+}
+
 export interface GenerationRequest {
   /** The provider's own model id (the router has resolved it). */
   model: string;
@@ -69,6 +90,11 @@ export interface GenerationRequest {
    * the prompt estimate and the reservation count them like any prompt).
    */
   embedding?: EmbeddingInput;
+  /**
+   * Set for a speech request (POST /audio/speech): the adapter's stream() yields the audio as it arrives
+   * (`audio` events); `messages` then hold the input as text, so the reservation counts its characters.
+   */
+  speech?: SpeechInput;
   messages: Message[];
   tools?: FunctionTool[];
   tool_choice?: ToolChoice;
@@ -127,6 +153,8 @@ export interface GenerationResult {
 
 export type StreamEvent =
   | { type: 'text-delta'; delta: string }
+  /** Bytes of a speech reply's audio, as the provider sent them. */
+  | { type: 'audio'; data: Uint8Array }
   | { type: 'reasoning-delta'; delta: string }
   | { type: 'reasoning-signature'; signature: string }
   /** A tool call starts (id and name known) or continues (arguments fragment); `index` orders calls in the reply. */

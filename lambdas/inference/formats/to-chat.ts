@@ -144,6 +144,9 @@ export class ChatStreamWriter {
             function: { ...(event.name ? { name: event.name } : {}), arguments: event.arguments_delta },
           }],
         });
+      // Audio belongs to speech replies, which are not written as text streams.
+      case 'audio':
+        return prefix;
       case 'finish':
         return prefix + this.chunk([{ index: 0, delta: {}, finish_reason: event.finish_reason, native_finish_reason: event.native_finish_reason ?? event.finish_reason, logprobs: null }]);
     }

@@ -141,6 +141,9 @@ export class MessagesStreamWriter {
         }
         return prefix + opened + (event.arguments_delta ? this.delta({ type: 'input_json_delta', partial_json: event.arguments_delta }) : '');
       }
+      // Audio belongs to speech replies, which are not written as text streams.
+      case 'audio':
+        return prefix;
       case 'finish':
         this.finish = event.finish_reason;
         return prefix + this.close();

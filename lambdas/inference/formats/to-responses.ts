@@ -204,6 +204,8 @@ export class ResponsesStreamWriter {
           ? out + this.emit('response.function_call_arguments.delta', { item_id: item.id, output_index: index, delta: event.arguments_delta })
           : out;
       }
+      // Audio belongs to speech replies, which are not written as text streams.
+      case 'audio':
       case 'finish':
         return '';
     }
