@@ -4,24 +4,10 @@
 // (model, then its fallbacks) are tried unless the request names its own model. A preset of another
 // workspace does not exist for the caller (404).
 import { InvalidInputError, NotFoundError } from '../platform/errors.js';
-import { PRESET_SLUG, PRESET_SLUG_RULE } from './formats/common-schema.js';
 import type { InferenceRequest, PresetReference } from './inference-request.js';
 import type { GenerationRequest, Message } from '../providers/types.js';
 import type { AppliedPresetConfig, PresetScope, PresetSource } from '../presets/index.js';
 import { toReasoning, toResponseFormat } from './formats/from-chat.js';
-
-const MARK = '@preset/';
-
-/** `model` without any preset it names, and the preset (from `model` or from `preset`). */
-export function presetOf(model: string | undefined, preset: string | undefined): { model: string | undefined; preset: PresetReference | undefined } {
-  const at = model === undefined ? -1 : model.indexOf(MARK);
-  if (at === -1) return { model, preset: preset === undefined ? undefined : { slug: preset, fixedModel: model !== undefined } };
-  const slug = model!.slice(at + MARK.length);
-  if (!PRESET_SLUG.test(slug)) throw new InvalidInputError(`Invalid body.model: "${model}" names a preset, and a preset slug is ${PRESET_SLUG_RULE}`);
-  if (preset !== undefined && preset !== slug) throw new InvalidInputError(`Invalid body.preset: "${preset}" differs from the preset "${slug}" that model names`);
-  const named = model!.slice(0, at);
-  return { model: named || undefined, preset: { slug, fixedModel: named !== '' } };
-}
 
 /** The generation settings a config holds, in the internal names. */
 function paramsOf(config: AppliedPresetConfig): Partial<Omit<GenerationRequest, 'model' | 'messages'>> {

@@ -4,7 +4,7 @@ import type { ContentPart, FunctionTool, Message, ReasoningConfig, ReasoningEffo
 import type { ChatMessage, ChatRequest } from './chat-schema.js';
 import type { InferenceRequest } from '../inference-request.js';
 import { chatContentPart } from './chat-schema.js';
-import { presetOf } from '../presets.js';
+import { presetOf } from '../preset-reference.js';
 import type { z } from 'zod';
 
 type ChatPart = z.infer<typeof chatContentPart>;
