@@ -45,6 +45,8 @@ const MESSAGE_CHARS = 200;
 const COLD_IMPORT_RUNS = QUICK ? 5 : 7;
 const MAX_REQUESTS = 500_000;
 const PACED_RATE_MAX = 500;
+const SPEECH_CHARS = 100;
+const SPEECH_RATE_MAX = 100;
 const D = QUICK
   ? { gatewayWarm: 2000, warm: 1000, gatewaySat: 4000, directSat: 2500, paced: 3000, streamSat: 3000, chunk: 3000, profile: 4000 }
   : { gatewayWarm: 6000, warm: 2000, gatewaySat: 10_000, directSat: 5000, paced: 6000, streamSat: 6000, chunk: 5000, profile: 6000 };
@@ -56,6 +58,8 @@ const TARGETS = {
   addedP99Ms: 5,
   nonStreamingRps: 3000,
   chunkDelayMs: 1,
+  /** Added time to the first audio byte of POST /audio/speech over the simulator (the "Presets and text to speech" issue). */
+  addedAudioTtfbMs: 2,
   /** The request path's CPU per non-streaming request at saturation, and DynamoDB Local's (the "Money at scale" issue). */
   gatewayCpuUs: 250,
   dynamodbCpuUs: 300,
@@ -418,9 +422,14 @@ async function main(): Promise<number> {
   const spec = (target: 'gateway' | 'direct', stream: boolean): RequestSpec => target === 'gateway'
     ? { url: gatewayUrl, headers: gatewayHeaders, body: chatBody('simulator/echo', content, stream) }
     : { url: directUrl, headers: directHeaders, body: chatBody('echo', content, stream) };
+  // Text to speech: the simulator's OpenAI speech format, MP3 of a SPEECH_CHARS-character text (about 6 s of audio).
+  const speechText = content.slice(0, SPEECH_CHARS);
+  const speechBody = (model: string) => Buffer.from(JSON.stringify({ model, input: speechText, voice: 'alloy', response_format: 'mp3' }));
   const specs = {
     gatewayJson: spec('gateway', false), directJson: spec('direct', false),
     gatewaySse: spec('gateway', true), directSse: spec('direct', true),
+    gatewaySpeech: { url: new URL('/api/v1/audio/speech', gateway.url), headers: gatewayHeaders, body: speechBody('simulator/tts') } as RequestSpec,
+    directSpeech: { url: new URL('/v1/audio/speech', simulatorUrl), headers: directHeaders, body: speechBody('tts-echo') } as RequestSpec,
   };
 
   const echoed = (body: string) => (JSON.parse(body) as { choices?: Array<{ message?: { content?: unknown } }> }).choices?.[0]?.message?.content === content;
@@ -429,6 +438,10 @@ async function main(): Promise<number> {
   await preflight('gateway, non-streaming', specs.gatewayJson, echoed);
   await preflight('direct, streaming', specs.directSse, streamed);
   await preflight('gateway, streaming', specs.gatewaySse, streamed);
+  // MP3 frames start with the 11-bit sync word.
+  const audio = (body: string) => body.length > 1000 && body.charCodeAt(0) === 0xff;
+  await preflight('direct, speech', specs.directSpeech, audio);
+  await preflight('gateway, speech', specs.gatewaySpeech, audio);
 
   // One longer warm-up of the whole gateway path first (V8's JIT in the gateway, and the JVM's in
   // DynamoDB Local, which takes thousands of writes to reach its steady state); each phase warms up again.
@@ -459,6 +472,11 @@ async function main(): Promise<number> {
   const gatewaySsePaced = await measure('streaming, gateway, latency', { spec: () => specs.gatewaySse, warmupMs: D.warm / 2, durationMs: D.paced, rate, cpu });
   const directSseSat = await measure('streaming, direct, throughput', { spec: () => specs.directSse, warmupMs: D.warm / 2, durationMs: D.directSat });
   const gatewaySseSat = await measure('streaming, gateway, throughput', { spec: () => specs.gatewaySse, warmupMs: D.warm / 2, durationMs: D.streamSat, cpu });
+
+  // Speech: time to the first audio byte at a paced load (a tenth of a second of audio is the first chunk).
+  const speechRate = Math.min(rate, SPEECH_RATE_MAX);
+  const directSpeechPaced = await measure('speech, direct, time to first audio byte', { spec: () => specs.directSpeech, warmupMs: D.warm / 2, durationMs: D.paced, rate: speechRate });
+  const gatewaySpeechPaced = await measure('speech, gateway, time to first audio byte', { spec: () => specs.gatewaySpeech, warmupMs: D.warm / 2, durationMs: D.paced, rate: speechRate, cpu });
 
   // Chunk forwarding: the timed upstream streams a chunk every CHUNK_DELAY_MS; per content chunk,
   // arrival at the client minus the moment the upstream wrote it, directly and through the gateway.
@@ -569,7 +587,9 @@ async function main(): Promise<number> {
   const addedP99 = added(gatewayJsonPaced.latency, directJsonPaced.latency, 'p99');
   const addedTtfbP50 = added(gatewaySsePaced.ttfb, directSsePaced.ttfb, 'p50');
   const addedTtfbP99 = added(gatewaySsePaced.ttfb, directSsePaced.ttfb, 'p99');
-  const allPhases = [directJsonSat, gatewayJsonSat, directJsonPaced, gatewayJsonPaced, directSsePaced, gatewaySsePaced, directSseSat, gatewaySseSat, chunksDirect.phase, chunksGateway.phase];
+  const addedAudioP50 = added(gatewaySpeechPaced.ttfb, directSpeechPaced.ttfb, 'p50');
+  const addedAudioP99 = added(gatewaySpeechPaced.ttfb, directSpeechPaced.ttfb, 'p99');
+  const allPhases = [directJsonSat, gatewayJsonSat, directJsonPaced, gatewayJsonPaced, directSsePaced, gatewaySsePaced, directSseSat, gatewaySseSat, directSpeechPaced, gatewaySpeechPaced, chunksDirect.phase, chunksGateway.phase];
   const errors = allPhases.reduce((sum, phase) => sum + phase.result.errors, 0);
   const composition = bundleComposition(bundle);
 
@@ -591,6 +611,11 @@ async function main(): Promise<number> {
     { metric: 'Added time to first byte p99', value: ms(addedTtfbP99), target: `≤ ${TARGETS.addedP99Ms} ms`, pass: addedTtfbP99 <= TARGETS.addedP99Ms },
     { metric: 'Streaming total time, direct / gateway p50', value: `${ms(directSsePaced.latency.p50)} / ${ms(gatewaySsePaced.latency.p50)}` },
     { metric: 'Streaming throughput, gateway / direct (closed loop)', value: `${int(gatewaySseSat.rps)} / ${int(directSseSat.rps)} req/s` },
+    { metric: `Speech: time to first audio byte at ${speechRate} req/s (${SPEECH_CHARS}-character text, MP3), direct p50 / p90 / p99`, value: trio(directSpeechPaced.ttfb) },
+    { metric: `Speech: time to first audio byte at ${speechRate} req/s, gateway p50 / p90 / p99`, value: trio(gatewaySpeechPaced.ttfb) },
+    { metric: 'Added time to first audio byte p50 (gateway − simulator)', value: ms(addedAudioP50), target: `≤ ${TARGETS.addedAudioTtfbMs} ms`, pass: addedAudioP50 <= TARGETS.addedAudioTtfbMs },
+    { metric: 'Added time to first audio byte p99', value: ms(addedAudioP99) },
+    { metric: 'Speech total time (whole MP3), direct / gateway p50', value: `${ms(directSpeechPaced.latency.p50)} / ${ms(gatewaySpeechPaced.latency.p50)}` },
     { metric: `Chunk forwarding: extra delay per chunk, p50 / p99 / max (${int(extra.count)} chunks, ${CHUNK_DELAY_MS} ms apart)`, value: `${ms(extra.p50)} / ${ms(extra.p99)} / ${ms(extra.max)}; ${int(overTarget)} chunk(s) over ${TARGETS.chunkDelayMs} ms`, target: `every chunk ≤ ${TARGETS.chunkDelayMs} ms`, pass: extra.max <= TARGETS.chunkDelayMs && chunksGateway.missing === 0 },
     { metric: 'Gateway garbage-collection pauses during the chunk phase: count, total, max; over 1 ms (of them full collections)', value: chunksGateway.phase.cpu ? `${int(chunksGateway.phase.cpu.gc.count)}, ${ms(chunksGateway.phase.cpu.gc.totalMs)}, ${ms(chunksGateway.phase.cpu.gc.maxMs)}; ${int(chunksGateway.phase.cpu.gc.overOneMs)} (${int(chunksGateway.phase.cpu.gc.majorOverOneMs)})` : 'n/a' },
     { metric: 'Gateway event-loop delay during the chunk phase p50 / p99 / max', value: chunksGateway.phase.cpu ? `${ms(chunksGateway.phase.cpu.loopDelay.p50)} / ${ms(chunksGateway.phase.cpu.loopDelay.p99)} / ${ms(chunksGateway.phase.cpu.loopDelay.max)}` : 'n/a' },

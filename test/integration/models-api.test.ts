@@ -126,10 +126,10 @@ describe('one model, the count, the providers and the endpoints', () => {
     const count = await call({ method: 'GET', path: '/api/v1/models/count' });
     expect(count).toEqual({ status: 200, json: { data: { count: all.total_count } } });
     expect(ModelsCountResponse$inboundSchema.safeParse(count.json).success).toBe(true);
-    // The simulator's two embeddings models are all but the text ones.
-    expect((await call({ method: 'GET', path: '/api/v1/models/count', query: { output_modalities: 'text' } })).json.data.count).toBe(all.total_count - 2);
+    // The simulator's two embeddings models and five speech models are all but the text ones.
+    expect((await call({ method: 'GET', path: '/api/v1/models/count', query: { output_modalities: 'text' } })).json.data.count).toBe(all.total_count - 7);
     expect((await call({ method: 'GET', path: '/api/v1/models/count', query: { output_modalities: 'embeddings' } })).json.data.count).toBe(2);
-    expect((await call({ method: 'GET', path: '/api/v1/models/count', query: { output_modalities: 'audio' } })).json.data.count).toBe(0);
+    expect((await call({ method: 'GET', path: '/api/v1/models/count', query: { output_modalities: 'audio' } })).json.data.count).toBe(5);
     const { user } = await restrictedOrganization();
     const mine = (await call({ method: 'GET', path: '/api/v1/models/user', key: user })).json;
     expect(mine.total_count).toBe(all.total_count - 1);
