@@ -87,6 +87,15 @@ export type CatalogFile = z.input<typeof catalogFileSchema>;
 
 const DEFAULT_PARAMETERS = ['max_tokens', 'temperature', 'top_p', 'stop', 'frequency_penalty', 'presence_penalty', 'seed', 'tools', 'tool_choice', 'parallel_tool_calls', 'response_format', 'structured_outputs', 'reasoning', 'include_reasoning', 'logprobs', 'top_logprobs', 'logit_bias', 'top_k', 'min_p', 'repetition_penalty', 'user'];
 
+/** What a speech endpoint's request may set, by what it declares. */
+function speechParameters(speech: NonNullable<z.output<typeof endpointConfig>['speech']>): string[] {
+  return [
+    'voice', 'response_format',
+    ...(speech.speed ? ['speed'] : []),
+    ...(speech.voice_cloning || speech.image_references ? ['input_references'] : []),
+  ];
+}
+
 export function buildCatalog(file: z.output<typeof catalogFileSchema>): Catalog {
   const models: CatalogModel[] = file.models.map((model) => ({
     id: model.id,
@@ -111,7 +120,7 @@ export function buildCatalog(file: z.output<typeof catalogFileSchema>): Catalog 
       },
       context_length: endpoint.context_length,
       max_completion_tokens: endpoint.max_completion_tokens ?? null,
-      supported_parameters: endpoint.supported_parameters ?? DEFAULT_PARAMETERS,
+      supported_parameters: endpoint.supported_parameters ?? (endpoint.speech ? speechParameters(endpoint.speech) : DEFAULT_PARAMETERS),
       input_modalities: endpoint.input_modalities ?? ['text'],
       output_modalities: endpoint.output_modalities ?? ['text'],
       service_tiers: endpoint.service_tiers ?? ['default'],
@@ -173,7 +182,6 @@ export function simulatorCatalog(baseUrl: string): CatalogFile {
     pricing: { prompt: '0.000015', completion: '0', request: '0' },
     context_length: 4096,
     max_completion_tokens: null,
-    supported_parameters: [],
     input_modalities: ['text'],
     output_modalities: ['audio'],
     service_tiers: ['default'],
@@ -220,7 +228,7 @@ export function providerCatalog(env: NodeJS.ProcessEnv): CatalogFile {
   const tts = (id: string, provider: string, adapter: AdapterKind, baseUrl: string, credential: string, upstream: string, perCharacter: string, voices: string[], speed: { min: number; max: number }, maxCharacters: number) => ({
     id, endpoints: [{
       provider, adapter, base_url: baseUrl, credential, upstream_model: upstream, pricing: { prompt: perCharacter, completion: '0' }, context_length: maxCharacters, max_completion_tokens: null,
-      supported_parameters: [], input_modalities: ['text'], output_modalities: ['audio'],
+      input_modalities: ['text'], output_modalities: ['audio'],
       speech: { voices, formats: ['mp3' as const, 'pcm' as const], speed, max_characters: maxCharacters },
     }],
   });

@@ -64,7 +64,8 @@ export function modelView(model: CatalogModel): z.infer<typeof modelSchema> {
     per_request_limits: null,
     supported_parameters: [...new Set(model.endpoints.flatMap((endpoint) => endpoint.supported_parameters))].sort(),
     default_parameters: {},
-    supported_voices: null,
+    // Text-to-speech models: every voice of their endpoints (the first endpoint's default voice first).
+    supported_voices: model.endpoints.some((endpoint) => endpoint.speech) ? [...new Set(model.endpoints.flatMap((endpoint) => endpoint.speech?.voices ?? []))] : null,
     links: { details: `/api/v1/models/${model.id}/endpoints` },
     endpoints_count: model.endpoints.length,
   };
@@ -92,7 +93,7 @@ async function usableModels(principal: Principal, deps: CatalogPorts): Promise<C
 }
 
 function page(models: CatalogModel[], query: z.infer<typeof listModelsQuery> | undefined, path = '/api/v1/models') {
-  let list = models;
+  let list = query?.output_modalities ? models.filter(outputModalityFilter(query.output_modalities)) : models;
   if (query?.supported_parameters) {
     const wanted = query.supported_parameters.split(',').map((name) => name.trim()).filter(Boolean);
     list = list.filter((model) => wanted.every((name) => model.endpoints.some((endpoint) => endpoint.supported_parameters.includes(name))));
@@ -247,7 +248,7 @@ async function endpointView(model: CatalogModel, endpoint: CatalogEndpoint, deps
     supported_parameters: [...endpoint.supported_parameters].sort(),
     supports_implicit_caching: false,
     supports_tool_choice: { auto: tools, function: tools, none: tools, required: tools },
-    supports_voice_cloning: false,
+    supports_voice_cloning: endpoint.speech?.voice_cloning ?? false,
     status: 0,
     ...(await endpointStatus(endpoint, deps)),
   };
@@ -256,7 +257,8 @@ async function endpointView(model: CatalogModel, endpoint: CatalogEndpoint, deps
 function outputModalityFilter(value: string | undefined): (model: CatalogModel) => boolean {
   const wanted = (value ?? '').split(',').map((name) => name.trim()).filter(Boolean);
   if (wanted.length === 0 || wanted.includes('all')) return () => true;
-  return (model) => wanted.every((modality) => model.endpoints.some((endpoint) => endpoint.output_modalities.includes(modality)));
+  // "speech" (OpenRouter's name for text to speech) is what a speech endpoint produces, as "audio" is.
+  return (model) => wanted.every((modality) => model.endpoints.some((endpoint) => endpoint.output_modalities.includes(modality) || (modality === 'speech' && endpoint.speech !== undefined)));
 }
 
 export function createCatalogOperations(deps: CatalogPorts): CatalogOperations {

@@ -6,6 +6,7 @@ export const listModelsQuery = z.object({
   limit: z.coerce.number().int().min(1).max(1000).optional(),
   category: z.string().optional(),
   supported_parameters: z.string().optional(),
+  output_modalities: z.string().max(200).optional().describe('Comma-separated output modalities a model must offer (text, image, embeddings, audio; "speech" is text to speech); "all" or none: every model'),
 });
 
 const price = z.string().describe('USD per token (or per request), decimal text');

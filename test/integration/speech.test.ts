@@ -140,6 +140,26 @@ describe('audio', () => {
   });
 });
 
+describe('the catalog', () => {
+  it('lists the speech models under output_modalities=audio, with their voices and what a request may set', async () => {
+    const listed = await manage(store.deps, key, 'GET', '/models', undefined, { output_modalities: 'audio' });
+    const ids = listed.json.data.map((model: Json) => model.id);
+    expect(ids).toEqual(expect.arrayContaining(['simulator/tts', 'simulator/tts-clone', 'simulator/tts-elevenlabs']));
+    expect(ids).not.toContain('simulator/echo');
+    const tts = listed.json.data.find((model: Json) => model.id === 'simulator/tts');
+    expect(tts).toMatchObject({ architecture: { input_modalities: ['text'], output_modalities: ['audio'] }, supported_voices: ['alloy', 'echo', 'nova', 'shimmer'], pricing: { prompt: '0.000015' } });
+    expect(tts.supported_parameters).toEqual(['response_format', 'speed', 'voice']);
+    const fixed = listed.json.data.find((model: Json) => model.id === 'simulator/tts-fixed-speed');
+    expect(fixed.supported_parameters).toEqual(['response_format', 'voice']);
+    const speech = await manage(store.deps, key, 'GET', '/models', undefined, { output_modalities: 'speech' });
+    expect(speech.json.data.map((model: Json) => model.id)).toEqual(ids);
+    const all = await manage(store.deps, key, 'GET', '/models');
+    expect(all.json.data.find((model: Json) => model.id === 'simulator/echo').supported_voices).toBeNull();
+    const endpoints = await manage(store.deps, key, 'GET', '/models/simulator/tts-clone/endpoints');
+    expect(endpoints.json.data.endpoints[0].supports_voice_cloning).toBe(true);
+  });
+});
+
 describe('reference content', () => {
   const ok = async (model: string, references: Json[], marker: string) => {
     const reply = await speak({ model, input: marker, response_format: 'mp3', input_references: references });
