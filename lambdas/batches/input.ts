@@ -191,6 +191,12 @@ export class BatchItemChecker {
     if ((body as Record<string, unknown>).stream === true) {
       return failed(line, customId, 'invalid_body', `Item ${line}: batch items do not stream; leave out stream or set it to false`, 'body.stream');
     }
+    // A preset is resolved when a request runs, and a new version may come between the batch's validation and
+    // an item's run: the batch's lease, sized at validation, could then be short. Items carry their settings.
+    const named = (body as Record<string, unknown>).model;
+    if ((body as Record<string, unknown>).preset !== undefined || (typeof named === 'string' && named.includes('@preset/'))) {
+      return failed(line, customId, 'invalid_body', `Item ${line}: presets cannot be used in batch items; send the preset's settings in the item`, (body as Record<string, unknown>).preset !== undefined ? 'body.preset' : 'body.model');
+    }
     const model = this.options.model;
     let checked = body as Record<string, unknown>;
     if (model) {

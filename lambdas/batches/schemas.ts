@@ -10,7 +10,7 @@ import { BATCH_STATUSES } from './lifecycle.js';
 export const createBatchBody = z.strictObject({
   endpoint: z.enum(BATCH_ENDPOINTS),
   /** The model of every item (OpenRouter): an item may leave out its own, or must name the same. */
-  model: z.string().min(1).max(256).optional(),
+  model: z.string().min(1).max(256).refine((model) => !model.includes('@preset/'), 'presets cannot be used in batches; send the preset\'s settings in the items').optional(),
   /** The items inline; or `input_upload_id`, an input uploaded before (POST /batches/uploads). */
   requests: z.array(z.unknown()).min(1, 'requests needs at least one item').optional(),
   input_upload_id: z.string().regex(/^upload_[0-9A-Za-z]{1,64}$/, 'input_upload_id must be an upload id (upload_…)').optional(),

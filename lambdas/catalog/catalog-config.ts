@@ -41,6 +41,7 @@ const endpointConfig = z.object({
   batch_discount_percent: z.number().int().min(0).max(100).optional(),
   speech: z.object({
     voices: z.array(z.string().min(1)).min(1),
+    any_voice: z.boolean().optional(),
     formats: z.array(z.enum(['mp3', 'pcm'])).min(1),
     speed: z.object({ min: z.number().positive(), max: z.number().positive() }).nullable().optional(),
     voice_cloning: z.boolean().optional(),
@@ -132,6 +133,7 @@ export function buildCatalog(file: z.output<typeof catalogFileSchema>): Catalog 
       ...(endpoint.speech ? {
         speech: {
           voices: endpoint.speech.voices,
+          any_voice: endpoint.speech.any_voice ?? false,
           formats: endpoint.speech.formats,
           speed: endpoint.speech.speed ?? null,
           voice_cloning: endpoint.speech.voice_cloning ?? false,
@@ -206,7 +208,7 @@ export function simulatorCatalog(baseUrl: string): CatalogFile {
       model('simulator/embed-gemini', 'Embeddings through Gemini\'s batchEmbedContents.', [embeddings('embed', 'gemini', 'simulator-gemini')]),
       model('simulator/tts', 'Text to speech (OpenAI\'s audio/speech wire format): MP3 or PCM of about 60 ms a character; speed 0.25-4.', [speech('tts-echo', 'openai-speech', 'simulator', { speed: { min: 0.25, max: 4 } })]),
       model('simulator/tts-clone', 'Text to speech with stateless voice cloning from one to three reference clips, or a voice from one reference image.', [speech('tts-echo', 'openai-speech', 'simulator', { speed: { min: 0.25, max: 4 }, voice_cloning: true, multiple_references: true, image_references: true })]),
-      model('simulator/tts-elevenlabs', 'Text to speech through ElevenLabs\' streaming wire format (MP3 44.1 kHz, PCM 24 kHz); speed 0.7-1.2.', [speech('tts-echo', 'elevenlabs', 'simulator-elevenlabs', { speed: { min: 0.7, max: 1.2 } })]),
+      model('simulator/tts-elevenlabs', 'Text to speech through ElevenLabs\' streaming wire format (MP3 44.1 kHz, PCM 24 kHz); speed 0.7-1.2; any voice id.', [speech('tts-echo', 'elevenlabs', 'simulator-elevenlabs', { speed: { min: 0.7, max: 1.2 }, any_voice: true })]),
       model('simulator/tts-fixed-speed', 'Text to speech without speed control.', [speech('tts-echo', 'openai-speech', 'simulator', { speed: null })]),
       model('simulator/tts-error-500', 'Text to speech that always fails with 500.', [speech('error-500', 'openai-speech')]),
     ],
@@ -225,11 +227,11 @@ export function providerCatalog(env: NodeJS.ProcessEnv): CatalogFile {
       ...(provider === 'openai' && adapter === 'openai-chat' ? { batch_api: 'openai' as const } : provider === 'anthropic' ? { batch_api: 'anthropic' as const } : adapter === 'bedrock' ? { batch_api: 'bedrock' as const } : {}),
     }],
   });
-  const tts = (id: string, provider: string, adapter: AdapterKind, baseUrl: string, credential: string, upstream: string, perCharacter: string, voices: string[], speed: { min: number; max: number }, maxCharacters: number) => ({
+  const tts = (id: string, provider: string, adapter: AdapterKind, baseUrl: string, credential: string, upstream: string, perCharacter: string, voices: string[], speed: { min: number; max: number }, maxCharacters: number, anyVoice = false) => ({
     id, endpoints: [{
       provider, adapter, base_url: baseUrl, credential, upstream_model: upstream, pricing: { prompt: perCharacter, completion: '0' }, context_length: maxCharacters, max_completion_tokens: null,
       input_modalities: ['text'], output_modalities: ['audio'],
-      speech: { voices, formats: ['mp3' as const, 'pcm' as const], speed, max_characters: maxCharacters },
+      speech: { voices, any_voice: anyVoice, formats: ['mp3' as const, 'pcm' as const], speed, max_characters: maxCharacters },
     }],
   });
   const embed = (id: string, provider: string, adapter: AdapterKind, baseUrl: string | undefined, credential: string | undefined, upstream: string, prompt: string, context: number) => ({
@@ -248,7 +250,7 @@ export function providerCatalog(env: NodeJS.ProcessEnv): CatalogFile {
   }
   if (env.ELEVENLABS_API_KEY) {
     // Voice ids of ElevenLabs' default voices (Rachel, Adam, Bella); any voice id of the account works.
-    models.push(tts('elevenlabs/flash-v2.5', 'elevenlabs', 'elevenlabs', env.ELEVENLABS_BASE_URL || 'https://api.elevenlabs.io/v1', 'ELEVENLABS_API_KEY', 'eleven_flash_v2_5', '0.00005', ['21m00Tcm4TlvDq8ikWAM', 'pNInz6obpgDQGcFmaJgB', 'EXAVITQu4vr4xnSDxMaL'], { min: 0.7, max: 1.2 }, 40000));
+    models.push(tts('elevenlabs/flash-v2.5', 'elevenlabs', 'elevenlabs', env.ELEVENLABS_BASE_URL || 'https://api.elevenlabs.io/v1', 'ELEVENLABS_API_KEY', 'eleven_flash_v2_5', '0.00005', ['21m00Tcm4TlvDq8ikWAM', 'pNInz6obpgDQGcFmaJgB', 'EXAVITQu4vr4xnSDxMaL'], { min: 0.7, max: 1.2 }, 40000, true));
   }
   if (env.ANTHROPIC_API_KEY) {
     models.push(chat('anthropic/claude-sonnet-4.5', 'anthropic', 'anthropic', env.ANTHROPIC_BASE_URL || 'https://api.anthropic.com/v1', 'ANTHROPIC_API_KEY', 'claude-sonnet-4-5', '0.000003', '0.000015', 200000, 64000));

@@ -13,6 +13,8 @@ export type AudioFormat = 'mp3' | 'pcm';
 export interface SpeechCapabilities {
   /** Voices it knows; the first is used when a request names none. */
   voices: string[];
+  /** Any voice id goes (an account's own voices, as ElevenLabs'): `voices` are then only the known ones. */
+  any_voice: boolean;
   formats: AudioFormat[];
   /** The playback speeds it honours; null: no speed control (a non-default speed is refused). */
   speed: { min: number; max: number } | null;

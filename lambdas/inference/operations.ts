@@ -426,15 +426,17 @@ async function speechReply(inference: InferenceRequest, principal: Principal | n
   }
   const speech = request.params.speech!;
   const cost = computeCost(speechUsage(speech), start.candidate.endpoint.pricing);
+  const flow = new AudioFlow();
   const body = new Readable({
-    read() { /* audio is pushed as it arrives */ },
+    read() { flow.resume(); },
     destroy(error, callback) {
       // The client went away: stop the upstream call now (what was produced is settled as cancelled).
       if (error || !this.readableEnded) generation.abort(new Error('client disconnected'));
+      flow.resume();
       callback(error);
     },
   });
-  const produced = writeAudio(stream, body, http.invocation, deferral).catch((err: unknown) => {
+  const produced = writeAudio(stream, body, flow, http.invocation, deferral).catch((err: unknown) => {
     engine.log.error('speech producer failed', { generation_id: trace.generationId, error: String(err) });
     if (!body.destroyed) body.destroy(err instanceof Error ? err : new Error(String(err)));
   });
@@ -457,14 +459,34 @@ async function speechReply(inference: InferenceRequest, principal: Principal | n
 /** Both speech adapters ask for 24 kHz PCM (OpenAI's only rate; ElevenLabs' pcm_24000). */
 const PCM_SAMPLE_RATE = 24_000;
 
-async function writeAudio(stream: GenerationStream, body: Readable, invocation: Invocation | undefined, deferral: ReturnType<typeof deferralOf>): Promise<void> {
+/**
+ * Backpressure for a speech reply: when the client reads slower than the provider speaks, the next upstream
+ * chunk is not pulled until the reply's buffer has room (the provider's socket then fills, and TCP slows it),
+ * so a slow client does not make the gateway hold the whole audio.
+ */
+class AudioFlow {
+  private waiting: (() => void) | undefined;
+
+  /** Resolves when the reply wants more (or is gone). */
+  wait(): Promise<void> {
+    return new Promise((resolve) => { this.waiting = resolve; });
+  }
+
+  resume(): void {
+    const waiting = this.waiting;
+    this.waiting = undefined;
+    waiting?.();
+  }
+}
+
+async function writeAudio(stream: GenerationStream, body: Readable, flow: AudioFlow, invocation: Invocation | undefined, deferral: ReturnType<typeof deferralOf>): Promise<void> {
   try {
     for (let step = await stream.next(); !step.done; step = await stream.next()) {
       const event = step.value;
       if (event.type === 'audio') {
         if (body.destroyed) continue;
         if (invocation) invocation.responseBytes += event.data.length;
-        body.push(event.data);
+        if (!body.push(event.data) && !body.destroyed) await flow.wait();
       } else if (event.type === 'end' && event.failure && event.status !== 'cancelled' && !body.destroyed) {
         if (deferral.drain) await deferral.drain();
         body.destroy(new Error(`speech stream failed: ${event.failure.message}`));

@@ -96,7 +96,8 @@ function speechMismatch(endpoint: CatalogEndpoint, speech: NonNullable<Inference
   if (clips > 0 && !can.voice_cloning) return 'voice cloning';
   if (clips > 1 && !can.multiple_references) return 'multiple references';
   if (!can.formats.includes(speech.format)) return 'response_format';
-  if (speech.voice !== undefined && !image && !clips && !can.voices.includes(speech.voice)) return 'voice';
+  if (speech.voice !== undefined && !image && !clips && !can.any_voice && !can.voices.includes(speech.voice)) return 'voice';
+  if (speech.instructions !== undefined && endpoint.adapter !== 'openai-speech') return 'instructions';
   if (speech.speed !== undefined && speech.speed !== 1) {
     if (!can.speed) return 'speed control';
     if (speech.speed < can.speed.min || speech.speed > can.speed.max) return 'speed range';
@@ -105,21 +106,29 @@ function speechMismatch(endpoint: CatalogEndpoint, speech: NonNullable<Inference
   return undefined;
 }
 
-/** What a speech model lacks, said plainly, when every endpoint was removed for it (a 400, not a 404). */
-const SPEECH_REFUSALS: Record<string, string> = {
-  'image references': 'supports no image reference (input_references with image_url)',
-  'voice cloning': 'supports no voice cloning (input_references with input_audio)',
-  'multiple references': 'takes one reference clip, not several',
-  'response_format': 'cannot produce this response_format',
-  'voice': 'has no such voice (GET /models lists its voices)',
-  'speed control': 'has no speed control: send no speed, or 1',
-  'speed range': 'cannot play at this speed (GET /models lists its range)',
-  'input length': 'takes a shorter input (GET /models lists its max_characters)',
-};
+/** What a speech model lacks, said plainly with what it has, when every endpoint was removed for it (a 400, not a 404). */
+function speechRefusal(reason: string, endpoints: CatalogEndpoint[], speech: NonNullable<InferenceRequest['params']['speech']>): string {
+  const can = endpoints.map((endpoint) => endpoint.speech).filter((capabilities) => capabilities !== undefined);
+  const ranges = can.flatMap((capabilities) => (capabilities.speed ? [`${capabilities.speed.min}-${capabilities.speed.max}`] : []));
+  switch (reason) {
+    case 'image references': return 'supports no image reference (input_references with image_url)';
+    case 'voice cloning': return 'supports no voice cloning (input_references with input_audio)';
+    case 'multiple references': return 'takes one reference clip, not several';
+    case 'response_format': return `cannot produce ${speech.format} (it makes ${[...new Set(can.flatMap((capabilities) => capabilities.formats))].join(', ')})`;
+    case 'voice': return `has no voice "${speech.voice}" (its voices: ${[...new Set(can.flatMap((capabilities) => capabilities.voices))].join(', ')}; GET /models lists them as supported_voices)`;
+    case 'speed control': return 'has no speed control: send no speed, or 1';
+    case 'speed range': return `cannot play at speed ${speech.speed} (its range: ${ranges.join(', ')})`;
+    case 'instructions': return 'takes no instructions (only OpenAI\'s speech models do)';
+    case 'input length': return `takes at most ${Math.max(...can.map((capabilities) => capabilities.max_characters))} characters of input, got ${speech.input.length}`;
+    default: return `cannot serve this request (${reason})`;
+  }
+}
 
 function hasImages(params: InferenceRequest['params']): boolean {
   return params.messages.some((message) => message.content.some((part) => part.type === 'image'));
 }
+
+const SPEECH_REASONS: ReadonlySet<string> = new Set(['image references', 'voice cloning', 'multiple references', 'response_format', 'voice', 'speed control', 'speed range', 'instructions', 'input length']);
 
 export function planRoute(input: RoutingInput): RoutingPlan {
   const { request, catalog } = input;
@@ -216,9 +225,9 @@ export function planRoute(input: RoutingInput): RoutingPlan {
       { metadata: { context_length: longest, requested_tokens: requestedTokens, prompt_tokens: prompt.text + prompt.images, max_tokens: outputTokens } },
     );
   }
-  if (!candidates.length && speech && [...removed.keys()].every((reason) => reason in SPEECH_REFUSALS)) {
-    const reasons = [...removed.keys()];
-    throw new InvalidInputError(`${request.models.join(', ')} ${reasons.map((reason) => SPEECH_REFUSALS[reason]).join('; ')}`, { metadata: { excluded_by: Object.fromEntries(removed) } });
+  if (!candidates.length && speech && [...removed.keys()].every((reason) => SPEECH_REASONS.has(reason))) {
+    const reasons = [...removed.keys()].map((reason) => speechRefusal(reason, considered, speech));
+    throw new InvalidInputError(`${request.models.join(', ')} ${reasons.join('; ')}`, { metadata: { excluded_by: Object.fromEntries(removed) } });
   }
   if (!candidates.length) {
     const reasons = [...removed.keys()].join(', ');

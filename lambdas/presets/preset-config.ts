@@ -56,7 +56,11 @@ const shared = {
   models: modelsSchema.optional(),
   provider: checked(providerPreferencesSchema.nullable()).optional(),
   route: route.nullish(),
-  plugins: z.array(pluginSchema).optional(),
+  // Refused here as a request naming them is refused: a preset that every request through it fails with is no preset.
+  plugins: z.array(pluginSchema).superRefine((plugins, ctx) => {
+    const active = plugins.filter((plugin) => (plugin as { enabled?: boolean }).enabled !== false);
+    if (active.length) ctx.addIssue({ code: 'custom', message: `${active.map((plugin) => `"${plugin.id}"`).join(', ')} ${active.length === 1 ? 'is' : 'are'} not available on this gateway` });
+  }).optional(),
   temperature: temperatureSchema.nullish(),
   top_p: topPSchema.nullish(),
   top_k: z.number().int().min(0).nullish(),

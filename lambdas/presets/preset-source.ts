@@ -20,6 +20,11 @@ export function resolvedOf(preset: Preset): ResolvedPreset {
 
 export class PresetSource {
   private readonly cache: RecordCache<ResolvedPreset>;
+  /**
+   * The newest version written through this process, per preset: a read that started before the write (or
+   * an eventually consistent one) must not bring back an older version once the newer one was served.
+   */
+  private readonly written = new Map<string, ResolvedPreset>();
 
   constructor(private readonly repository: Pick<PresetRepository, 'get'>, ttlMs = 2000) {
     this.cache = new RecordCache<ResolvedPreset>(ttlMs);
@@ -27,14 +32,23 @@ export class PresetSource {
 
   /** The preset of this workspace with that slug, or undefined (never another workspace's). */
   resolve(scope: PresetScope, slug: string): Promise<ResolvedPreset | undefined> {
-    return this.cache.getOrLoad(cacheKey(scope, slug), async () => {
+    const key = cacheKey(scope, slug);
+    return this.cache.getOrLoad(key, async () => {
       const preset = await this.repository.get(scope, slug);
+      const written = this.written.get(key);
+      if (written && (!preset || preset.designated_version.version < written.preset.designated_version.version)) return written;
       return preset ? resolvedOf(preset) : undefined;
     });
   }
 
   /** A version just written here: the next request uses it. */
   saved(scope: PresetScope, preset: Preset): void {
-    this.cache.set(cacheKey(scope, preset.slug), resolvedOf(preset));
+    const key = cacheKey(scope, preset.slug);
+    const written = this.written.get(key);
+    // Two saves of one process may finish out of order: the higher version stays.
+    if (written && written.preset.designated_version.version > preset.designated_version.version) return;
+    const resolved = resolvedOf(preset);
+    this.written.set(key, resolved);
+    this.cache.set(key, resolved);
   }
 }

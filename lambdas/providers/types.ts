@@ -73,6 +73,8 @@ export interface SpeechInput {
   voice: string | undefined;
   format: 'mp3' | 'pcm';
   speed?: number;
+  /** How to say it (OpenAI's gpt-4o-mini-tts); routing sends it only to endpoints that take it. */
+  instructions?: string;
   /** Reference clips (with their transcripts) or one image; empty: none. */
   references: SpeechReferencePart[];
   /** The caller's provider-specific options, by provider slug (provider.options). */

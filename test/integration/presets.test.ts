@@ -93,6 +93,9 @@ describe('making presets', () => {
     const price = await presets('POST', '/x/chat/completions', { model: 'a/b', provider: { max_price: { prompt: -1 } } });
     expect(price.status).toBe(400);
     expect(price.json.error.message).toMatch(/provider/);
+    const plugins = await presets('POST', '/x/chat/completions', { model: 'a/b', plugins: [{ id: 'web' }] });
+    expect(plugins.status).toBe(400);
+    expect(plugins.json.error.message).toMatch(/plugins.*"web" is not available/);
     const slug = await presets('POST', '/-bad/messages', { model: 'a/b' });
     expect(slug.status).toBe(400);
     expect(slug.json.error.message).toMatch(/slug/);

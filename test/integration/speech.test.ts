@@ -82,7 +82,11 @@ describe('audio', () => {
     expect(pcm.audio.length).toBe(2 * Math.round(speechDurationSeconds('eleven-marker two'.length, 1) * 24_000));
     const tooFast = await speak({ model: 'simulator/tts-elevenlabs', input: 'x', speed: 2 });
     expect(tooFast.status).toBe(400);
-    expect(tooFast.json!.error.message).toMatch(/cannot play at this speed/);
+    expect(tooFast.json!.error.message).toMatch(/cannot play at speed 2 \(its range: 0\.7-1\.2\)/);
+    // ElevenLabs takes any voice id of the account.
+    const ownVoice = await speak({ model: 'simulator/tts-elevenlabs', input: 'eleven-marker three', voice: 'my-cloned-voice-id', response_format: 'pcm' });
+    expect(ownVoice.status).toBe(200);
+    expect(upstream.find((request) => JSON.stringify(request.body).includes('eleven-marker three'))!.path).toBe('/v1/text-to-speech/my-cloned-voice-id/stream');
   });
 
   it('refuses a non-default speed for a model without speed control, and takes speed 1', async () => {
@@ -101,12 +105,35 @@ describe('audio', () => {
     expect(lastUpstream('options-marker')).toEqual({ model: 'tts-echo', input: 'options-marker', voice: 'echo', response_format: 'mp3', instructions: 'whisper' });
   });
 
+  it('sends instructions to OpenAI\'s speech endpoints only', async () => {
+    await speak({ model: 'simulator/tts', input: 'instructions-marker', voice: 'echo', response_format: 'mp3', instructions: 'Speak softly.' });
+    expect(lastUpstream('instructions-marker').instructions).toBe('Speak softly.');
+    const refused = await speak({ model: 'simulator/tts-elevenlabs', input: 'x', instructions: 'Speak softly.' });
+    expect(refused.status).toBe(400);
+    expect(refused.json!.error.message).toMatch(/takes no instructions/);
+  });
+
+  it('delivers the whole audio to a client that reads slowly (the provider is read only as fast as the client takes it)', async () => {
+    const input = 'slow-reader '.repeat(20);
+    const reply = await handleInference(httpEvent({ method: 'POST', path: '/api/v1/audio/speech', key, body: { model: 'simulator/tts', input, response_format: 'pcm' } }), store.deps);
+    const body = reply.body as Readable;
+    let bytes = 0;
+    for await (const chunk of body) {
+      bytes += (chunk as Uint8Array).length;
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    expect(bytes).toBe(2 * Math.round(speechDurationSeconds(input.length, 1) * 24_000));
+  });
+
   it('uses the endpoint\'s first voice when none is named, and refuses a voice it does not have', async () => {
     await speak({ model: 'simulator/tts', input: 'voice-marker', response_format: 'mp3' });
     expect(lastUpstream('voice-marker').voice).toBe('alloy');
     const unknown = await speak({ model: 'simulator/tts', input: 'x', voice: 'nobody' });
     expect(unknown.status).toBe(400);
-    expect(unknown.json!.error.message).toMatch(/has no such voice/);
+    expect(unknown.json!.error.message).toMatch(/has no voice "nobody" \(its voices: alloy, echo, nova, shimmer/);
+    const long = await speak({ model: 'simulator/tts', input: 'x'.repeat(4097) });
+    expect(long.status).toBe(400);
+    expect(long.json!.error.message).toMatch(/takes at most 4096 characters of input, got 4097/);
   });
 
   it('stops the upstream call when the client goes away mid-audio, and charges the characters sent', async () => {

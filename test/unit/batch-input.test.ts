@@ -102,6 +102,9 @@ describe('BatchItemChecker', () => {
     expect(check({ custom_id: 'a', method: 'GET', body: chat() })).toMatchObject({ kind: 'error', error: { error_type: 'wrong_endpoint', param: 'method' } });
     expect(check({ custom_id: 'a', body: 'text' })).toMatchObject({ kind: 'error', error: { error_type: 'invalid_body', param: 'body' } });
     expect(check({ custom_id: 'a', body: { ...chat(), stream: true } })).toMatchObject({ kind: 'error', error: { param: 'body.stream', message: expect.stringMatching(/do not stream/) } });
+    // A preset could change between validation (which sizes the batch's lease) and the item's run.
+    expect(check({ custom_id: 'a', body: { ...chat(), model: '@preset/p' } })).toMatchObject({ kind: 'error', error: { error_type: 'invalid_body', param: 'body.model', message: expect.stringMatching(/presets cannot be used in batch items/) } });
+    expect(check({ custom_id: 'a', body: { ...chat(), preset: 'p' } })).toMatchObject({ kind: 'error', error: { param: 'body.preset' } });
     expect(check({ custom_id: 'a', body: { model: 'simulator/echo', messages: [{ role: 'robot', content: 'x' }] } }))
       .toMatchObject({ kind: 'error', error: { error_type: 'invalid_body', param: 'body.messages.0.role', message: expect.stringMatching(/^Item 1: Invalid body\.messages\.0\.role/) } });
     expect(check([1])).toMatchObject({ kind: 'error', error: { error_type: 'invalid_body' } });

@@ -24,6 +24,8 @@ export const speechRequestSchema = z.object({
   /** pcm unless asked otherwise, as @openrouter/sdk defaults it. */
   response_format: z.enum(['mp3', 'pcm']).default('pcm'),
   speed: z.number().min(0.25).max(4).optional(),
+  /** How to say it, as OpenAI's gpt-4o-mini-tts takes it (OpenAI's speech endpoints only). */
+  instructions: z.string().min(1).max(4096).optional(),
   session_id: sessionIdSchema.optional(),
   user: userSchema.optional(),
   trace: traceSchema.optional(),

@@ -24,6 +24,7 @@ export function fromSpeech(body: SpeechRequest): InferenceRequest {
         voice: body.voice,
         format: body.response_format,
         ...(body.speed !== undefined ? { speed: body.speed } : {}),
+        ...(body.instructions !== undefined ? { instructions: body.instructions } : {}),
         references: body.input_references ?? [],
         ...(body.provider?.options ? { optionsByProvider: body.provider.options } : {}),
       },

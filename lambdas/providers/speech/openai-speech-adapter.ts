@@ -24,6 +24,7 @@ export function convertToOpenAISpeech(request: GenerationRequest): Record<string
     voice: speech.voice,
     response_format: speech.format,
     ...(speech.speed !== undefined ? { speed: speech.speed } : {}),
+    ...(speech.instructions !== undefined ? { instructions: speech.instructions } : {}),
     ...(speech.references.length ? { input_references: speech.references } : {}),
   };
 }
