@@ -3,6 +3,7 @@
 // aggregator applies to the meters and the rollups, then the EMF line; or the hold given back. Failed attempts are added to their endpoints' failure counts either way. Only the pipeline
 // (run-generation.ts) calls these, once per request.
 import type { Hold } from '../billing/ledger.js';
+import { speechUsage } from '../providers/speech/audio-stream.js';
 import { affordableOutputTokens, estimateUsage, reservationFor, reservedOutputTokens } from './estimate.js';
 import { endedByShutdown, hourOf } from '../billing/rollups.js';
 import { infrastructureCost, type Invocation } from '../billing/infrastructure.js';
@@ -120,7 +121,8 @@ export function releaseOrCharge(options: SettlementOptions & { hold: Hold; signa
     completion: {
       status: 'cancelled',
       // As a stream cut before its first event reads: no finish of its own.
-      result: { finish_reason: 'error', usage: estimateUsage(options.request.params, '') },
+      // A speech request is billed by its characters, which the provider took whole.
+      result: { finish_reason: 'error', usage: options.request.params.speech ? speechUsage(options.request.params.speech) : estimateUsage(options.request.params, '') },
       firstTokenMs: null,
       streamed: options.streamed,
       usageEstimated: true,
