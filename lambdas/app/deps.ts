@@ -10,6 +10,7 @@ import { RollupRepository } from '../billing/rollup-repository.js';
 import { Vault, VaultRepository } from '../vault/index.js';
 import { ByokRepository, ByokSource } from '../byok/index.js';
 import { PresetRepository } from '../presets/index.js';
+import { GuardrailRepository } from '../guardrails/index.js';
 import { AwsKms, type KmsConfig } from '../platform/aws/kms.js';
 import { Logger, type LogSink } from '../platform/logger.js';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
@@ -37,6 +38,8 @@ export interface GatewayDeps extends AuthDeps {
   byok: ByokRepository;
   /** Presets and their versions. */
   presets: PresetRepository;
+  /** Guardrails and their key assignments. */
+  guardrails: GuardrailRepository;
   /** The inference engine: catalog, provider adapters, routing state, generation records. */
   engine: EngineDeps;
   /** Applies pages of generation records to the meters (behind the table's stream). */
@@ -102,6 +105,7 @@ export function createDeps(config: GatewayConfig, wiring: DepsWiring = {}): Gate
     interns: new InternRepository(db, tableName),
     byok,
     presets: new PresetRepository(db, tableName),
+    guardrails: new GuardrailRepository(db, tableName),
     engine,
     aggregator: createAggregator(db, tableName, { log, clock }),
     keyCache,

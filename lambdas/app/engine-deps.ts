@@ -23,6 +23,7 @@ import { ShutdownSwitch } from '../platform/shutdown.js';
 import { DEFAULT_ENGINE_CONFIG, type EngineConfig, type EngineDeps } from '../inference/engine.js';
 import { consoleLogger, type Logger } from '../platform/logger.js';
 import { PresetRepository, PresetSource } from '../presets/index.js';
+import { GuardrailRepository, GuardrailSource } from '../guardrails/index.js';
 
 function positiveInt(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
   const raw = env[name];
@@ -120,6 +121,7 @@ export function createEngineDeps(db: DynamoDBDocumentClient, tableName: string, 
     ...(leases ? { leases } : {}),
     endpointFailures: new EndpointFailureRepository(db, tableName),
     presets: new PresetSource(new PresetRepository(db, tableName), wiring.presetCacheTtlMs),
+    guardrails: new GuardrailSource(new GuardrailRepository(db, tableName), wiring.presetCacheTtlMs),
     clock,
     config: settings.engine,
     now: () => performance.now(),

@@ -16,6 +16,7 @@ import { createInternOperations } from '../interns/index.js';
 import { createByokOperations, usableEndpointFilter } from '../byok/index.js';
 import { createBatchOperations } from '../batches/index.js';
 import { createPresetOperations } from '../presets/index.js';
+import { createGuardrailOperations } from '../guardrails/index.js';
 import { batchDepsOf } from './batch-deps.js';
 
 export function createManagementOperations(deps: GatewayDeps): ManagementOperations {
@@ -45,6 +46,7 @@ export function createManagementOperations(deps: GatewayDeps): ManagementOperati
     ...createInternOperations({ interns, organizations, keys, keyCache, vault, clock, hosts: config.vault.hosts }),
     // Inference's preset cache is read through deps at call time, like the key cache.
     ...createPresetOperations({ presets: deps.presets, source: { saved: (scope, preset) => deps.engine.presets?.saved(scope, preset) }, clock }),
+    ...createGuardrailOperations({ guardrails: deps.guardrails, keys, workspaces, invalidate: (orgId) => deps.engine.guardrails?.invalidate(orgId), clock }),
     ...createByokOperations({ byok, vault, providers: byokProviders(engine.catalog), keys, workspaces, invalidateCredentials, clock }),
     ...createBatchOperations({
       batches: batches.repository, results: batches.results, uploads: batches.uploads, objects: batches.objects, executions: () => batches.executions, clock, log, windowSeconds: config.batches.windowSeconds,

@@ -17,6 +17,7 @@ import { byokRoutes } from '../byok/index.js';
 import { inferenceRoutes } from '../inference/routes.js';
 import { batchRoutes } from '../batches/routes.js';
 import { presetRoutes } from '../presets/index.js';
+import { guardrailRoutes } from '../guardrails/index.js';
 
 /** Routes about the gateway itself (system-operations.ts). */
 export const systemRoutes = [
@@ -46,6 +47,7 @@ export const routes = [
   ...vaultRoutes,
   ...internRoutes,
   ...byokRoutes,
+  ...guardrailRoutes,
   ...inferenceRoutes,
   ...presetRoutes,
   ...batchRoutes,

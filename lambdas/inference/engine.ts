@@ -12,6 +12,7 @@ import type { EndpointFailureRepository } from '../catalog/index.js';
 import type { ApiKey } from '../keys/index.js';
 import type { ByokSource } from '../byok/index.js';
 import type { PresetSource } from '../presets/index.js';
+import type { GuardrailSource } from '../guardrails/index.js';
 import type { EndpointHealth, StickySessions } from './endpoint-health.js';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from './retry-policy.js';
 import type { ShutdownSwitch } from '../platform/shutdown.js';
@@ -76,6 +77,8 @@ export interface EngineDeps {
   endpointFailures: EndpointFailureRepository;
   /** Customers' own provider credentials; absent where no KMS key is configured. */
   byok?: ByokSource;
+  /** Each organization's guardrails (cached); absent: none are enforced. */
+  guardrails?: Pick<GuardrailSource, 'policyFor' | 'invalidate'>;
   /** Presets requests name (`@preset/<slug>`), cached like keys; absent: a request naming one gets a 404. */
   presets?: Pick<PresetSource, 'resolve' | 'saved'>;
   config: EngineConfig;

@@ -9,6 +9,9 @@ export interface PipelineEntry {
   type: string;
   name: string;
   summary: string;
+  /** Guardrail entries: which guardrail acted, and whose it is (key, member, workspace). */
+  guardrail_id?: string;
+  guardrail_scope?: string;
   data?: Record<string, unknown>;
 }
 

@@ -23,6 +23,8 @@
 //   batch           BATCH#<id>         BATCH              ORG#<org>#WS#<ws>#BATCHES  <created_at 10 digits>#<id>   (newest first: batches/batch-repository.ts)
 //   batch result    BATCH#<id>         R#<line 9 digits>                                                (one per item, in input order: batches/result-repository.ts)
 //   batch upload    UPLOAD#<id>        UPLOAD                                                           (a batch input uploaded in parts: batches/upload-repository.ts)
+//   guardrail       ORG#<org>          GR#<guardrail>                                                   (guardrails/guardrail-repository.ts)
+//   guardrail key   ORG#<org>          GRK#<guardrail>#<key hash>                                       (a key assignment; `GR` reads the whole policy)
 //   preset          PRESETS#<org>#<ws> PRESET#<slug>                                                    (with its designated version inline: presets/preset-repository.ts)
 //   preset version  PRESET#<preset>    V#<version 9 digits>                                             (immutable, numbered without gaps)
 export const itemKeys = {
@@ -69,6 +71,10 @@ export const itemKeys = {
   batchesOf: (orgId: string, workspaceId: string) => ({ gsi1pk: `ORG#${orgId}#WS#${workspaceId}#BATCHES` }),
   batchResult: (batchId: string, line: number) => ({ pk: `BATCH#${batchId}`, sk: `R#${String(line).padStart(9, '0')}` }),
   batchResultsOf: (batchId: string) => ({ pk: `BATCH#${batchId}`, skPrefix: 'R#' }),
+  guardrail: (orgId: string, id: string) => ({ pk: `ORG#${orgId}`, sk: `GR#${id}` }),
+  guardrailKey: (orgId: string, guardrailId: string, keyHash: string) => ({ pk: `ORG#${orgId}`, sk: `GRK#${guardrailId}#${keyHash}` }),
+  /** Guardrails and key assignments together (both sort keys begin with GR). */
+  guardrailPolicyOf: (orgId: string) => ({ pk: `ORG#${orgId}`, skPrefix: 'GR' }),
   preset: (orgId: string, workspaceId: string, slug: string) => ({ pk: `PRESETS#${orgId}#${workspaceId}`, sk: `PRESET#${slug}` }),
   presetsOf: (orgId: string, workspaceId: string) => ({ pk: `PRESETS#${orgId}#${workspaceId}`, skPrefix: 'PRESET#' }),
   presetVersion: (presetId: string, version: number) => ({ pk: `PRESET#${presetId}`, sk: `V#${String(version).padStart(9, '0')}` }),

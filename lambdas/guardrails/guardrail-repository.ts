@@ -1,0 +1,98 @@
+// Guardrails and their key assignments, under the organization's partition: one Query of the `GR` sort
+// keys reads an organization's whole policy (what inference caches).
+import { randomUUID } from 'node:crypto';
+import { BatchWriteCommand, DeleteCommand, GetCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { itemKeys } from '../platform/dynamo/item-keys.js';
+import { partition, queryAll } from '../platform/dynamo/query.js';
+import type { Guardrail, GuardrailPolicy, KeyAssignment } from './types.js';
+
+function strip(item: Record<string, unknown>): Record<string, unknown> {
+  const { pk: _pk, sk: _sk, type: _type, ...rest } = item;
+  return rest;
+}
+
+const BATCH_WRITE = 25;
+
+export class GuardrailRepository {
+  constructor(private readonly db: DynamoDBDocumentClient, private readonly tableName: string) {}
+
+  async put(guardrail: Guardrail): Promise<void> {
+    await this.db.send(new PutCommand({ TableName: this.tableName, Item: { ...itemKeys.guardrail(guardrail.org_id, guardrail.id), type: 'guardrail', ...guardrail } }));
+  }
+
+  async get(orgId: string, id: string): Promise<Guardrail | undefined> {
+    const { Item } = await this.db.send(new GetCommand({ TableName: this.tableName, Key: itemKeys.guardrail(orgId, id), ConsistentRead: true }));
+    return Item ? (strip(Item) as unknown as Guardrail) : undefined;
+  }
+
+  /** The organization's guardrails and key assignments, in one read. */
+  async policy(orgId: string, consistent = false): Promise<{ guardrails: Guardrail[]; assignments: KeyAssignment[] }> {
+    const { pk, skPrefix } = itemKeys.guardrailPolicyOf(orgId);
+    const items = await queryAll(this.db, partition(this.tableName, pk, { skPrefix, consistent }));
+    const guardrails: Guardrail[] = [];
+    const assignments: KeyAssignment[] = [];
+    for (const item of items) {
+      if (item.type === 'guardrail') guardrails.push(strip(item) as unknown as Guardrail);
+      else if (item.type === 'guardrail_key') assignments.push(strip(item) as unknown as KeyAssignment);
+    }
+    return { guardrails, assignments };
+  }
+
+  /** Assigns the keys (already checked to be the organization's); the number newly assigned. */
+  async assignKeys(orgId: string, guardrailId: string, keys: Array<{ hash: string; name: string; label: string }>, assignedBy: string | null, now: string): Promise<number> {
+    const { assignments } = await this.policy(orgId, true);
+    const have = new Set(assignments.filter((entry) => entry.guardrail_id === guardrailId).map((entry) => entry.key_hash));
+    const fresh = keys.filter((key, index) => !have.has(key.hash) && keys.findIndex((other) => other.hash === key.hash) === index);
+    await this.batchWrite(fresh.map((key) => ({
+      PutRequest: {
+        Item: {
+          ...itemKeys.guardrailKey(orgId, guardrailId, key.hash), type: 'guardrail_key',
+          id: randomUUID(), guardrail_id: guardrailId, key_hash: key.hash, key_name: key.name, key_label: key.label, assigned_by: assignedBy, created_at: now,
+        } satisfies Record<string, unknown> & KeyAssignment,
+      },
+    })));
+    return fresh.length;
+  }
+
+  /** Removes the keys' assignments; the number that were assigned. */
+  async unassignKeys(orgId: string, guardrailId: string, hashes: string[]): Promise<number> {
+    const { assignments } = await this.policy(orgId, true);
+    const wanted = new Set(hashes);
+    const gone = assignments.filter((entry) => entry.guardrail_id === guardrailId && wanted.has(entry.key_hash));
+    await this.batchWrite(gone.map((entry) => ({ DeleteRequest: { Key: itemKeys.guardrailKey(orgId, guardrailId, entry.key_hash) } })));
+    return gone.length;
+  }
+
+  /** Deletes the guardrail and its assignments. */
+  async delete(orgId: string, id: string): Promise<void> {
+    const { assignments } = await this.policy(orgId, true);
+    await this.batchWrite(assignments.filter((entry) => entry.guardrail_id === id).map((entry) => ({ DeleteRequest: { Key: itemKeys.guardrailKey(orgId, id, entry.key_hash) } })));
+    await this.db.send(new DeleteCommand({ TableName: this.tableName, Key: itemKeys.guardrail(orgId, id) }));
+  }
+
+  private async batchWrite(requests: Array<Record<string, unknown>>): Promise<void> {
+    for (let start = 0; start < requests.length; start += BATCH_WRITE) {
+      let pending: Record<string, Array<Record<string, unknown>>> | undefined = { [this.tableName]: requests.slice(start, start + BATCH_WRITE) };
+      // Unprocessed items (throttling) are sent again until none is left.
+      for (let round = 0; pending && Object.keys(pending).length; round += 1) {
+        if (round > 0) await new Promise((resolve) => setTimeout(resolve, Math.min(1000, 20 * 2 ** round)));
+        const reply = await this.db.send(new BatchWriteCommand({ RequestItems: pending as never }));
+        pending = reply.UnprocessedItems as typeof pending;
+      }
+    }
+  }
+}
+
+/** The policy as inference reads it: guardrails by id and by assigned key. */
+export function policyOf(read: { guardrails: Guardrail[]; assignments: KeyAssignment[] }): GuardrailPolicy {
+  const guardrails = new Map(read.guardrails.map((guardrail) => [guardrail.id, guardrail]));
+  const byKey = new Map<string, Guardrail[]>();
+  for (const assignment of read.assignments) {
+    const guardrail = guardrails.get(assignment.guardrail_id);
+    if (!guardrail) continue;
+    const list = byKey.get(assignment.key_hash);
+    if (list) list.push(guardrail);
+    else byKey.set(assignment.key_hash, [guardrail]);
+  }
+  return { guardrails, byKey };
+}

@@ -1,0 +1,88 @@
+// Wire shapes of the guardrail routes (public OpenRouter API: Guardrail, CreateGuardrailRequest,
+// UpdateGuardrailRequest, KeyAssignment), as @openrouter/sdk's guardrails.* send and parse them.
+import * as z from 'zod';
+
+/** A model id or a wildcard pattern (`openai/*`, `*-mini`). */
+const modelPattern = z.string().min(1).max(256);
+const patterns = z.array(modelPattern).max(1000).nullable();
+const providers = z.array(z.string().min(1).max(128)).max(200).nullable();
+const hashes = z.array(z.string().regex(/^[0-9a-f]{64}$/, 'must be API key hashes (64 hex characters)')).min(1, 'must contain at least one key hash').max(1000);
+
+/** Parts of the public shape this gateway does not enforce yet: refused, never stored and silently ignored. */
+function notYet(what: string) {
+  return z.unknown().refine((value) => value === undefined || value === null || (Array.isArray(value) && value.length === 0) || value === false, `${what} is not enforced by this gateway yet; leave it out`);
+}
+
+const settings = {
+  description: z.string().max(1000).nullable().optional(),
+  allowed_models: patterns.optional(),
+  ignored_models: patterns.optional(),
+  allowed_providers: providers.optional(),
+  ignored_providers: providers.optional(),
+  include_byok_in_budgets: z.boolean().optional(),
+  limit_usd: notYet('a spend limit (limit_usd)').optional(),
+  reset_interval: notYet('a spend limit\'s reset_interval').optional(),
+  content_filters: notYet('content filtering (content_filters)').optional(),
+  content_filter_builtins: notYet('built-in content filtering (content_filter_builtins)').optional(),
+  allowed_data_regions: z.array(z.enum(['global', 'europe', 'us'])).nullable().optional()
+    .refine((regions) => !regions || regions.length === 0 || regions.includes('global'), 'data regions other than global are not enforced by this gateway yet'),
+  enforce_zdr: notYet('zero data retention (enforce_zdr)').optional(),
+  enforce_zdr_anthropic: notYet('enforce_zdr_anthropic').optional(),
+  enforce_zdr_google: notYet('enforce_zdr_google').optional(),
+  enforce_zdr_openai: notYet('enforce_zdr_openai').optional(),
+  enforce_zdr_other: notYet('enforce_zdr_other').optional(),
+  enforce_zdr_xai: notYet('enforce_zdr_xai').optional(),
+  enable_free_model_publication: notYet('enable_free_model_publication').optional(),
+  enable_free_model_training: notYet('enable_free_model_training').optional(),
+  enable_paid_model_training: notYet('enable_paid_model_training').optional(),
+};
+
+export const createGuardrailBody = z.strictObject({
+  name: z.string().min(1).max(256),
+  workspace_id: z.string().min(1).max(128).optional(),
+  ...settings,
+});
+
+export const updateGuardrailBody = z.strictObject({
+  name: z.string().min(1).max(256).optional(),
+  ...settings,
+});
+
+export const guardrailListQuery = z.object({
+  offset: z.coerce.number().int().min(0).max(1_000_000).optional(),
+  limit: z.coerce.number().int().min(1).max(100).optional(),
+  workspace_id: z.string().min(1).max(128).optional(),
+});
+
+export const pageQuery = z.object({
+  offset: z.coerce.number().int().min(0).max(1_000_000).optional(),
+  limit: z.coerce.number().int().min(1).max(100).optional(),
+});
+
+export const keyHashesBody = z.strictObject({ key_hashes: hashes });
+
+export const guardrailSchema = z.object({
+  id: z.string(),
+  name: z.string(),
+  description: z.string().nullable(),
+  workspace_id: z.string().nullable(),
+  allowed_models: z.array(z.string()).nullable(),
+  ignored_models: z.array(z.string()).nullable(),
+  allowed_providers: z.array(z.string()).nullable(),
+  ignored_providers: z.array(z.string()).nullable(),
+  include_byok_in_budgets: z.boolean(),
+  limit_usd: z.null(),
+  reset_interval: z.null(),
+  content_filters: z.null(),
+  content_filter_builtins: z.null(),
+  created_at: z.string(),
+  updated_at: z.string(),
+});
+
+export const guardrailReply = z.object({ data: guardrailSchema });
+export const guardrailListReply = z.object({ data: z.array(guardrailSchema), total_count: z.number().int() });
+
+export const keyAssignmentSchema = z.object({
+  id: z.string(), guardrail_id: z.string(), key_hash: z.string(), key_name: z.string(), key_label: z.string(), assigned_by: z.string().nullable(), created_at: z.string(),
+});
+export const keyAssignmentListReply = z.object({ data: z.array(keyAssignmentSchema), total_count: z.number().int() });

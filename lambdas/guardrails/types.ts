@@ -1,0 +1,33 @@
+// Guardrails: an organization's policies on what its keys may use, assigned to keys. This first part
+// enforces allowed and ignored models and providers before anything is reserved.
+export interface Guardrail {
+  id: string;
+  org_id: string;
+  name: string;
+  description: string | null;
+  workspace_id: string | null;
+  allowed_models: string[] | null;
+  ignored_models: string[] | null;
+  allowed_providers: string[] | null;
+  ignored_providers: string[] | null;
+  include_byok_in_budgets: boolean;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface KeyAssignment {
+  id: string;
+  guardrail_id: string;
+  key_hash: string;
+  key_name: string;
+  key_label: string;
+  assigned_by: string | null;
+  created_at: string;
+}
+
+/** An organization's guardrails and which keys each applies to: what inference reads (cached). */
+export interface GuardrailPolicy {
+  guardrails: Map<string, Guardrail>;
+  /** Key hash → the guardrails assigned to it. */
+  byKey: Map<string, Guardrail[]>;
+}

@@ -1,0 +1,156 @@
+// Guardrails over DynamoDB Local through the real handlers: CRUD and key assignments in the shapes
+// @openrouter/sdk parses, other organizations kept out, and enforcement before the reservation (allowed and
+// ignored models and providers), with the 403 and service_metadata.pipeline entries.
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { CreateGuardrailResponse$inboundSchema, GetGuardrailResponse$inboundSchema, ListGuardrailsResponse$inboundSchema, ListKeyAssignmentsResponse$inboundSchema } from '@openrouter/sdk/models';
+import { startSimulator, type Simulator } from '../../bin/simulator/server.js';
+import { createTestStore, type TestStore } from '../support/store.js';
+import { createTenant } from '../support/tenants.js';
+import { chatCompletion, manage, type Json } from '../support/handler-calls.js';
+import { handleInference, readBody } from '../support/handler-calls.js';
+import { httpEvent } from '../support/events.js';
+
+let sim: Simulator;
+let store: TestStore;
+let admin: string;
+let guarded: { text: string; hash: string };
+let free: { text: string; hash: string };
+let otherAdmin: string;
+let otherKeyHash: string;
+const upstream: string[] = [];
+
+beforeAll(async () => {
+  sim = await startSimulator({ port: 0, onRequest: (_path, body) => upstream.push(JSON.stringify(body)) });
+  store = await createTestStore({ SIMULATOR_URL: sim.url });
+  const tenant = await createTenant(store.deps);
+  admin = (await tenant.addKey('management')).text;
+  const a = await tenant.addKey('standard', { name: 'guarded' });
+  const b = await tenant.addKey('standard', { name: 'free' });
+  guarded = { text: a.text, hash: a.key.hash };
+  free = { text: b.text, hash: b.key.hash };
+  const other = await createTenant(store.deps, 'organization', 'Other');
+  otherAdmin = (await other.addKey('management')).text;
+  otherKeyHash = (await other.addKey('standard')).key.hash;
+});
+afterAll(async () => {
+  await store.drop();
+  await sim.close();
+});
+
+const guardrails = (method: string, path: string, body?: unknown, key = admin, query?: Record<string, string>) => manage(store.deps, key, method, `/guardrails${path}`, body, query);
+
+describe('guardrail routes', () => {
+  it('creates, reads, lists, updates and deletes a guardrail, in the SDK\'s shapes', async () => {
+    const created = await guardrails('POST', '', { name: 'Echo only', description: 'tests', allowed_models: ['simulator/echo*'], ignored_providers: ['Simulator-Gemini'] });
+    expect(created.status).toBe(201);
+    expect(CreateGuardrailResponse$inboundSchema.safeParse(created.json).error).toBeUndefined();
+    expect(created.json.data).toMatchObject({ name: 'Echo only', allowed_models: ['simulator/echo*'], ignored_providers: ['simulator-gemini'], workspace_id: null });
+    const id = created.json.data.id as string;
+    const read = await guardrails('GET', `/${id}`);
+    expect(GetGuardrailResponse$inboundSchema.safeParse(read.json).error).toBeUndefined();
+    const listed = await guardrails('GET', '');
+    expect(ListGuardrailsResponse$inboundSchema.safeParse(listed.json).error).toBeUndefined();
+    expect(listed.json.data.map((entry: Json) => entry.id)).toContain(id);
+    const updated = await guardrails('PATCH', `/${id}`, { name: 'Renamed', allowed_models: null });
+    expect(updated.json.data).toMatchObject({ name: 'Renamed', allowed_models: null, description: 'tests' });
+    await guardrails('POST', `/${id}/assignments/keys`, { key_hashes: [free.hash] });
+    expect(await guardrails('DELETE', `/${id}`)).toEqual({ status: 200, json: { deleted: true } });
+    expect((await guardrails('GET', `/${id}`)).status).toBe(404);
+    // Its assignments went with it.
+    expect((await guardrails('GET', '/assignments/keys')).json.data.filter((entry: Json) => entry.guardrail_id === id)).toEqual([]);
+  });
+
+  it('refuses what it does not enforce yet, and bad input, with a 400 naming the field', async () => {
+    const filters = await guardrails('POST', '', { name: 'x', content_filters: [{ action: 'block', pattern: 'secret' }] });
+    expect(filters.status).toBe(400);
+    expect(filters.json.error.message).toMatch(/content_filters.*not enforced/);
+    const limit = await guardrails('POST', '', { name: 'x', limit_usd: 5 });
+    expect(limit.status).toBe(400);
+    expect(limit.json.error.message).toMatch(/limit_usd/);
+    expect((await guardrails('POST', '', { allowed_models: [] })).status).toBe(400);
+    expect((await guardrails('GET', '/not-a-uuid')).status).toBe(400);
+    const regular = await guardrails('GET', '', undefined, guarded.text);
+    expect(regular.status).toBe(403);
+  });
+
+  it('assigns and unassigns keys of the organization only, and lists the assignments', async () => {
+    const id = (await guardrails('POST', '', { name: 'Assignments' })).json.data.id as string;
+    const foreign = await guardrails('POST', `/${id}/assignments/keys`, { key_hashes: [otherKeyHash] });
+    expect(foreign.status).toBe(400);
+    expect(foreign.json.error.message).toMatch(/not a key of this organization/);
+    expect((await guardrails('POST', `/${id}/assignments/keys`, { key_hashes: [free.hash, free.hash] })).json).toEqual({ assigned_count: 1 });
+    expect((await guardrails('POST', `/${id}/assignments/keys`, { key_hashes: [free.hash] })).json).toEqual({ assigned_count: 0 });
+    const listed = await guardrails('GET', `/${id}/assignments/keys`);
+    expect(ListKeyAssignmentsResponse$inboundSchema.safeParse(listed.json).error).toBeUndefined();
+    expect(listed.json.data).toEqual([expect.objectContaining({ guardrail_id: id, key_hash: free.hash, key_name: 'free' })]);
+    expect((await guardrails('POST', `/${id}/assignments/keys/remove`, { key_hashes: [free.hash] })).json).toEqual({ unassigned_count: 1 });
+    expect((await guardrails('GET', `/${id}/assignments/keys`)).json).toEqual({ data: [], total_count: 0 });
+  });
+
+  it('answers 404 to another organization\'s management key on every id route', async () => {
+    const id = (await guardrails('POST', '', { name: 'Private' })).json.data.id as string;
+    for (const [method, path, body] of [
+      ['GET', `/${id}`, undefined], ['PATCH', `/${id}`, { name: 'x' }], ['DELETE', `/${id}`, undefined],
+      ['GET', `/${id}/assignments/keys`, undefined], ['POST', `/${id}/assignments/keys`, { key_hashes: [otherKeyHash] }],
+      ['POST', `/${id}/assignments/keys/remove`, { key_hashes: [otherKeyHash] }],
+    ] as const) {
+      expect([method, path, (await guardrails(method, path, body, otherAdmin)).status]).toEqual([method, path, 404]);
+    }
+    expect((await guardrails('GET', '', undefined, otherAdmin)).json.data.map((entry: Json) => entry.id)).not.toContain(id);
+  });
+});
+
+describe('enforcement', () => {
+  let id: string;
+  beforeAll(async () => {
+    id = (await guardrails('POST', '', { name: 'No tools model', ignored_models: ['simulator/tool-*'], ignored_providers: ['simulator-anthropic'] })).json.data.id as string;
+    await guardrails('POST', `/${id}/assignments/keys`, { key_hashes: [guarded.hash] });
+  });
+
+  it('refuses a model the key\'s guardrail does not allow with a 403 naming it: nothing sent upstream, nothing held', async () => {
+    const before = upstream.length;
+    const reply = await handleInference(httpEvent({
+      method: 'POST', path: '/api/v1/chat/completions', key: guarded.text, headers: { 'x-service-metadata': 'enabled' },
+      body: { model: 'simulator/tool-call', messages: [{ role: 'user', content: 'blocked' }], tools: [{ type: 'function', function: { name: 'f' } }] },
+    }), store.deps);
+    expect(reply.statusCode).toBe(403);
+    const json = JSON.parse(await readBody(reply.body)) as Json;
+    expect(json.error.message).toMatch(/not allowed by guardrail "No tools model": .*simulator\/tool-call is among its ignored models/);
+    expect(json.error.metadata).toEqual({ guardrail_ids: [id], patterns: [] });
+    expect(json.service_metadata.pipeline).toEqual([expect.objectContaining({
+      type: 'guardrail', name: 'No tools model', guardrail_id: id, guardrail_scope: 'key', data: expect.objectContaining({ action: 'block', engines: ['model-policy'], patterns: [] }),
+    })]);
+    expect(upstream.length).toBe(before);
+    // Nothing was held or charged: no hold items, and the key's usage is unchanged.
+    await store.converge();
+    expect(await store.scan('begins_with(pk, :pk)', { ':pk': 'HOLD#' })).toEqual([]);
+    expect((await manage(store.deps, guarded.text, 'GET', '/key')).json.data.usage).toBe(0);
+  });
+
+  it('leaves other keys alone', async () => {
+    const reply = await chatCompletion(store.deps, free.text, { model: 'simulator/tool-call', messages: [{ role: 'user', content: 'free' }], tools: [{ type: 'function', function: { name: 'f' } }] });
+    expect(reply.status).toBe(200);
+  });
+
+  it('takes the disallowed endpoints out and serves the request from the rest, saying so in the pipeline', async () => {
+    const reply = await handleInference(httpEvent({
+      method: 'POST', path: '/api/v1/chat/completions', key: guarded.text, headers: { 'x-service-metadata': 'enabled' },
+      body: { models: ['simulator/echo-anthropic', 'simulator/echo'], messages: [{ role: 'user', content: 'filtered' }] },
+    }), store.deps);
+    expect(reply.statusCode).toBe(200);
+    const json = JSON.parse(await readBody(reply.body)) as Json;
+    expect(json.model).toBe('simulator/echo');
+    expect(json.service_metadata.pipeline).toEqual([expect.objectContaining({ type: 'guardrail', guardrail_id: id, data: expect.objectContaining({ action: 'filter' }) })]);
+  });
+
+  it('applies a change to the next request', async () => {
+    await guardrails('PATCH', `/${id}`, { ignored_models: null, ignored_providers: null, allowed_providers: ['simulator-anthropic'] });
+    const anthropic = await chatCompletion(store.deps, guarded.text, { model: 'simulator/echo-anthropic', messages: [{ role: 'user', content: 'x' }] });
+    expect(anthropic.status).toBe(200);
+    const echo = await chatCompletion(store.deps, guarded.text, { model: 'simulator/echo', messages: [{ role: 'user', content: 'x' }] });
+    expect(echo.status).toBe(403);
+    expect(echo.json.error.message).toMatch(/provider simulator is not among its allowed providers/);
+    await guardrails('POST', `/${id}/assignments/keys/remove`, { key_hashes: [guarded.hash] });
+    expect((await chatCompletion(store.deps, guarded.text, { model: 'simulator/echo', messages: [{ role: 'user', content: 'x' }] })).status).toBe(200);
+  });
+});
