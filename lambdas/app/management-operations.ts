@@ -16,7 +16,7 @@ import { createInternOperations } from '../interns/index.js';
 import { createByokOperations, usableEndpointFilter } from '../byok/index.js';
 import { createBatchOperations } from '../batches/index.js';
 import { createPresetOperations } from '../presets/index.js';
-import { createGuardrailOperations } from '../guardrails/index.js';
+import { createGuardrailOperations, refusal } from '../guardrails/index.js';
 import { batchDepsOf } from './batch-deps.js';
 
 export function createManagementOperations(deps: GatewayDeps): ManagementOperations {
@@ -35,7 +35,13 @@ export function createManagementOperations(deps: GatewayDeps): ManagementOperati
     ...createOrganizationOperations({ organizations, clock }),
     ...createCatalogOperations({
       catalog: engine.catalog,
-      usableEndpointsFor: async (key) => (deps.engine.byok ? usableEndpointFilter(await deps.engine.byok.credentialsFor(key.org_id), key) : undefined),
+      usableEndpointsFor: async (key) => {
+        const byok = deps.engine.byok ? usableEndpointFilter(await deps.engine.byok.credentialsFor(key.org_id), key) : undefined;
+        // The key's guardrails narrow it further: a filtered catalog lists only what the key's requests may reach.
+        const guardrails = deps.engine.guardrails ? (await deps.engine.guardrails.policyFor(key.org_id)).byKey.get(key.hash) : undefined;
+        if (!guardrails?.length) return byok;
+        return (endpoint) => (byok === undefined || byok(endpoint)) && guardrails.every((guardrail) => refusal(guardrail, endpoint) === undefined);
+      },
       organizations, rollups, endpointFailures: engine.endpointFailures, clock, log,
     }),
     ...createWorkspaceOperations({ workspaces, keys, interns, vault, byok, invalidateCredentials, clock, leaseTermsLag }),

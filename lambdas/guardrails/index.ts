@@ -4,3 +4,4 @@ export { GuardrailRepository, policyOf } from './guardrail-repository.js';
 export { guardrailRoutes, type GuardrailOperations } from './routes.js';
 export { createGuardrailOperations, type GuardrailPorts } from './operations.js';
 export { GuardrailSource } from './guardrail-source.js';
+export { refusal } from './policy.js';

@@ -127,6 +127,15 @@ describe('enforcement', () => {
     expect((await manage(store.deps, guarded.text, 'GET', '/key')).json.data.usage).toBe(0);
   });
 
+  it('lists only the models the key may use (GET /models/user, and a filtered catalog)', async () => {
+    const own = (await manage(store.deps, guarded.text, 'GET', '/models/user')).json.data.map((model: Json) => model.id);
+    expect(own).toContain('simulator/echo');
+    expect(own).not.toContain('simulator/tool-call');
+    expect(own).not.toContain('simulator/echo-anthropic');
+    const others = (await manage(store.deps, free.text, 'GET', '/models/user')).json.data.map((model: Json) => model.id);
+    expect(others).toEqual(expect.arrayContaining(['simulator/tool-call', 'simulator/echo-anthropic']));
+  });
+
   it('leaves other keys alone', async () => {
     const reply = await chatCompletion(store.deps, free.text, { model: 'simulator/tool-call', messages: [{ role: 'user', content: 'free' }], tools: [{ type: 'function', function: { name: 'f' } }] });
     expect(reply.status).toBe(200);

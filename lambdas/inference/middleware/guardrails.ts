@@ -3,33 +3,8 @@
 // a request left with none is refused with a 403 naming the guardrail. Each guardrail that acted adds an
 // entry to service_metadata.pipeline. A key without guardrails costs a map lookup, with no promise.
 import { ForbiddenError } from '../../platform/errors.js';
-import type { Guardrail, GuardrailPolicy } from '../../guardrails/index.js';
-import type { CatalogEndpoint } from '../../catalog/index.js';
+import { refusal, type Guardrail, type GuardrailPolicy } from '../../guardrails/index.js';
 import type { GenerationCall, GenerationMiddleware, GenerationParams } from '../middleware.js';
-
-const compiled = new WeakMap<readonly string[], RegExp[]>();
-
-/** `openai/*` style patterns (a `*` is any run of characters), matched whole and without case. */
-function patternsOf(list: readonly string[]): RegExp[] {
-  let regexes = compiled.get(list);
-  if (!regexes) {
-    regexes = list.map((pattern) => new RegExp(`^${pattern.split('*').map((part) => part.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')).join('.*')}$`, 'i'));
-    compiled.set(list, regexes);
-  }
-  return regexes;
-}
-
-const matches = (list: readonly string[], value: string) => patternsOf(list).some((pattern) => pattern.test(value));
-
-/** Why the guardrail does not allow this endpoint, or undefined when it does. */
-export function refusal(guardrail: Guardrail, endpoint: CatalogEndpoint): string | undefined {
-  const provider = endpoint.provider.toLowerCase();
-  if (guardrail.allowed_models?.length && !matches(guardrail.allowed_models, endpoint.model)) return `model ${endpoint.model} is not among its allowed models`;
-  if (guardrail.ignored_models?.length && matches(guardrail.ignored_models, endpoint.model)) return `model ${endpoint.model} is among its ignored models`;
-  if (guardrail.allowed_providers?.length && !guardrail.allowed_providers.includes(provider)) return `provider ${endpoint.provider} is not among its allowed providers`;
-  if (guardrail.ignored_providers?.includes(provider)) return `provider ${endpoint.provider} is among its ignored providers`;
-  return undefined;
-}
 
 function enforce(call: GenerationCall, policy: GuardrailPolicy): GenerationParams {
   const guardrails = policy.byKey.get(call.caller.keyHash);

@@ -1,0 +1,50 @@
+// Guardrails against `npm start`, through @openrouter/sdk's guardrails.*: CRUD, key assignments, and a
+// request the guardrail refuses (403) next to one it lets through.
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { OpenRouter } from '@openrouter/sdk';
+import { ForbiddenResponseError, NotFoundResponseError } from '@openrouter/sdk/models/errors';
+import { startGatewayProcess, type GatewayProcess } from '../support/gateway-process.js';
+import { generateKeyText } from '../../lambdas/keys/key-format.js';
+import { objectOf } from '../support/sdk-shapes.js';
+
+const ADMIN_KEY = generateKeyText();
+let gateway: GatewayProcess;
+let admin: OpenRouter;
+
+beforeAll(async () => {
+  gateway = await startGatewayProcess({ GATEWAY_ADMIN_KEY: ADMIN_KEY, GATEWAY_INITIAL_CREDITS: '25' });
+  admin = new OpenRouter({ apiKey: ADMIN_KEY, serverURL: gateway.baseUrl, retryConfig: { strategy: 'none' } });
+}, 90_000);
+
+afterAll(async () => {
+  await gateway?.stop();
+});
+
+describe('guardrails through @openrouter/sdk', () => {
+  it('creates, lists, reads, updates and deletes a guardrail, assigns it to a key, and enforces it', async () => {
+    const created = await admin.apiKeys.create({ requestBody: { name: 'guarded by the SDK' } });
+    const user = new OpenRouter({ apiKey: created.key, serverURL: gateway.baseUrl, retryConfig: { strategy: 'none' } });
+    const guardrail = await admin.guardrails.create({ createGuardrailRequest: { name: 'Echo only', allowedModels: ['simulator/echo'] } });
+    expect(guardrail.data).toMatchObject({ name: 'Echo only', allowedModels: ['simulator/echo'], includeByokInBudgets: false });
+    const id = guardrail.data.id;
+
+    const listed = await admin.guardrails.list();
+    expect(listed.result.data.map((entry) => entry.id)).toContain(id);
+    expect((await admin.guardrails.get({ id })).data.name).toBe('Echo only');
+    expect((await admin.guardrails.update({ id, updateGuardrailRequest: { description: 'SDK test' } })).data.description).toBe('SDK test');
+
+    expect(await admin.guardrails.bulkAssignKeys({ id, bulkAssignKeysRequest: { keyHashes: [created.data.hash] } })).toEqual({ assignedCount: 1 });
+    const assignments = await admin.guardrails.listGuardrailKeyAssignments({ id });
+    expect(assignments.result.data.map((entry) => entry.keyHash)).toEqual([created.data.hash]);
+    expect((await admin.guardrails.listKeyAssignments()).result.totalCount).toBeGreaterThanOrEqual(1);
+
+    await expect(user.chat.send({ chatRequest: { model: 'simulator/echo-anthropic', stream: false, messages: [{ role: 'user', content: 'refused' }] } }))
+      .rejects.toBeInstanceOf(ForbiddenResponseError);
+    const allowed = objectOf(await user.chat.send({ chatRequest: { model: 'simulator/echo', stream: false, messages: [{ role: 'user', content: 'allowed' }] } }));
+    expect(allowed.choices[0]!.message.content).toBe('allowed');
+
+    expect(await admin.guardrails.bulkUnassignKeys({ id, bulkUnassignKeysRequest: { keyHashes: [created.data.hash] } })).toEqual({ unassignedCount: 1 });
+    expect(await admin.guardrails.delete({ id })).toEqual({ deleted: true });
+    await expect(admin.guardrails.get({ id })).rejects.toBeInstanceOf(NotFoundResponseError);
+  });
+});
