@@ -9,6 +9,7 @@ import type { GuardrailRepository } from './guardrail-repository.js';
 import type { GuardrailOperations } from './routes.js';
 import type { guardrailSchema } from './schemas.js';
 import type { Guardrail, KeyAssignment } from './types.js';
+import type { BuiltinFilter } from './content-filters.js';
 
 export interface GuardrailPorts {
   guardrails: GuardrailRepository;
@@ -34,11 +35,16 @@ export function guardrailView(guardrail: Guardrail): z.infer<typeof guardrailSch
     include_byok_in_budgets: guardrail.include_byok_in_budgets,
     limit_usd: null,
     reset_interval: null,
-    content_filters: null,
-    content_filter_builtins: null,
+    content_filters: guardrail.content_filters ?? null,
+    content_filter_builtins: guardrail.content_filter_builtins ?? null,
     created_at: guardrail.created_at,
     updated_at: guardrail.updated_at,
   };
+}
+
+/** Built-in filters as stored (person-name and address were refused by the schema). */
+function builtinsOf(list: Array<{ slug: string; action: BuiltinFilter['action']; label?: string | undefined }> | null | undefined): BuiltinFilter[] | null {
+  return list ? list.map((entry) => ({ slug: entry.slug as BuiltinFilter['slug'], action: entry.action, ...(entry.label ? { label: entry.label } : {}) })) : null;
 }
 
 const lower = (list: string[] | null | undefined) => (list ? [...new Set(list.map((entry) => entry.toLowerCase()))] : list);
@@ -89,7 +95,9 @@ export function createGuardrailOperations(deps: GuardrailPorts): GuardrailOperat
         id: randomUUID(), org_id: orgId, name: body.name, description: body.description ?? null, workspace_id: body.workspace_id ?? null,
         allowed_models: body.allowed_models ?? null, ignored_models: body.ignored_models ?? null,
         allowed_providers: lower(body.allowed_providers) ?? null, ignored_providers: lower(body.ignored_providers) ?? null,
-        include_byok_in_budgets: body.include_byok_in_budgets ?? false, created_at: now, updated_at: now,
+        include_byok_in_budgets: body.include_byok_in_budgets ?? false,
+        content_filters: body.content_filters ?? null, content_filter_builtins: builtinsOf(body.content_filter_builtins),
+        created_at: now, updated_at: now,
       };
       await deps.guardrails.put(guardrail);
       deps.invalidate(orgId);
@@ -109,6 +117,8 @@ export function createGuardrailOperations(deps: GuardrailPorts): GuardrailOperat
         ...(body.allowed_providers !== undefined ? { allowed_providers: lower(body.allowed_providers) ?? null } : {}),
         ...(body.ignored_providers !== undefined ? { ignored_providers: lower(body.ignored_providers) ?? null } : {}),
         ...(body.include_byok_in_budgets !== undefined ? { include_byok_in_budgets: body.include_byok_in_budgets } : {}),
+        ...(body.content_filters !== undefined ? { content_filters: body.content_filters } : {}),
+        ...(body.content_filter_builtins !== undefined ? { content_filter_builtins: builtinsOf(body.content_filter_builtins) } : {}),
         updated_at: deps.clock().toISOString(),
       };
       await deps.guardrails.put(next);

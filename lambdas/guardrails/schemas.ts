@@ -1,6 +1,7 @@
 // Wire shapes of the guardrail routes (public OpenRouter API: Guardrail, CreateGuardrailRequest,
 // UpdateGuardrailRequest, KeyAssignment), as @openrouter/sdk's guardrails.* send and parse them.
 import * as z from 'zod';
+import { BUILTIN_SLUGS, patternProblem } from './content-filters.js';
 
 /** A model id or a wildcard pattern (`openai/*`, `*-mini`). */
 const modelPattern = z.string().min(1).max(256);
@@ -22,8 +23,20 @@ const settings = {
   include_byok_in_budgets: z.boolean().optional(),
   limit_usd: notYet('a spend limit (limit_usd)').optional(),
   reset_interval: notYet('a spend limit\'s reset_interval').optional(),
-  content_filters: notYet('content filtering (content_filters)').optional(),
-  content_filter_builtins: notYet('built-in content filtering (content_filter_builtins)').optional(),
+  content_filters: z.array(z.strictObject({
+    action: z.enum(['block', 'redact', 'flag']),
+    pattern: z.string().min(1).max(1000).superRefine((pattern, ctx) => {
+      const problem = patternProblem(pattern);
+      if (problem) ctx.addIssue({ code: 'custom', message: `the pattern ${problem}` });
+    }),
+    label: z.string().min(1).max(64).nullable().optional(),
+  })).max(100).nullable().optional(),
+  content_filter_builtins: z.array(z.strictObject({
+    slug: z.enum([...BUILTIN_SLUGS, 'person-name', 'address']).refine((slug) => slug !== 'person-name' && slug !== 'address', 'person-name and address detection is not available on this gateway (they need a language model); use a pattern'),
+    action: z.enum(['block', 'redact', 'flag']),
+    label: z.string().min(1).max(64).optional(),
+    scan_scope: z.string().max(64).optional(),
+  })).max(20).nullable().optional(),
   allowed_data_regions: z.array(z.enum(['global', 'europe', 'us'])).nullable().optional()
     .refine((regions) => !regions || regions.length === 0 || regions.includes('global'), 'data regions other than global are not enforced by this gateway yet'),
   enforce_zdr: notYet('zero data retention (enforce_zdr)').optional(),
@@ -73,8 +86,8 @@ export const guardrailSchema = z.object({
   include_byok_in_budgets: z.boolean(),
   limit_usd: z.null(),
   reset_interval: z.null(),
-  content_filters: z.null(),
-  content_filter_builtins: z.null(),
+  content_filters: z.array(z.object({ action: z.string(), pattern: z.string(), label: z.string().nullable().optional() })).nullable(),
+  content_filter_builtins: z.array(z.object({ slug: z.string(), action: z.string(), label: z.string().optional() })).nullable(),
   created_at: z.string(),
   updated_at: z.string(),
 });

@@ -1,5 +1,7 @@
-// Guardrails: an organization's policies on what its keys may use, assigned to keys. This first part
-// enforces allowed and ignored models and providers before anything is reserved.
+// Guardrails: an organization's policies on what its keys may use and send, assigned to keys: allowed and
+// ignored models and providers, and content filters (built-in detectors and the caller's own patterns).
+import type { BuiltinFilter, ContentFilter } from './content-filters.js';
+
 export interface Guardrail {
   id: string;
   org_id: string;
@@ -11,6 +13,8 @@ export interface Guardrail {
   allowed_providers: string[] | null;
   ignored_providers: string[] | null;
   include_byok_in_budgets: boolean;
+  content_filters: ContentFilter[] | null;
+  content_filter_builtins: BuiltinFilter[] | null;
   created_at: string;
   updated_at: string;
 }

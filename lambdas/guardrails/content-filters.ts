@@ -1,0 +1,187 @@
+// Content filters of a guardrail: built-in detectors (email, phone, SSN, card numbers with a Luhn check,
+// IPv4 addresses, API-key-like secrets, prompt-injection phrases) and the caller's own regular expressions,
+// each with an action (block, redact, flag). Everything here runs in time linear in the text:
+// - the built-ins are scanners or patterns without nested or overlapping repetition (each match attempt
+//   starts at a fixed prefix or has a bounded length), written so that no input makes them backtrack far;
+// - a caller's pattern is accepted only if V8's linear-time engine can run it, and V8 is told to switch to
+//   that engine when a pattern backtracks too much (v8 flags set once, below): the fast backtracking engine
+//   serves the common case, and hostile input costs linear time, not exponential.
+import v8 from 'node:v8';
+
+v8.setFlagsFromString('--enable-experimental-regexp-engine');
+v8.setFlagsFromString('--enable-experimental-regexp-engine-on-excessive-backtracks');
+
+export type FilterAction = 'block' | 'redact' | 'flag';
+export const BUILTIN_SLUGS = ['email', 'phone', 'ssn', 'credit-card', 'ip-address', 'secrets', 'regex-prompt-injection'] as const;
+export type BuiltinSlug = (typeof BUILTIN_SLUGS)[number];
+
+export interface ContentFilter {
+  action: FilterAction;
+  pattern: string;
+  label?: string | null;
+}
+
+export interface BuiltinFilter {
+  slug: BuiltinSlug;
+  action: FilterAction;
+  label?: string;
+}
+
+/** A match: where, and which filter (a built-in's slug, or a pattern's label or source). */
+export interface Span {
+  start: number;
+  end: number;
+  name: string;
+  action: FilterAction;
+  engine: 'builtin' | 'regex';
+}
+
+/** Why a caller's pattern cannot be taken, or undefined when it can (compiles and runs in linear time). */
+export function patternProblem(pattern: string): string | undefined {
+  try {
+    new RegExp(pattern, 'g');
+  } catch (err) {
+    return `is not a valid regular expression: ${(err as Error).message.replace(/^Invalid regular expression: /, '')}`;
+  }
+  try {
+    new RegExp(pattern, 'gl');
+  } catch {
+    return 'cannot be matched in linear time (nested or large counted repetition, lookaround, backreferences or flags are not allowed); rewrite it';
+  }
+  return undefined;
+}
+
+const luhn = (digits: string): boolean => {
+  let sum = 0;
+  for (let i = 0; i < digits.length; i += 1) {
+    let digit = digits.charCodeAt(digits.length - 1 - i) - 48;
+    if (i % 2 === 1) {
+      digit *= 2;
+      if (digit > 9) digit -= 9;
+    }
+    sum += digit;
+  }
+  return sum % 10 === 0;
+};
+
+const isDigit = (code: number) => code >= 48 && code <= 57;
+
+/** Card numbers: 13 to 19 digits, single spaces or dashes between them allowed, passing the Luhn check. */
+function cards(text: string, out: (start: number, end: number) => void): void {
+  let i = 0;
+  while (i < text.length) {
+    if (!isDigit(text.charCodeAt(i)) || (i > 0 && isDigit(text.charCodeAt(i - 1)))) {
+      i += 1;
+      continue;
+    }
+    const start = i;
+    let digits = '';
+    let end = i;
+    while (i < text.length) {
+      const code = text.charCodeAt(i);
+      if (isDigit(code)) {
+        digits += text[i];
+        i += 1;
+        end = i;
+      } else if ((code === 32 || code === 45) && i + 1 < text.length && isDigit(text.charCodeAt(i + 1)) && digits.length > 0) {
+        i += 1;
+      } else break;
+      if (digits.length > 19) break;
+    }
+    if (digits.length >= 13 && digits.length <= 19 && luhn(digits)) out(start, end);
+    // A run longer than a card goes on from where it stopped: every character is looked at a bounded number of times.
+    if (i === start) i += 1;
+  }
+}
+
+const LOCAL = /[A-Za-z0-9._%+-]/;
+const DOMAIN = /[A-Za-z0-9.-]/;
+
+/** Email addresses: found from each "@", grown left over the local part (at most 64) and right over the domain (at most 253). */
+function emails(text: string, out: (start: number, end: number) => void): void {
+  let at = text.indexOf('@');
+  let from = 0;
+  while (at !== -1) {
+    let start = at;
+    while (start > from && at - start < 64 && LOCAL.test(text[start - 1]!)) start -= 1;
+    let end = at + 1;
+    while (end < text.length && end - at <= 253 && DOMAIN.test(text[end]!)) end += 1;
+    while (end > at + 1 && (text[end - 1] === '.' || text[end - 1] === '-')) end -= 1;
+    const domain = text.slice(at + 1, end);
+    const dot = domain.lastIndexOf('.');
+    if (start < at && dot > 0 && /^[A-Za-z]{2,24}$/.test(domain.slice(dot + 1))) {
+      out(start, end);
+      from = end;
+    }
+    at = text.indexOf('@', at + 1);
+  }
+}
+
+/** The built-ins that are patterns: each anchored on fixed text or of bounded length, so none backtracks far. */
+const PATTERNS: Record<Exclude<BuiltinSlug, 'email' | 'credit-card'>, RegExp> = {
+  'phone': /(?<![\w+])(?:\+\d{1,3}[ .-]?)?(?:\(\d{3}\)|\d{3})[ .-]?\d{3}[ .-]?\d{4}(?!\d)/g,
+  'ssn': /(?<!\d)(?!000|666|9\d\d)\d{3}-(?!00)\d{2}-(?!0000)\d{4}(?!\d)/g,
+  'ip-address': /(?<![\d.])(?:(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(?![\d.])/g,
+  'secrets': /(?:sk-(?:ant-|proj-|gw-v1-)?[A-Za-z0-9_-]{20,200}|AKIA[0-9A-Z]{16}|ASIA[0-9A-Z]{16}|ghp_[A-Za-z0-9]{36}|github_pat_[A-Za-z0-9_]{22,255}|xox[abprs]-[A-Za-z0-9-]{10,200}|AIza[0-9A-Za-z_-]{35}|-----BEGIN [A-Z ]{0,40}PRIVATE KEY-----)/g,
+  'regex-prompt-injection': /\b(?:ignore|disregard|forget)\s{1,10}(?:all\s{1,10}|any\s{1,10})?(?:the\s{1,10}|your\s{1,10})?(?:previous|prior|above|earlier|system)\s{1,10}(?:instructions|prompts?|rules|directions)\b|\b(?:reveal|print|show|repeat)\s{1,10}(?:me\s{1,10})?(?:your|the)\s{1,10}(?:system\s{1,10})?(?:prompt|instructions)\b|\byou\s{1,10}are\s{1,10}now\s{1,10}(?:dan|in\s{1,10}developer\s{1,10}mode|jailbroken|unrestricted)\b/gi,
+};
+
+function scanBuiltin(slug: BuiltinSlug, text: string, out: (start: number, end: number) => void): void {
+  if (slug === 'email') return emails(text, out);
+  if (slug === 'credit-card') return cards(text, out);
+  const pattern = PATTERNS[slug];
+  pattern.lastIndex = 0;
+  for (let match = pattern.exec(text); match; match = pattern.exec(text)) {
+    out(match.index, match.index + match[0].length);
+    if (match[0].length === 0) pattern.lastIndex += 1;
+  }
+}
+
+const compiledPatterns = new Map<string, RegExp>();
+
+function compiled(pattern: string): RegExp {
+  let regex = compiledPatterns.get(pattern);
+  if (!regex) {
+    regex = new RegExp(pattern, 'g');
+    if (compiledPatterns.size > 10_000) compiledPatterns.clear();
+    compiledPatterns.set(pattern, regex);
+  }
+  return regex;
+}
+
+/** Every match of the filters in the text. */
+export function scan(text: string, builtins: readonly BuiltinFilter[], filters: readonly ContentFilter[]): Span[] {
+  const spans: Span[] = [];
+  for (const filter of builtins) {
+    const name = filter.slug;
+    scanBuiltin(filter.slug, text, (start, end) => spans.push({ start, end, name, action: filter.action, engine: 'builtin' }));
+  }
+  for (const filter of filters) {
+    const regex = compiled(filter.pattern);
+    const name = filter.label || filter.pattern;
+    regex.lastIndex = 0;
+    for (let match = regex.exec(text); match; match = regex.exec(text)) {
+      if (match[0].length === 0) {
+        regex.lastIndex += 1;
+        continue;
+      }
+      spans.push({ start: match.index, end: match.index + match[0].length, name, action: filter.action, engine: 'regex' });
+    }
+  }
+  return spans;
+}
+
+/** The text with the redacting spans replaced by `[REDACTED:<NAME>]` (overlapping spans merged). */
+export function redact(text: string, spans: readonly Span[]): string {
+  const cuts = spans.filter((span) => span.action === 'redact').sort((a, b) => a.start - b.start || b.end - a.end);
+  if (cuts.length === 0) return text;
+  let result = '';
+  let at = 0;
+  for (const cut of cuts) {
+    if (cut.end <= at) continue;
+    const start = Math.max(cut.start, at);
+    result += text.slice(at, start) + `[REDACTED:${cut.name.toUpperCase()}]`;
+    at = cut.end;
+  }
+  return result + text.slice(at);
+}
