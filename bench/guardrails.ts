@@ -54,13 +54,16 @@ const hostile: Array<[string, string]> = [
   ['injection-like words', 'ignore all the previous '],
   ['the caller\'s (a+)+b on runs of a', 'a'.repeat(40) + ' '],
 ];
+const perKb = (text: string, run: () => unknown) => {
+  run();
+  const start = performance.now();
+  run();
+  const ms = performance.now() - start;
+  return `${ms.toFixed(1)} ms (${((ms * 1000) / (text.length / 1024)).toFixed(1)} µs/KB)`;
+};
 const rows = hostile.map(([name, unit]) => {
   const text = unit.repeat(Math.ceil(1_000_000 / unit.length));
-  scan(text, builtins, filters);
-  const start = performance.now();
-  scan(text, builtins, filters);
-  const ms = performance.now() - start;
-  return `| ${name} | ${(text.length / 1024).toFixed(0)} KB | ${ms.toFixed(1)} ms | ${((ms * 1000) / (text.length / 1024)).toFixed(1)} µs |`;
+  return `| ${name} | ${(text.length / 1024).toFixed(0)} KB | ${perKb(text, () => scan(text, builtins, []))} | ${perKb(text, () => scan(text, [], filters))} |`;
 });
 
 const report = [
@@ -71,7 +74,7 @@ const report = [
   '',
   'The same 20 patterns on a megabyte of hostile near-matches each:',
   '',
-  '| Input | Size | Time | Per KB |',
+  '| Input | Size | The 7 built-ins | The 13 patterns of the caller\'s |',
   '|---|---|---|---|',
   ...rows,
 ].join('\n');
