@@ -7,6 +7,9 @@
 //   npm run admin -- add-credits --amount 25 [--org ID] [--note TEXT]
 //   npm run admin -- credits [--org ID]
 //   npm run admin -- set-organization [--org ID] [--intern-programme on|off] [--vault-writes on|off]
+//   npm run admin -- add-member --email E [--first-name F] [--last-name L] [--role admin|member] [--org ID] [--workspace ID]
+//   npm run admin -- remove-member --email E [--org ID]
+//   npm run admin -- list-members [--org ID]
 //
 // Target: the local gateway's store by default (GATEWAY_DATA_DIR); a deployed table with
 // --table NAME [--region REGION] (credentials from the usual AWS chain). --json prints JSON.
@@ -18,6 +21,10 @@ import { createDocumentClient } from '../lambdas/platform/dynamo/client.js';
 import { ApiKeyRepository } from '../lambdas/keys/api-key-repository.js';
 import { OrganizationRepository } from '../lambdas/organizations/organization-repository.js';
 import { WorkspaceRepository } from '../lambdas/organizations/workspace-repository.js';
+import { MemberRepository } from '../lambdas/organizations/member-repository.js';
+import { newMember } from '../lambdas/organizations/members.js';
+
+const EMAIL = /^[^\s@]{1,64}@[^\s@]{1,253}\.[^\s@]{2,}$/;
 import { ensureTable } from '../lambdas/platform/dynamo/create-table.js';
 import { ensureDefaultOrganization } from '../lambdas/organizations/default-organization.js';
 import { createOrganization } from '../lambdas/organizations/create-organization.js';
@@ -33,7 +40,10 @@ commands:
   create-management-key --name NAME [--expires ISO-8601] [--org ID --workspace ID]
   list-management-keys [--org ID]
   revoke-management-key HASH
-  create-organization --name NAME [--personal] [--credits USD]
+  create-organization --name NAME [--personal] [--credits USD] [--owner-email EMAIL]
+  add-member --email EMAIL [--first-name F] [--last-name L] [--role admin|member] [--org ID] [--workspace ID]
+  remove-member --email EMAIL [--org ID]   (also from every workspace)
+  list-members [--org ID]
   add-credits --amount USD [--org ID] [--note TEXT]   (--amount=-5 corrects an earlier grant)
   credits [--org ID]
   set-organization [--org ID] [--intern-programme on|off] [--vault-writes on|off]
@@ -47,6 +57,7 @@ class UsageError extends Error {}
 interface Target {
   keys: ApiKeyRepository;
   organizations: OrganizationRepository;
+  members: MemberRepository;
   workspaces: WorkspaceRepository;
   credits: CreditRepository;
   close(): Promise<void>;
@@ -76,6 +87,7 @@ async function openTarget(values: Record<string, string | boolean | undefined>):
   return {
     keys: new ApiKeyRepository(db, tableName),
     organizations: new OrganizationRepository(db, tableName),
+    members: new MemberRepository(db, tableName),
     workspaces: new WorkspaceRepository(db, tableName),
     credits: new CreditRepository(db, tableName),
     close: async () => {
@@ -97,7 +109,7 @@ function isAlive(pid: number): boolean {
 async function resolveScope(target: Target, values: Record<string, string | boolean | undefined>, needWorkspace = true): Promise<{ orgId: string; workspaceId: string; orgKind: 'organization' | 'personal' }> {
   const orgId = values.org as string | undefined;
   if (!orgId) {
-    const defaults = await ensureDefaultOrganization(target.organizations, { credits: 0n, now: new Date() });
+    const defaults = await ensureDefaultOrganization(target.organizations, { credits: 0n, now: new Date(), owner: { email: process.env.GATEWAY_OWNER_EMAIL?.trim() || 'owner@localhost' } });
     return { orgId: defaults.org_id, workspaceId: defaults.workspace_id, orgKind: 'organization' };
   }
   const org = await target.organizations.get(orgId);
@@ -122,6 +134,7 @@ async function main(argv: string[]): Promise<number> {
       name: { type: 'string' }, expires: { type: 'string' }, org: { type: 'string' }, workspace: { type: 'string' },
       personal: { type: 'boolean' }, credits: { type: 'string' }, amount: { type: 'string' }, note: { type: 'string' },
       'intern-programme': { type: 'string' }, 'vault-writes': { type: 'string' },
+      email: { type: 'string' }, 'first-name': { type: 'string' }, 'last-name': { type: 'string' }, role: { type: 'string' }, 'owner-email': { type: 'string' },
       table: { type: 'string' }, region: { type: 'string' }, endpoint: { type: 'string' }, 'data-dir': { type: 'string' },
       json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' },
     },
@@ -133,7 +146,7 @@ async function main(argv: string[]): Promise<number> {
   }
   const print = (json: unknown, text: string) => console.log(values.json ? JSON.stringify(json, null, 2) : text);
 
-  if (!['create-management-key', 'list-management-keys', 'revoke-management-key', 'create-organization', 'add-credits', 'credits', 'set-organization'].includes(command)) {
+  if (!['create-management-key', 'list-management-keys', 'revoke-management-key', 'create-organization', 'add-credits', 'credits', 'set-organization', 'add-member', 'remove-member', 'list-members'].includes(command)) {
     throw new UsageError(`unknown command "${command}"`);
   }
   if (command === 'create-management-key' || command === 'create-organization') {
@@ -167,6 +180,10 @@ async function main(argv: string[]): Promise<number> {
   const internProgramme = onOff('intern-programme', values['intern-programme']);
   const vaultWrites = onOff('vault-writes', values['vault-writes']);
   if (command === 'set-organization' && internProgramme === undefined && vaultWrites === undefined) throw new UsageError('set-organization needs --intern-programme and/or --vault-writes');
+  const email = values.email?.trim();
+  if ((command === 'add-member' || command === 'remove-member') && (!email || !EMAIL.test(email))) throw new UsageError('--email is required and must be an email address');
+  if (values['owner-email'] !== undefined && !EMAIL.test(values['owner-email'].trim())) throw new UsageError('--owner-email must be an email address');
+  if (values.role !== undefined && values.role !== 'admin' && values.role !== 'member') throw new UsageError(`--role takes admin or member, got "${values.role}"`);
 
   const target = await openTarget(values);
   try {
@@ -200,10 +217,12 @@ async function main(argv: string[]): Promise<number> {
         return 0;
       }
       case 'create-organization': {
-        const { org, workspace } = await createOrganization(target.organizations, {
+        const { org, workspace, owner } = await createOrganization(target.organizations, {
           name: values.name!.trim(), kind: values.personal ? 'personal' : 'organization', credits: amount, now: new Date(),
+          ...(values['owner-email'] ? { owner: { email: values['owner-email'].trim() } } : {}),
         });
-        print({ org_id: org.id, kind: org.kind, workspace_id: workspace.id }, `organization ${org.id} (${org.kind}), workspace ${workspace.id}`);
+        print({ org_id: org.id, kind: org.kind, workspace_id: workspace.id, owner_user_id: owner.id, owner_email: owner.email },
+          `organization ${org.id} (${org.kind}), workspace ${workspace.id}, owner ${owner.email} (${owner.id})`);
         return 0;
       }
       case 'add-credits': {
@@ -224,6 +243,29 @@ async function main(argv: string[]): Promise<number> {
         if (!org) throw new UsageError(`no organization ${orgId}`);
         print({ org_id: org.id, intern_programme: org.intern_programme, vault_writes: !org.vault_writes_disabled },
           `${org.id}: intern programme ${org.intern_programme ? 'on' : 'off'}, vault writes ${org.vault_writes_disabled ? 'off' : 'on'}`);
+        return 0;
+      }
+      case 'add-member': {
+        const scope = await resolveScope(target, values, values.workspace !== undefined);
+        const now = new Date().toISOString();
+        const member = newMember(scope.orgId, { email: email!, firstName: values['first-name'] ?? null, lastName: values['last-name'] ?? null, role: values.role === 'admin' ? 'org:admin' : 'org:member' }, now);
+        const workspaces = values.workspace ? [{ id: `${scope.workspaceId}:${member.id}`, workspace_id: scope.workspaceId, user_id: member.id, role: 'member' as const, created_at: now }] : [];
+        if (!(await target.members.add(member, workspaces))) throw new UsageError(`organization ${scope.orgId} has a member ${member.email} already`);
+        print(member, `added ${member.email} (${member.id}) to ${scope.orgId} as ${member.role}${values.workspace ? `, and to workspace ${scope.workspaceId}` : ''}`);
+        return 0;
+      }
+      case 'remove-member': {
+        const { orgId } = await resolveScope(target, { ...values, workspace: undefined }, false);
+        const member = await target.members.byEmail(orgId, email!);
+        if (!member) throw new UsageError(`organization ${orgId} has no member ${email}`);
+        await target.members.remove(member);
+        print({ removed: true, user_id: member.id }, `removed ${member.email} (${member.id}) and their workspace memberships`);
+        return 0;
+      }
+      case 'list-members': {
+        const { orgId } = await resolveScope(target, { ...values, workspace: undefined }, false);
+        const members = await target.members.list(orgId);
+        print(members, members.length ? members.map((member) => `${member.id}  ${member.email}  ${member.role}  since ${member.created_at}`).join('\n') : 'no members');
         return 0;
       }
       case 'credits': {

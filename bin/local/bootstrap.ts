@@ -27,7 +27,8 @@ export interface BootstrapResult {
 }
 
 export async function bootstrapLocal(input: BootstrapInput): Promise<BootstrapResult> {
-  const defaults = await ensureDefaultOrganization(input.organizations, { credits: input.initialCredits, now: input.now });
+  // The default organization's owner: GATEWAY_OWNER_EMAIL, or owner@localhost.
+  const defaults = await ensureDefaultOrganization(input.organizations, { credits: input.initialCredits, now: input.now, owner: { email: process.env.GATEWAY_OWNER_EMAIL?.trim() || 'owner@localhost' } });
   await input.organizations.setFlags(defaults.org_id, { intern_programme: input.internProgramme }, input.now.toISOString());
   const firstStart = defaults.created;
   const base = { orgId: defaults.org_id, orgKind: 'organization' as const, workspaceId: defaults.workspace_id, kind: 'management' as const, now: input.now };

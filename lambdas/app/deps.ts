@@ -3,7 +3,7 @@
 // just the ones it uses.
 import { createDocumentClient, type StoreConfig } from '../platform/dynamo/client.js';
 import { ApiKeyRepository, KeyCache, type AuthDeps } from '../keys/index.js';
-import { OrganizationRepository, WorkspaceRepository } from '../organizations/index.js';
+import { MemberRepository, OrganizationRepository, WorkspaceRepository } from '../organizations/index.js';
 import { CreditRepository } from '../credits/index.js';
 import { InternRepository } from '../interns/index.js';
 import { RollupRepository } from '../billing/rollup-repository.js';
@@ -40,6 +40,8 @@ export interface GatewayDeps extends AuthDeps {
   presets: PresetRepository;
   /** Guardrails and their key assignments. */
   guardrails: GuardrailRepository;
+  /** The people of each organization and their workspaces. */
+  members: MemberRepository;
   /** The inference engine: catalog, provider adapters, routing state, generation records. */
   engine: EngineDeps;
   /** Applies pages of generation records to the meters (behind the table's stream). */
@@ -106,6 +108,7 @@ export function createDeps(config: GatewayConfig, wiring: DepsWiring = {}): Gate
     byok,
     presets: new PresetRepository(db, tableName),
     guardrails: new GuardrailRepository(db, tableName),
+    members: new MemberRepository(db, tableName),
     engine,
     aggregator: createAggregator(db, tableName, { log, clock }),
     keyCache,

@@ -32,7 +32,7 @@ export function createManagementOperations(deps: GatewayDeps): ManagementOperati
   return {
     ...systemOperations,
     ...createKeyOperations({ keys, keyCache, workspaces, clock, leaseTermsLag }),
-    ...createOrganizationOperations({ organizations, clock }),
+    ...createOrganizationOperations({ organizations, members: deps.members, clock }),
     ...createCatalogOperations({
       catalog: engine.catalog,
       usableEndpointsFor: async (key) => {
@@ -44,7 +44,7 @@ export function createManagementOperations(deps: GatewayDeps): ManagementOperati
       },
       organizations, rollups, endpointFailures: engine.endpointFailures, clock, log,
     }),
-    ...createWorkspaceOperations({ workspaces, keys, interns, vault, byok, invalidateCredentials, clock, leaseTermsLag }),
+    ...createWorkspaceOperations({ workspaces, keys, interns, vault, byok, invalidateCredentials, members: deps.members, clock, leaseTermsLag }),
     ...createCreditOperations({ organizations, credits, clock }),
     ...createGenerationOperations({ generations: engine.generations, ledger: engine.ledger, providerNames: names, clock }),
     ...createAnalyticsOperations({ rollups, keys, providerNames: names, clock }),

@@ -4,6 +4,7 @@ import type { AccountKind, Organization, Workspace } from './types.js';
 import { newWorkspace, slugFor } from './new-workspace.js';
 import type { OrganizationRepository } from './organization-repository.js';
 import type { Nanos } from '../platform/money.js';
+import { newMember, type Member, type NewMember } from './members.js';
 
 export interface CreateOrganizationInput {
   name: string;
@@ -11,10 +12,12 @@ export interface CreateOrganizationInput {
   credits?: Nanos;
   internProgramme?: boolean;
   workspaceName?: string;
+  /** The owner, an admin member of the organization and of its first workspace (a placeholder address when not given). */
+  owner?: NewMember;
   now: Date;
 }
 
-export async function createOrganization(repo: OrganizationRepository, input: CreateOrganizationInput): Promise<{ org: Organization; workspace: Workspace }> {
+export async function createOrganization(repo: OrganizationRepository, input: CreateOrganizationInput): Promise<{ org: Organization; workspace: Workspace; owner: Member }> {
   const now = input.now.toISOString();
   const org: Organization = {
     id: randomUUID(),
@@ -31,6 +34,7 @@ export async function createOrganization(repo: OrganizationRepository, input: Cr
   };
   const workspaceName = input.workspaceName ?? 'Default';
   const workspace = newWorkspace(org.id, { name: workspaceName, slug: slugFor(workspaceName) }, null, input.now);
-  await repo.create(org, workspace);
-  return { org, workspace };
+  const owner = newMember(org.id, { ...(input.owner ?? { email: `owner@${org.id}.invalid` }), role: 'org:admin' }, now);
+  await repo.create(org, workspace, owner);
+  return { org, workspace, owner };
 }

@@ -8,3 +8,6 @@ export { newWorkspace, SLUG_PATTERN } from './new-workspace.js';
 export { organizationRoutes, type OrganizationOperations } from './routes.js';
 export { createOrganizationOperations, type OrganizationPorts } from './operations.js';
 export { orgFromItem, workspaceFromItem } from './organization-item.js';
+export { MemberRepository } from './member-repository.js';
+export { newMember, type Member, type MemberRole, type NewMember, type WorkspaceMember } from './members.js';
+export { createOrganization } from './create-organization.js';

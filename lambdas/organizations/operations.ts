@@ -1,11 +1,13 @@
 // Organization settings: read and update, for management keys of an organization (personal accounts get 404).
 import { NotFoundError } from '../platform/errors.js';
 import type { OrganizationRepository } from './organization-repository.js';
+import type { MemberRepository } from './member-repository.js';
 import type { OrganizationOperations } from './routes.js';
 import type { Organization } from './types.js';
 
 export interface OrganizationPorts {
   organizations: Pick<OrganizationRepository, 'get' | 'updateSettings'>;
+  members: Pick<MemberRepository, 'list'>;
   clock: () => Date;
 }
 
@@ -13,8 +15,15 @@ function settingsView(org: Organization) {
   return { data: { id: org.id, is_filtered_model_catalog_enabled: org.settings.is_filtered_model_catalog_enabled } };
 }
 
-export function createOrganizationOperations({ organizations, clock }: OrganizationPorts): OrganizationOperations {
+export function createOrganizationOperations({ organizations, members, clock }: OrganizationPorts): OrganizationOperations {
   return {
+    async listOrganizationMembers({ principal, query }) {
+      const all = await members.list(principal.key.org_id);
+      const offset = query.offset ?? 0;
+      const data = all.slice(offset, offset + (query.limit ?? 50)).map((member) => ({ id: member.id, email: member.email, first_name: member.first_name, last_name: member.last_name, role: member.role }));
+      return { body: { data, total_count: all.length } };
+    },
+
     async getOrganizationSettings({ principal }) {
       const org = await organizations.get(principal.key.org_id);
       if (!org) throw new NotFoundError('Organization not found');

@@ -4,6 +4,7 @@
 import { GetCommand, PutCommand, TransactWriteCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { Organization, OrganizationSettings, Workspace } from './types.js';
 import { orgFromItem, orgToItem, workspaceSlugClaimItem, workspaceToItem } from './organization-item.js';
+import { memberEmailClaim, memberItem, workspaceMemberItem, type Member, type WorkspaceMember } from './members.js';
 import { itemKeys } from '../platform/dynamo/item-keys.js';
 import { UpdateBuilder } from '../platform/dynamo/update-builder.js';
 import { unlessConditionFails } from '../platform/dynamo/write-failures.js';
@@ -17,12 +18,17 @@ export class OrganizationRepository {
   constructor(private readonly db: DynamoDBDocumentClient, private readonly tableName: string) {}
 
   /** Creates an organization with its first workspace, both or neither. */
-  async create(org: Organization, workspace: Workspace): Promise<void> {
+  /** The organization, its first workspace and its owner (a member of both), in one transaction. */
+  async create(org: Organization, workspace: Workspace, owner: Member): Promise<void> {
+    const membership: WorkspaceMember = { id: `${workspace.id}:${owner.id}`, workspace_id: workspace.id, user_id: owner.id, role: 'admin', created_at: owner.created_at };
     await this.db.send(new TransactWriteCommand({
       TransactItems: [
         { Put: { TableName: this.tableName, Item: orgToItem(org), ConditionExpression: 'attribute_not_exists(pk)' } },
         { Put: { TableName: this.tableName, Item: workspaceToItem(workspace), ConditionExpression: 'attribute_not_exists(pk)' } },
         { Put: { TableName: this.tableName, Item: workspaceSlugClaimItem(workspace), ConditionExpression: 'attribute_not_exists(pk)' } },
+        { Put: { TableName: this.tableName, Item: memberItem(owner), ConditionExpression: 'attribute_not_exists(pk)' } },
+        { Put: { TableName: this.tableName, Item: memberEmailClaim(owner), ConditionExpression: 'attribute_not_exists(pk)' } },
+        { Put: { TableName: this.tableName, Item: workspaceMemberItem(org.id, membership), ConditionExpression: 'attribute_not_exists(pk)' } },
       ],
     }));
   }

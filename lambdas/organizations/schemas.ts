@@ -11,3 +11,13 @@ export const organizationSettingsReply = z.object({ data: organizationSettingsSc
 export const updateOrganizationSettingsBody = z.strictObject({
   is_filtered_model_catalog_enabled: z.boolean(),
 });
+
+export const memberPageQuery = z.object({
+  offset: z.coerce.number().int().min(0).max(1_000_000).optional(),
+  limit: z.coerce.number().int().min(1).max(100).optional(),
+});
+
+export const memberListReply = z.object({
+  data: z.array(z.object({ id: z.string(), email: z.string(), first_name: z.string().nullable(), last_name: z.string().nullable(), role: z.enum(['org:admin', 'org:member']) })),
+  total_count: z.number().int(),
+});

@@ -2,12 +2,12 @@
 // for management keys, always within the calling key's organization.
 import { randomUUID } from 'node:crypto';
 import type { z } from 'zod';
-import { ConflictError, NotFoundError } from '../platform/errors.js';
+import { ConflictError, InvalidInputError, NotFoundError } from '../platform/errors.js';
 import type { Principal } from '../platform/http/auth.js';
 import { nanosToUsd } from '../platform/money.js';
 import { budgetWindow, meterAt, spent } from '../billing/meter.js';
 import { windowEnd } from '../billing/periods.js';
-import { BUDGET_INTERVALS, newWorkspace, type BudgetInterval, type Workspace, type WorkspaceRepository } from '../organizations/index.js';
+import { BUDGET_INTERVALS, newWorkspace, type BudgetInterval, type MemberRepository, type Workspace, type WorkspaceRepository } from '../organizations/index.js';
 import type { ApiKeyRepository } from '../keys/index.js';
 import type { Vault } from '../vault/index.js';
 import type { InternRepository } from '../interns/index.js';
@@ -25,6 +25,8 @@ export interface WorkspacePorts {
   byok: Pick<ByokRepository, 'list' | 'delete'>;
   /** Drops the organization's credentials cached for inference. */
   invalidateCredentials: (orgId: string) => void;
+  /** The organization's members, and which workspaces they belong to. */
+  members: Pick<MemberRepository, 'get' | 'workspaceMembers' | 'addToWorkspace' | 'removeFromWorkspace'>;
   clock: () => Date;
   /** Waits until processes holding leases of the workspace see its new budgets (keys/operations.ts says why). */
   leaseTermsLag: () => Promise<void>;
@@ -88,6 +90,27 @@ const intervalParam = (value: string): BudgetInterval => value as BudgetInterval
 
 export function createWorkspaceOperations(deps: WorkspacePorts): WorkspaceOperations {
   return {
+  async listWorkspaceMembers({ principal, params, query }) {
+    const workspace = await workspaceOr404(deps, orgOf(principal), params.id);
+    const all = await deps.members.workspaceMembers(workspace.org_id, workspace.id);
+    const offset = query.offset ?? 0;
+    return { body: { data: all.slice(offset, offset + (query.limit ?? 50)), total_count: all.length } };
+  },
+
+  async addWorkspaceMembers({ principal, params, body }) {
+    const workspace = await workspaceOr404(deps, orgOf(principal), params.id);
+    for (const userId of body.user_ids) {
+      if (!(await deps.members.get(workspace.org_id, userId))) throw new InvalidInputError(`Invalid body.user_ids: ${userId} is not a member of this organization`);
+    }
+    const added = await deps.members.addToWorkspace(workspace.org_id, workspace.id, body.user_ids, deps.clock().toISOString());
+    return { body: { added_count: added.length, data: added } };
+  },
+
+  async removeWorkspaceMembers({ principal, params, body }) {
+    const workspace = await workspaceOr404(deps, orgOf(principal), params.id);
+    return { body: { removed_count: await deps.members.removeFromWorkspace(workspace.org_id, workspace.id, body.user_ids) } };
+  },
+
   async listWorkspaces({ principal, query }) {
     const all = (await deps.workspaces.listWorkspaces(orgOf(principal))).sort((a, b) => a.created_at.localeCompare(b.created_at) || a.id.localeCompare(b.id));
     const offset = query.offset ?? 0;

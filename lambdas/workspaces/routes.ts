@@ -4,6 +4,7 @@ import { anyOf, UUID } from '../platform/http/path-params.js';
 import { BUDGET_INTERVALS, SLUG_PATTERN } from '../organizations/index.js';
 import {
   budgetListReply, budgetReply, createWorkspaceBody, deletedReply, listWorkspacesQuery, updateWorkspaceBody, upsertBudgetBody, workspaceListReply, workspaceReply,
+  userIdsBody, workspaceMemberListReply, workspaceMembersAddedReply, workspaceMembersRemovedReply,
 } from './schemas.js';
 
 const workspaceRef: PathParam = { pattern: anyOf(UUID, new RegExp(`^(?=.{1,64}$)${SLUG_PATTERN.source.slice(1)}`)), expected: 'a workspace id (UUID) or slug (lowercase letters and digits in hyphen-separated segments, at most 64 characters)' };
@@ -45,6 +46,18 @@ export const workspaceRoutes = [
   {
     operationId: 'deleteWorkspaceBudget', method: 'DELETE', path: '/workspaces/{workspace_ref}/budgets/{interval}', params: { workspace_ref: workspaceRef, interval }, fn: 'management', auth: 'management',
     tag: 'Workspaces', summary: 'Delete a budget (succeeds if there was none)', response: deletedReply,
+  },
+  {
+    operationId: 'listWorkspaceMembers', method: 'GET', path: '/workspaces/{id}/members', params: { id: workspaceRef }, fn: 'management', auth: 'management',
+    tag: 'Workspaces', summary: 'Members of the workspace, oldest first', query: listWorkspacesQuery, response: workspaceMemberListReply,
+  },
+  {
+    operationId: 'addWorkspaceMembers', method: 'POST', path: '/workspaces/{id}/members/add', params: { id: workspaceRef }, fn: 'management', auth: 'management',
+    tag: 'Workspaces', summary: 'Add members of the organization to the workspace (those already in it stay)', body: userIdsBody, response: workspaceMembersAddedReply,
+  },
+  {
+    operationId: 'removeWorkspaceMembers', method: 'POST', path: '/workspaces/{id}/members/remove', params: { id: workspaceRef }, fn: 'management', auth: 'management',
+    tag: 'Workspaces', summary: 'Remove members from the workspace', body: userIdsBody, response: workspaceMembersRemovedReply,
   },
 ] as const satisfies readonly RouteDef[];
 

@@ -88,3 +88,10 @@ export const upsertBudgetBody = z.strictObject({
   limit_usd: usdAmount().describe('Budget in USD for the interval, rounded to the nearest nano-dollar (1e-9)'),
   include_byok_in_budgets: z.boolean().optional().describe('Workspace-wide: whether BYOK spend counts toward every budget'),
 });
+
+export const userIdsBody = z.strictObject({ user_ids: z.array(z.string().min(1).max(128)).min(1, 'must name at least one member').max(500) });
+
+const workspaceMember = z.object({ id: z.string(), workspace_id: z.string(), user_id: z.string(), role: z.enum(['admin', 'member']), created_at: z.string() });
+export const workspaceMemberListReply = z.object({ data: z.array(workspaceMember), total_count: z.number().int() });
+export const workspaceMembersAddedReply = z.object({ added_count: z.number().int(), data: z.array(workspaceMember) });
+export const workspaceMembersRemovedReply = z.object({ removed_count: z.number().int() });

@@ -67,6 +67,23 @@ describe('npm run admin', () => {
     expect((await admin('create-organization', '--name', 'Neg', '--credits', '-1')).code).toBe(2);
   }, 60_000);
 
+  it('adds, lists and removes members of an organization, starting with its owner', async () => {
+    const org = JSON.parse((await admin('create-organization', '--name', 'People', '--owner-email', 'boss@people.example', '--json')).stdout) as { org_id: string; workspace_id: string; owner_email: string };
+    expect(org.owner_email).toBe('boss@people.example');
+    const added = await admin('add-member', '--org', org.org_id, '--workspace', org.workspace_id, '--email', 'Dev@People.example', '--first-name', 'Dev', '--json');
+    expect(added.code).toBe(0);
+    const member = JSON.parse(added.stdout) as { id: string; email: string; role: string };
+    expect(member).toMatchObject({ email: 'dev@people.example', role: 'org:member' });
+    expect((await admin('add-member', '--org', org.org_id, '--email', 'dev@people.example')).code).toBe(2);
+    const listed = JSON.parse((await admin('list-members', '--org', org.org_id, '--json')).stdout) as Array<{ email: string; role: string }>;
+    expect(listed.map((entry) => [entry.email, entry.role])).toEqual([['boss@people.example', 'org:admin'], ['dev@people.example', 'org:member']]);
+    expect((await store.deps.members.workspaceMembers(org.org_id, org.workspace_id)).map((entry) => entry.user_id)).toContain(member.id);
+    expect((await admin('remove-member', '--org', org.org_id, '--email', 'dev@people.example')).code).toBe(0);
+    expect((await store.deps.members.workspaceMembers(org.org_id, org.workspace_id)).map((entry) => entry.user_id)).not.toContain(member.id);
+    expect((await admin('remove-member', '--org', org.org_id, '--email', 'dev@people.example')).code).toBe(2);
+    expect((await admin('add-member', '--org', org.org_id, '--email', 'not-an-email')).code).toBe(2);
+  }, 60_000);
+
   it('switches an organization\'s intern programme and vault writes', async () => {
     const org = JSON.parse((await admin('create-organization', '--name', 'Switchy', '--json')).stdout) as { org_id: string };
     const on = await admin('set-organization', '--org', org.org_id, '--intern-programme', 'on', '--vault-writes', 'off', '--json');

@@ -23,6 +23,9 @@
 //   batch           BATCH#<id>         BATCH              ORG#<org>#WS#<ws>#BATCHES  <created_at 10 digits>#<id>   (newest first: batches/batch-repository.ts)
 //   batch result    BATCH#<id>         R#<line 9 digits>                                                (one per item, in input order: batches/result-repository.ts)
 //   batch upload    UPLOAD#<id>        UPLOAD                                                           (a batch input uploaded in parts: batches/upload-repository.ts)
+//   member          ORG#<org>          MEMBER#<user id>                                                 (organizations/members.ts)
+//   member email    ORG#<org>          MEMBEREMAIL#<email>                                              (uniqueness claim)
+//   ws member       ORG#<org>          WSMEMBER#<workspace>#<user id>
 //   guardrail       ORG#<org>          GR#<guardrail>                                                   (guardrails/guardrail-repository.ts)
 //   guardrail key   ORG#<org>          GRK#<guardrail>#<key hash>                                       (a key assignment; `GR` reads the whole policy)
 //   preset          PRESETS#<org>#<ws> PRESET#<slug>                                                    (with its designated version inline: presets/preset-repository.ts)
@@ -71,6 +74,13 @@ export const itemKeys = {
   batchesOf: (orgId: string, workspaceId: string) => ({ gsi1pk: `ORG#${orgId}#WS#${workspaceId}#BATCHES` }),
   batchResult: (batchId: string, line: number) => ({ pk: `BATCH#${batchId}`, sk: `R#${String(line).padStart(9, '0')}` }),
   batchResultsOf: (batchId: string) => ({ pk: `BATCH#${batchId}`, skPrefix: 'R#' }),
+  member: (orgId: string, userId: string) => ({ pk: `ORG#${orgId}`, sk: `MEMBER#${userId}` }),
+  membersOf: (orgId: string) => ({ pk: `ORG#${orgId}`, skPrefix: 'MEMBER#' }),
+  memberEmail: (orgId: string, email: string) => ({ pk: `ORG#${orgId}`, sk: `MEMBEREMAIL#${email}` }),
+  workspaceMember: (orgId: string, workspaceId: string, userId: string) => ({ pk: `ORG#${orgId}`, sk: `WSMEMBER#${workspaceId}#${userId}` }),
+  workspaceMembersOf: (orgId: string, workspaceId: string) => ({ pk: `ORG#${orgId}`, skPrefix: `WSMEMBER#${workspaceId}#` }),
+  /** Every workspace membership of the organization (a member's removal takes them all). */
+  allWorkspaceMembersOf: (orgId: string) => ({ pk: `ORG#${orgId}`, skPrefix: 'WSMEMBER#' }),
   guardrail: (orgId: string, id: string) => ({ pk: `ORG#${orgId}`, sk: `GR#${id}` }),
   guardrailKey: (orgId: string, guardrailId: string, keyHash: string) => ({ pk: `ORG#${orgId}`, sk: `GRK#${guardrailId}#${keyHash}` }),
   /** Guardrails and key assignments together (both sort keys begin with GR). */

@@ -1,5 +1,6 @@
-// Guardrails against `npm start`, through @openrouter/sdk's guardrails.*: CRUD, key assignments, and a
-// request the guardrail refuses (403) next to one it lets through.
+// Governance against `npm start`, through @openrouter/sdk: guardrails.* (CRUD, key assignments, and a
+// request the guardrail refuses next to one it lets through), organization.listMembers and the workspace
+// member routes.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { OpenRouter } from '@openrouter/sdk';
 import { ForbiddenResponseError, NotFoundResponseError } from '@openrouter/sdk/models/errors';
@@ -18,6 +19,18 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await gateway?.stop();
+});
+
+describe('members through @openrouter/sdk', () => {
+  it('lists the default organization\'s owner, and its workspace\'s members', async () => {
+    const members = await admin.organization.listMembers();
+    expect(members.result.data).toEqual([expect.objectContaining({ email: 'owner@localhost', role: 'org:admin' })]);
+    const workspaces = await admin.workspaces.list();
+    const workspaceId = workspaces.result.data[0]!.id;
+    const inWorkspace = await admin.workspaces.listMembers({ id: workspaceId });
+    expect(inWorkspace.result.data).toEqual([expect.objectContaining({ userId: members.result.data[0]!.id, role: 'admin' })]);
+    expect(await admin.workspaces.bulkAddMembers({ id: workspaceId, bulkAddWorkspaceMembersRequest: { userIds: [members.result.data[0]!.id] } })).toEqual({ addedCount: 0, data: [] });
+  });
 });
 
 describe('guardrails through @openrouter/sdk', () => {
