@@ -51,46 +51,71 @@ export function patternProblem(pattern: string): string | undefined {
   return undefined;
 }
 
-const luhn = (digits: string): boolean => {
-  let sum = 0;
-  for (let i = 0; i < digits.length; i += 1) {
-    let digit = digits.charCodeAt(digits.length - 1 - i) - 48;
-    if (i % 2 === 1) {
-      digit *= 2;
-      if (digit > 9) digit -= 9;
-    }
-    sum += digit;
-  }
-  return sum % 10 === 0;
-};
-
 const isDigit = (code: number) => code >= 48 && code <= 57;
 
-/** Card numbers: 13 to 19 digits, single spaces or dashes between them allowed, passing the Luhn check. */
+/**
+ * Card numbers: 13 to 19 digits in groups joined by single spaces or dashes, passing the Luhn check. A run
+ * of groups is tried window by window (each window starts and ends on a group boundary), so a card followed
+ * by more digits (its CVV, a second card) is still found; each group starts at most one window of at most
+ * 19 digits, so the work stays linear.
+ */
 function cards(text: string, out: (start: number, end: number) => void): void {
   let i = 0;
   while (i < text.length) {
-    if (!isDigit(text.charCodeAt(i)) || (i > 0 && isDigit(text.charCodeAt(i - 1)))) {
+    if (!isDigit(text.charCodeAt(i))) {
       i += 1;
       continue;
     }
-    const start = i;
-    let digits = '';
-    let end = i;
+    // The run: groups of digits separated by one space or dash.
+    const groups: Array<{ start: number; end: number }> = [];
+    let start = i;
     while (i < text.length) {
+      if (isDigit(text.charCodeAt(i))) {
+        i += 1;
+        continue;
+      }
+      groups.push({ start, end: i });
       const code = text.charCodeAt(i);
-      if (isDigit(code)) {
-        digits += text[i];
+      if ((code === 32 || code === 45) && i + 1 < text.length && isDigit(text.charCodeAt(i + 1))) {
         i += 1;
-        end = i;
-      } else if ((code === 32 || code === 45) && i + 1 < text.length && isDigit(text.charCodeAt(i + 1)) && digits.length > 0) {
-        i += 1;
-      } else break;
-      if (digits.length > 19) break;
+        start = i;
+        continue;
+      }
+      start = -1;
+      break;
     }
-    if (digits.length >= 13 && digits.length <= 19 && luhn(digits)) out(start, end);
-    // A run longer than a card goes on from where it stopped: every character is looked at a bounded number of times.
-    if (i === start) i += 1;
+    if (start !== -1) groups.push({ start, end: i });
+    let first = 0;
+    while (first < groups.length) {
+      // Luhn sums kept for both parities as digits are appended, so each extension costs O(1) per digit:
+      // `evenDoubled` doubles the digits at even positions from the left, `oddDoubled` those at odd ones.
+      let count = 0;
+      let evenDoubled = 0;
+      let oddDoubled = 0;
+      let found = -1;
+      for (let last = first; last < groups.length; last += 1) {
+        const group = groups[last]!;
+        if (count + (group.end - group.start) > 19) break;
+        for (let at = group.start; at < group.end; at += 1) {
+          const digit = text.charCodeAt(at) - 48;
+          const doubled = digit * 2 > 9 ? digit * 2 - 9 : digit * 2;
+          if (count % 2 === 0) {
+            evenDoubled += doubled;
+            oddDoubled += digit;
+          } else {
+            evenDoubled += digit;
+            oddDoubled += doubled;
+          }
+          count += 1;
+        }
+        // The rightmost digit is never doubled: with an odd count it sits at an even position.
+        if (count >= 13 && (count % 2 === 1 ? oddDoubled : evenDoubled) % 10 === 0) found = last;
+      }
+      if (found >= 0) {
+        out(groups[first]!.start, groups[found]!.end);
+        first = found + 1;
+      } else first += 1;
+    }
   }
 }
 
@@ -119,7 +144,8 @@ function emails(text: string, out: (start: number, end: number) => void): void {
 
 /** The built-ins that are patterns: each anchored on fixed text or of bounded length, so none backtracks far. */
 const PATTERNS: Record<Exclude<BuiltinSlug, 'email' | 'credit-card'>, RegExp> = {
-  'phone': /(?<![\w+])(?:\+\d{1,3}[ .-]?)?(?:\(\d{3}\)|\d{3})[ .-]?\d{3}[ .-]?\d{4}(?!\d)/g,
+  // Separated groups only: a bare run of ten digits is more often a timestamp or an id than a phone number.
+  'phone': /(?<![\w+])(?:\+\d{1,3}[ .-]?)?(?:\(\d{3}\)[ .-]?|\d{3}[ .-])\d{3}[ .-]\d{4}(?!\d)/g,
   'ssn': /(?<!\d)(?!000|666|9\d\d)\d{3}-(?!00)\d{2}-(?!0000)\d{4}(?!\d)/g,
   'ip-address': /(?<![\d.])(?:(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(?![\d.])/g,
   'secrets': /(?:sk-(?:ant-|proj-|gw-v1-)?[A-Za-z0-9_-]{20,200}|AKIA[0-9A-Z]{16}|ASIA[0-9A-Z]{16}|ghp_[A-Za-z0-9]{36}|github_pat_[A-Za-z0-9_]{22,255}|xox[abprs]-[A-Za-z0-9-]{10,200}|AIza[0-9A-Za-z_-]{35}|-----BEGIN [A-Z ]{0,40}PRIVATE KEY-----)/g,

@@ -10,7 +10,8 @@ export class GuardrailSource {
 
   constructor(repository: Pick<GuardrailRepository, 'policy'>, ttlMs = 2000) {
     this.cache = new RecordCache<GuardrailPolicy>(ttlMs);
-    this.load = async (orgId) => policyOf(await repository.policy(orgId));
+    // Read consistently: a policy changed a moment ago is the one loaded.
+    this.load = async (orgId) => policyOf(await repository.policy(orgId, true));
   }
 
   /** The policy, synchronously when cached. */
@@ -18,7 +19,7 @@ export class GuardrailSource {
     return this.cache.fresh(orgId, this.load) ?? this.cache.getOrLoad(orgId, this.load).then((policy) => policy ?? { guardrails: new Map(), byKey: new Map() });
   }
 
-  /** A change written through this process: its next request reads the policy again. */
+  /** A change written through this process: its next request reads the policy again (other instances within the cache lifetime). */
   invalidate(orgId: string): void {
     this.cache.invalidate(orgId);
   }

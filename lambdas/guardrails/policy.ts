@@ -3,19 +3,37 @@
 import type { CatalogEndpoint } from '../catalog/index.js';
 import type { Guardrail } from './types.js';
 
-const compiled = new WeakMap<readonly string[], RegExp[]>();
-
-/** `openai/*` style patterns (a `*` is any run of characters), matched whole and without case. */
-function patternsOf(list: readonly string[]): RegExp[] {
-  let regexes = compiled.get(list);
-  if (!regexes) {
-    regexes = list.map((pattern) => new RegExp(`^${pattern.split('*').map((part) => part.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')).join('.*')}$`, 'i'));
-    compiled.set(list, regexes);
+/**
+ * Whether `value` matches `pattern`, where `*` is any run of characters, without case: the greedy
+ * two-pointer glob match, which backtracks only to the last star (at most pattern × value steps, both a few
+ * hundred characters at most), never exponentially as a RegExp of many `.*` can.
+ */
+export function globMatch(pattern: string, value: string): boolean {
+  const p = pattern.toLowerCase();
+  const v = value.toLowerCase();
+  let pi = 0;
+  let vi = 0;
+  let star = -1;
+  let mark = 0;
+  while (vi < v.length) {
+    if (pi < p.length && p[pi] !== '*' && p[pi] === v[vi]) {
+      pi += 1;
+      vi += 1;
+    } else if (pi < p.length && p[pi] === '*') {
+      star = pi;
+      mark = vi;
+      pi += 1;
+    } else if (star !== -1) {
+      pi = star + 1;
+      mark += 1;
+      vi = mark;
+    } else return false;
   }
-  return regexes;
+  while (pi < p.length && p[pi] === '*') pi += 1;
+  return pi === p.length;
 }
 
-const matches = (list: readonly string[], value: string) => patternsOf(list).some((pattern) => pattern.test(value));
+const matches = (list: readonly string[], value: string) => list.some((pattern) => globMatch(pattern, value));
 
 /** Why the guardrail does not allow this endpoint, or undefined when it does. */
 export function refusal(guardrail: Guardrail, endpoint: CatalogEndpoint): string | undefined {

@@ -61,18 +61,26 @@ export class RecordCache<T> {
     return entry.key;
   }
 
+  /** Drops the record, and any lookup under way: what it brings back may be older than the change that invalidated it. */
   invalidate(hash: string): void {
     this.entries.delete(hash);
+    this.inflight.delete(hash);
   }
 
   private loadShared(hash: string, load: (hash: string) => Promise<T | undefined>): Promise<T | undefined> {
     let pending = this.inflight.get(hash);
     if (!pending) {
-      pending = load(hash).then((key) => {
-        if (key) this.store(hash, key);
-        else this.entries.delete(hash);
+      const started: Promise<T | undefined> = load(hash).then((key) => {
+        // Only the lookup still current may store (an invalidation since then dropped this one).
+        if (this.inflight.get(hash) === started) {
+          if (key) this.store(hash, key);
+          else this.entries.delete(hash);
+        }
         return key;
-      }).finally(() => this.inflight.delete(hash));
+      }).finally(() => {
+        if (this.inflight.get(hash) === started) this.inflight.delete(hash);
+      });
+      pending = started;
       this.inflight.set(hash, pending);
     }
     return pending;

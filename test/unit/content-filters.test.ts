@@ -2,6 +2,7 @@
 // and hostile input of a megabyte judged without runaway backtracking.
 import { describe, expect, it } from '@jest/globals';
 import { patternProblem, redact, scan, type BuiltinFilter } from '../../lambdas/guardrails/content-filters.js';
+import { globMatch } from '../../lambdas/guardrails/policy.js';
 
 const builtin = (slug: BuiltinFilter['slug'], action: BuiltinFilter['action'] = 'block'): BuiltinFilter => ({ slug, action });
 const found = (text: string, slug: BuiltinFilter['slug']) => scan(text, [builtin(slug)], []).map((span) => text.slice(span.start, span.end));
@@ -13,6 +14,10 @@ describe('built-in detectors', () => {
     expect(found('4111111111111112 fails Luhn', 'credit-card')).toEqual([]);
     expect(found('order 123456789012 is too short', 'credit-card')).toEqual([]);
     expect(found('x12345678901234567890123', 'credit-card')).toEqual([]);
+    // A card followed by more digits (its CVV, a second card) is still found.
+    expect(found('4111 1111 1111 1111 123', 'credit-card')).toEqual(['4111 1111 1111 1111']);
+    expect(found('4111111111111111 5555555555554444', 'credit-card')).toEqual(['4111111111111111', '5555555555554444']);
+    expect(found('378282246310005', 'credit-card')).toEqual(['378282246310005']);
   });
 
   it('finds email addresses, not lone at-signs or handles', () => {
@@ -22,6 +27,7 @@ describe('built-in detectors', () => {
 
   it('finds phone numbers, SSNs, IPv4 addresses and secrets', () => {
     expect(found('call +1 (555) 123-4567 or 555.123.4567', 'phone')).toEqual(['+1 (555) 123-4567', '555.123.4567']);
+    expect(found('at 1732500000 seconds', 'phone')).toEqual([]);
     expect(found('ssn 123-45-6789, not 000-12-3456', 'ssn')).toEqual(['123-45-6789']);
     expect(found('hosts 10.0.0.1 and 256.1.1.1 and 1.2.3', 'ip-address')).toEqual(['10.0.0.1']);
     expect(found('key sk-proj-abcdefghijklmnopqrstuvwx and AKIAABCDEFGHIJKLMNOP', 'secrets')).toEqual(['sk-proj-abcdefghijklmnopqrstuvwx', 'AKIAABCDEFGHIJKLMNOP']);
@@ -69,5 +75,17 @@ describe('hostile input', () => {
     const text = unit.repeat(Math.ceil(1_000_000 / unit.length));
     const all = (['email', 'phone', 'ssn', 'credit-card', 'ip-address', 'secrets', 'regex-prompt-injection'] as const).map((slug) => builtin(slug));
     expect(scan(text, all, [{ action: 'block', pattern: '(a+)+b' }]).length).toBeGreaterThanOrEqual(0);
+  });
+});
+
+describe('model patterns', () => {
+  it('match ids with * wildcards, without case, and never backtrack without end', () => {
+    expect(globMatch('openai/*', 'OpenAI/gpt-4o')).toBe(true);
+    expect(globMatch('*-mini', 'openai/gpt-4o-mini')).toBe(true);
+    expect(globMatch('anthropic/*', 'openai/gpt-4o')).toBe(false);
+    expect(globMatch('a*b*c', 'axxbyyc')).toBe(true);
+    expect(globMatch('a*b*c', 'axxbyy')).toBe(false);
+    // 255 stars and a character the id lacks: a RegExp of 255 `.*` would backtrack for ages.
+    expect(globMatch(`${'*'.repeat(255)}!`, 'vendor/some-model-name-of-forty-characters')).toBe(false);
   });
 });
