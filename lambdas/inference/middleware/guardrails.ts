@@ -8,7 +8,7 @@
 // map lookup, with no promise.
 import { ForbiddenError } from '../../platform/errors.js';
 import { redact, refusal, scan, type Guardrail, type GuardrailPolicy, type Span } from '../../guardrails/index.js';
-import type { ContentPart, Message } from '../../providers/types.js';
+import type { Message } from '../../providers/types.js';
 import type { InferenceRequest } from '../inference-request.js';
 import type { GenerationCall, GenerationMiddleware, GenerationParams } from '../middleware.js';
 
@@ -20,31 +20,86 @@ function enforce(call: GenerationCall, policy: GuardrailPolicy): GenerationParam
 
 const ACTION_RANK = { flag: 0, redact: 1, block: 2 } as const;
 
+/**
+ * One piece of text the provider receives, and how to put a redacted version of it back. Texts that
+ * cannot be rewritten (tool definitions, a response schema, reasoning the provider signed) have no `put`:
+ * a `redact` match in them blocks the request instead, since sending it on would leak what was to be
+ * redacted.
+ */
+interface Field {
+  text: string;
+  put?: (redacted: string) => void;
+}
+
+/** Every text of the request a provider receives, with setters that build the redacted request. */
+function fieldsOf(request: InferenceRequest): { fields: Field[]; rebuild: () => InferenceRequest } {
+  const fields: Field[] = [];
+  const messages: Message[] = request.params.messages.map((message) => ({ ...message, content: [...message.content] }) as Message);
+  messages.forEach((message) => {
+    message.content.forEach((part, index) => {
+      if (part.type === 'text') fields.push({ text: part.text, put: (text) => { message.content[index] = { ...part, text }; } });
+    });
+    if (message.role === 'assistant') {
+      const assistant = message as Extract<Message, { role: 'assistant' }>;
+      assistant.tool_calls?.forEach((toolCall, index) => {
+        fields.push({ text: toolCall.arguments, put: (text) => { assistant.tool_calls = assistant.tool_calls!.map((entry, at) => (at === index ? { ...entry, arguments: text } : entry)); } });
+      });
+      if (assistant.reasoning) {
+        fields.push(assistant.reasoning_signature ? { text: assistant.reasoning } : { text: assistant.reasoning, put: (text) => { assistant.reasoning = text; } });
+      }
+    }
+  });
+  const params = { ...request.params, messages };
+  if (params.tools?.length) fields.push({ text: JSON.stringify(params.tools) });
+  if (params.response_format?.type === 'json_schema') fields.push({ text: JSON.stringify(params.response_format.schema) });
+  const speech = params.speech ? { ...params.speech, references: [...params.speech.references] } : undefined;
+  if (speech) {
+    params.speech = speech;
+    if (speech.instructions) fields.push({ text: speech.instructions, put: (text) => { speech.instructions = text; } });
+    speech.references.forEach((part, index) => {
+      if (part.type === 'text') fields.push({ text: part.text, put: (text) => { speech.references[index] = { type: 'text', text }; } });
+    });
+  }
+  return {
+    fields,
+    rebuild: () => {
+      // The speech input and the embedding texts are the messages' texts, in order (formats/speech.ts, embeddings.ts).
+      const texts = messages.flatMap((message) => message.content.flatMap((part) => (part.type === 'text' ? [part.text] : [])));
+      if (params.speech) params.speech = { ...params.speech, input: texts.join('') };
+      if (params.embedding) params.embedding = { ...params.embedding, input: texts };
+      return { ...request, params };
+    },
+  };
+}
+
 /** The request's text scanned with every guardrail's content filters: blocked, redacted or reported. */
 function filterContent(call: GenerationCall, guardrails: Guardrail[], params: GenerationParams): GenerationParams {
   const filtering = guardrails.filter((guardrail) => guardrail.content_filters?.length || guardrail.content_filter_builtins?.length);
   if (filtering.length === 0) return params;
-  const { request } = params;
+  const { fields, rebuild } = fieldsOf(params.request);
   const found = new Map<Guardrail, Span[]>();
-  const spansByPart = new Map<ContentPart, Span[]>();
-  for (const message of request.params.messages) {
-    for (const part of message.content) {
-      if (part.type !== 'text') continue;
-      for (const guardrail of filtering) {
-        const spans = scan(part.text, guardrail.content_filter_builtins ?? [], guardrail.content_filters ?? []);
-        if (spans.length === 0) continue;
-        found.set(guardrail, [...(found.get(guardrail) ?? []), ...spans]);
-        spansByPart.set(part, [...(spansByPart.get(part) ?? []), ...spans]);
-      }
+  const redactions = new Map<Field, Span[]>();
+  for (const field of fields) {
+    for (const guardrail of filtering) {
+      let spans = scan(field.text, guardrail.content_filter_builtins ?? [], guardrail.content_filters ?? []);
+      if (spans.length === 0) continue;
+      // What cannot be rewritten cannot be redacted: it blocks.
+      if (!field.put) spans = spans.map((span) => (span.action === 'redact' ? { ...span, action: 'block' } : span));
+      found.set(guardrail, [...(found.get(guardrail) ?? []), ...spans]);
+      if (spans.some((span) => span.action === 'redact')) redactions.set(field, [...(redactions.get(field) ?? []), ...spans]);
     }
   }
   if (found.size === 0) return params;
-  let blocked: string[] = [];
+  const blocked: string[] = [];
+  const blocking: Guardrail[] = [];
   for (const [guardrail, spans] of found) {
     const action = spans.reduce<Span['action']>((strongest, span) => (ACTION_RANK[span.action] > ACTION_RANK[strongest] ? span.action : strongest), 'flag');
     const names = [...new Set(spans.map((span) => span.name))];
     const byAction = (wanted: Span['action']) => [...new Set(spans.filter((span) => span.action === wanted).map((span) => span.name))];
-    if (action === 'block') blocked = [...blocked, ...byAction('block')];
+    if (action === 'block') {
+      blocked.push(...byAction('block'));
+      blocking.push(guardrail);
+    }
     call.trace.pipeline.push({
       type: 'guardrail',
       name: guardrail.name,
@@ -59,25 +114,12 @@ function filterContent(call: GenerationCall, guardrails: Guardrail[], params: Ge
   if (blocked.length) {
     const patterns = [...new Set(blocked)];
     throw new ForbiddenError(`The request was blocked by a guardrail: it contains ${patterns.join(', ')}`, {
-      metadata: { patterns, guardrail_ids: [...found.keys()].map((guardrail) => guardrail.id) },
+      metadata: { patterns, guardrail_ids: blocking.map((guardrail) => guardrail.id) },
     });
   }
-  const redacting = [...spansByPart.values()].some((spans) => spans.some((span) => span.action === 'redact'));
-  return redacting ? { ...params, request: redacted(request, spansByPart) } : params;
-}
-
-/** The request with its matched text redacted, in its messages and in what adapters send of it (speech input, embedding texts). */
-function redacted(request: InferenceRequest, spansByPart: Map<ContentPart, Span[]>): InferenceRequest {
-  const messages: Message[] = request.params.messages.map((message) => ({
-    ...message,
-    content: message.content.map((part) => (part.type === 'text' && spansByPart.has(part) ? { ...part, text: redact(part.text, spansByPart.get(part)!) } : part)),
-  }) as Message);
-  const texts = messages.flatMap((message) => message.content.flatMap((part) => (part.type === 'text' ? [part.text] : [])));
-  const params = { ...request.params, messages };
-  // The speech input and the embedding texts are the messages' texts, in order (formats/speech.ts, embeddings.ts).
-  if (params.speech) params.speech = { ...params.speech, input: texts.join('') };
-  if (params.embedding) params.embedding = { ...params.embedding, input: texts };
-  return { ...request, params };
+  if (redactions.size === 0) return params;
+  for (const [field, spans] of redactions) field.put!(redact(field.text, spans));
+  return { ...params, request: rebuild() };
 }
 
 function filterEndpoints(call: GenerationCall, guardrails: Guardrail[]): GenerationParams {
@@ -108,6 +150,8 @@ function filterEndpoints(call: GenerationCall, guardrails: Guardrail[]): Generat
     });
   }
   if (blocked) {
+    // service_metadata lists no endpoint as available: the guardrail refused them all.
+    call.trace.plan.candidates = [];
     const names = [...detected.keys()].map((guardrail) => `"${guardrail.name}"`).join(', ');
     throw new ForbiddenError(`The request is not allowed by guardrail ${names}: ${[...detected.values()].flat().join('; ')}`, {
       metadata: { guardrail_ids: [...detected.keys()].map((guardrail) => guardrail.id), patterns: [] },
@@ -121,6 +165,8 @@ export const guardrailMiddleware: GenerationMiddleware = {
     const source = call.deps.guardrails;
     if (!source) return call.params;
     const policy = source.policyFor(call.caller.orgId);
-    return policy instanceof Promise ? policy.then((loaded) => enforce(call, loaded)) : enforce(call, policy);
+    return typeof (policy as { then?: unknown }).then === 'function'
+      ? (policy as Promise<GuardrailPolicy>).then((loaded) => enforce(call, loaded))
+      : enforce(call, policy as GuardrailPolicy);
   },
 };
