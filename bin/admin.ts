@@ -24,7 +24,7 @@ import { WorkspaceRepository } from '../lambdas/organizations/workspace-reposito
 import { MemberRepository } from '../lambdas/organizations/member-repository.js';
 import { newMember } from '../lambdas/organizations/members.js';
 
-const EMAIL = /^[^\s@]{1,64}@[^\s@]{1,253}\.[^\s@]{2,}$/;
+const EMAIL = /^[^\s@]{1,64}@[^\s@]{1,253}$/;
 import { ensureTable } from '../lambdas/platform/dynamo/create-table.js';
 import { ensureDefaultOrganization } from '../lambdas/organizations/default-organization.js';
 import { createOrganization } from '../lambdas/organizations/create-organization.js';
@@ -184,6 +184,7 @@ async function main(argv: string[]): Promise<number> {
   if ((command === 'add-member' || command === 'remove-member') && (!email || !EMAIL.test(email))) throw new UsageError('--email is required and must be an email address');
   if (values['owner-email'] !== undefined && !EMAIL.test(values['owner-email'].trim())) throw new UsageError('--owner-email must be an email address');
   if (values.role !== undefined && values.role !== 'admin' && values.role !== 'member') throw new UsageError(`--role takes admin or member, got "${values.role}"`);
+  if (command === 'add-member' && values.workspace !== undefined && values.org === undefined) throw new UsageError('add-member --workspace needs --org too');
 
   const target = await openTarget(values);
   try {

@@ -12,6 +12,7 @@ function strip(item: Record<string, unknown>): Record<string, unknown> {
 }
 
 const BATCH_WRITE = 25;
+const MAX_ROUNDS = 8;
 
 export class GuardrailRepository {
   constructor(private readonly db: DynamoDBDocumentClient, private readonly tableName: string) {}
@@ -35,7 +36,9 @@ export class GuardrailRepository {
       if (item.type === 'guardrail') guardrails.push(strip(item) as unknown as Guardrail);
       else if (item.type === 'guardrail_key') assignments.push(strip(item) as unknown as KeyAssignment);
     }
-    return { guardrails, assignments };
+    // An assignment written while its guardrail was being deleted outlives it: it is not one any more.
+    const ids = new Set(guardrails.map((guardrail) => guardrail.id));
+    return { guardrails, assignments: assignments.filter((assignment) => ids.has(assignment.guardrail_id)) };
   }
 
   /** Assigns the keys (already checked to be the organization's); the number newly assigned. */
@@ -73,8 +76,9 @@ export class GuardrailRepository {
   private async batchWrite(requests: Array<Record<string, unknown>>): Promise<void> {
     for (let start = 0; start < requests.length; start += BATCH_WRITE) {
       let pending: Record<string, Array<Record<string, unknown>>> | undefined = { [this.tableName]: requests.slice(start, start + BATCH_WRITE) };
-      // Unprocessed items (throttling) are sent again until none is left.
+      // Unprocessed items (throttling) are sent again, a few times with a growing wait.
       for (let round = 0; pending && Object.keys(pending).length; round += 1) {
+        if (round >= MAX_ROUNDS) throw new Error(`DynamoDB left ${pending[this.tableName]?.length ?? 0} writes unprocessed after ${MAX_ROUNDS} rounds`);
         if (round > 0) await new Promise((resolve) => setTimeout(resolve, Math.min(1000, 20 * 2 ** round)));
         const reply = await this.db.send(new BatchWriteCommand({ RequestItems: pending as never }));
         pending = reply.UnprocessedItems as typeof pending;

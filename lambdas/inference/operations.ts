@@ -424,7 +424,8 @@ async function speechReply(inference: InferenceRequest, principal: Principal | n
     if (deferral.drain) await deferral.drain();
     throw withGeneration(err, trace, false, engine);
   }
-  const speech = request.params.speech!;
+  // What the provider is sent, a guardrail's redactions included, is what is charged.
+  const speech = generation.request().params.speech!;
   const cost = computeCost(speechUsage(speech), start.candidate.endpoint.pricing);
   const flow = new AudioFlow();
   const body = new Readable({

@@ -75,6 +75,8 @@ export interface GenerationRun<T> {
   readonly result: Promise<T>;
   /** Stops the generation (the client went away): what was produced is settled as cancelled. */
   abort(reason: unknown): void;
+  /** The request as it runs: after the middleware (a guardrail may have redacted it). */
+  request(): InferenceRequest;
 }
 
 /**
@@ -89,7 +91,7 @@ export function runGeneration(options: RunGenerationOptions): GenerationRun<Gene
   if (deps.shutdown.triggered) throw shuttingDownError();
   const trace = startTrace(options.request, caller, deps);
   const run = new Run(options, trace);
-  return { trace, result: options.stream ? streamed(run) : buffered(run), abort: (reason) => run.abort(reason) };
+  return { trace, result: options.stream ? streamed(run) : buffered(run), abort: (reason) => run.abort(reason), request: () => run.request };
 }
 
 /** One generation's state: its call, its abort signal and whether its hold has ended. */

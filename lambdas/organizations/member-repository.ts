@@ -48,17 +48,28 @@ export class MemberRepository {
       .sort((a, b) => a.created_at.localeCompare(b.created_at) || a.id.localeCompare(b.id));
   }
 
-  /** Removes a member, their email claim and every workspace membership. */
+  /**
+   * Removes a member, their email claim and every workspace membership. The member goes first: a workspace
+   * add racing with the removal then fails its check that the member exists, and leaves nothing behind.
+   */
   async remove(member: Member): Promise<void> {
-    const { pk, skPrefix } = itemKeys.allWorkspaceMembersOf(member.org_id);
-    const memberships = (await queryAll(this.db, partition(this.tableName, pk, { skPrefix, consistent: true }))).filter((item) => item.user_id === member.id);
-    for (const item of memberships) await this.db.send(new DeleteCommand({ TableName: this.tableName, Key: { pk: item.pk, sk: item.sk } }));
     await this.db.send(new TransactWriteCommand({
       TransactItems: [
         { Delete: { TableName: this.tableName, Key: itemKeys.memberEmail(member.org_id, member.email) } },
         { Delete: { TableName: this.tableName, Key: itemKeys.member(member.org_id, member.id) } },
       ],
     }));
+    const { pk, skPrefix } = itemKeys.allWorkspaceMembersOf(member.org_id);
+    const memberships = (await queryAll(this.db, partition(this.tableName, pk, { skPrefix, consistent: true }))).filter((item) => item.user_id === member.id);
+    for (const item of memberships) await this.db.send(new DeleteCommand({ TableName: this.tableName, Key: { pk: item.pk, sk: item.sk } }));
+  }
+
+  /** Removes every membership of a workspace (it is being deleted). */
+  async dropWorkspace(orgId: string, workspaceId: string): Promise<void> {
+    const { pk, skPrefix } = itemKeys.workspaceMembersOf(orgId, workspaceId);
+    for (const item of await queryAll(this.db, partition(this.tableName, pk, { skPrefix, consistent: true }))) {
+      await this.db.send(new DeleteCommand({ TableName: this.tableName, Key: { pk: item.pk, sk: item.sk } }));
+    }
   }
 
   async workspaceMembers(orgId: string, workspaceId: string): Promise<WorkspaceMember[]> {
@@ -78,8 +89,9 @@ export class MemberRepository {
       try {
         await this.db.send(new TransactWriteCommand({
           TransactItems: [
-            // The member must still exist when the membership is written.
+            // The member and the workspace must still exist when the membership is written.
             { ConditionCheck: { TableName: this.tableName, Key: itemKeys.member(orgId, userId), ConditionExpression: 'attribute_exists(pk)' } },
+            { ConditionCheck: { TableName: this.tableName, Key: itemKeys.workspace(orgId, workspaceId), ConditionExpression: 'attribute_exists(pk)' } },
             { Put: { TableName: this.tableName, Item: workspaceMemberItem(orgId, entry), ConditionExpression: 'attribute_not_exists(pk)' } },
           ],
         }));

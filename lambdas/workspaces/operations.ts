@@ -26,7 +26,7 @@ export interface WorkspacePorts {
   /** Drops the organization's credentials cached for inference. */
   invalidateCredentials: (orgId: string) => void;
   /** The organization's members, and which workspaces they belong to. */
-  members: Pick<MemberRepository, 'get' | 'workspaceMembers' | 'addToWorkspace' | 'removeFromWorkspace'>;
+  members: Pick<MemberRepository, 'get' | 'workspaceMembers' | 'addToWorkspace' | 'removeFromWorkspace' | 'dropWorkspace'>;
   clock: () => Date;
   /** Waits until processes holding leases of the workspace see its new budgets (keys/operations.ts says why). */
   leaseTermsLag: () => Promise<void>;
@@ -149,7 +149,8 @@ export function createWorkspaceOperations(deps: WorkspacePorts): WorkspaceOperat
     const interns = (await deps.interns.listInterns(orgId)).filter((intern) => intern.workspace_id === workspace.id);
     if (interns.length > 0) throw new ConflictError(`Workspace ${workspace.slug} still has interns; delete them first`);
     if (!(await deps.workspaces.deleteWorkspace(workspace))) throw new NotFoundError(`Workspace not found: ${params.id}`);
-    // What belonged to it only: its vault (secrets and data key) and the BYOK credentials scoped to it.
+    // What belonged to it only: its memberships, its vault (secrets and data key) and the BYOK credentials scoped to it.
+    await deps.members.dropWorkspace(orgId, workspace.id);
     if (deps.vault) await deps.vault.destroy({ orgId, workspaceId: workspace.id, purpose: 'vault' });
     for (const credential of await deps.byok.list(orgId)) {
       if (credential.workspace_id === workspace.id) await deps.byok.delete(orgId, credential.id);

@@ -9,6 +9,10 @@ import { createTenant } from '../support/tenants.js';
 import { chatCompletion, manage, type Json } from '../support/handler-calls.js';
 import { handleInference, readBody } from '../support/handler-calls.js';
 import { httpEvent } from '../support/events.js';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { CatalogFile } from '../../lambdas/catalog/catalog-config.js';
 
 let sim: Simulator;
 let store: TestStore;
@@ -17,11 +21,23 @@ let guarded: { text: string; hash: string };
 let free: { text: string; hash: string };
 let otherAdmin: string;
 let otherKeyHash: string;
+let catalogDir: string;
 const upstream: string[] = [];
 
 beforeAll(async () => {
   sim = await startSimulator({ port: 0, onRequest: (_path, body) => upstream.push(JSON.stringify(body)) });
-  store = await createTestStore({ SIMULATOR_URL: sim.url });
+  // One model served by two providers, the cheaper (so first) one of them refused by a guardrail below.
+  catalogDir = mkdtempSync(join(tmpdir(), 'gateway-guardrails-'));
+  const catalog: CatalogFile = {
+    models: [{
+      id: 'pair/echo',
+      endpoints: [['sim-a', '0.000001'], ['sim-b', '0.000002']].map(([provider, price]) => ({
+        provider: provider!, adapter: 'openai-chat' as const, base_url: `${sim.url}/v1`, upstream_model: 'echo', pricing: { prompt: price!, completion: price! }, context_length: 8192,
+      })),
+    }],
+  };
+  writeFileSync(join(catalogDir, 'catalog.json'), JSON.stringify(catalog));
+  store = await createTestStore({ SIMULATOR_URL: sim.url, GATEWAY_CATALOG_FILE: join(catalogDir, 'catalog.json') });
   const tenant = await createTenant(store.deps);
   admin = (await tenant.addKey('management')).text;
   const a = await tenant.addKey('standard', { name: 'guarded' });
@@ -35,6 +51,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await store.drop();
   await sim.close();
+  rmSync(catalogDir, { recursive: true, force: true });
 });
 
 const guardrails = (method: string, path: string, body?: unknown, key = admin, query?: Record<string, string>) => manage(store.deps, key, method, `/guardrails${path}`, body, query);
@@ -242,6 +259,15 @@ describe('enforcement', () => {
     const json = JSON.parse(await readBody(reply.body)) as Json;
     expect(json.model).toBe('simulator/echo');
     expect(json.service_metadata.pipeline).toEqual([expect.objectContaining({ type: 'guardrail', guardrail_id: id, data: expect.objectContaining({ action: 'filter' }) })]);
+  });
+
+  it('without fallbacks, still finds the model\'s endpoint the guardrail allows', async () => {
+    const id2 = (await guardrails('POST', '', { name: 'Not sim-a', ignored_providers: ['sim-a'] })).json.data.id as string;
+    await guardrails('POST', `/${id2}/assignments/keys`, { key_hashes: [free.hash] });
+    const reply = await chatCompletion(store.deps, free.text, { model: 'pair/echo', provider: { allow_fallbacks: false }, messages: [{ role: 'user', content: 'x' }] });
+    expect(reply.status).toBe(200);
+    expect(reply.json.provider).toBe('sim-b');
+    await guardrails('DELETE', `/${id2}`);
   });
 
   it('applies a change to the next request', async () => {

@@ -70,6 +70,17 @@ describe('members', () => {
     expect((await manage(store.deps, admin, 'GET', '/organization/members')).json.total_count).toBe(1);
   });
 
+  it('drops a deleted workspace\'s memberships', async () => {
+    const created = await manage(store.deps, admin, 'POST', '/workspaces', { name: 'Short lived', slug: 'short-lived' });
+    expect(created.status).toBe(201);
+    const id = created.json.data.id as string;
+    expect((await manage(store.deps, admin, 'POST', `/workspaces/${id}/members/add`, { user_ids: [ownerId] })).json.added_count).toBe(1);
+    expect((await manage(store.deps, admin, 'DELETE', `/workspaces/${id}`)).status).toBe(200);
+    expect(await store.deps.members.workspaceMembers(orgId, id)).toEqual([]);
+    // A workspace that is gone takes no members.
+    expect((await store.deps.members.addToWorkspace(orgId, id, [ownerId], new Date().toISOString()))).toEqual([]);
+  });
+
   it('keeps each organization\'s members to itself', async () => {
     expect((await manage(store.deps, otherAdmin, 'GET', '/organization/members')).json.data.map((entry: Json) => entry.email)).toEqual(['someone@other.example']);
     expect((await manage(store.deps, otherAdmin, 'GET', `/workspaces/${workspaceId}/members`)).status).toBe(404);

@@ -11,6 +11,8 @@ import { redact, refusal, scan, type Guardrail, type GuardrailPolicy, type Span 
 import type { Message } from '../../providers/types.js';
 import type { InferenceRequest } from '../inference-request.js';
 import type { GenerationCall, GenerationMiddleware, GenerationParams } from '../middleware.js';
+import { planRoute, type Candidate } from '../routing.js';
+import type { CatalogEndpoint, CatalogModel } from '../../catalog/index.js';
 
 function enforce(call: GenerationCall, policy: GuardrailPolicy): GenerationParams {
   const guardrails = policy.byKey.get(call.caller.keyHash);
@@ -122,8 +124,27 @@ function filterContent(call: GenerationCall, guardrails: Guardrail[], params: Ge
   return { ...params, request: rebuild() };
 }
 
+/**
+ * The candidates again, routed over only the endpoints the guardrails allow: without fallbacks routing kept
+ * one endpoint per model, which may be one the guardrail refuses while another of the model is allowed.
+ */
+function replanned(call: GenerationCall, guardrails: Guardrail[]): Candidate[] {
+  const { deps } = call;
+  const allowed = (endpoint: CatalogEndpoint) => guardrails.every((guardrail) => refusal(guardrail, endpoint) === undefined);
+  const byId = new Map<string, CatalogModel>();
+  for (const id of call.params.request.models) {
+    const model = deps.catalog.byId.get(id);
+    if (model) byId.set(id, { ...model, endpoints: model.endpoints.filter(allowed) });
+  }
+  try {
+    return planRoute({ request: call.params.request, catalog: { models: [...byId.values()], byId }, health: deps.health, stickyEndpoint: undefined, now: deps.now(), random: deps.random }).candidates;
+  } catch {
+    return [];
+  }
+}
+
 function filterEndpoints(call: GenerationCall, guardrails: Guardrail[]): GenerationParams {
-  const kept = [];
+  let kept: Candidate[] = [];
   const detected = new Map<Guardrail, string[]>();
   for (const candidate of call.params.candidates) {
     let refused = false;
@@ -138,6 +159,7 @@ function filterEndpoints(call: GenerationCall, guardrails: Guardrail[]): Generat
     if (!refused) kept.push(candidate);
   }
   if (detected.size === 0) return call.params;
+  if (call.params.request.provider?.allow_fallbacks === false) kept = replanned(call, guardrails);
   const blocked = kept.length === 0;
   for (const [guardrail, reasons] of detected) {
     call.trace.pipeline.push({
