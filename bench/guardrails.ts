@@ -54,11 +54,16 @@ const hostile: Array<[string, string]> = [
   ['injection-like words', 'ignore all the previous '],
   ['the caller\'s (a+)+b on runs of a', 'a'.repeat(40) + ' '],
 ];
+/** The median of 5 timed runs after 3 warm-up runs (the first runs of a scanner are not yet optimized by V8). */
 const perKb = (text: string, run: () => unknown) => {
-  run();
-  const start = performance.now();
-  run();
-  const ms = performance.now() - start;
+  for (let i = 0; i < 3; i += 1) run();
+  const times: number[] = [];
+  for (let i = 0; i < 5; i += 1) {
+    const start = performance.now();
+    run();
+    times.push(performance.now() - start);
+  }
+  const ms = times.sort((a, b) => a - b)[2]!;
   return `${ms.toFixed(1)} ms (${((ms * 1000) / (text.length / 1024)).toFixed(1)} µs/KB)`;
 };
 const rows = hostile.map(([name, unit]) => {
@@ -72,7 +77,7 @@ const report = [
   `One guardrail of 20 patterns (7 built-in detectors, 13 of the caller's) on a 4,096-character prompt, through the guardrail middleware (an email and a phone number redacted each time), ${RUNS} calls after ${RUNS / 10} of warm-up:`,
   `added time p50 ${(added.p50 * 1000).toFixed(0)} µs, p90 ${(added.p90 * 1000).toFixed(0)} µs, p99 ${(added.p99 * 1000).toFixed(0)} µs (target ≤ 200 µs)`,
   '',
-  'The same 20 patterns on a megabyte of hostile near-matches each:',
+  'The same 20 patterns on a megabyte of hostile near-matches each (median of 5 runs after 3 of warm-up):',
   '',
   '| Input | Size | The 7 built-ins | The 13 patterns of the caller\'s |',
   '|---|---|---|---|',

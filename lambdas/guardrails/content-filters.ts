@@ -56,9 +56,15 @@ const isDigit = (code: number) => code >= 48 && code <= 57;
 /**
  * Card numbers: 13 to 19 digits in groups joined by single spaces or dashes, passing the Luhn check. A run
  * of groups is tried window by window (each window starts and ends on a group boundary), so a card followed
- * by more digits (its CVV, a second card) is still found; each group starts at most one window of at most
- * 19 digits, so the work stays linear.
+ * by more digits (its CVV, a second card) is still found. Luhn sums come from prefix sums over the run's
+ * digits, so each window costs O(1) and each group starts at most 19 digits' worth of windows: linear.
  */
+let evenSums = new Int32Array(64);
+let oddSums = new Int32Array(64);
+const groupStarts: number[] = [];
+const groupEnds: number[] = [];
+const groupOffsets: number[] = [];
+
 function cards(text: string, out: (start: number, end: number) => void): void {
   let i = 0;
   while (i < text.length) {
@@ -66,53 +72,53 @@ function cards(text: string, out: (start: number, end: number) => void): void {
       i += 1;
       continue;
     }
-    // The run: groups of digits separated by one space or dash.
-    const groups: Array<{ start: number; end: number }> = [];
+    // The run: groups of digits separated by one space or dash, with prefix sums of its digits
+    // (`evenSums` doubles the digits at even positions of the run, `oddSums` those at odd ones).
+    groupStarts.length = 0;
+    groupEnds.length = 0;
+    groupOffsets.length = 0;
+    let digits = 0;
     let start = i;
-    while (i < text.length) {
-      if (isDigit(text.charCodeAt(i))) {
+    for (;;) {
+      if (i < text.length && isDigit(text.charCodeAt(i))) {
+        if (digits + 1 >= evenSums.length) {
+          const grown = (array: Int32Array) => { const next = new Int32Array(array.length * 2); next.set(array); return next; };
+          evenSums = grown(evenSums);
+          oddSums = grown(oddSums);
+        }
+        const digit = text.charCodeAt(i) - 48;
+        const doubled = digit * 2 > 9 ? digit * 2 - 9 : digit * 2;
+        evenSums[digits + 1] = evenSums[digits]! + (digits % 2 === 0 ? doubled : digit);
+        oddSums[digits + 1] = oddSums[digits]! + (digits % 2 === 0 ? digit : doubled);
+        digits += 1;
         i += 1;
         continue;
       }
-      groups.push({ start, end: i });
-      const code = text.charCodeAt(i);
+      groupStarts.push(start);
+      groupEnds.push(i);
+      groupOffsets.push(digits);
+      const code = i < text.length ? text.charCodeAt(i) : -1;
       if ((code === 32 || code === 45) && i + 1 < text.length && isDigit(text.charCodeAt(i + 1))) {
         i += 1;
         start = i;
         continue;
       }
-      start = -1;
       break;
     }
-    if (start !== -1) groups.push({ start, end: i });
+    // groupOffsets[g] is the digit count after group g; a group's first digit is groupOffsets[g - 1] (or 0).
     let first = 0;
-    while (first < groups.length) {
-      // Luhn sums kept for both parities as digits are appended, so each extension costs O(1) per digit:
-      // `evenDoubled` doubles the digits at even positions from the left, `oddDoubled` those at odd ones.
-      let count = 0;
-      let evenDoubled = 0;
-      let oddDoubled = 0;
+    while (first < groupStarts.length) {
+      const from = first === 0 ? 0 : groupOffsets[first - 1]!;
       let found = -1;
-      for (let last = first; last < groups.length; last += 1) {
-        const group = groups[last]!;
-        if (count + (group.end - group.start) > 19) break;
-        for (let at = group.start; at < group.end; at += 1) {
-          const digit = text.charCodeAt(at) - 48;
-          const doubled = digit * 2 > 9 ? digit * 2 - 9 : digit * 2;
-          if (count % 2 === 0) {
-            evenDoubled += doubled;
-            oddDoubled += digit;
-          } else {
-            evenDoubled += digit;
-            oddDoubled += doubled;
-          }
-          count += 1;
-        }
-        // The rightmost digit is never doubled: with an odd count it sits at an even position.
-        if (count >= 13 && (count % 2 === 1 ? oddDoubled : evenDoubled) % 10 === 0) found = last;
+      for (let last = first; last < groupStarts.length; last += 1) {
+        const to = groupOffsets[last]!;
+        const count = to - from;
+        if (count > 19) break;
+        // The rightmost digit is never doubled: the doubled positions have the parity of `to`.
+        if (count >= 13 && (to % 2 === 0 ? evenSums[to]! - evenSums[from]! : oddSums[to]! - oddSums[from]!) % 10 === 0) found = last;
       }
       if (found >= 0) {
-        out(groups[first]!.start, groups[found]!.end);
+        out(groupStarts[first]!, groupEnds[found]!);
         first = found + 1;
       } else first += 1;
     }
