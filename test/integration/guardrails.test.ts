@@ -157,6 +157,12 @@ describe('content filters', () => {
     expect((await manage(store.deps, guarded.text, 'GET', '/key')).json.data.usage).toBe(usage);
   });
 
+  it('blocks a streamed request the same way, before the stream commits to 200', async () => {
+    const reply = await chatCompletion(store.deps, guarded.text, { model: 'simulator/echo', stream: true, messages: [{ role: 'user', content: 'card 4111-1111-1111-1111' }] });
+    expect(reply.status).toBe(403);
+    expect(reply.json.error).toMatchObject({ code: 403, metadata: { patterns: ['credit-card'] } });
+  });
+
   it('redacts an email and a pattern before the request reaches the simulator, and says so', async () => {
     const reply = await handleInference(httpEvent({
       method: 'POST', path: '/api/v1/chat/completions', key: guarded.text, headers: { 'x-service-metadata': 'enabled' },
