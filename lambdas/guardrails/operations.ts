@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import type { z } from 'zod';
 import { InvalidInputError, NotFoundError } from '../platform/errors.js';
 import type { Principal } from '../platform/http/auth.js';
+import { listPage } from '../platform/http/list-page.js';
 import type { ApiKeyRepository } from '../keys/index.js';
 import type { WorkspaceRepository } from '../organizations/index.js';
 import type { GuardrailRepository } from './guardrail-repository.js';
@@ -19,8 +20,6 @@ export interface GuardrailPorts {
   invalidate: (orgId: string) => void;
   clock: () => Date;
 }
-
-const DEFAULT_PAGE = 50;
 
 export function guardrailView(guardrail: Guardrail): z.infer<typeof guardrailSchema> {
   return {
@@ -49,11 +48,6 @@ function builtinsOf(list: Array<{ slug: string; action: BuiltinFilter['action'];
 
 const lower = (list: string[] | null | undefined) => (list ? [...new Set(list.map((entry) => entry.toLowerCase()))] : list);
 
-function page<T>(all: T[], query: { offset?: number | undefined; limit?: number | undefined }) {
-  const offset = query.offset ?? 0;
-  return all.slice(offset, offset + (query.limit ?? DEFAULT_PAGE));
-}
-
 export function createGuardrailOperations(deps: GuardrailPorts): GuardrailOperations {
   const orgOf = (principal: Principal) => principal.key.org_id;
 
@@ -74,7 +68,7 @@ export function createGuardrailOperations(deps: GuardrailPorts): GuardrailOperat
   }
 
   const assignmentsPage = (all: KeyAssignment[], query: { offset?: number | undefined; limit?: number | undefined }) => ({
-    body: { data: page(all.sort((a, b) => b.created_at.localeCompare(a.created_at) || a.key_hash.localeCompare(b.key_hash)), query), total_count: all.length },
+    body: listPage(all.sort((a, b) => b.created_at.localeCompare(a.created_at) || a.key_hash.localeCompare(b.key_hash)), query),
   });
 
   return {
@@ -83,7 +77,7 @@ export function createGuardrailOperations(deps: GuardrailPorts): GuardrailOperat
       const all = guardrails
         .filter((guardrail) => query.workspace_id === undefined || guardrail.workspace_id === query.workspace_id)
         .sort((a, b) => b.created_at.localeCompare(a.created_at) || a.id.localeCompare(b.id));
-      return { body: { data: page(all, query).map(guardrailView), total_count: all.length } };
+      return { body: listPage(all, query, guardrailView) };
     },
     async createGuardrail({ principal, body }) {
       const orgId = orgOf(principal);

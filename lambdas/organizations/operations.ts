@@ -1,5 +1,6 @@
 // Organization settings: read and update, for management keys of an organization (personal accounts get 404).
 import { NotFoundError } from '../platform/errors.js';
+import { listPage } from '../platform/http/list-page.js';
 import type { OrganizationRepository } from './organization-repository.js';
 import type { MemberRepository } from './member-repository.js';
 import type { OrganizationOperations } from './routes.js';
@@ -19,9 +20,7 @@ export function createOrganizationOperations({ organizations, members, clock }: 
   return {
     async listOrganizationMembers({ principal, query }) {
       const all = await members.list(principal.key.org_id);
-      const offset = query.offset ?? 0;
-      const data = all.slice(offset, offset + (query.limit ?? 50)).map((member) => ({ id: member.id, email: member.email, first_name: member.first_name, last_name: member.last_name, role: member.role }));
-      return { body: { data, total_count: all.length } };
+      return { body: listPage(all, query, (member) => ({ id: member.id, email: member.email, first_name: member.first_name, last_name: member.last_name, role: member.role })) };
     },
 
     async getOrganizationSettings({ principal }) {

@@ -1,6 +1,7 @@
 // The preset routes' operations: versions made from request bodies, and reads of the key's workspace's presets.
 import { ConflictError, NotFoundError } from '../platform/errors.js';
 import type { Principal } from '../platform/http/auth.js';
+import { listPage } from '../platform/http/list-page.js';
 import type { PresetOperations } from './routes.js';
 import type { PresetRepository } from './preset-repository.js';
 import type { PresetSource } from './preset-source.js';
@@ -43,9 +44,7 @@ export function createPresetOperations(deps: PresetPorts): PresetOperations {
 
   return {
     async listPresets({ principal, query }) {
-      const all = await deps.presets.list(scopeOf(principal));
-      const offset = query.offset ?? 0;
-      return { body: { data: all.slice(offset, offset + (query.limit ?? DEFAULT_PAGE)).map(listed), total_count: all.length } };
+      return { body: listPage(await deps.presets.list(scopeOf(principal)), query, listed) };
     },
     async getPreset({ principal, params }) {
       return { body: { data: await find(principal, params.slug) } };

@@ -4,6 +4,7 @@ import { randomUUID } from 'node:crypto';
 import type { z } from 'zod';
 import { ConflictError, InvalidInputError, NotFoundError } from '../platform/errors.js';
 import type { Principal } from '../platform/http/auth.js';
+import { listPage } from '../platform/http/list-page.js';
 import { nanosToUsd } from '../platform/money.js';
 import { budgetWindow, meterAt, spent } from '../billing/meter.js';
 import { windowEnd } from '../billing/periods.js';
@@ -26,7 +27,7 @@ export interface WorkspacePorts {
   /** Drops the organization's credentials cached for inference. */
   invalidateCredentials: (orgId: string) => void;
   /** The organization's members, and which workspaces they belong to. */
-  members: Pick<MemberRepository, 'get' | 'workspaceMembers' | 'addToWorkspace' | 'removeFromWorkspace' | 'dropWorkspace'>;
+  members: Pick<MemberRepository, 'list' | 'workspaceMembers' | 'addToWorkspace' | 'removeFromWorkspace' | 'dropWorkspace'>;
   clock: () => Date;
   /** Waits until processes holding leases of the workspace see its new budgets (keys/operations.ts says why). */
   leaseTermsLag: () => Promise<void>;
@@ -92,16 +93,15 @@ export function createWorkspaceOperations(deps: WorkspacePorts): WorkspaceOperat
   return {
   async listWorkspaceMembers({ principal, params, query }) {
     const workspace = await workspaceOr404(deps, orgOf(principal), params.id);
-    const all = await deps.members.workspaceMembers(workspace.org_id, workspace.id);
-    const offset = query.offset ?? 0;
-    return { body: { data: all.slice(offset, offset + (query.limit ?? 50)), total_count: all.length } };
+    return { body: listPage(await deps.members.workspaceMembers(workspace.org_id, workspace.id), query) };
   },
 
   async addWorkspaceMembers({ principal, params, body }) {
     const workspace = await workspaceOr404(deps, orgOf(principal), params.id);
-    for (const userId of body.user_ids) {
-      if (!(await deps.members.get(workspace.org_id, userId))) throw new InvalidInputError(`Invalid body.user_ids: ${userId} is not a member of this organization`);
-    }
+    // One read of the organization's members, not one a user id (the add checks each again in its transaction).
+    const members = new Set((await deps.members.list(workspace.org_id)).map((member) => member.id));
+    const stranger = body.user_ids.find((userId) => !members.has(userId));
+    if (stranger !== undefined) throw new InvalidInputError(`Invalid body.user_ids: ${stranger} is not a member of this organization`);
     const added = await deps.members.addToWorkspace(workspace.org_id, workspace.id, body.user_ids, deps.clock().toISOString());
     return { body: { added_count: added.length, data: added } };
   },

@@ -63,18 +63,36 @@ describe('redaction', () => {
 });
 
 describe('hostile input', () => {
-  // Near-matches of every detector, a megabyte each: these finish (the suite's time limit would fail a
-  // runaway); the time they take is measured by `npm run bench:guardrails`, not asserted here.
+  // Near-matches of every detector, a megabyte each. The time they take is measured by `npm run
+  // bench:guardrails`, not asserted here; a runaway would fail on the suite's time limit. What is asserted is
+  // what they find: near-misses are not matches, and every card found really passes the Luhn check.
+  const all = (['email', 'phone', 'ssn', 'credit-card', 'ip-address', 'secrets', 'regex-prompt-injection'] as const).map((slug) => builtin(slug));
+  const megabyte = (unit: string) => unit.repeat(Math.ceil(1_000_000 / unit.length));
+
   it.each([
-    ['at-signs and local parts', 'a'.repeat(63) + '@'],
-    ['digits that never pass Luhn', '4111 1111 1111 111 '],
-    ['phone-like digits', '(555) 123-456 '],
-    ['almost secrets', 'sk-short '],
-    ['injection-like words', 'ignore all the previous '],
-  ])('%s', (_name, unit) => {
-    const text = unit.repeat(Math.ceil(1_000_000 / unit.length));
-    const all = (['email', 'phone', 'ssn', 'credit-card', 'ip-address', 'secrets', 'regex-prompt-injection'] as const).map((slug) => builtin(slug));
-    expect(scan(text, all, [{ action: 'block', pattern: '(a+)+b' }]).length).toBeGreaterThanOrEqual(0);
+    ['at-signs after local parts (no domain with a dot)', 'a'.repeat(63) + '@'],
+    ['phone-like digits one short', '(555) 123-456 '],
+    ['secret prefixes too short', 'sk-short AKIA12 '],
+    ['injection-like words without their object', 'ignore all the previous '],
+  ])('%s: nothing found', (_name, unit) => {
+    expect(scan(megabyte(unit), all, [{ action: 'block', pattern: '(a+)+b' }])).toEqual([]);
+  });
+
+  it('digit groups: only windows that pass the Luhn check are cards', () => {
+    const text = megabyte('4111 1111 1111 111 ');
+    const spans = scan(text, [builtin('credit-card')], []);
+    // Some windows across the repeated groups do pass it (one every 38 groups or so).
+    expect(spans.length).toBeGreaterThan(1000);
+    for (const span of spans) {
+      const digits = text.slice(span.start, span.end).replace(/[ -]/g, '');
+      expect(digits.length).toBeGreaterThanOrEqual(13);
+      expect(digits.length).toBeLessThanOrEqual(19);
+      const sum = [...digits].reverse().reduce((total, char, index) => {
+        const digit = Number(char) * (index % 2 === 1 ? 2 : 1);
+        return total + (digit > 9 ? digit - 9 : digit);
+      }, 0);
+      expect(sum % 10).toBe(0);
+    }
   });
 });
 
