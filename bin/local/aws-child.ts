@@ -14,6 +14,7 @@ export interface AwsChildOptions {
   s3Port?: number;
   sqsPort?: number;
   kmsPort?: number;
+  deliveryMaxReceives?: number;
 }
 
 export interface AwsStandIns {
@@ -21,6 +22,8 @@ export interface AwsStandIns {
   sqsEndpoint: string;
   bucket: string;
   queueUrl: string;
+  deliveryQueueUrl: string;
+  deliveryDeadLetterUrl: string;
   kmsUrl: string;
   keyArn: string;
 }
@@ -28,13 +31,13 @@ export interface AwsStandIns {
 const channel = parentChannel();
 const options = JSON.parse(process.env.AWS_CHILD_OPTIONS ?? '{}') as AwsChildOptions;
 Promise.all([
-  startLocalBatchServices({ dataDir: options.dataDir, host: options.host, ...(options.s3Port ? { s3Port: options.s3Port } : {}), ...(options.sqsPort ? { sqsPort: options.sqsPort } : {}) }),
+  startLocalBatchServices({ dataDir: options.dataDir, host: options.host, ...(options.s3Port ? { s3Port: options.s3Port } : {}), ...(options.sqsPort ? { sqsPort: options.sqsPort } : {}), ...(options.deliveryMaxReceives ? { deliveryMaxReceives: options.deliveryMaxReceives } : {}) }),
   startLocalKms({ dataDir: join(options.dataDir, 'kms'), ...(options.kmsPort ? { port: options.kmsPort } : {}) }),
 ]).then(([services, kms]) => {
   channel.onStop(async () => {
     await Promise.all([services.close(), kms.close()]);
   });
   channel.ready({
-    s3Endpoint: services.s3Endpoint, sqsEndpoint: services.sqsEndpoint, bucket: services.bucket, queueUrl: services.queueUrl, kmsUrl: kms.url, keyArn: kms.keyArn,
+    s3Endpoint: services.s3Endpoint, sqsEndpoint: services.sqsEndpoint, bucket: services.bucket, queueUrl: services.queueUrl, deliveryQueueUrl: services.deliveryQueueUrl, deliveryDeadLetterUrl: services.deliveryDeadLetterUrl, kmsUrl: kms.url, keyArn: kms.keyArn,
   } satisfies AwsStandIns);
 }, (error: unknown) => channel.failed(error));

@@ -14,6 +14,8 @@ import { createSqsClient } from '../../lambdas/platform/aws/sqs.js';
 
 export interface BatchChildOptions {
   queueUrl: string;
+  /** The observability delivery queue, whose mapping (the delivery function's on AWS) runs here too. */
+  deliveryQueueUrl?: string;
   sqsEndpoint: string;
   /** How long items running when it is told to stop may take before they are told to end (the parent's grace). */
   graceMs: number;
@@ -25,6 +27,7 @@ async function main(): Promise<void> {
   const options = JSON.parse(process.env.BATCH_CHILD_OPTIONS ?? '{}') as BatchChildOptions;
   installAwsLambdaShim();
   const { handleBatchMessages } = await import('../../lambdas/handlers/batch-worker.js');
+  const { handleObservabilityDeliveries } = await import('../../lambdas/handlers/observability-delivery.js');
   const { batchDepsOf } = await import('../../lambdas/app/batch-deps.js');
   const { defaultDeps } = await import('../../lambdas/app/deps.js');
   const deps = await defaultDeps();
@@ -32,6 +35,7 @@ async function main(): Promise<void> {
   deps.engine.metrics = (record, timestamp) => channel.send({ type: 'generation', record, timestamp });
   // One process runs every item and is never frozen: records of items that end apart share pages.
   deps.engine.pages.shared = true;
+  if (deps.engine.observability) deps.engine.observability.shared = true;
   const owner = process.env.GATEWAY_LEASE_OWNER;
   if (owner) {
     const taken = await deps.engine.ledger.sweepLeases(owner);
@@ -53,6 +57,18 @@ async function main(): Promise<void> {
     concurrency: 8,
     waitSeconds: 1,
   });
+  // Observability deliveries, ten messages an invocation, two at once (the delivery function's mapping).
+  const deliveries = options.deliveryQueueUrl
+    ? await startSqsEventSource({
+      sqs: createSqsClient({ endpoint: options.sqsEndpoint }),
+      queueUrl: options.deliveryQueueUrl,
+      handler: (event) => handleObservabilityDeliveries(event, deps),
+      log: deps.log,
+      batchSize: 10,
+      concurrency: 2,
+      waitSeconds: 1,
+    })
+    : undefined;
   const machine = startLocalStepFunctions({ step: (input) => worker.step(input), log: deps.log });
   batches.executions = machine;
   channel.answer('start', (message) => machine.start(message.batchId as string, { requeue: message.requeue === true }));
@@ -60,13 +76,14 @@ async function main(): Promise<void> {
     // No new item starts; those running finish and commit (a shard stopped part-way comes back at the next
     // start for its items not done), or after the grace are told to end.
     worker.stop();
-    const stopped = Promise.all([source.stop(), machine.stop()]);
+    const stopped = Promise.all([source.stop(), machine.stop(), deliveries?.stop()]);
     const grace = setTimeout(() => deps.engine.shutdown.trigger(), options.graceMs);
     await stopped;
     clearTimeout(grace);
     deps.engine.shutdown.trigger();
     await deps.engine.leases?.returnAll();
     await deps.engine.pages.flush();
+    await deps.engine.observability?.flush();
   });
   // Ready first, then the batches that had not ended: a batch created meanwhile either is in that scan or has
   // its start sent here (a start of a batch already running is nothing).

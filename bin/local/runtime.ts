@@ -67,6 +67,8 @@ export interface LocalConfig {
   storeRestarts?: number;
   /** Connection limits and timeouts of the HTTP server (GATEWAY_HEADERS_TIMEOUT_MS, GATEWAY_BODY_TIMEOUT_MS, GATEWAY_MAX_CONNECTIONS). */
   serverLimits?: Partial<ServerLimits>;
+  /** Receives of an observability delivery before the dead-letter queue (GATEWAY_OBSERVABILITY_MAX_RECEIVES; the stack's: 6). */
+  deliveryMaxReceives?: number;
 }
 
 /** The server's header deadline must not exceed its whole-request deadline (Node refuses to start otherwise). */
@@ -100,6 +102,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): LocalConfig
       ...(env.GATEWAY_BODY_TIMEOUT_MS ? { requestTimeoutMs: msFrom(env, 'GATEWAY_BODY_TIMEOUT_MS', 0, 1) } : {}),
       ...(env.GATEWAY_MAX_CONNECTIONS ? { maxConnections: msFrom(env, 'GATEWAY_MAX_CONNECTIONS', 0, 1) } : {}),
     }),
+    ...(env.GATEWAY_OBSERVABILITY_MAX_RECEIVES ? { deliveryMaxReceives: msFrom(env, 'GATEWAY_OBSERVABILITY_MAX_RECEIVES', 0, 1) } : {}),
   };
 }
 
@@ -176,7 +179,7 @@ export async function startLocalRuntime(config: LocalConfig, output: RuntimeOutp
       // In a process of its own: the providers' work and memory are not the gateway's.
       : startSimulatorProcess({ port: config.simulatorPort, host: config.host, chunkDelayMs: config.simulatorChunkDelayMs ?? 0, firstByteDelayMs: config.simulatorFirstByteDelayMs ?? 0, batchDelayMs: config.simulatorBatchDelayMs ?? DEFAULT_SIMULATOR_BATCH_DELAY_MS }, log),
     // S3, SQS and KMS in a process of their own: AWS's side, not the gateway's.
-    startAwsStandIns({ dataDir: config.dataDir, host: '127.0.0.1' }, log),
+    startAwsStandIns({ dataDir: config.dataDir, host: '127.0.0.1', ...(config.deliveryMaxReceives ? { deliveryMaxReceives: config.deliveryMaxReceives } : {}) }, log),
   ]);
   if (dynamodbStart.status === 'rejected' || simulatorStart.status === 'rejected' || awsStart.status === 'rejected') {
     // Stop what did start before reporting why the rest did not.
@@ -260,6 +263,11 @@ export async function startLocalRuntime(config: LocalConfig, output: RuntimeOutp
     process.env.S3_ENDPOINT = aws.s3Endpoint;
     process.env.SQS_ENDPOINT = aws.sqsEndpoint;
     process.env.GATEWAY_BATCH_CHECK_SECONDS ??= '1';
+    // Observability deliveries: their queue on the stand-in; destinations on this machine (a receiver on
+    // localhost) are accepted here, and a failed delivery is tried again after 2 s, 4 s, 8 s …
+    process.env.GATEWAY_OBSERVABILITY_QUEUE_URL = aws.deliveryQueueUrl;
+    process.env.GATEWAY_OBSERVABILITY_PRIVATE_HOSTS ??= 'allow';
+    process.env.GATEWAY_OBSERVABILITY_RETRY_SECONDS ??= '2';
     // Bedrock batch inference jobs (the simulator's) read and write the local bucket "as" this role.
     process.env.GATEWAY_BEDROCK_BATCH_ROLE_ARN ??= 'arn:aws:iam::000000000000:role/gateway-bedrock-batch';
     await simulator.useS3?.(aws.s3Endpoint);
@@ -295,6 +303,7 @@ export async function startLocalRuntime(config: LocalConfig, output: RuntimeOutp
     deps.engine.metrics = (record, timestamp) => logger.generation(record, timestamp);
     // One process serves every request and is never frozen: records of requests that end apart share pages.
     deps.engine.pages.shared = true;
+    if (deps.engine.observability) deps.engine.observability.shared = true;
     const bootstrap = await bootstrapLocal({
       organizations: deps.organizations, keys: deps.keys, adminKeyText: config.adminKey, initialCredits, internProgramme: config.internProgramme, now: new Date(),
     });
@@ -317,7 +326,7 @@ export async function startLocalRuntime(config: LocalConfig, output: RuntimeOutp
     const batches = batchDepsOf(deps);
     if (batches.worker) {
       batchRunner = await startBatchRunner(
-        { queueUrl: aws.queueUrl, sqsEndpoint: aws.sqsEndpoint, graceMs: config.shutdownGraceMs ?? DEFAULT_SHUTDOWN_GRACE_MS, leaseOwner },
+        { queueUrl: aws.queueUrl, deliveryQueueUrl: aws.deliveryQueueUrl, sqsEndpoint: aws.sqsEndpoint, graceMs: config.shutdownGraceMs ?? DEFAULT_SHUTDOWN_GRACE_MS, leaseOwner },
         { log, generation: (record, timestamp) => logger.generation(record as GenerationRecord, timestamp), beforeRestart: () => pageFeeder.drain({ timeoutMs: PAGE_DRAIN_MS }) },
       );
       batches.executions = batchRunner.executions;
@@ -355,7 +364,11 @@ export async function startLocalRuntime(config: LocalConfig, output: RuntimeOutp
     }, HOLD_SWEEP_INTERVAL_MS);
     sweeper.unref();
     const runtimeFile = join(config.dataDir, 'runtime.json');
-    writeFileSync(runtimeFile, JSON.stringify({ pid: process.pid, url: server.url, dynamodb_endpoint: dynamodb.endpoint, table_name: config.tableName }, null, 2));
+    writeFileSync(runtimeFile, JSON.stringify({
+      pid: process.pid, url: server.url, dynamodb_endpoint: dynamodb.endpoint, table_name: config.tableName,
+      // Where observability deliveries that failed for good are kept (the local SQS stand-in).
+      sqs_endpoint: aws.sqsEndpoint, observability_dead_letter_queue_url: aws.deliveryDeadLetterUrl,
+    }, null, 2));
     let stopped: Promise<void> | undefined;
     return {
       url: server.url,
@@ -388,6 +401,7 @@ export async function startLocalRuntime(config: LocalConfig, output: RuntimeOutp
           if (storeState !== 'down') {
             await deps.engine.leases?.returnAll();
             await deps.engine.pages.flush();
+            await deps.engine.observability?.flush();
           }
           // Requests that finished during the drain wrote pages: the aggregator takes them before the store stops
           // (unless the store is gone for good: then they wait in its stream for the next start).

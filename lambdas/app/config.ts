@@ -8,6 +8,7 @@ import { vaultSettingsFromEnv, type VaultSettings } from '../vault/index.js';
 import type { EngineConfig } from '../inference/engine.js';
 import { engineConfigFromEnv } from './engine-deps.js';
 import { batchConfigFromEnv, type BatchConfig } from '../batches/config.js';
+import { observabilityConfigFromEnv, type ObservabilityConfig } from '../observability/config-env.js';
 
 export interface GatewayConfig {
   /** TABLE_NAME and its client; undefined without TABLE_NAME (the caller then wires its own table, as tests do). */
@@ -27,6 +28,8 @@ export interface GatewayConfig {
   vault: VaultSettings;
   /** The batch bucket and queue, and how batch steps run. */
   batches: BatchConfig;
+  /** The delivery queue of observability destinations, and its retries. */
+  observability: ObservabilityConfig;
 }
 
 /** Throws on a malformed value (a timeout that is not a positive integer); the catalog file is read by createDeps. */
@@ -43,5 +46,6 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): GatewayConfig 
     leaseOwner: env.GATEWAY_LEASE_OWNER || undefined,
     vault: vaultSettingsFromEnv(env),
     batches: batchConfigFromEnv(env),
+    observability: observabilityConfigFromEnv(env),
   };
 }

@@ -11,6 +11,8 @@ import { Vault, VaultRepository } from '../vault/index.js';
 import { ByokRepository, ByokSource } from '../byok/index.js';
 import { PresetRepository } from '../presets/index.js';
 import { GuardrailRepository } from '../guardrails/index.js';
+import { DestinationRepository, DestinationSecrets, DestinationSource, ObservabilityOutbox, SqsDeliveryQueue } from '../observability/index.js';
+import { createSqsClient } from '../platform/aws/sqs.js';
 import { AwsKms, type KmsConfig } from '../platform/aws/kms.js';
 import { Logger, type LogSink } from '../platform/logger.js';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
@@ -42,6 +44,8 @@ export interface GatewayDeps extends AuthDeps {
   guardrails: GuardrailRepository;
   /** The people of each organization and their workspaces. */
   members: MemberRepository;
+  /** Observability destinations: stored, cached for delivery, their secrets sealed (without a vault: none), and the delivery queue (none without one configured). */
+  observability: { destinations: DestinationRepository; source: DestinationSource; secrets: DestinationSecrets | undefined; queue: SqsDeliveryQueue | undefined };
   /** The inference engine: catalog, provider adapters, routing state, generation records. */
   engine: EngineDeps;
   /** Applies pages of generation records to the meters (behind the table's stream). */
@@ -95,6 +99,16 @@ export function createDeps(config: GatewayConfig, wiring: DepsWiring = {}): Gate
     ...(wiring.workspaceCacheTtlMs !== undefined ? { workspaceCacheTtlMs: wiring.workspaceCacheTtlMs } : {}),
   });
   if (vault) engine.byok = new ByokSource(byok, vault, wiring.credentialCacheTtlMs);
+  const destinations = new DestinationRepository(db, tableName);
+  const observability = {
+    destinations,
+    source: new DestinationSource(destinations, wiring.keyCacheTtlMs ?? config.keyCacheTtlMs),
+    secrets: vault ? new DestinationSecrets(vault) : undefined,
+    queue: config.observability.queueUrl
+      ? new SqsDeliveryQueue(createSqsClient({ endpoint: config.observability.sqsEndpoint, region: config.batches.region }), config.observability.queueUrl)
+      : undefined,
+  };
+  if (observability.queue) engine.observability = new ObservabilityOutbox({ destinations: observability.source, queue: observability.queue, log });
   const keys = new ApiKeyRepository(db, tableName);
   return {
     keys,
@@ -109,6 +123,7 @@ export function createDeps(config: GatewayConfig, wiring: DepsWiring = {}): Gate
     presets: new PresetRepository(db, tableName),
     guardrails: new GuardrailRepository(db, tableName),
     members: new MemberRepository(db, tableName),
+    observability,
     engine,
     aggregator: createAggregator(db, tableName, { log, clock }),
     keyCache,

@@ -17,6 +17,7 @@ import { createByokOperations, usableEndpointFilter } from '../byok/index.js';
 import { createBatchOperations } from '../batches/index.js';
 import { createPresetOperations } from '../presets/index.js';
 import { createGuardrailOperations, refusal } from '../guardrails/index.js';
+import { createObservabilityOperations } from '../observability/index.js';
 import { batchDepsOf } from './batch-deps.js';
 
 export function createManagementOperations(deps: GatewayDeps): ManagementOperations {
@@ -53,6 +54,10 @@ export function createManagementOperations(deps: GatewayDeps): ManagementOperati
     // Inference's preset cache is read through deps at call time, like the key cache.
     ...createPresetOperations({ presets: deps.presets, source: { saved: (scope, preset) => deps.engine.presets?.saved(scope, preset) }, clock }),
     ...createGuardrailOperations({ guardrails: deps.guardrails, keys, workspaces, invalidate: (orgId) => deps.engine.guardrails?.invalidate(orgId), clock }),
+    ...createObservabilityOperations({
+      destinations: deps.observability.destinations, secrets: deps.observability.secrets, workspaces,
+      invalidate: (orgId) => deps.observability.source.invalidate(orgId), clock, allowPrivateHosts: config.observability.allowPrivateHosts,
+    }),
     ...createByokOperations({ byok, vault, providers: byokProviders(engine.catalog), keys, workspaces, invalidateCredentials, clock }),
     ...createBatchOperations({
       batches: batches.repository, results: batches.results, uploads: batches.uploads, objects: batches.objects, executions: () => batches.executions, clock, log, windowSeconds: config.batches.windowSeconds,

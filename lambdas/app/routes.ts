@@ -18,6 +18,7 @@ import { inferenceRoutes } from '../inference/routes.js';
 import { batchRoutes } from '../batches/routes.js';
 import { presetRoutes } from '../presets/index.js';
 import { guardrailRoutes } from '../guardrails/index.js';
+import { observabilityRoutes } from '../observability/index.js';
 
 /** Routes about the gateway itself (system-operations.ts). */
 export const systemRoutes = [
@@ -48,6 +49,7 @@ export const routes = [
   ...internRoutes,
   ...byokRoutes,
   ...guardrailRoutes,
+  ...observabilityRoutes,
   ...inferenceRoutes,
   ...presetRoutes,
   ...batchRoutes,

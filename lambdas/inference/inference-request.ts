@@ -27,6 +27,8 @@ export interface InferenceRequest {
   user: string | undefined;
   safetyIdentifier: string | undefined;
   metadata: Record<string, string> | undefined;
+  /** The request's `trace` object: for observability destinations only, never sent upstream. */
+  trace?: Record<string, unknown> | undefined;
   plugins: Plugin[];
   /** The request as received, for echoing settings back (Responses). */
   echo: Record<string, unknown>;

@@ -39,7 +39,7 @@ export interface Accounted {
 
 export interface Completion {
   status: GenerationRecord['status'];
-  result: Pick<GenerationResult, 'finish_reason' | 'native_finish_reason' | 'usage' | 'provider_id' | 'service_tier'>;
+  result: Pick<GenerationResult, 'finish_reason' | 'native_finish_reason' | 'usage' | 'provider_id' | 'service_tier'> & Partial<Pick<GenerationResult, 'text' | 'reasoning' | 'tool_calls'>>;
   firstTokenMs: number | null;
   streamed: boolean;
   /** The provider reported no usage (a stream cut short): `result.usage` is an estimate. */
@@ -273,12 +273,23 @@ export function complete({ request, caller, trace, deps, candidate, completion, 
     onStored?.(false);
     throw err;
   }
-  const stored = adding.then((page) => {
+  const stored = adding.then((page): Promise<unknown> | undefined => {
     onStored?.(page.stored, page.duplicate === true);
     // A batch item run again: its first run's record is the one charged; an exact hold of this run is freed.
     if (page.duplicate && claim.kind === 'hold') return deps.ledger.release(hold);
+    if (!page.stored) return undefined;
     // The metrics line CloudWatch turns into cost dashboards, once the record is kept.
-    if (page.stored) deps.metrics(record, deps.clock().getTime());
+    deps.metrics(record, deps.clock().getTime());
+    // And the organization's observability destinations, if it has any for this workspace.
+    return deps.observability?.observe(record.org_id, record.workspace_id, () => ({
+      record,
+      input: request.params.messages,
+      output: { text: completion.result.text ?? '', reasoning: completion.result.reasoning, tool_calls: completion.result.tool_calls },
+      trace: request.trace,
+      metadata: request.metadata,
+      user: request.user,
+      apiKeyName: caller.key.name,
+    }));
   });
   const persisted = Promise.all([stored, recordFailedAttempts(trace, deps)]);
   // Settled: release() will not be called for it (should complete() throw before here, release() is, and

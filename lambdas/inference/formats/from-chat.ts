@@ -114,7 +114,7 @@ export function toReasoning(reasoning: Reasoning, shorthand?: ReasoningEffort | 
 
 /** The routing and identity fields both inbound formats share. */
 export function routingFields(
-  body: Pick<ChatRequest, 'model' | 'models' | 'preset' | 'provider' | 'route' | 'stream' | 'service_tier' | 'session_id' | 'user' | 'metadata'> & { safety_identifier?: string | null | undefined },
+  body: Pick<ChatRequest, 'model' | 'models' | 'preset' | 'provider' | 'route' | 'stream' | 'service_tier' | 'session_id' | 'user' | 'metadata' | 'trace'> & { safety_identifier?: string | null | undefined },
   plugins: InferenceRequest['plugins'],
 ): Omit<InferenceRequest, 'format' | 'params' | 'echo'> {
   return {
@@ -127,6 +127,7 @@ export function routingFields(
     user: body.user,
     safetyIdentifier: body.safety_identifier ?? undefined,
     metadata: body.metadata ?? undefined,
+    trace: body.trace,
     plugins,
   };
 }

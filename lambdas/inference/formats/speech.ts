@@ -16,6 +16,7 @@ export function fromSpeech(body: SpeechRequest): InferenceRequest {
     user: body.user,
     safetyIdentifier: undefined,
     metadata: undefined,
+    trace: body.trace,
     plugins: [],
     params: {
       messages: [{ role: 'user', content: [{ type: 'text', text: body.input }] }],

@@ -30,6 +30,7 @@
 //   guardrail key   ORG#<org>          GRK#<guardrail>#<key hash>                                       (a key assignment; `GR` reads the whole policy)
 //   preset          PRESETS#<org>#<ws> PRESET#<slug>                                                    (with its designated version inline: presets/preset-repository.ts)
 //   preset version  PRESET#<preset>    V#<version 9 digits>                                             (immutable, numbered without gaps)
+//   obs destination ORG#<org>          OBSDEST#<id>                                                     (observability/destination-repository.ts)
 export const itemKeys = {
   organization: (orgId: string) => ({ pk: `ORG#${orgId}`, sk: 'ORG' }),
   workspace: (orgId: string, workspaceId: string) => ({ pk: `ORG#${orgId}`, sk: `WS#${workspaceId}` }),
@@ -89,4 +90,6 @@ export const itemKeys = {
   presetsOf: (orgId: string, workspaceId: string) => ({ pk: `PRESETS#${orgId}#${workspaceId}`, skPrefix: 'PRESET#' }),
   presetVersion: (presetId: string, version: number) => ({ pk: `PRESET#${presetId}`, sk: `V#${String(version).padStart(9, '0')}` }),
   presetVersionsOf: (presetId: string) => ({ pk: `PRESET#${presetId}`, skPrefix: 'V#' }),
+  observabilityDestination: (orgId: string, id: string) => ({ pk: `ORG#${orgId}`, sk: `OBSDEST#${id}` }),
+  observabilityDestinationsOf: (orgId: string) => ({ pk: `ORG#${orgId}`, skPrefix: 'OBSDEST#' }),
 } as const;

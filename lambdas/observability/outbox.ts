@@ -1,0 +1,98 @@
+// The sending side: once a generation's record is stored, one queue message per destination that takes it
+// (its workspace's, enabled, its keys, filter rules and sample), sent in batches of up to ten a few
+// milliseconds after the reply, never before it. An organization without destinations costs a cached
+// lookup per generation and nothing else.
+import type { Logger } from '../platform/logger.js';
+import { delivered, messageBody, wants, type GenerationFacts } from './event.js';
+import type { Destination } from './types.js';
+
+/** Where delivery messages go (SQS on AWS, the local stand-in under npm start). */
+export interface DeliveryQueue {
+  /** Sends up to ten message bodies durably, or throws. */
+  send(bodies: readonly string[]): Promise<void>;
+}
+
+export interface OutboxDeps {
+  destinations: { destinationsFor(orgId: string): Destination[] | Promise<Destination[]> };
+  queue: DeliveryQueue;
+  log: Logger;
+  /** How long a message waits for others to share its batch, in a process whose records share pages (`shared`). */
+  flushDelayMs?: number;
+}
+
+/** Messages per SendMessageBatch. */
+const BATCH = 10;
+const DEFAULT_FLUSH_DELAY_MS = 5;
+
+interface Pending {
+  body: string;
+  generationId: string;
+  destinationId: string;
+  done: () => void;
+}
+
+export class ObservabilityOutbox {
+  private pending: Pending[] = [];
+  private timer: NodeJS.Timeout | undefined;
+  private readonly inFlight = new Set<Promise<void>>();
+  /**
+   * A long-lived process serving many requests at once (npm start, a batch runner): messages wait a few
+   * milliseconds to share a SendMessageBatch. Otherwise (a Lambda instance, one request at a time) they go
+   * at once, since the invocation waits for them.
+   */
+  shared = false;
+
+  constructor(private readonly deps: OutboxDeps) {}
+
+  /**
+   * Queues the generation for each destination that takes it; resolves once its messages are sent (or
+   * their failure logged), undefined when there is nothing to send. `facts` is called only then.
+   */
+  observe(orgId: string, workspaceId: string, facts: () => GenerationFacts): Promise<void> | undefined {
+    const list = this.deps.destinations.destinationsFor(orgId);
+    if (Array.isArray(list)) return this.enqueue(orgId, workspaceId, list, facts);
+    return list.then((loaded) => this.enqueue(orgId, workspaceId, loaded, facts), (err: unknown) => {
+      this.deps.log.error('observability destinations not read: generation not delivered', { org_id: orgId, error: String(err) });
+    });
+  }
+
+  private enqueue(orgId: string, workspaceId: string, list: Destination[], facts: () => GenerationFacts): Promise<void> | undefined {
+    let taken: GenerationFacts | undefined;
+    const sent: Array<Promise<void>> = [];
+    for (const destination of list) {
+      if (!destination.enabled || destination.workspace_id !== workspaceId) continue;
+      taken ??= facts();
+      if (!wants(destination, taken)) continue;
+      const body = messageBody({ v: 1, destination_id: destination.id, org_id: orgId, generation: delivered(destination, taken) });
+      sent.push(new Promise<void>((done) => {
+        this.pending.push({ body, generationId: taken!.record.id, destinationId: destination.id, done });
+      }));
+    }
+    if (sent.length === 0) return undefined;
+    if (this.pending.length >= BATCH) this.flush();
+    else this.timer ??= setTimeout(() => this.flush(), this.shared ? this.deps.flushDelayMs ?? DEFAULT_FLUSH_DELAY_MS : 0);
+    return Promise.all(sent).then(() => undefined);
+  }
+
+  /** Sends everything queued now (a shutting-down process; the timer). */
+  flush(): Promise<void> {
+    if (this.timer) {
+      clearTimeout(this.timer);
+      this.timer = undefined;
+    }
+    while (this.pending.length > 0) {
+      const batch = this.pending.splice(0, BATCH);
+      const sending = this.deps.queue.send(batch.map((entry) => entry.body)).catch((err: unknown) => {
+        // The record itself is stored and charged; only its delivery is lost, and said so.
+        this.deps.log.error('observability deliveries not queued', {
+          error: String(err), deliveries: batch.map((entry) => `${entry.generationId}.${entry.destinationId}`),
+        });
+      }).finally(() => {
+        for (const entry of batch) entry.done();
+        this.inFlight.delete(sending);
+      });
+      this.inFlight.add(sending);
+    }
+    return Promise.all([...this.inFlight]).then(() => undefined);
+  }
+}
