@@ -55,7 +55,7 @@ export function createManagementOperations(deps: GatewayDeps): ManagementOperati
     ...createPresetOperations({ presets: deps.presets, source: { saved: (scope, preset) => deps.engine.presets?.saved(scope, preset) }, clock }),
     ...createGuardrailOperations({ guardrails: deps.guardrails, keys, workspaces, invalidate: (orgId) => deps.engine.guardrails?.invalidate(orgId), clock }),
     ...createObservabilityOperations({
-      destinations: deps.observability.destinations, secrets: deps.observability.secrets, workspaces,
+      destinations: deps.observability.destinations, secrets: deps.observability.secrets, workspaces, keys,
       invalidate: (orgId) => deps.observability.source.invalidate(orgId), clock, allowPrivateHosts: config.observability.allowPrivateHosts,
     }),
     ...createByokOperations({ byok, vault, providers: byokProviders(engine.catalog), keys, workspaces, invalidateCredentials, clock }),

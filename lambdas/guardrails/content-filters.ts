@@ -51,6 +51,15 @@ export function patternProblem(pattern: string): string | undefined {
   return undefined;
 }
 
+/** A caller's pattern (checked by patternProblem) compiled for V8's linear-time engine; null if it cannot be. */
+export function linearRegExp(pattern: string, flags = ''): RegExp | null {
+  try {
+    return new RegExp(pattern, `${flags}l`);
+  } catch {
+    return null;
+  }
+}
+
 const isDigit = (code: number) => code >= 48 && code <= 57;
 
 /**

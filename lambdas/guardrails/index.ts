@@ -5,4 +5,4 @@ export { guardrailRoutes, type GuardrailOperations } from './routes.js';
 export { createGuardrailOperations, type GuardrailPorts } from './operations.js';
 export { GuardrailSource } from './guardrail-source.js';
 export { refusal } from './policy.js';
-export { redact, scan, patternProblem, BUILTIN_SLUGS, type BuiltinFilter, type ContentFilter, type Span } from './content-filters.js';
+export { redact, scan, patternProblem, linearRegExp, BUILTIN_SLUGS, type BuiltinFilter, type ContentFilter, type Span } from './content-filters.js';

@@ -4,6 +4,7 @@
 // identity, request context).
 import { createHash } from 'node:crypto';
 import type { GenerationRecord } from '../billing/generation-record.js';
+import { linearRegExp } from '../guardrails/index.js';
 import { nanosToUsd } from '../platform/money.js';
 import type { Message, ToolCall } from '../providers/types.js';
 import type { Destination, FilterRule, FilterRules } from './types.js';
@@ -109,12 +110,8 @@ const compiled = new Map<string, RegExp | null>();
 function regexOf(pattern: string): RegExp | null {
   let regex = compiled.get(pattern);
   if (regex === undefined) {
-    try {
-      // The linear-time engine (its flag is set where guardrails load; the schema checked the pattern compiles for it).
-      regex = new RegExp(pattern, 'l');
-    } catch {
-      regex = null;
-    }
+    // The linear-time engine (the schema checked the pattern compiles for it): no text makes it backtrack.
+    regex = linearRegExp(pattern);
     if (compiled.size > 1000) compiled.clear();
     compiled.set(pattern, regex);
   }

@@ -6,6 +6,7 @@ import { InvalidInputError, NotFoundError, UnavailableError } from '../platform/
 import type { Principal } from '../platform/http/auth.js';
 import { listPage } from '../platform/http/list-page.js';
 import type { WorkspaceRepository } from '../organizations/index.js';
+import type { ApiKeyRepository } from '../keys/index.js';
 import { ConfigError, destinationHost, joinedConfig, mergedConfig, newConfig, serviceUrl, splitConfig, type FullConfig } from './config.js';
 import type { DestinationRepository } from './destination-repository.js';
 import type { DestinationSecrets } from './destination-secrets.js';
@@ -20,6 +21,7 @@ export interface ObservabilityPorts {
   /** Absent without a vault (no KMS key): destinations cannot keep secrets, so none is created. */
   secrets: DestinationSecrets | undefined;
   workspaces: Pick<WorkspaceRepository, 'getWorkspace'>;
+  keys: Pick<ApiKeyRepository, 'get'>;
   /** Drops the organization's destinations cached for delivery: a change applies to its next generation here. */
   invalidate: (orgId: string) => void;
   clock: () => Date;
@@ -28,6 +30,9 @@ export interface ObservabilityPorts {
   /** The connectivity test's HTTP client (tests). */
   fetch?: typeof fetch;
 }
+
+/** Destinations of one type per workspace, as the public API allows. */
+const MAX_PER_TYPE = 5;
 
 export function destinationView(destination: Destination): z.infer<typeof destinationSchema> {
   return {
@@ -87,6 +92,14 @@ export function createObservabilityOperations(deps: ObservabilityPorts): Observa
     return destination;
   }
 
+  /** A key list names only keys of the organization. */
+  async function checkKeys(principal: Principal, hashes: string[] | null | undefined): Promise<void> {
+    for (const hash of hashes ?? []) {
+      const key = await deps.keys.get(hash);
+      if (!key || key.org_id !== orgOf(principal)) throw new InvalidInputError(`Invalid body.api_key_hashes: ${hash} is not a key of this organization`);
+    }
+  }
+
   function sealer(): DestinationSecrets {
     if (!deps.secrets) throw new UnavailableError('Observability destinations keep their secrets in the vault, which needs a KMS key (GATEWAY_KMS_KEY_ID)');
     return deps.secrets;
@@ -110,7 +123,10 @@ export function createObservabilityOperations(deps: ObservabilityPorts): Observa
       const orgId = orgOf(principal);
       const workspaceId = body.workspace_id ?? principal.key.workspace_id;
       if (!(await deps.workspaces.getWorkspace(orgId, workspaceId))) throw new InvalidInputError(`Invalid body.workspace_id: no workspace ${workspaceId} in this organization`);
+      await checkKeys(principal, body.api_key_hashes);
       const type = body.type as DestinationType;
+      const sameType = (await deps.destinations.list(orgId, true)).filter((entry) => entry.workspace_id === workspaceId && entry.type === type);
+      if (sameType.length >= MAX_PER_TYPE) throw new InvalidInputError(`Invalid body.type: a workspace has at most ${MAX_PER_TYPE} ${type} destinations (it has ${sameType.length})`);
       const config = configOrThrow(() => newConfig(type, body.config));
       const host = configOrThrow(() => destinationHost(type, config, deps.allowPrivateHosts));
       const { shown, secrets, fields } = splitConfig(type, config);
@@ -140,6 +156,7 @@ export function createObservabilityOperations(deps: ObservabilityPorts): Observa
 
     async updateObservabilityDestination({ principal, params, body }) {
       const current = await found(principal, params.id);
+      await checkKeys(principal, body.api_key_hashes);
       let next: Destination = { ...current };
       if (body.config !== undefined) {
         const before = await fullConfig(current);
@@ -151,7 +168,8 @@ export function createObservabilityOperations(deps: ObservabilityPorts): Observa
         if (host !== current.host && kept.length) {
           throw new InvalidInputError(`Invalid body.config: the destination moves from ${current.host} to ${host}; send its secret fields again (${kept.join(', ')})`);
         }
-        if (fields.length && (resent.size || host !== current.host || fields.length !== current.secret_fields.length)) await sealer().store({ ...current, host }, secrets);
+        // Sealed again as they now are (a header removed is a change too), bound to the (new) host.
+        if (fields.length) await sealer().store({ ...current, host }, secrets);
         next = { ...next, config: shown, secret_fields: fields, host };
       }
       next = {
