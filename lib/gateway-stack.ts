@@ -1,6 +1,7 @@
 // The whole gateway in one stack: the table, the streaming inference function behind a Function URL,
 // the management function behind an HTTP API whose routes come from the route table, the meter
-// aggregator fed by the table's stream, and batches (bucket, queue, worker, state machine).
+// aggregator fed by the table's stream, batches (bucket, queue, worker, state machine), and observability
+// delivery (queue, delivery function).
 import { CfnOutput, Duration, SecretValue, Stack, type StackProps } from 'aws-cdk-lib';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
@@ -21,6 +22,7 @@ import { FrontDoor } from './front-door.js';
 import { VaultKey } from './vault-key.js';
 import { acknowledgeNag } from './nag.js';
 import { BatchResources } from './batch-resources.js';
+import { ObservabilityResources } from './observability-resources.js';
 
 export interface GatewayStackProps extends StackProps {
   /** Memory of both functions, in MB. */
@@ -58,6 +60,7 @@ export class GatewayStack extends Stack {
   readonly frontDoorToken: Secret;
   readonly frontDoor: FrontDoor;
   readonly batches: BatchResources;
+  readonly observability: ObservabilityResources;
 
   constructor(scope: Construct, id: string, props: GatewayStackProps) {
     super(scope, id, props);
@@ -89,6 +92,16 @@ export class GatewayStack extends Stack {
       GATEWAY_FRONT_DOOR_TOKEN: originToken,
     };
 
+    // Observability delivery: its queue, dead-letter queue and delivery function. Made before the functions that
+    // run generations, whose environment names the queue (they queue each stored generation's deliveries).
+    this.observability = new ObservabilityResources(this, 'Observability', {
+      tableAccess,
+      architecture: props.architecture,
+      vaultKey: this.vaultKey,
+      environment: { GATEWAY_KMS_KEY_ID: environment.GATEWAY_KMS_KEY_ID },
+    });
+    const generating = { ...environment, ...this.observability.environment };
+
     this.inference = new GatewayFunction(this, 'Inference', {
       entry: 'lambdas/handlers/inference.ts',
       description: 'Model gateway inference (/chat/completions, /responses, /messages), streamed',
@@ -96,7 +109,7 @@ export class GatewayStack extends Stack {
       architecture: props.architecture,
       timeout: INFERENCE_TIMEOUT,
       tableAccess,
-      environment,
+      environment: generating,
     });
 
     // AuthType NONE on purpose: every inference route authenticates the caller's bearer key in the
@@ -115,8 +128,9 @@ export class GatewayStack extends Stack {
       },
     });
 
-    // Batches: their bucket, work queue, worker and steps functions and state machine.
-    this.batches = new BatchResources(this, 'Batches', { tableAccess, architecture: props.architecture, memorySize: props.memorySize, environment });
+    // Batches: their bucket, work queue, worker and steps functions and state machine. Both functions run
+    // generations: the worker a shard's items, the steps a provider batch's answers (when collected).
+    this.batches = new BatchResources(this, 'Batches', { tableAccess, architecture: props.architecture, memorySize: props.memorySize, environment: generating });
 
     this.management = new GatewayFunction(this, 'Management', {
       entry: 'lambdas/handlers/management.ts',
@@ -187,14 +201,23 @@ export class GatewayStack extends Stack {
     // aggregator and the management function (GET /generation) read the pages the inference function writes,
     // so a release that changes how pages are stored reaches them first (they also read every older form).
     this.inference.function.node.addDependency(this.aggregator.function, this.management.function);
+    // Likewise the delivery function, the reader of the delivery messages the functions that run generations
+    // write (a message it does not understand is dropped).
+    for (const fn of [this.inference, this.batches.worker, this.batches.steps]) fn.function.node.addDependency(this.observability.worker.function);
 
     // The batch worker runs items through the inference core: provider credentials and BYOK as inference; the
     // steps function reads and writes the table, the bucket and the queue only.
     // The batch steps function polls and collects providers' batch services with the gateway's credentials.
     for (const fn of [this.inference, this.management, this.batches.worker, this.batches.steps]) this.providerSecret.grantRead(fn.function);
-    // The vault and BYOK routes (management) and BYOK credentials in upstream calls (inference, batch items); not maintenance or the aggregator.
+    // The vault, BYOK and observability-destination routes (management) and BYOK credentials in upstream calls (inference, batch items);
+    // not maintenance or the aggregator. The delivery function only opens observability data keys (ObservabilityResources).
     for (const fn of [this.inference, this.management, this.batches.worker]) this.vaultKey.grantDataKeys(fn.role);
-    for (const fn of [this.inference, this.management, this.maintenance, this.aggregator, this.batches.worker, this.batches.steps]) acknowledgeNag(fn.function, 'AwsSolutions-L1', RUNTIME_PINNED);
+    // Every function that runs generations queues their deliveries to observability destinations. Not management:
+    // its connectivity test sends to the destination itself.
+    for (const fn of [this.inference, this.batches.worker, this.batches.steps]) this.observability.grantSend(fn);
+    for (const fn of [this.inference, this.management, this.maintenance, this.aggregator, this.batches.worker, this.batches.steps, this.observability.worker]) {
+      acknowledgeNag(fn.function, 'AwsSolutions-L1', RUNTIME_PINNED);
+    }
 
     this.frontDoor = new FrontDoor(this, 'FrontDoor', {
       inferenceUrl: this.inferenceUrl,
@@ -222,6 +245,7 @@ export class GatewayStack extends Stack {
     new CfnOutput(this, 'BatchBucketName', { description: 'Bucket of batch inputs and results files (batches/<id>/…)', value: this.batches.bucket.bucketName });
     new CfnOutput(this, 'BatchStateMachineArn', { description: 'State machine that runs each batch (an execution per batch, named after it)', value: this.batches.stateMachine.stateMachineArn });
     new CfnOutput(this, 'BatchDeadLetterQueueUrl', { description: 'Shards of batch items that failed every delivery', value: this.batches.deadLetters.queueUrl });
+    new CfnOutput(this, 'ObservabilityDeadLetterQueueUrl', { description: 'Observability deliveries that failed every attempt (one message per generation and destination)', value: this.observability.deadLetters.queueUrl });
     new CfnOutput(this, 'ProviderSecretArn', { description: 'Secret holding provider credentials (JSON object of names to values)', value: this.providerSecret.secretArn });
   }
 }

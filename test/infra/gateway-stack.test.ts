@@ -531,7 +531,12 @@ describe('batches', () => {
     const starts = roleStatements(base.stack.management.role).filter((statement) => [statement.Action].flat().includes('states:StartExecution'));
     expect(starts).toEqual([expect.objectContaining({ Resource: { Ref: logicalId(base.stack, base.stack.batches.stateMachine) } })]);
     const sends = roleStatements(batches.steps.role).filter((statement) => [statement.Action].flat().includes('sqs:SendMessage'));
-    expect(sends).toEqual([expect.objectContaining({ Resource: { 'Fn::GetAtt': [logicalId(base.stack, batches.queue), 'Arn'] } })]);
+    // Shards to the work queue; and, as it runs provider batches' answers through the inference core, their
+    // observability deliveries (see "observability delivery").
+    expect(sends).toEqual([
+      expect.objectContaining({ Sid: 'QueueShards', Resource: { 'Fn::GetAtt': [logicalId(base.stack, batches.queue), 'Arn'] } }),
+      expect.objectContaining({ Sid: 'QueueObservabilityDeliveries', Resource: { 'Fn::GetAtt': [logicalId(base.stack, base.stack.observability.queue), 'Arn'] } }),
+    ]);
     // Only the steps create Bedrock batch jobs, pass Bedrock its role, and know the role.
     const bedrockOf = (fn: GatewayStack['inference']) => roleStatements(fn.role).filter((statement) => [statement.Action].flat().some((action) => action.startsWith('bedrock:') || action === 'iam:PassRole'));
     const roleArn = { 'Fn::GetAtt': [logicalId(base.stack, batches.bedrockBatchRole), 'Arn'] };
@@ -568,7 +573,7 @@ describe('bundles', () => {
   }
 
   it('are minified ESM with a createRequire banner and a source map', () => {
-    for (const gatewayFunction of [base.stack.inference, base.stack.management, base.stack.aggregator]) {
+    for (const gatewayFunction of [base.stack.inference, base.stack.management, base.stack.aggregator, base.stack.observability.worker]) {
       const dir = bundleDir(base, gatewayFunction);
       const code = readFileSync(join(dir, 'index.mjs'), 'utf8');
       expect(code.startsWith("import { createRequire as __gatewayCreateRequire } from 'node:module';")).toBe(true);
@@ -584,12 +589,14 @@ describe('bundles', () => {
     const management = join(bundleDir(base, base.stack.management), 'index.mjs');
     const maintenance = join(bundleDir(base, base.stack.maintenance), 'index.mjs');
     const aggregator = join(bundleDir(base, base.stack.aggregator), 'index.mjs');
+    const delivery = join(bundleDir(base, base.stack.observability.worker), 'index.mjs');
     const output = runModule(`
       globalThis.awslambda = { streamifyResponse: (handler) => handler, HttpResponseStream: { from: (stream) => stream } };
       const inference = await import(${JSON.stringify(inference)});
       const management = await import(${JSON.stringify(management)});
       const maintenance = await import(${JSON.stringify(maintenance)});
       const aggregator = await import(${JSON.stringify(aggregator)});
+      const delivery = await import(${JSON.stringify(delivery)});
       const event = (method, path) => ({
         version: '2.0', routeKey: '$default', rawPath: path, rawQueryString: '', headers: {}, isBase64Encoded: false,
         requestContext: { http: { method, path, protocol: 'HTTP/1.1', sourceIp: '192.0.2.1', userAgent: 'test' },
@@ -600,10 +607,11 @@ describe('bundles', () => {
       const missing = await management.handler(event('GET', '/api/v1/no-such-route'), {});
       // An empty batch needs no table: the handler answers that nothing failed.
       const pages = await aggregator.handler({ Records: [] }, {});
-      console.log(JSON.stringify({ inference: typeof inference.handler, maintenance: typeof maintenance.handler, health: health.statusCode, missing: missing.statusCode, body: JSON.parse(missing.body), pages }));
+      const deliveries = await delivery.handler({ Records: [] }, {});
+      console.log(JSON.stringify({ inference: typeof inference.handler, maintenance: typeof maintenance.handler, health: health.statusCode, missing: missing.statusCode, body: JSON.parse(missing.body), pages, deliveries }));
     `);
     const result = JSON.parse(output.trim().split('\n').at(-1)!);
-    expect(result).toMatchObject({ inference: 'function', maintenance: 'function', health: 200, missing: 404, body: { error: { code: 404 } }, pages: { batchItemFailures: [] } });
+    expect(result).toMatchObject({ inference: 'function', maintenance: 'function', health: 200, missing: 404, body: { error: { code: 404 } }, pages: { batchItemFailures: [] }, deliveries: { batchItemFailures: [] } });
   });
 });
 
