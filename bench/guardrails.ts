@@ -22,7 +22,7 @@ const guardrail: Guardrail = {
   id: 'g1', org_id: 'o1', name: 'bench', description: null, workspace_id: null, allowed_models: null, ignored_models: null, allowed_providers: null, ignored_providers: null,
   include_byok_in_budgets: false, content_filters: filters, content_filter_builtins: builtins, created_at: '', updated_at: '',
 };
-const policy: GuardrailPolicy = { guardrails: new Map([['g1', guardrail]]), byKey: new Map([['k1', [guardrail]]]) };
+const policy: GuardrailPolicy = { guardrails: new Map([['g1', guardrail]]), byKey: new Map([['k1', [guardrail]]]), byMember: new Map() };
 
 const prose = 'The quarterly report covers revenue, churn and hiring. Reach the team at ops.lead@example.com or +1 (555) 010-0199 for details. ';
 const prompt = prose.repeat(Math.ceil(4096 / prose.length)).slice(0, 4096);

@@ -16,7 +16,7 @@ import { createInternOperations } from '../interns/index.js';
 import { createByokOperations, usableEndpointFilter } from '../byok/index.js';
 import { createBatchOperations } from '../batches/index.js';
 import { createPresetOperations } from '../presets/index.js';
-import { createGuardrailOperations, refusal } from '../guardrails/index.js';
+import { createGuardrailOperations, guardrailsOf, refusal } from '../guardrails/index.js';
 import { createObservabilityOperations } from '../observability/index.js';
 import { batchDepsOf } from './batch-deps.js';
 
@@ -39,7 +39,7 @@ export function createManagementOperations(deps: GatewayDeps): ManagementOperati
       usableEndpointsFor: async (key) => {
         const byok = deps.engine.byok ? usableEndpointFilter(await deps.engine.byok.credentialsFor(key.org_id), key) : undefined;
         // The key's guardrails narrow it further: a filtered catalog lists only what the key's requests may reach.
-        const guardrails = deps.engine.guardrails ? (await deps.engine.guardrails.policyFor(key.org_id)).byKey.get(key.hash) : undefined;
+        const guardrails = deps.engine.guardrails ? guardrailsOf(await deps.engine.guardrails.policyFor(key.org_id), key) : undefined;
         if (!guardrails?.length) return byok;
         return (endpoint) => (byok === undefined || byok(endpoint)) && guardrails.every((guardrail) => refusal(guardrail, endpoint) === undefined);
       },
@@ -53,7 +53,7 @@ export function createManagementOperations(deps: GatewayDeps): ManagementOperati
     ...createInternOperations({ interns, organizations, keys, keyCache, vault, clock, hosts: config.vault.hosts }),
     // Inference's preset cache is read through deps at call time, like the key cache.
     ...createPresetOperations({ presets: deps.presets, source: { saved: (scope, preset) => deps.engine.presets?.saved(scope, preset) }, clock }),
-    ...createGuardrailOperations({ guardrails: deps.guardrails, keys, workspaces, invalidate: (orgId) => deps.engine.guardrails?.invalidate(orgId), clock }),
+    ...createGuardrailOperations({ guardrails: deps.guardrails, keys, workspaces, members: deps.members, invalidate: (orgId) => deps.engine.guardrails?.invalidate(orgId), clock }),
     ...createObservabilityOperations({
       destinations: deps.observability.destinations, secrets: deps.observability.secrets, workspaces, keys,
       invalidate: (orgId) => deps.observability.source.invalidate(orgId), clock, allowPrivateHosts: config.observability.allowPrivateHosts,

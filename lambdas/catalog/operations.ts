@@ -23,7 +23,7 @@ export interface CatalogPorts {
    * Which endpoints a key can call, decided as routing decides it (with the organization's BYOK
    * credentials); undefined when nothing narrows the catalog (no credentials, BYOK off).
    */
-  usableEndpointsFor: (key: Pick<ApiKey, 'org_id' | 'workspace_id' | 'hash'>) => Promise<EndpointFilter | undefined>;
+  usableEndpointsFor: (key: Pick<ApiKey, 'org_id' | 'workspace_id' | 'hash' | 'creator_user_id'>) => Promise<EndpointFilter | undefined>;
   /** Whether the organization filters its catalog. */
   organizations: Pick<OrganizationRepository, 'get'>;
   /** Endpoint health: hourly rollups and failed attempts. */

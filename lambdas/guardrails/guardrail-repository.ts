@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { BatchWriteCommand, DeleteCommand, GetCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { itemKeys } from '../platform/dynamo/item-keys.js';
 import { partition, queryAll } from '../platform/dynamo/query.js';
-import type { Guardrail, GuardrailPolicy, KeyAssignment } from './types.js';
+import type { Guardrail, GuardrailPolicy, KeyAssignment, MemberAssignment } from './types.js';
 
 function strip(item: Record<string, unknown>): Record<string, unknown> {
   const { pk: _pk, sk: _sk, type: _type, ...rest } = item;
@@ -26,19 +26,50 @@ export class GuardrailRepository {
     return Item ? (strip(Item) as unknown as Guardrail) : undefined;
   }
 
-  /** The organization's guardrails and key assignments, in one read. */
-  async policy(orgId: string, consistent = false): Promise<{ guardrails: Guardrail[]; assignments: KeyAssignment[] }> {
+  /** The organization's guardrails and their key and member assignments, in one read. */
+  async policy(orgId: string, consistent = false): Promise<PolicyRead> {
     const { pk, skPrefix } = itemKeys.guardrailPolicyOf(orgId);
     const items = await queryAll(this.db, partition(this.tableName, pk, { skPrefix, consistent }));
     const guardrails: Guardrail[] = [];
     const assignments: KeyAssignment[] = [];
+    const memberAssignments: MemberAssignment[] = [];
     for (const item of items) {
       if (item.type === 'guardrail') guardrails.push(strip(item) as unknown as Guardrail);
       else if (item.type === 'guardrail_key') assignments.push(strip(item) as unknown as KeyAssignment);
+      else if (item.type === 'guardrail_member') memberAssignments.push(strip(item) as unknown as MemberAssignment);
     }
     // An assignment written while its guardrail was being deleted outlives it: it is not one any more.
     const ids = new Set(guardrails.map((guardrail) => guardrail.id));
-    return { guardrails, assignments: assignments.filter((assignment) => ids.has(assignment.guardrail_id)) };
+    return {
+      guardrails,
+      assignments: assignments.filter((assignment) => ids.has(assignment.guardrail_id)),
+      memberAssignments: memberAssignments.filter((assignment) => ids.has(assignment.guardrail_id)),
+    };
+  }
+
+  /** Assigns the members (already checked to be the organization's); the number newly assigned. */
+  async assignMembers(orgId: string, guardrailId: string, userIds: string[], assignedBy: string | null, now: string): Promise<number> {
+    const { memberAssignments } = await this.policy(orgId, true);
+    const have = new Set(memberAssignments.filter((entry) => entry.guardrail_id === guardrailId).map((entry) => entry.user_id));
+    const fresh = [...new Set(userIds)].filter((userId) => !have.has(userId));
+    await this.batchWrite(fresh.map((userId) => ({
+      PutRequest: {
+        Item: {
+          ...itemKeys.guardrailMember(orgId, guardrailId, userId), type: 'guardrail_member',
+          id: randomUUID(), guardrail_id: guardrailId, user_id: userId, organization_id: orgId, assigned_by: assignedBy, created_at: now,
+        } satisfies Record<string, unknown> & MemberAssignment,
+      },
+    })));
+    return fresh.length;
+  }
+
+  /** Removes the members' assignments; the number that were assigned. */
+  async unassignMembers(orgId: string, guardrailId: string, userIds: string[]): Promise<number> {
+    const { memberAssignments } = await this.policy(orgId, true);
+    const wanted = new Set(userIds);
+    const gone = memberAssignments.filter((entry) => entry.guardrail_id === guardrailId && wanted.has(entry.user_id));
+    await this.batchWrite(gone.map((entry) => ({ DeleteRequest: { Key: itemKeys.guardrailMember(orgId, guardrailId, entry.user_id) } })));
+    return gone.length;
   }
 
   /** Assigns the keys (already checked to be the organization's); the number newly assigned. */
@@ -68,8 +99,11 @@ export class GuardrailRepository {
 
   /** Deletes the guardrail and its assignments. */
   async delete(orgId: string, id: string): Promise<void> {
-    const { assignments } = await this.policy(orgId, true);
-    await this.batchWrite(assignments.filter((entry) => entry.guardrail_id === id).map((entry) => ({ DeleteRequest: { Key: itemKeys.guardrailKey(orgId, id, entry.key_hash) } })));
+    const { assignments, memberAssignments } = await this.policy(orgId, true);
+    await this.batchWrite([
+      ...assignments.filter((entry) => entry.guardrail_id === id).map((entry) => ({ DeleteRequest: { Key: itemKeys.guardrailKey(orgId, id, entry.key_hash) } })),
+      ...memberAssignments.filter((entry) => entry.guardrail_id === id).map((entry) => ({ DeleteRequest: { Key: itemKeys.guardrailMember(orgId, id, entry.user_id) } })),
+    ]);
     await this.db.send(new DeleteCommand({ TableName: this.tableName, Key: itemKeys.guardrail(orgId, id) }));
   }
 
@@ -87,16 +121,29 @@ export class GuardrailRepository {
   }
 }
 
-/** The policy as inference reads it: guardrails by id and by assigned key. */
-export function policyOf(read: { guardrails: Guardrail[]; assignments: KeyAssignment[] }): GuardrailPolicy {
+export interface PolicyRead {
+  guardrails: Guardrail[];
+  assignments: KeyAssignment[];
+  memberAssignments: MemberAssignment[];
+}
+
+/** The policy as inference reads it: guardrails by id, by assigned key and by assigned member. */
+export function policyOf(read: PolicyRead): GuardrailPolicy {
   const guardrails = new Map(read.guardrails.map((guardrail) => [guardrail.id, guardrail]));
-  const byKey = new Map<string, Guardrail[]>();
-  for (const assignment of read.assignments) {
-    const guardrail = guardrails.get(assignment.guardrail_id);
-    if (!guardrail) continue;
-    const list = byKey.get(assignment.key_hash);
-    if (list) list.push(guardrail);
-    else byKey.set(assignment.key_hash, [guardrail]);
-  }
-  return { guardrails, byKey };
+  const index = (entries: Array<{ guardrail_id: string; to: string }>) => {
+    const by = new Map<string, Guardrail[]>();
+    for (const entry of entries) {
+      const guardrail = guardrails.get(entry.guardrail_id);
+      if (!guardrail) continue;
+      const list = by.get(entry.to);
+      if (list) list.push(guardrail);
+      else by.set(entry.to, [guardrail]);
+    }
+    return by;
+  };
+  return {
+    guardrails,
+    byKey: index(read.assignments.map((entry) => ({ guardrail_id: entry.guardrail_id, to: entry.key_hash }))),
+    byMember: index(read.memberAssignments.map((entry) => ({ guardrail_id: entry.guardrail_id, to: entry.user_id }))),
+  };
 }

@@ -16,7 +16,7 @@ export class GuardrailSource {
 
   /** The policy, synchronously when cached. */
   policyFor(orgId: string): GuardrailPolicy | Promise<GuardrailPolicy> {
-    return this.cache.fresh(orgId, this.load) ?? this.cache.getOrLoad(orgId, this.load).then((policy) => policy ?? { guardrails: new Map(), byKey: new Map() });
+    return this.cache.fresh(orgId, this.load) ?? this.cache.getOrLoad(orgId, this.load).then((policy) => policy ?? { guardrails: new Map(), byKey: new Map(), byMember: new Map() });
   }
 
   /** A change written through this process: its next request reads the policy again (other instances within the cache lifetime). */

@@ -1,5 +1,6 @@
 // The guardrails feature as other folders see it: storage, the policy inference reads, and the routes.
-export type { Guardrail, GuardrailPolicy, KeyAssignment } from './types.js';
+export type { Guardrail, GuardrailPolicy, KeyAssignment, MemberAssignment } from './types.js';
+export { guardrailsOf } from './types.js';
 export { GuardrailRepository, policyOf } from './guardrail-repository.js';
 export { guardrailRoutes, type GuardrailOperations } from './routes.js';
 export { createGuardrailOperations, type GuardrailPorts } from './operations.js';

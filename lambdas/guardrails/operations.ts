@@ -5,17 +5,18 @@ import { InvalidInputError, NotFoundError } from '../platform/errors.js';
 import type { Principal } from '../platform/http/auth.js';
 import { listPage } from '../platform/http/list-page.js';
 import type { ApiKeyRepository } from '../keys/index.js';
-import type { WorkspaceRepository } from '../organizations/index.js';
+import type { MemberRepository, WorkspaceRepository } from '../organizations/index.js';
 import type { GuardrailRepository } from './guardrail-repository.js';
 import type { GuardrailOperations } from './routes.js';
 import type { guardrailSchema } from './schemas.js';
-import type { Guardrail, KeyAssignment } from './types.js';
+import type { Guardrail, KeyAssignment, MemberAssignment } from './types.js';
 import type { BuiltinFilter } from './content-filters.js';
 
 export interface GuardrailPorts {
   guardrails: GuardrailRepository;
   keys: Pick<ApiKeyRepository, 'get'>;
   workspaces: Pick<WorkspaceRepository, 'getWorkspace'>;
+  members: Pick<MemberRepository, 'list'>;
   /** Drops the organization's policy cached for inference: the change applies to its next request here. */
   invalidate: (orgId: string) => void;
   clock: () => Date;
@@ -66,6 +67,18 @@ export function createGuardrailOperations(deps: GuardrailPorts): GuardrailOperat
     }
     return keys;
   }
+
+  /** The user ids, each checked to be a member of the organization (one read of its members). */
+  async function orgMembers(principal: Principal, userIds: string[]): Promise<string[]> {
+    const members = new Set((await deps.members.list(orgOf(principal))).map((member) => member.id));
+    const stranger = userIds.find((userId) => !members.has(userId));
+    if (stranger !== undefined) throw new InvalidInputError(`Invalid body.member_user_ids: ${stranger} is not a member of this organization`);
+    return userIds;
+  }
+
+  const memberPage = (all: MemberAssignment[], query: { offset?: number | undefined; limit?: number | undefined }) => ({
+    body: listPage(all.sort((a, b) => b.created_at.localeCompare(a.created_at) || a.user_id.localeCompare(b.user_id)), query),
+  });
 
   const assignmentsPage = (all: KeyAssignment[], query: { offset?: number | undefined; limit?: number | undefined }) => ({
     body: listPage(all.sort((a, b) => b.created_at.localeCompare(a.created_at) || a.key_hash.localeCompare(b.key_hash)), query),
@@ -142,6 +155,28 @@ export function createGuardrailOperations(deps: GuardrailPorts): GuardrailOperat
       const guardrail = await found(principal, params.id);
       const { assignments } = await deps.guardrails.policy(guardrail.org_id, true);
       return assignmentsPage(assignments.filter((entry) => entry.guardrail_id === guardrail.id), query);
+    },
+    async assignGuardrailMembers({ principal, params, body }) {
+      const guardrail = await found(principal, params.id);
+      const userIds = await orgMembers(principal, body.member_user_ids);
+      const assigned = await deps.guardrails.assignMembers(guardrail.org_id, guardrail.id, userIds, principal.key.hash, deps.clock().toISOString());
+      deps.invalidate(guardrail.org_id);
+      return { body: { assigned_count: assigned } };
+    },
+    async unassignGuardrailMembers({ principal, params, body }) {
+      const guardrail = await found(principal, params.id);
+      const unassigned = await deps.guardrails.unassignMembers(guardrail.org_id, guardrail.id, body.member_user_ids);
+      deps.invalidate(guardrail.org_id);
+      return { body: { unassigned_count: unassigned } };
+    },
+    async listGuardrailMemberAssignments({ principal, params, query }) {
+      const guardrail = await found(principal, params.id);
+      const { memberAssignments } = await deps.guardrails.policy(guardrail.org_id, true);
+      return memberPage(memberAssignments.filter((entry) => entry.guardrail_id === guardrail.id), query);
+    },
+    async listMemberAssignments({ principal, query }) {
+      const { memberAssignments } = await deps.guardrails.policy(orgOf(principal), true);
+      return memberPage(memberAssignments, query);
     },
     async listKeyAssignments({ principal, query }) {
       const { assignments } = await deps.guardrails.policy(orgOf(principal), true);

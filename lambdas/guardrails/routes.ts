@@ -2,7 +2,7 @@
 import * as z from 'zod';
 import type { OperationsFor, RouteDef } from '../platform/http/route.js';
 import { uuidParam } from '../platform/http/path-params.js';
-import { createGuardrailBody, guardrailListQuery, guardrailListReply, guardrailReply, keyAssignmentListReply, keyHashesBody, pageQuery, updateGuardrailBody } from './schemas.js';
+import { createGuardrailBody, guardrailListQuery, guardrailListReply, guardrailReply, keyAssignmentListReply, keyHashesBody, memberAssignmentListReply, memberIdsBody, pageQuery, updateGuardrailBody } from './schemas.js';
 
 const id = uuidParam('a guardrail id');
 
@@ -18,6 +18,10 @@ export const guardrailRoutes = [
   {
     operationId: 'listKeyAssignments', method: 'GET', path: '/guardrails/assignments/keys', fn: 'management', auth: 'management',
     tag: 'Guardrails', summary: 'Key assignments of every guardrail of the organization', query: pageQuery, response: keyAssignmentListReply,
+  },
+  {
+    operationId: 'listMemberAssignments', method: 'GET', path: '/guardrails/assignments/members', fn: 'management', auth: 'management',
+    tag: 'Guardrails', summary: 'Member assignments of every guardrail of the organization', query: pageQuery, response: memberAssignmentListReply,
   },
   {
     operationId: 'getGuardrail', method: 'GET', path: '/guardrails/{id}', params: { id }, fn: 'management', auth: 'management',
@@ -42,6 +46,18 @@ export const guardrailRoutes = [
   {
     operationId: 'unassignGuardrailKeys', method: 'POST', path: '/guardrails/{id}/assignments/keys/remove', params: { id }, fn: 'management', auth: 'management',
     tag: 'Guardrails', summary: 'Remove the guardrail from keys', body: keyHashesBody, response: z.object({ unassigned_count: z.number().int() }),
+  },
+  {
+    operationId: 'listGuardrailMemberAssignments', method: 'GET', path: '/guardrails/{id}/assignments/members', params: { id }, fn: 'management', auth: 'management',
+    tag: 'Guardrails', summary: 'Members the guardrail is assigned to', query: pageQuery, response: memberAssignmentListReply,
+  },
+  {
+    operationId: 'assignGuardrailMembers', method: 'POST', path: '/guardrails/{id}/assignments/members', params: { id }, fn: 'management', auth: 'management',
+    tag: 'Guardrails', summary: 'Assign the guardrail to members of the organization: it applies to every key they created (creator_user_id)', body: memberIdsBody, response: z.object({ assigned_count: z.number().int() }),
+  },
+  {
+    operationId: 'unassignGuardrailMembers', method: 'POST', path: '/guardrails/{id}/assignments/members/remove', params: { id }, fn: 'management', auth: 'management',
+    tag: 'Guardrails', summary: 'Remove the guardrail from members', body: memberIdsBody, response: z.object({ unassigned_count: z.number().int() }),
   },
 ] as const satisfies readonly RouteDef[];
 

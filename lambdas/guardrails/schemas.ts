@@ -74,6 +74,10 @@ export const pageQuery = z.object({
 
 export const keyHashesBody = z.strictObject({ key_hashes: hashes });
 
+export const memberIdsBody = z.strictObject({
+  member_user_ids: z.array(z.string().min(1).max(256)).min(1, 'must contain at least one member user id').max(1000),
+});
+
 export const guardrailSchema = z.object({
   id: z.string(),
   name: z.string(),
@@ -99,3 +103,8 @@ export const keyAssignmentSchema = z.object({
   id: z.string(), guardrail_id: z.string(), key_hash: z.string(), key_name: z.string(), key_label: z.string(), assigned_by: z.string().nullable(), created_at: z.string(),
 });
 export const keyAssignmentListReply = z.object({ data: z.array(keyAssignmentSchema), total_count: z.number().int() });
+
+export const memberAssignmentSchema = z.object({
+  id: z.string(), guardrail_id: z.string(), user_id: z.string(), organization_id: z.string(), assigned_by: z.string().nullable(), created_at: z.string(),
+});
+export const memberAssignmentListReply = z.object({ data: z.array(memberAssignmentSchema), total_count: z.number().int() });

@@ -29,9 +29,30 @@ export interface KeyAssignment {
   created_at: string;
 }
 
+/** A guardrail assigned to a member of the organization: it applies to every key the member created. */
+export interface MemberAssignment {
+  id: string;
+  guardrail_id: string;
+  user_id: string;
+  organization_id: string;
+  assigned_by: string | null;
+  created_at: string;
+}
+
 /** An organization's guardrails and which keys each applies to: what inference reads (cached). */
 export interface GuardrailPolicy {
   guardrails: Map<string, Guardrail>;
   /** Key hash → the guardrails assigned to it. */
   byKey: Map<string, Guardrail[]>;
+  /** Member user id → the guardrails assigned to them (they apply to the keys whose creator_user_id it is). */
+  byMember: Map<string, Guardrail[]>;
+}
+
+/** The guardrails a key's requests answer to: the key's own, and those of the member who created it. */
+export function guardrailsOf(policy: GuardrailPolicy, key: { hash: string; creator_user_id: string | null }): Guardrail[] | undefined {
+  const own = policy.byKey.get(key.hash);
+  const member = key.creator_user_id === null ? undefined : policy.byMember.get(key.creator_user_id);
+  if (!member) return own;
+  if (!own) return member;
+  return [...own, ...member.filter((guardrail) => !own.includes(guardrail))];
 }

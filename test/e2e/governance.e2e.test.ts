@@ -56,6 +56,13 @@ describe('guardrails through @openrouter/sdk', () => {
     const allowed = objectOf(await user.chat.send({ chatRequest: { model: 'simulator/echo', stream: false, messages: [{ role: 'user', content: 'allowed' }] } }));
     expect(allowed.choices[0]!.message.content).toBe('allowed');
 
+    // Member assignments: the owner, whose keys (creator_user_id) the guardrail then governs.
+    const owner = (await admin.organization.listMembers()).result.data[0]!.id;
+    expect(await admin.guardrails.bulkAssignMembers({ id, bulkAssignMembersRequest: { memberUserIds: [owner] } })).toEqual({ assignedCount: 1 });
+    expect((await admin.guardrails.listGuardrailMemberAssignments({ id })).result.data.map((entry) => entry.userId)).toEqual([owner]);
+    expect((await admin.guardrails.listMemberAssignments()).result.data.map((entry) => entry.guardrailId)).toContain(id);
+    expect(await admin.guardrails.bulkUnassignMembers({ id, bulkUnassignMembersRequest: { memberUserIds: [owner] } })).toEqual({ unassignedCount: 1 });
+
     expect(await admin.guardrails.bulkUnassignKeys({ id, bulkUnassignKeysRequest: { keyHashes: [created.data.hash] } })).toEqual({ unassignedCount: 1 });
     expect(await admin.guardrails.delete({ id })).toEqual({ deleted: true });
     await expect(admin.guardrails.get({ id })).rejects.toBeInstanceOf(NotFoundResponseError);

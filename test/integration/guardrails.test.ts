@@ -2,7 +2,8 @@
 // @openrouter/sdk parses, other organizations kept out, and enforcement before the reservation (allowed and
 // ignored models and providers), with the 403 and service_metadata.pipeline entries.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { CreateGuardrailResponse$inboundSchema, GetGuardrailResponse$inboundSchema, ListGuardrailsResponse$inboundSchema, ListKeyAssignmentsResponse$inboundSchema } from '@openrouter/sdk/models';
+import { CreateGuardrailResponse$inboundSchema, GetGuardrailResponse$inboundSchema, ListGuardrailsResponse$inboundSchema, ListKeyAssignmentsResponse$inboundSchema, ListMemberAssignmentsResponse$inboundSchema } from '@openrouter/sdk/models';
+import { newMember } from '../../lambdas/organizations/index.js';
 import { startSimulator, type Simulator } from '../../bin/simulator/server.js';
 import { createTestStore, type TestStore } from '../support/store.js';
 import { createTenant } from '../support/tenants.js';
@@ -107,6 +108,44 @@ describe('guardrail routes', () => {
     expect(listed.json.data).toEqual([expect.objectContaining({ guardrail_id: id, key_hash: free.hash, key_name: 'free' })]);
     expect((await guardrails('POST', `/${id}/assignments/keys/remove`, { key_hashes: [free.hash] })).json).toEqual({ unassigned_count: 1 });
     expect((await guardrails('GET', `/${id}/assignments/keys`)).json).toEqual({ data: [], total_count: 0 });
+  });
+
+  it('assigns members of the organization only: the guardrail then governs every key they created, and not other keys', async () => {
+    const orgId = (await store.deps.keys.get(free.hash))!.org_id;
+    const member = newMember(orgId, { email: `dev-${Date.now()}@example.com`, role: 'org:member' }, new Date().toISOString());
+    await store.deps.members.add(member);
+    const created = await manage(store.deps, admin, 'POST', '/keys', { name: 'dev key', creator_user_id: member.id });
+    expect(created.status).toBe(201);
+    const devKey = created.json.key as string;
+    const id = (await guardrails('POST', '', { name: 'Members: echo only', allowed_models: ['simulator/echo'] })).json.data.id as string;
+
+    const stranger = await guardrails('POST', `/${id}/assignments/members`, { member_user_ids: ['user_not_here'] });
+    expect(stranger.status).toBe(400);
+    expect(stranger.json.error.message).toMatch(/body\.member_user_ids: user_not_here is not a member of this organization/);
+    expect((await guardrails('POST', `/${id}/assignments/members`, { member_user_ids: [member.id, member.id] })).json).toEqual({ assigned_count: 1 });
+    expect((await guardrails('POST', `/${id}/assignments/members`, { member_user_ids: [member.id] })).json).toEqual({ assigned_count: 0 });
+    const listed = await guardrails('GET', `/${id}/assignments/members`);
+    expect(ListMemberAssignmentsResponse$inboundSchema.safeParse(listed.json).error).toBeUndefined();
+    expect(listed.json.data).toEqual([expect.objectContaining({ guardrail_id: id, user_id: member.id, organization_id: orgId })]);
+    expect((await guardrails('GET', '/assignments/members')).json.data.map((entry: Json) => entry.guardrail_id)).toContain(id);
+
+    // The member's key answers to it (scope member); a key of no member does not.
+    const refused = await handleInference(httpEvent({
+      method: 'POST', path: '/api/v1/chat/completions', key: devKey, headers: { 'x-service-metadata': 'enabled' },
+      body: { model: 'simulator/echo-anthropic', messages: [{ role: 'user', content: 'refused' }] },
+    }), store.deps);
+    expect(refused.statusCode).toBe(403);
+    expect((JSON.parse(await readBody(refused.body)) as Json).service_metadata.pipeline).toEqual([expect.objectContaining({ guardrail_id: id, guardrail_scope: 'member' })]);
+    expect((await chatCompletion(store.deps, devKey, { model: 'simulator/echo', messages: [{ role: 'user', content: 'allowed' }] })).status).toBe(200);
+    expect((await chatCompletion(store.deps, free.text, { model: 'simulator/echo-anthropic', messages: [{ role: 'user', content: 'free' }] })).status).toBe(200);
+    expect((await manage(store.deps, devKey, 'GET', '/models/user')).json.data.map((model: Json) => model.id)).toEqual(['simulator/echo']);
+
+    // Another organization's key cannot touch it; removing the member lets the key through again.
+    expect((await guardrails('POST', `/${id}/assignments/members/remove`, { member_user_ids: [member.id] }, otherAdmin)).status).toBe(404);
+    expect((await guardrails('GET', `/${id}/assignments/members`, undefined, otherAdmin)).status).toBe(404);
+    expect((await guardrails('POST', `/${id}/assignments/members/remove`, { member_user_ids: [member.id] })).json).toEqual({ unassigned_count: 1 });
+    expect((await chatCompletion(store.deps, devKey, { model: 'simulator/echo-anthropic', messages: [{ role: 'user', content: 'free again' }] })).status).toBe(200);
+    await guardrails('DELETE', `/${id}`);
   });
 
   it('answers 404 to another organization\'s management key on every id route', async () => {

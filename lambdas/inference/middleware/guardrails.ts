@@ -7,7 +7,7 @@
 // Each guardrail that acted adds an entry to service_metadata.pipeline. A key without guardrails costs a
 // map lookup, with no promise.
 import { ForbiddenError } from '../../platform/errors.js';
-import { redact, refusal, scan, type Guardrail, type GuardrailPolicy, type Span } from '../../guardrails/index.js';
+import { guardrailsOf, redact, refusal, scan, type Guardrail, type GuardrailPolicy, type Span } from '../../guardrails/index.js';
 import type { Message } from '../../providers/types.js';
 import type { InferenceRequest } from '../inference-request.js';
 import type { GenerationCall, GenerationMiddleware, GenerationParams } from '../middleware.js';
@@ -15,10 +15,15 @@ import { planRoute, type Candidate } from '../routing.js';
 import type { CatalogEndpoint, CatalogModel } from '../../catalog/index.js';
 
 function enforce(call: GenerationCall, policy: GuardrailPolicy): GenerationParams {
-  const guardrails = policy.byKey.get(call.caller.keyHash);
+  const guardrails = guardrailsOf(policy, call.caller.key);
   if (!guardrails?.length) return call.params;
-  return filterContent(call, guardrails, filterEndpoints(call, guardrails));
+  // Assigned to the key itself, or to the member who created it.
+  const own = policy.byKey.get(call.caller.keyHash);
+  const scope: Scope = (guardrail) => (own?.includes(guardrail) ? 'key' : 'member');
+  return filterContent(call, guardrails, filterEndpoints(call, guardrails, scope), scope);
 }
+
+type Scope = (guardrail: Guardrail) => 'key' | 'member';
 
 const ACTION_RANK = { flag: 0, redact: 1, block: 2 } as const;
 
@@ -75,7 +80,7 @@ function fieldsOf(request: InferenceRequest): { fields: Field[]; rebuild: () => 
 }
 
 /** The request's text scanned with every guardrail's content filters: blocked, redacted or reported. */
-function filterContent(call: GenerationCall, guardrails: Guardrail[], params: GenerationParams): GenerationParams {
+function filterContent(call: GenerationCall, guardrails: Guardrail[], params: GenerationParams, scope: Scope): GenerationParams {
   const filtering = guardrails.filter((guardrail) => guardrail.content_filters?.length || guardrail.content_filter_builtins?.length);
   if (filtering.length === 0) return params;
   const { fields, rebuild } = fieldsOf(params.request);
@@ -106,7 +111,7 @@ function filterContent(call: GenerationCall, guardrails: Guardrail[], params: Ge
       type: 'guardrail',
       name: guardrail.name,
       guardrail_id: guardrail.id,
-      guardrail_scope: 'key',
+      guardrail_scope: scope(guardrail),
       summary: action === 'block' ? `Blocked: the request contains ${byAction('block').join(', ')}`
         : action === 'redact' ? `Redacted ${byAction('redact').join(', ')} before the request went upstream${byAction('flag').length ? `; flagged ${byAction('flag').join(', ')}` : ''}`
           : `Flagged ${names.join(', ')}`,
@@ -143,7 +148,7 @@ function replanned(call: GenerationCall, guardrails: Guardrail[]): Candidate[] {
   }
 }
 
-function filterEndpoints(call: GenerationCall, guardrails: Guardrail[]): GenerationParams {
+function filterEndpoints(call: GenerationCall, guardrails: Guardrail[], scope: Scope): GenerationParams {
   let kept: Candidate[] = [];
   const detected = new Map<Guardrail, string[]>();
   for (const candidate of call.params.candidates) {
@@ -166,7 +171,7 @@ function filterEndpoints(call: GenerationCall, guardrails: Guardrail[]): Generat
       type: 'guardrail',
       name: guardrail.name,
       guardrail_id: guardrail.id,
-      guardrail_scope: 'key',
+      guardrail_scope: scope(guardrail),
       summary: blocked ? `Blocked: ${reasons.join('; ')}` : `Removed ${reasons.length} endpoint(s): ${reasons.join('; ')}`,
       data: { action: blocked ? 'block' : 'filter', detected: reasons, engines: ['model-policy'], patterns: [] },
     });

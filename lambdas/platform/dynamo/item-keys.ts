@@ -28,6 +28,7 @@
 //   ws member       ORG#<org>          WSMEMBER#<workspace>#<user id>
 //   guardrail       ORG#<org>          GR#<guardrail>                                                   (guardrails/guardrail-repository.ts)
 //   guardrail key   ORG#<org>          GRK#<guardrail>#<key hash>                                       (a key assignment; `GR` reads the whole policy)
+//   guardrail member ORG#<org>         GRM#<guardrail>#<user id>                                        (a member assignment)
 //   preset          PRESETS#<org>#<ws> PRESET#<slug>                                                    (with its designated version inline: presets/preset-repository.ts)
 //   preset version  PRESET#<preset>    V#<version 9 digits>                                             (immutable, numbered without gaps)
 //   obs destination ORG#<org>          OBSDEST#<id>                                                     (observability/destination-repository.ts)
@@ -84,7 +85,8 @@ export const itemKeys = {
   allWorkspaceMembersOf: (orgId: string) => ({ pk: `ORG#${orgId}`, skPrefix: 'WSMEMBER#' }),
   guardrail: (orgId: string, id: string) => ({ pk: `ORG#${orgId}`, sk: `GR#${id}` }),
   guardrailKey: (orgId: string, guardrailId: string, keyHash: string) => ({ pk: `ORG#${orgId}`, sk: `GRK#${guardrailId}#${keyHash}` }),
-  /** Guardrails and key assignments together (both sort keys begin with GR). */
+  guardrailMember: (orgId: string, guardrailId: string, userId: string) => ({ pk: `ORG#${orgId}`, sk: `GRM#${guardrailId}#${userId}` }),
+  /** Guardrails and their key and member assignments together (every sort key begins with GR). */
   guardrailPolicyOf: (orgId: string) => ({ pk: `ORG#${orgId}`, skPrefix: 'GR' }),
   preset: (orgId: string, workspaceId: string, slug: string) => ({ pk: `PRESETS#${orgId}#${workspaceId}`, sk: `PRESET#${slug}` }),
   presetsOf: (orgId: string, workspaceId: string) => ({ pk: `PRESETS#${orgId}#${workspaceId}`, skPrefix: 'PRESET#' }),
