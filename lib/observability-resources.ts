@@ -68,8 +68,12 @@ export class ObservabilityResources extends Construct {
       timeout: OBSERVABILITY_DELIVERY_TIMEOUT,
       // Destinations, vault rows and the vault's audit rows.
       tableAccess: props.tableAccess,
-      environment: { ...props.environment, ...this.environment },
+      // The dead-letter queue too: a delivery no retry can help (a 4xx, a refused address) goes there at once.
+      environment: { ...props.environment, ...this.environment, GATEWAY_OBSERVABILITY_DLQ_URL: this.deadLetters.queueUrl },
     });
+    this.worker.role.addToPrincipalPolicy(new PolicyStatement({
+      sid: 'DeadLetterRefusedDeliveries', effect: Effect.ALLOW, actions: ['sqs:SendMessage'], resources: [this.deadLetters.queueArn],
+    }));
     // The mapping grants the worker what it consumes with: ReceiveMessage, DeleteMessage, GetQueueAttributes,
     // GetQueueUrl and ChangeMessageVisibility (the backoff of a failed delivery), on this queue only.
     this.worker.function.addEventSource(new SqsEventSource(this.queue, {

@@ -266,6 +266,7 @@ export async function startLocalRuntime(config: LocalConfig, output: RuntimeOutp
     // Observability deliveries: their queue on the stand-in; destinations on this machine (a receiver on
     // localhost) are accepted here, and a failed delivery is tried again after 2 s, 4 s, 8 s …
     process.env.GATEWAY_OBSERVABILITY_QUEUE_URL = aws.deliveryQueueUrl;
+    process.env.GATEWAY_OBSERVABILITY_DLQ_URL = aws.deliveryDeadLetterUrl;
     process.env.GATEWAY_OBSERVABILITY_PRIVATE_HOSTS ??= 'allow';
     process.env.GATEWAY_OBSERVABILITY_RETRY_SECONDS ??= '2';
     // Bedrock batch inference jobs (the simulator's) read and write the local bucket "as" this role.

@@ -11,7 +11,7 @@ import { Vault, VaultRepository } from '../vault/index.js';
 import { ByokRepository, ByokSource } from '../byok/index.js';
 import { PresetRepository } from '../presets/index.js';
 import { GuardrailRepository } from '../guardrails/index.js';
-import { DestinationRepository, DestinationSecrets, DestinationSource, ObservabilityOutbox, SqsDeliveryQueue } from '../observability/index.js';
+import { DESTINATION_CACHE_TTL_MS, DestinationRepository, DestinationSecrets, DestinationSource, ObservabilityOutbox, SqsDeliveryQueue } from '../observability/index.js';
 import { createSqsClient } from '../platform/aws/sqs.js';
 import { AwsKms, type KmsConfig } from '../platform/aws/kms.js';
 import { Logger, type LogSink } from '../platform/logger.js';
@@ -45,7 +45,13 @@ export interface GatewayDeps extends AuthDeps {
   /** The people of each organization and their workspaces. */
   members: MemberRepository;
   /** Observability destinations: stored, cached for delivery, their secrets sealed (without a vault: none), and the delivery queue (none without one configured). */
-  observability: { destinations: DestinationRepository; source: DestinationSource; secrets: DestinationSecrets | undefined; queue: SqsDeliveryQueue | undefined };
+  observability: {
+    destinations: DestinationRepository;
+    source: DestinationSource;
+    secrets: DestinationSecrets | undefined;
+    queue: SqsDeliveryQueue | undefined;
+    deadLetters: SqsDeliveryQueue | undefined;
+  };
   /** The inference engine: catalog, provider adapters, routing state, generation records. */
   engine: EngineDeps;
   /** Applies pages of generation records to the meters (behind the table's stream). */
@@ -100,13 +106,13 @@ export function createDeps(config: GatewayConfig, wiring: DepsWiring = {}): Gate
   });
   if (vault) engine.byok = new ByokSource(byok, vault, wiring.credentialCacheTtlMs);
   const destinations = new DestinationRepository(db, tableName);
+  const sqs = config.observability.queueUrl ? createSqsClient({ endpoint: config.observability.sqsEndpoint, region: config.batches.region }) : undefined;
   const observability = {
     destinations,
-    source: new DestinationSource(destinations, wiring.keyCacheTtlMs ?? config.keyCacheTtlMs),
+    source: new DestinationSource(destinations, wiring.keyCacheTtlMs ?? DESTINATION_CACHE_TTL_MS),
     secrets: vault ? new DestinationSecrets(vault) : undefined,
-    queue: config.observability.queueUrl
-      ? new SqsDeliveryQueue(createSqsClient({ endpoint: config.observability.sqsEndpoint, region: config.batches.region }), config.observability.queueUrl)
-      : undefined,
+    queue: sqs && config.observability.queueUrl ? new SqsDeliveryQueue(sqs, config.observability.queueUrl) : undefined,
+    deadLetters: sqs && config.observability.deadLetterUrl ? new SqsDeliveryQueue(sqs, config.observability.deadLetterUrl) : undefined,
   };
   if (observability.queue) engine.observability = new ObservabilityOutbox({ destinations: observability.source, queue: observability.queue, log });
   const keys = new ApiKeyRepository(db, tableName);

@@ -56,7 +56,7 @@ export function createManagementOperations(deps: GatewayDeps): ManagementOperati
     ...createGuardrailOperations({ guardrails: deps.guardrails, keys, workspaces, members: deps.members, invalidate: (orgId) => deps.engine.guardrails?.invalidate(orgId), clock }),
     ...createObservabilityOperations({
       destinations: deps.observability.destinations, secrets: deps.observability.secrets, workspaces, keys,
-      invalidate: (orgId) => deps.observability.source.invalidate(orgId), clock, allowPrivateHosts: config.observability.allowPrivateHosts,
+      invalidate: (orgId) => deps.observability.source.invalidate(orgId), clock, allowPrivateHosts: config.observability.allowPrivateHosts, timeoutMs: config.observability.timeoutMs,
     }),
     ...createByokOperations({ byok, vault, providers: byokProviders(engine.catalog), keys, workspaces, invalidateCredentials, clock }),
     ...createBatchOperations({

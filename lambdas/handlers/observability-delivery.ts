@@ -15,6 +15,8 @@ export function handleObservabilityDeliveries(event: SQSEvent, deps: GatewayDeps
         : Promise.reject(new Error('no vault (GATEWAY_KMS_KEY_ID) to open the destination\'s secrets with'))),
     },
     queue: observability.queue,
+    deadLetters: observability.deadLetters,
+    allowPrivateHosts: config.observability.allowPrivateHosts,
     log,
     retryBaseSeconds: config.observability.retryBaseSeconds,
     timeoutMs: config.observability.timeoutMs,

@@ -280,16 +280,24 @@ export function complete({ request, caller, trace, deps, candidate, completion, 
     if (!page.stored) return undefined;
     // The metrics line CloudWatch turns into cost dashboards, once the record is kept.
     deps.metrics(record, deps.clock().getTime());
-    // And the organization's observability destinations, if it has any for this workspace.
-    return deps.observability?.observe(record.org_id, record.workspace_id, () => ({
-      record,
-      input: request.params.messages,
-      output: { text: completion.result.text ?? '', reasoning: completion.result.reasoning, tool_calls: completion.result.tool_calls },
-      trace: request.trace,
-      metadata: request.metadata,
-      user: request.user,
-      apiKeyName: caller.key.name,
-    }));
+    // And the organization's observability destinations, if it has any for this workspace: never a reason
+    // for `persisted` to fail (the record is stored and charged whatever happens to its deliveries).
+    if (!deps.observability) return undefined;
+    const failed = (err: unknown) => deps.log.error('generation not handed to observability', { generation_id: record.id, error: String(err) });
+    try {
+      return deps.observability.observe(record.org_id, record.workspace_id, () => ({
+        record,
+        input: request.params.messages,
+        output: { text: completion.result.text ?? '', reasoning: completion.result.reasoning, tool_calls: completion.result.tool_calls },
+        trace: request.trace,
+        metadata: request.metadata,
+        user: request.user,
+        apiKeyName: caller.key.name,
+      }))?.catch(failed);
+    } catch (err) {
+      failed(err);
+      return undefined;
+    }
   });
   const persisted = Promise.all([stored, recordFailedAttempts(trace, deps)]);
   // Settled: release() will not be called for it (should complete() throw before here, release() is, and

@@ -3,6 +3,8 @@
 export interface ObservabilityConfig {
   /** GATEWAY_OBSERVABILITY_QUEUE_URL; undefined: generations are not delivered (destinations can still be managed and tested). */
   queueUrl: string | undefined;
+  /** GATEWAY_OBSERVABILITY_DLQ_URL: the dead-letter queue, where a delivery no retry can help goes at once; undefined: such deliveries are retried until the redrive policy moves them. */
+  deadLetterUrl: string | undefined;
   /** SQS_ENDPOINT: set only for the local stand-in. */
   sqsEndpoint: string | undefined;
   /** GATEWAY_OBSERVABILITY_RETRY_SECONDS: the first retry's wait, doubled at each later one (default 5; 0: at once). */
@@ -27,6 +29,7 @@ export function observabilityConfigFromEnv(env: NodeJS.ProcessEnv = process.env)
   return {
     timeoutMs,
     queueUrl: env.GATEWAY_OBSERVABILITY_QUEUE_URL || undefined,
+    deadLetterUrl: env.GATEWAY_OBSERVABILITY_DLQ_URL || undefined,
     sqsEndpoint: env.SQS_ENDPOINT || undefined,
     retryBaseSeconds,
     allowPrivateHosts: env.GATEWAY_OBSERVABILITY_PRIVATE_HOSTS === 'allow',

@@ -9,7 +9,11 @@ import type { DestinationType } from './types.js';
 
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,128}$/;
 /** Headers the gateway sets itself on a delivery. */
-const RESERVED_HEADERS = new Set(['content-type', 'content-length', 'host', 'idempotency-key', 'x-gateway-signature', 'x-gateway-delivery', 'x-gateway-event', 'authorization-langfuse']);
+const RESERVED_HEADERS = new Set([
+  'content-type', 'content-length', 'host', 'idempotency-key', 'x-gateway-signature', 'x-gateway-delivery', 'x-gateway-event',
+  // Hop-by-hop headers: the HTTP client refuses to send them.
+  'connection', 'keep-alive', 'transfer-encoding', 'upgrade', 'expect', 'te', 'trailer', 'proxy-authorization', 'proxy-connection',
+]);
 
 const headers = z.record(z.string(), z.string().max(4096).refine((value) => !/[\r\n]/.test(value), 'header values must not contain line breaks'))
   .superRefine((map, ctx) => {
@@ -17,7 +21,7 @@ const headers = z.record(z.string(), z.string().max(4096).refine((value) => !/[\
     if (names.length > 20) ctx.addIssue({ code: 'custom', message: 'at most 20 headers' });
     for (const name of names) {
       if (!HEADER_NAME.test(name)) ctx.addIssue({ code: 'custom', message: `"${name}" is not a header name` });
-      else if (RESERVED_HEADERS.has(name.toLowerCase())) ctx.addIssue({ code: 'custom', message: `the gateway sets ${name} itself` });
+      else if (RESERVED_HEADERS.has(name.toLowerCase())) ctx.addIssue({ code: 'custom', message: `${name} is set by the gateway, or cannot be sent on a delivery` });
     }
   });
 
@@ -46,7 +50,7 @@ const SCHEMAS = {
     baseUrl: httpUrl.default('https://us.cloud.langfuse.com'),
     publicKey: z.string().min(1).max(256),
     secretKey: z.string().min(1).max(256),
-    headers: headers.optional(),
+    headers: headers.refine((map) => !Object.keys(map).some((name) => name.toLowerCase() === 'authorization'), 'Langfuse is authorized with publicKey and secretKey; leave out an Authorization header').optional(),
   }),
   s3: z.strictObject({
     bucketName: z.string().regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, 'must be an S3 bucket name'),
@@ -101,25 +105,34 @@ export function newConfig(type: DestinationType, config: unknown): FullConfig {
 /**
  * An update merged into the stored config: fields left out keep their value, and so does a secret sent
  * back in its masked form (as replies show it). A header map replaces the stored one, but its masked
- * values keep theirs.
+ * values keep theirs. `kept` names every secret value carried over from before (`secret`,
+ * `headers.<name>` …): a destination moving to another host may take none of them along.
  */
-export function mergedConfig(type: DestinationType, current: FullConfig, update: Record<string, unknown>, shown: Record<string, unknown>): { config: FullConfig; resent: Set<string> } {
+export function mergedConfig(type: DestinationType, current: FullConfig, update: Record<string, unknown>, shown: Record<string, unknown>): { config: FullConfig; kept: string[] } {
   const secret = new Set(SECRET_FIELDS[type]);
   const next: Record<string, unknown> = { ...current };
-  const resent = new Set<string>();
   for (const [field, value] of Object.entries(update)) {
     if (secret.has(field) && field !== 'headers' && typeof value === 'string' && value === shown[field]) continue;
     if (field === 'headers' && value && typeof value === 'object') {
       const before = (current.headers ?? {}) as Record<string, string>;
       const masked = (shown.headers ?? {}) as Record<string, string>;
       next.headers = Object.fromEntries(Object.entries(value as Record<string, unknown>).map(([name, inner]) => [name, inner === masked[name] && before[name] !== undefined ? before[name] : inner]));
-      if (Object.entries(value as Record<string, unknown>).some(([name, inner]) => inner !== masked[name] || before[name] === undefined)) resent.add('headers');
       continue;
     }
     next[field] = value;
-    if (secret.has(field)) resent.add(field);
   }
-  return { config: checked(type, next), resent };
+  const config = checked(type, next);
+  const kept: string[] = [];
+  for (const field of SECRET_FIELDS[type]) {
+    if (config[field] === undefined) continue;
+    if (field === 'headers') {
+      const before = (current.headers ?? {}) as Record<string, string>;
+      for (const [name, value] of Object.entries(config.headers as Record<string, string>)) if (before[name] === value) kept.push(`headers.${name}`);
+    } else if (config[field] === current[field]) {
+      kept.push(field);
+    }
+  }
+  return { config, kept };
 }
 
 /** The config split for storage: what replies show (secrets masked), and the secrets to seal. */
@@ -153,18 +166,19 @@ export function serviceUrl(type: DestinationType, config: FullConfig): string {
   }
 }
 
-/** Private, loopback and link-local addresses (IPv4 and IPv6 literals), and localhost. */
-function isPrivateHost(host: string): boolean {
-  if (host === 'localhost' || host.endsWith('.localhost')) return true;
-  const bare = host.replace(/^\[|\]$/g, '');
+/** Private, loopback, link-local, shared and special addresses (IPv4 and IPv6 literals), and localhost. */
+export function isPrivateAddress(host: string): boolean {
+  const bare = host.replace(/^\[|\]$/g, '').replace(/\.$/, '').toLowerCase();
+  if (bare === 'localhost' || bare.endsWith('.localhost')) return true;
   const family = isIP(bare);
   if (family === 4) {
     const [a, b] = bare.split('.').map(Number) as [number, number];
-    return a === 10 || a === 127 || a === 0 || (a === 169 && b === 254) || (a === 172 && b >= 16 && b <= 31) || (a === 192 && b === 168) || (a === 100 && b >= 64 && b <= 127);
+    return a === 0 || a === 10 || a === 127 || (a === 169 && b === 254) || (a === 172 && b >= 16 && b <= 31) || (a === 192 && b === 168)
+      || (a === 100 && b >= 64 && b <= 127) || (a === 198 && (b === 18 || b === 19)) || a >= 224;
   }
   if (family === 6) {
-    const lower = bare.toLowerCase();
-    return lower === '::1' || lower === '::' || lower.startsWith('fc') || lower.startsWith('fd') || lower.startsWith('fe80') || lower.startsWith('::ffff:');
+    // Unspecified, loopback, IPv4-mapped or -compatible (::…), NAT64 (64:ff9b::), unique local (fc00::/7), link-local (fe80::/10).
+    return bare.startsWith('::') || bare.startsWith('64:ff9b:') || /^f[cd]/.test(bare) || /^fe[89ab]/.test(bare);
   }
   return false;
 }
@@ -177,7 +191,7 @@ function isPrivateHost(host: string): boolean {
 export function destinationHost(type: DestinationType, config: FullConfig, allowPrivateHosts: boolean): string {
   const url = new URL(serviceUrl(type, config));
   const hostname = url.hostname.replace(/^\[|\]$/g, '');
-  if (!allowPrivateHosts && isPrivateHost(hostname)) {
+  if (!allowPrivateHosts && isPrivateAddress(hostname)) {
     throw new ConfigError(`Invalid body.config: ${hostname} is a private or loopback address; deliveries go to public hosts only`);
   }
   // As the vault's release reads a URL's host.

@@ -2,9 +2,10 @@
 // host only, and says how it went: delivered, or failed (and whether trying again could help).
 import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { withoutSdkLogging } from '../platform/aws/quiet-client.js';
-import { joinedConfig, serviceUrl, type FullConfig } from './config.js';
+import { isPrivateAddress, joinedConfig, serviceUrl, type FullConfig } from './config.js';
 import type { DeliveryMessage } from './event.js';
 import type { Destination } from './types.js';
+import { send } from './http-send.js';
 import { langfuseRequest, otlpRequest, s3ObjectKey, webhookRequest, type OutboundRequest } from './wire-formats.js';
 
 export interface DeliveryOutcome {
@@ -20,6 +21,9 @@ export interface DeliveryOutcome {
 export interface DeliverPorts {
   /** The destination's secrets, released for `url` (its host) only. */
   secrets: (destination: Destination, url: string) => Promise<Record<string, unknown>>;
+  /** Private and loopback addresses may be reached (npm start); otherwise every resolved address is checked. */
+  allowPrivateHosts: boolean;
+  /** Sends HTTP deliveries instead of node:http (unit tests). */
   fetch?: typeof fetch;
   now?: () => number;
   timeoutMs?: number;
@@ -38,40 +42,44 @@ function requestFor(destination: Destination, config: FullConfig, message: Deliv
 
 const retryableStatus = (status: number) => status === 408 || status === 429 || status >= 500;
 
+type Reply = { status: number; body: string };
+
+async function viaFetch(fetcher: typeof fetch, request: OutboundRequest, timeoutMs: number): Promise<Reply> {
+  const response = await fetcher(request.url, { method: request.method, headers: request.headers, body: request.body, redirect: 'manual', signal: AbortSignal.timeout(timeoutMs) });
+  return { status: response.status, body: await response.text().catch(() => '') };
+}
+
 async function sendHttp(request: OutboundRequest, ports: DeliverPorts): Promise<Omit<DeliveryOutcome, 'latency_ms'>> {
-  const fetcher = ports.fetch ?? fetch;
-  let response: Response;
+  const timeoutMs = ports.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  let reply: Reply;
   try {
-    response = await fetcher(request.url, {
-      method: request.method,
-      headers: request.headers,
-      body: request.body,
-      redirect: 'manual',
-      signal: AbortSignal.timeout(ports.timeoutMs ?? DEFAULT_TIMEOUT_MS),
-    });
+    reply = ports.fetch ? await viaFetch(ports.fetch, request, timeoutMs) : await send(request, { timeoutMs, allowPrivateHosts: ports.allowPrivateHosts });
   } catch (err) {
-    const cause = (err as { cause?: { code?: string } }).cause?.code;
-    return { ok: false, status: null, retryable: true, error: (err as Error).name === 'TimeoutError' ? 'timed out' : `not reached${cause ? ` (${cause})` : ''}` };
+    const error = err as Error & { code?: string; cause?: { code?: string } };
+    if (error.name === 'RefusedAddressError') return { ok: false, status: null, retryable: false, error: error.message };
+    const code = error.code ?? error.cause?.code;
+    return { ok: false, status: null, retryable: true, error: error.name === 'TimeoutError' ? 'timed out' : `not reached${code ? ` (${code})` : ''}` };
   }
-  const text = await response.text().catch(() => '');
-  if (response.status >= 200 && response.status < 300) {
+  if (reply.status >= 200 && reply.status < 300) {
     // Langfuse answers 207 with the events it refused.
-    if (response.status === 207) {
+    if (reply.status === 207) {
       const errors = (() => {
         try {
-          return (JSON.parse(text) as { errors?: Array<{ status?: number; message?: string }> }).errors ?? [];
+          return (JSON.parse(reply.body) as { errors?: Array<{ status?: number }> }).errors ?? [];
         } catch {
           return [];
         }
       })();
-      if (errors.length > 0) return { ok: false, status: 207, retryable: errors.some((entry) => entry.status === undefined || retryableStatus(entry.status)), error: `refused ${errors.length} event(s): ${errors[0]?.message ?? 'no reason given'}` };
+      if (errors.length > 0) return { ok: false, status: 207, retryable: errors.some((entry) => entry.status === undefined || retryableStatus(entry.status)), error: `refused ${errors.length} event(s)` };
     }
-    return { ok: true, status: response.status, retryable: false };
+    return { ok: true, status: reply.status, retryable: false };
   }
-  return { ok: false, status: response.status, retryable: retryableStatus(response.status), error: `answered ${response.status}${text ? `: ${text.slice(0, 200)}` : ''}` };
+  // The reply's body is not passed on: a destination's answer is the destination's business (and could be
+  // anything the host serves).
+  return { ok: false, status: reply.status, retryable: retryableStatus(reply.status), error: `answered ${reply.status}` };
 }
 
-async function sendS3(config: FullConfig, message: DeliveryMessage): Promise<Omit<DeliveryOutcome, 'latency_ms'>> {
+async function sendS3(config: FullConfig, message: DeliveryMessage, timeoutMs: number): Promise<Omit<DeliveryOutcome, 'latency_ms'>> {
   const endpoint = config.endpoint as string | undefined;
   const client = withoutSdkLogging(new S3Client({
     region: (config.region as string | undefined) ?? 'us-east-1',
@@ -88,10 +96,11 @@ async function sendS3(config: FullConfig, message: DeliveryMessage): Promise<Omi
       Key: s3ObjectKey(config, message.generation),
       Body: JSON.stringify(message.generation),
       ContentType: 'application/json',
-    }));
+    }), { abortSignal: AbortSignal.timeout(timeoutMs) });
     return { ok: true, status: 200, retryable: false };
   } catch (err) {
     const status = (err as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode ?? null;
+    if ((err as Error).name === 'AbortError' || (err as Error).name === 'TimeoutError') return { ok: false, status: null, retryable: true, error: 'timed out' };
     return { ok: false, status, retryable: status === null || retryableStatus(status), error: `${(err as Error).name}: ${(err as Error).message}`.slice(0, 300) };
   } finally {
     client.destroy();
@@ -105,10 +114,13 @@ export async function deliver(destination: Destination, message: DeliveryMessage
   let result: Omit<DeliveryOutcome, 'latency_ms'>;
   try {
     const config = joinedConfig(destination.config, await ports.secrets(destination, serviceUrl(destination.type, destination.config as FullConfig)));
-    result = destination.type === 's3' ? await sendS3(config, message) : await sendHttp(requestFor(destination, config, message, now(), event), ports);
+    const url = serviceUrl(destination.type, config);
+    if (!ports.allowPrivateHosts && destination.type === 's3' && isPrivateAddress(new URL(url).hostname)) throw Object.assign(new Error(`${new URL(url).hostname} is a private or loopback address`), { name: 'RefusedAddressError' });
+    result = destination.type === 's3' ? await sendS3(config, message, ports.timeoutMs ?? DEFAULT_TIMEOUT_MS) : await sendHttp(requestFor(destination, config, message, now(), event), ports);
   } catch (err) {
     // The secrets could not be released (the vault refused the host, KMS failed) or the request not built.
-    result = { ok: false, status: null, retryable: (err as Error).name !== 'ReleaseRefused', error: (err as Error).message };
+    const name = (err as Error).name;
+    result = { ok: false, status: null, retryable: name !== 'ReleaseRefused' && name !== 'RefusedAddressError', error: (err as Error).message };
   }
   return { ...result, latency_ms: Math.round(now() - started) };
 }

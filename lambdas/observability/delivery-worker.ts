@@ -15,10 +15,17 @@ export { DELIVERY_MAX_RECEIVES };
 const MAX_BACKOFF_SECONDS = 900;
 
 export interface DeliveryWorkerDeps {
-  destinations: { destinationsFor(orgId: string): Destination[] | Promise<Destination[]> };
+  /** The organization's destinations (cached); `invalidate` makes the next read a fresh one. */
+  destinations: { destinationsFor(orgId: string): Destination[] | Promise<Destination[]>; invalidate(orgId: string): void };
   secrets: { release(destination: Destination, url: string): Promise<Record<string, unknown>> };
   /** Hides failed messages for their backoff; absent: they come back after the queue's visibility timeout. */
   queue?: { delay(messages: ReadonlyArray<{ receiptHandle: string; seconds: number }>): Promise<void> } | undefined;
+  /**
+   * Where a delivery that no retry can help goes at once (a 4xx, a refused address, secrets refused to the
+   * host); absent: it is retried like any other until the redrive policy moves it.
+   */
+  deadLetters?: { send(bodies: readonly string[]): Promise<unknown> } | undefined;
+  allowPrivateHosts: boolean;
   log: Logger;
   /** The first retry's wait; each later one doubles it. */
   retryBaseSeconds: number;
@@ -47,6 +54,7 @@ export async function handleDeliveries(event: SQSEvent, deps: DeliveryWorkerDeps
   // One release of a destination's secrets per batch (each release is audited).
   const released = new Map<string, Promise<Record<string, unknown>>>();
   const ports: DeliverPorts = {
+    allowPrivateHosts: deps.allowPrivateHosts,
     secrets: (destination, url) => {
       let secrets = released.get(destination.id);
       if (!secrets) {
@@ -59,6 +67,7 @@ export async function handleDeliveries(event: SQSEvent, deps: DeliveryWorkerDeps
     ...(deps.timeoutMs ? { timeoutMs: deps.timeoutMs } : {}),
   };
   const failed: Array<{ record: SQSRecord; seconds: number }> = [];
+  const permanent: SQSRecord[] = [];
   await Promise.all(event.Records.map(async (record) => {
     const message = parse(record);
     if (!message) {
@@ -67,10 +76,17 @@ export async function handleDeliveries(event: SQSEvent, deps: DeliveryWorkerDeps
     }
     const fields = { destination_id: message.destination_id, generation_id: message.generation.generation_id };
     let destination: Destination | undefined;
+    const receives = Number(record.attributes.ApproximateReceiveCount) || 1;
     try {
-      destination = (await deps.destinations.destinationsFor(message.org_id)).find((entry) => entry.id === message.destination_id);
+      const find = async () => (await deps.destinations.destinationsFor(message.org_id)).find((entry) => entry.id === message.destination_id);
+      destination = await find();
+      // Not there, or disabled, in a list cached before a change: read it again before dropping the delivery.
+      if (!destination?.enabled) {
+        deps.destinations.invalidate(message.org_id);
+        destination = await find();
+      }
     } catch (err) {
-      failed.push({ record, seconds: backoffSeconds(Number(record.attributes.ApproximateReceiveCount) || 1, deps.retryBaseSeconds) });
+      failed.push({ record, seconds: backoffSeconds(receives, deps.retryBaseSeconds) });
       deps.log.warn('observability destination not read: delivery retried', { ...fields, error: String(err) });
       return;
     }
@@ -78,13 +94,24 @@ export async function handleDeliveries(event: SQSEvent, deps: DeliveryWorkerDeps
     if (!destination || !destination.enabled) return;
     const outcome = await deliver(destination, message, ports);
     if (outcome.ok) return;
-    const receives = Number(record.attributes.ApproximateReceiveCount) || 1;
-    const last = receives >= maxReceives;
+    const details = { ...fields, type: destination.type, status: outcome.status, error: outcome.error, attempt: receives };
+    if (!outcome.retryable && deps.deadLetters) {
+      permanent.push(record);
+      deps.log.warn('observability delivery refused for good: it goes to the dead-letter queue now', details);
+      return;
+    }
     failed.push({ record, seconds: backoffSeconds(receives, deps.retryBaseSeconds) });
-    deps.log.warn(last ? 'observability delivery failed for the last time: it goes to the dead-letter queue' : 'observability delivery failed: retried later', {
-      ...fields, type: destination.type, status: outcome.status, error: outcome.error, attempt: receives, retryable: outcome.retryable,
-    });
+    deps.log.warn(receives >= maxReceives ? 'observability delivery failed for the last time: it goes to the dead-letter queue' : 'observability delivery failed: retried later', details);
   }));
+  if (permanent.length > 0) {
+    try {
+      await deps.deadLetters!.send(permanent.map((record) => record.body));
+    } catch (err) {
+      // Not moved: retried as any failure, and moved by the redrive policy in the end.
+      deps.log.warn('observability deliveries not moved to the dead-letter queue: retried', { error: String(err) });
+      for (const record of permanent) failed.push({ record, seconds: backoffSeconds(Number(record.attributes.ApproximateReceiveCount) || 1, deps.retryBaseSeconds) });
+    }
+  }
   if (failed.length > 0 && deps.queue) {
     try {
       await deps.queue.delay(failed.map(({ record, seconds }) => ({ receiptHandle: record.receiptHandle, seconds })));

@@ -1,5 +1,6 @@
 // Observability destinations, one item each under their organization's partition: one Query reads an
 // organization's whole list (what the delivery side caches).
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand, GetCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { itemKeys } from '../platform/dynamo/item-keys.js';
 import { partition, queryAll } from '../platform/dynamo/query.js';
@@ -13,12 +14,25 @@ function fromItem(item: Record<string, unknown>): Destination {
 export class DestinationRepository {
   constructor(private readonly db: DynamoDBDocumentClient, private readonly tableName: string) {}
 
-  async put(destination: Destination): Promise<void> {
+  /**
+   * Stores the destination: a new one, or (with `replacing`) a change of the version read, refused (false)
+   * when another change was stored since.
+   */
+  async put(destination: Destination, replacing?: Pick<Destination, 'updated_at'>): Promise<boolean> {
     const { type, ...rest } = destination;
-    await this.db.send(new PutCommand({
-      TableName: this.tableName,
-      Item: { ...itemKeys.observabilityDestination(destination.org_id, destination.id), type: 'observability_destination', destination_type: type, ...rest },
-    }));
+    try {
+      await this.db.send(new PutCommand({
+        TableName: this.tableName,
+        Item: { ...itemKeys.observabilityDestination(destination.org_id, destination.id), type: 'observability_destination', destination_type: type, ...rest },
+        ...(replacing
+          ? { ConditionExpression: 'updated_at = :read', ExpressionAttributeValues: { ':read': replacing.updated_at } }
+          : { ConditionExpression: 'attribute_not_exists(pk)' }),
+      }));
+      return true;
+    } catch (err) {
+      if (err instanceof ConditionalCheckFailedException) return false;
+      throw err;
+    }
   }
 
   async get(orgId: string, id: string): Promise<Destination | undefined> {

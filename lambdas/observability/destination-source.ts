@@ -4,14 +4,21 @@ import { RecordCache } from '../platform/record-cache.js';
 import type { DestinationRepository } from './destination-repository.js';
 import type { Destination } from './types.js';
 
+/**
+ * How long a process serves an organization's destination list from memory: a generation of an organization
+ * without destinations then reads nothing for this long. A change applies at once in the process that made
+ * it, elsewhere within this time; the delivering side reads again before it drops a delivery.
+ */
+export const DESTINATION_CACHE_TTL_MS = 10_000;
+
 export class DestinationSource {
   private readonly cache: RecordCache<Destination[]>;
   private readonly load: (orgId: string) => Promise<Destination[]>;
 
-  constructor(repository: Pick<DestinationRepository, 'list'>, ttlMs = 2000) {
+  constructor(repository: Pick<DestinationRepository, 'list'>, ttlMs = DESTINATION_CACHE_TTL_MS) {
     this.cache = new RecordCache<Destination[]>(ttlMs);
-    // Read consistently: a destination saved a moment ago is the one loaded.
-    this.load = (orgId) => repository.list(orgId, true);
+    // An eventually consistent read (half the read units): changes reach other processes within the cache's lifetime anyway.
+    this.load = (orgId) => repository.list(orgId, false);
   }
 
   /** The organization's destinations, synchronously when cached. */

@@ -218,24 +218,45 @@ export function delivered(destination: Destination, facts: GenerationFacts): Del
 /** Most a queue message may carry (SQS takes 256 KiB; room is left for the envelope). */
 export const MAX_MESSAGE_BYTES = 240 * 1024;
 const CUT_TEXT_CHARS = 8 * 1024;
+const CUT_FIELD_CHARS = 512;
 
-const cut = (text: string) => (text.length > CUT_TEXT_CHARS ? `${text.slice(0, CUT_TEXT_CHARS)}…[truncated]` : text);
+const cut = (text: string, chars = CUT_TEXT_CHARS) => (text.length > chars ? `${text.slice(0, chars)}…[truncated]` : text);
 
-/** The message body, with long texts cut (and non-text parts dropped) when it would not fit a queue message. */
+/**
+ * JSON with every character outside printable ASCII escaped (\uXXXX): SQS refuses some characters in a
+ * message (U+FFFE, U+FFFF, and, on the local stand-in, anything beyond U+FFFF), and escaped JSON parses back
+ * to the same text.
+ */
+function asciiJson(value: unknown): string {
+  return JSON.stringify(value).replace(/[\u007f-\uffff]/g, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
+/**
+ * The message body, made to fit a queue message: first long texts are cut (and non-text parts dropped),
+ * then the texts go and the trace's and request's metadata are cut, the facts staying.
+ */
 export function messageBody(message: DeliveryMessage): string {
-  const body = JSON.stringify(message);
-  if (Buffer.byteLength(body) <= MAX_MESSAGE_BYTES) return body;
+  const body = asciiJson(message);
+  if (body.length <= MAX_MESSAGE_BYTES) return body;
   const generation = message.generation;
   const input = generation.input?.map((entry) => ({
     ...entry,
     content: entry.content.map((part) => (part.type === 'text' ? { ...part, text: cut(part.text) } : { type: 'text' as const, text: `[${part.type}]` })),
   })) as Message[] | undefined;
   const output = generation.output ? { ...generation.output, text: cut(generation.output.text), ...(generation.output.reasoning ? { reasoning: cut(generation.output.reasoning) } : {}) } : undefined;
-  let smaller = JSON.stringify({ ...message, generation: { ...generation, ...(input ? { input } : {}), ...(output ? { output } : {}), truncated: true } });
-  if (Buffer.byteLength(smaller) > MAX_MESSAGE_BYTES) {
-    // Still too large (thousands of messages): the texts go, the facts stay.
-    const { input: _input, output: _output, ...facts } = generation;
-    smaller = JSON.stringify({ ...message, generation: { ...facts, truncated: true } });
-  }
-  return smaller;
+  const smaller = asciiJson({ ...message, generation: { ...generation, ...(input ? { input } : {}), ...(output ? { output } : {}), truncated: true } });
+  if (smaller.length <= MAX_MESSAGE_BYTES) return smaller;
+  const { input: _input, output: _output, trace_metadata: traceMetadata, ...facts } = generation;
+  const short = (record: Record<string, unknown>) => Object.fromEntries(Object.entries(record).slice(0, 32).map(([key, value]) => [cut(key, 64), typeof value === 'string' ? cut(value, CUT_FIELD_CHARS) : cut(JSON.stringify(value) ?? '', CUT_FIELD_CHARS)]));
+  return asciiJson({
+    ...message,
+    generation: {
+      ...facts,
+      trace: short(facts.trace),
+      trace_metadata: short(traceMetadata),
+      ...(facts.request ? { request: { ...facts.request, api_key_name: cut(facts.request.api_key_name, CUT_FIELD_CHARS), metadata: short(facts.request.metadata) } } : {}),
+      ...(facts.user_id ? { user_id: cut(facts.user_id, CUT_FIELD_CHARS) } : {}),
+      truncated: true,
+    },
+  });
 }

@@ -2,7 +2,7 @@
 // sending side inference hands finished generations to, the delivering side behind the queue, the routes.
 export type { Destination, DestinationType } from './types.js';
 export { DestinationRepository } from './destination-repository.js';
-export { DestinationSource } from './destination-source.js';
+export { DestinationSource, DESTINATION_CACHE_TTL_MS } from './destination-source.js';
 export { DestinationSecrets } from './destination-secrets.js';
 export { ObservabilityOutbox, type DeliveryQueue } from './outbox.js';
 export { SqsDeliveryQueue } from './delivery-queue.js';

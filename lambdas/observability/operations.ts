@@ -2,7 +2,7 @@
 // sealed in the vault for their host, and a connectivity test that sends one synthetic generation.
 import { randomUUID } from 'node:crypto';
 import type { z } from 'zod';
-import { InvalidInputError, NotFoundError, UnavailableError } from '../platform/errors.js';
+import { ConflictError, InvalidInputError, NotFoundError, UnavailableError } from '../platform/errors.js';
 import type { Principal } from '../platform/http/auth.js';
 import { listPage } from '../platform/http/list-page.js';
 import type { WorkspaceRepository } from '../organizations/index.js';
@@ -14,7 +14,7 @@ import { deliver } from './deliver.js';
 import type { DeliveryMessage } from './event.js';
 import type { ObservabilityOperations } from './routes.js';
 import type { destinationSchema } from './schemas.js';
-import type { Destination, DestinationType, FilterRules } from './types.js';
+import { newSecretName, type Destination, type DestinationType, type FilterRules } from './types.js';
 
 export interface ObservabilityPorts {
   destinations: DestinationRepository;
@@ -27,6 +27,8 @@ export interface ObservabilityPorts {
   clock: () => Date;
   /** Destinations on private and loopback addresses are accepted (npm start). */
   allowPrivateHosts: boolean;
+  /** How long the connectivity test waits for the destination. */
+  timeoutMs: number;
   /** The connectivity test's HTTP client (tests). */
   fetch?: typeof fetch;
 }
@@ -113,8 +115,10 @@ export function createObservabilityOperations(deps: ObservabilityPorts): Observa
 
   return {
     async listObservabilityDestinations({ principal, query }) {
+      // The key's own workspace unless another is named (as the public API lists them).
+      const workspaceId = query.workspace_id ?? principal.key.workspace_id;
       const all = (await deps.destinations.list(orgOf(principal), true))
-        .filter((destination) => query.workspace_id === undefined || destination.workspace_id === query.workspace_id)
+        .filter((destination) => destination.workspace_id === workspaceId)
         .sort((a, b) => b.created_at.localeCompare(a.created_at) || a.id.localeCompare(b.id));
       return { body: listPage(all, query, destinationView) };
     },
@@ -131,8 +135,9 @@ export function createObservabilityOperations(deps: ObservabilityPorts): Observa
       const host = configOrThrow(() => destinationHost(type, config, deps.allowPrivateHosts));
       const { shown, secrets, fields } = splitConfig(type, config);
       const now = deps.clock().toISOString();
+      const id = randomUUID();
       const destination: Destination = {
-        id: randomUUID(), org_id: orgId, workspace_id: workspaceId, name: body.name, type, config: shown, secret_fields: fields, host,
+        id, org_id: orgId, workspace_id: workspaceId, name: body.name, type, config: shown, secret_fields: fields, secret_name: newSecretName(id, Date.now()), host,
         enabled: body.enabled ?? true, sampling_rate: body.sampling_rate ?? 1, privacy_mode: body.privacy_mode ?? false,
         api_key_hashes: body.api_key_hashes ?? null, filter_rules: (body.filter_rules ?? null) as FilterRules | null,
         broadcast_generation_cost: body.broadcast_generation_cost ?? false,
@@ -158,19 +163,24 @@ export function createObservabilityOperations(deps: ObservabilityPorts): Observa
       const current = await found(principal, params.id);
       await checkKeys(principal, body.api_key_hashes);
       let next: Destination = { ...current };
+      let sealed: Destination | undefined;
       if (body.config !== undefined) {
         const before = await fullConfig(current);
-        const { config, resent } = configOrThrow(() => mergedConfig(current.type, before, body.config!, current.config));
+        const { config, kept } = configOrThrow(() => mergedConfig(current.type, before, body.config!, current.config));
         const host = configOrThrow(() => destinationHost(current.type, config, deps.allowPrivateHosts));
         const { shown, secrets, fields } = splitConfig(current.type, config);
-        // Secrets are bound to the host they were given for: moving the destination elsewhere needs them again.
-        const kept = fields.filter((field) => !resent.has(field));
+        // Secrets are bound to the host they were given for: a destination moving elsewhere takes none along.
         if (host !== current.host && kept.length) {
           throw new InvalidInputError(`Invalid body.config: the destination moves from ${current.host} to ${host}; send its secret fields again (${kept.join(', ')})`);
         }
-        // Sealed again as they now are (a header removed is a change too), bound to the (new) host.
-        if (fields.length) await sealer().store({ ...current, host }, secrets);
         next = { ...next, config: shown, secret_fields: fields, host };
+        // Sealed again as they now are (a header removed is a change too), under a new name bound to the
+        // (new) host; the item names it only once it is stored.
+        if (fields.length) {
+          next.secret_name = newSecretName(current.id, Date.now());
+          await sealer().store(next, secrets);
+          sealed = next;
+        }
       }
       next = {
         ...next,
@@ -186,7 +196,12 @@ export function createObservabilityOperations(deps: ObservabilityPorts): Observa
         ...(body.regions !== undefined ? { regions: body.regions } : {}),
         updated_at: deps.clock().toISOString(),
       };
-      await deps.destinations.put(next);
+      if (!(await deps.destinations.put(next, current))) {
+        if (sealed) await sealer().remove(sealed);
+        throw new ConflictError(`Observability destination ${current.id} was changed meanwhile; read it again and retry`);
+      }
+      // The secrets the item named before are nobody's any more (replaced, or no secret field is left).
+      if (current.secret_fields.length && (next.secret_fields.length === 0 || next.secret_name !== current.secret_name)) await sealer().remove(current);
       deps.invalidate(current.org_id);
       return { body: { data: destinationView(next) } };
     },
@@ -203,6 +218,8 @@ export function createObservabilityOperations(deps: ObservabilityPorts): Observa
       const destination = await found(principal, params.id);
       const outcome = await deliver(destination, testMessage(destination, deps.clock()), {
         secrets: (entry, url) => (entry.secret_fields.length ? sealer().release(entry, url) : Promise.resolve({})),
+        allowPrivateHosts: deps.allowPrivateHosts,
+        timeoutMs: deps.timeoutMs,
         ...(deps.fetch ? { fetch: deps.fetch } : {}),
       }, 'test');
       return { body: { data: { ok: outcome.ok, status_code: outcome.status, latency_ms: outcome.latency_ms, error: outcome.error ?? null } } };

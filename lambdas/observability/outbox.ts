@@ -8,8 +8,8 @@ import type { Destination } from './types.js';
 
 /** Where delivery messages go (SQS on AWS, the local stand-in under npm start). */
 export interface DeliveryQueue {
-  /** Sends up to ten message bodies durably, or throws. */
-  send(bodies: readonly string[]): Promise<void>;
+  /** Sends up to ten message bodies (at most BATCH_BYTES together) durably; the indexes of those it could not. Throws when none went. */
+  send(bodies: readonly string[]): Promise<readonly number[]>;
 }
 
 export interface OutboxDeps {
@@ -20,8 +20,9 @@ export interface OutboxDeps {
   flushDelayMs?: number;
 }
 
-/** Messages per SendMessageBatch. */
+/** Messages per SendMessageBatch, and their bytes together (SQS's limit on older queues; 1 MiB on newer ones). */
 const BATCH = 10;
+const BATCH_BYTES = 256 * 1024;
 const DEFAULT_FLUSH_DELAY_MS = 5;
 
 interface Pending {
@@ -33,6 +34,7 @@ interface Pending {
 
 export class ObservabilityOutbox {
   private pending: Pending[] = [];
+  private pendingBytes = 0;
   private timer: NodeJS.Timeout | undefined;
   private readonly inFlight = new Set<Promise<void>>();
   /**
@@ -66,10 +68,11 @@ export class ObservabilityOutbox {
       const body = messageBody({ v: 1, destination_id: destination.id, org_id: orgId, generation: delivered(destination, taken) });
       sent.push(new Promise<void>((done) => {
         this.pending.push({ body, generationId: taken!.record.id, destinationId: destination.id, done });
+        this.pendingBytes += Buffer.byteLength(body);
       }));
     }
     if (sent.length === 0) return undefined;
-    if (this.pending.length >= BATCH) this.flush();
+    if (this.pending.length >= BATCH || this.pendingBytes >= BATCH_BYTES) this.flush();
     else this.timer ??= setTimeout(() => this.flush(), this.shared ? this.deps.flushDelayMs ?? DEFAULT_FLUSH_DELAY_MS : 0);
     return Promise.all(sent).then(() => undefined);
   }
@@ -81,12 +84,23 @@ export class ObservabilityOutbox {
       this.timer = undefined;
     }
     while (this.pending.length > 0) {
-      const batch = this.pending.splice(0, BATCH);
-      const sending = this.deps.queue.send(batch.map((entry) => entry.body)).catch((err: unknown) => {
-        // The record itself is stored and charged; only its delivery is lost, and said so.
-        this.deps.log.error('observability deliveries not queued', {
-          error: String(err), deliveries: batch.map((entry) => `${entry.generationId}.${entry.destinationId}`),
-        });
+      // As many as fit one SendMessageBatch: ten, and their bytes within the batch limit (one at least).
+      let count = 0;
+      let bytes = 0;
+      while (count < this.pending.length && count < BATCH) {
+        const size = Buffer.byteLength(this.pending[count]!.body);
+        if (count > 0 && bytes + size > BATCH_BYTES) break;
+        bytes += size;
+        count += 1;
+      }
+      const batch = this.pending.splice(0, count);
+      this.pendingBytes -= bytes;
+      const name = (entry: Pending) => `${entry.generationId}.${entry.destinationId}`;
+      // The records themselves are stored and charged; only a delivery can be lost, and it is said so.
+      const sending = this.deps.queue.send(batch.map((entry) => entry.body)).then((refused) => {
+        if (refused.length) this.deps.log.error('observability deliveries not queued: SQS refused them', { deliveries: refused.map((index) => name(batch[index]!)) });
+      }, (err: unknown) => {
+        this.deps.log.error('observability deliveries not queued', { error: String(err), deliveries: batch.map(name) });
       }).finally(() => {
         for (const entry of batch) entry.done();
         this.inFlight.delete(sending);

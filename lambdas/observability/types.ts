@@ -38,6 +38,8 @@ export interface Destination {
   config: Record<string, unknown>;
   /** Names of the config fields whose values are sealed in the vault (a header map counts as `headers`). */
   secret_fields: string[];
+  /** The vault secret holding them: a new name each time they change, so the item and the vault never disagree. */
+  secret_name: string;
   /** The hostname the sealed secrets are released to (and only to). */
   host: string;
   enabled: boolean;
@@ -57,5 +59,5 @@ export interface Destination {
 /** The vault holding an organization's destination secrets, per workspace. */
 export const observabilityVaultRef = (orgId: string, workspaceId: string) => ({ orgId, workspaceId, purpose: 'observability' as const });
 
-/** The vault secret of one destination (its secret config fields, as one JSON object). */
-export const secretNameOf = (destinationId: string) => `dest_${destinationId.replace(/-/g, '')}`;
+/** A vault secret name for a destination's secret config fields (one JSON object), new at each change. */
+export const newSecretName = (destinationId: string, nowMs: number) => `dest_${destinationId.replace(/-/g, '')}_${nowMs.toString(36)}${Math.floor(Math.random() * 36 ** 4).toString(36)}`;

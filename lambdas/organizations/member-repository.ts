@@ -103,6 +103,36 @@ export class MemberRepository {
     return added;
   }
 
+  /** Every workspace membership of the organization. */
+  async memberships(orgId: string): Promise<WorkspaceMember[]> {
+    const { pk, skPrefix } = itemKeys.allWorkspaceMembersOf(orgId);
+    return (await queryAll(this.db, partition(this.tableName, pk, { skPrefix, consistent: true }))).map((item) => strip<WorkspaceMember>(item));
+  }
+
+  /**
+   * Writes a membership (new, or its role and grants changed) if the member and the workspace still exist;
+   * false when one of them is gone.
+   */
+  async putMembership(orgId: string, entry: WorkspaceMember): Promise<boolean> {
+    try {
+      await this.db.send(new TransactWriteCommand({
+        TransactItems: [
+          { ConditionCheck: { TableName: this.tableName, Key: itemKeys.member(orgId, entry.user_id), ConditionExpression: 'attribute_exists(pk)' } },
+          { ConditionCheck: { TableName: this.tableName, Key: itemKeys.workspace(orgId, entry.workspace_id), ConditionExpression: 'attribute_exists(pk)' } },
+          { Put: { TableName: this.tableName, Item: workspaceMemberItem(orgId, entry) } },
+        ],
+      }));
+      return true;
+    } catch (err) {
+      if (cancellationOf(err)) return false;
+      throw err;
+    }
+  }
+
+  async deleteMembership(orgId: string, workspaceId: string, userId: string): Promise<void> {
+    await this.db.send(new DeleteCommand({ TableName: this.tableName, Key: itemKeys.workspaceMember(orgId, workspaceId, userId) }));
+  }
+
   /** Removes the members from the workspace; how many were in it. */
   async removeFromWorkspace(orgId: string, workspaceId: string, userIds: string[]): Promise<number> {
     const have = new Set((await this.workspaceMembers(orgId, workspaceId)).map((entry) => entry.user_id));

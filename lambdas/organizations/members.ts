@@ -24,6 +24,8 @@ export interface WorkspaceMember {
   user_id: string;
   role: WorkspaceRole;
   created_at: string;
+  /** The SCIM group mappings that grant this membership; absent or empty: added by hand (SCIM never touches it). */
+  scim_mappings?: string[];
 }
 
 export interface NewMember {

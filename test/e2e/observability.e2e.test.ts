@@ -19,7 +19,7 @@ import { waitFor } from '../support/wait.js';
 
 const ADMIN_KEY = generateKeyText();
 const MAX_RECEIVES = 3;
-const DELIVERY_TIMEOUT_MS = 1000;
+const DELIVERY_TIMEOUT_MS = 3000;
 let gateway: GatewayProcess;
 let admin: OpenRouter;
 
@@ -121,10 +121,12 @@ describe('observability destinations through @openrouter/sdk', () => {
 
 describe('deliveries', () => {
   it('delivers one accepted, signed webhook per generation under 200 parallel requests after failed attempts; a dead receiver ends in the dead-letter queue; no reply waits', async () => {
-    // The flaky receiver refuses each delivery's first two attempts; the dead one never answers.
+    // The flaky receiver refuses each delivery's first two attempts; the dead one never answers; the gone one
+    // answers 410, which no retry can help.
     const flaky = await receiver((_body, attempt) => (attempt <= 2 ? 503 : 200));
     const dead = await receiver(() => undefined);
-    servers.push(flaky.server, dead.server);
+    const gone = await receiver(() => 410);
+    servers.push(flaky.server, dead.server, gone.server);
     const busyKey = await admin.apiKeys.create({ requestBody: { name: 'observed' } });
     const quietKey = await admin.apiKeys.create({ requestBody: { name: 'observed by the dead receiver' } });
     // The caller's own signing secret (the SDK keeps only the config fields it knows, so a secret the gateway
@@ -137,21 +139,26 @@ describe('deliveries', () => {
     await admin.observability.create({
       createObservabilityDestinationRequest: { name: 'dead', type: 'webhook', config: { url: dead.url }, apiKeyHashes: [quietKey.data.hash] },
     });
+    await admin.observability.create({
+      createObservabilityDestinationRequest: { name: 'gone', type: 'webhook', config: { url: gone.url }, apiKeyHashes: [quietKey.data.hash] },
+    });
 
     const client = (key: string) => new OpenRouter({ apiKey: key, serverURL: gateway.baseUrl, retryConfig: { strategy: 'none' } });
     const busy = client(busyKey.key);
     const quiet = client(quietKey.key);
-    const started = Date.now();
+    const timed = async <T>(reply: Promise<T>) => {
+      const value = await reply;
+      return { reply: objectOf(value as never) as { id: string }, at: Date.now() };
+    };
     const replies = await Promise.all([
-      ...Array.from({ length: 200 }, (_, index) => busy.chat.send({ chatRequest: { model: 'simulator/echo', stream: false, messages: [{ role: 'user', content: `observed ${index}` }] } })),
-      ...Array.from({ length: 10 }, (_, index) => quiet.chat.send({ chatRequest: { model: 'simulator/echo', stream: false, messages: [{ role: 'user', content: `dead ${index}` }] } })),
-    ].map(async (reply) => ({ reply: objectOf(await reply), at: Date.now() })));
-    const lastReply = Math.max(...replies.map((entry) => entry.at));
-    // No reply waited for a delivery: all were back before the dead receiver's first delivery could even time out.
-    expect(lastReply - started).toBeLessThan(DELIVERY_TIMEOUT_MS + 60_000);
+      // One with an emoji: the queue takes every character.
+      ...Array.from({ length: 200 }, (_, index) => timed(busy.chat.send({ chatRequest: { model: 'simulator/echo', stream: false, messages: [{ role: 'user', content: `observed ${index}${index === 7 ? ' 🚀' : ''}` }] } }))),
+      ...Array.from({ length: 10 }, (_, index) => timed(quiet.chat.send({ chatRequest: { model: 'simulator/echo', stream: false, messages: [{ role: 'user', content: `dead ${index}` }] } }))),
+    ]);
+    // No reply waited for a delivery: every reply of the dead receiver's generations was back before the first
+    // attempt to deliver one to it could end (it never answers: an attempt ends at the delivery timeout).
     await waitFor(() => dead.received.length > 0, { timeoutMs: 30_000, what: 'the dead receiver\'s first delivery' });
-    expect(replies.slice(200).every((entry) => entry.at < dead.received[0]!.at + DELIVERY_TIMEOUT_MS)).toBe(true);
-
+    expect(Math.max(...replies.slice(200).map((entry) => entry.at))).toBeLessThan(dead.received[0]!.at + DELIVERY_TIMEOUT_MS);
     const ids = replies.slice(0, 200).map((entry) => entry.reply.id);
     const accepted = () => {
       const seen = new Map<string, number>();
@@ -178,9 +185,12 @@ describe('deliveries', () => {
     const runtime = JSON.parse(readFileSync(join(gateway.dataDir, 'runtime.json'), 'utf8')) as { sqs_endpoint: string; observability_dead_letter_queue_url: string };
     const sqs = new SQSClient({ endpoint: runtime.sqs_endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
     const deadLetters = async () => Number((await sqs.send(new GetQueueAttributesCommand({ QueueUrl: runtime.observability_dead_letter_queue_url, AttributeNames: ['ApproximateNumberOfMessages'] }))).Attributes?.ApproximateNumberOfMessages ?? 0);
-    await waitFor(async () => (await deadLetters()) >= 10, { timeoutMs: 60_000, what: 'the dead receiver\'s deliveries in the dead-letter queue' });
-    expect(await deadLetters()).toBe(10);
+    // The gone receiver's: one attempt each, then at once the dead-letter queue.
+    await waitFor(async () => (await deadLetters()) >= 20, { timeoutMs: 90_000, what: 'the dead and gone receivers\' deliveries in the dead-letter queue' });
+    expect(await deadLetters()).toBe(20);
     expect(dead.received).toHaveLength(10 * MAX_RECEIVES);
+    expect(gone.received).toHaveLength(10);
+    expect(flaky.received.some((entry) => JSON.parse(entry.body).data.input[0].content[0].text === 'observed 7 🚀')).toBe(true);
     sqs.destroy();
   }, 180_000);
 

@@ -98,16 +98,18 @@ describe('observability delivery function', () => {
       TABLE_NAME: { Ref: idOf(stack.table.table) },
       GATEWAY_KMS_KEY_ID: arnOf(stack.vaultKey.key),
       GATEWAY_OBSERVABILITY_QUEUE_URL: { Ref: idOf(stack.observability.queue) },
+      GATEWAY_OBSERVABILITY_DLQ_URL: { Ref: idOf(stack.observability.deadLetters) },
     });
     expect(statementsOf(stack.observability.worker).filter((statement) => actionsOf(statement).some((action) => action.startsWith('secretsmanager:')))).toEqual([]);
   });
 
-  it('consumes its queue (ChangeMessageVisibility for the backoff included) and sends to no queue', () => {
+  it('consumes its queue (ChangeMessageVisibility for the backoff included) and sends only to its dead-letter queue', () => {
     const actions = onDeliveryQueue(stack.observability.worker).flatMap(actionsOf);
     expect(actions).toEqual(expect.arrayContaining(['sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:ChangeMessageVisibility']));
     const sqs = statementsOf(stack.observability.worker).filter((statement) => actionsOf(statement).some((action) => action.startsWith('sqs:')));
-    expect(sqs.flatMap(actionsOf)).not.toContain('sqs:SendMessage');
-    expect(sqs.every((statement) => JSON.stringify(statement.Resource) === JSON.stringify(arnOf(stack.observability.queue)))).toBe(true);
+    const sending = sqs.filter((statement) => actionsOf(statement).includes('sqs:SendMessage'));
+    expect(sending).toEqual([expect.objectContaining({ Sid: 'DeadLetterRefusedDeliveries', Action: 'sqs:SendMessage', Resource: arnOf(stack.observability.deadLetters) })]);
+    expect(sqs.filter((statement) => !sending.includes(statement)).every((statement) => JSON.stringify(statement.Resource) === JSON.stringify(arnOf(stack.observability.queue)))).toBe(true);
   });
 
   it('may only decrypt data keys of observability vaults, with the full encryption context, in its policy and the key\'s', () => {

@@ -10,6 +10,9 @@ import { delivered, messageBody, MAX_MESSAGE_BYTES, passesFilter, sampled, wants
 import { langfuseRequest, otelTraceId, otlpRequest, s3ObjectKey, webhookRequest, webhookSignature } from '../../lambdas/observability/wire-formats.js';
 import { ObservabilityOutbox } from '../../lambdas/observability/outbox.js';
 import { backoffSeconds, handleDeliveries } from '../../lambdas/observability/delivery-worker.js';
+import { publicLookup, send } from '../../lambdas/observability/http-send.js';
+import { deliver } from '../../lambdas/observability/deliver.js';
+import { createServer as createNetServer, type AddressInfo, type Socket } from 'node:net';
 import { Logger } from '../../lambdas/platform/logger.js';
 import type { Destination } from '../../lambdas/observability/types.js';
 import type { GenerationRecord } from '../../lambdas/billing/generation-record.js';
@@ -37,7 +40,7 @@ const facts = (overrides: Partial<GenerationFacts> = {}): GenerationFacts => ({
 
 const destination = (overrides: Partial<Destination> = {}): Destination => ({
   id: '11111111-1111-4111-8111-111111111111', org_id: 'org-1', workspace_id: 'ws-1', name: 'hook', type: 'webhook',
-  config: { url: 'https://hooks.example.com/in', method: 'POST', secret: 'whse...abcd' }, secret_fields: ['secret'], host: 'hooks.example.com',
+  config: { url: 'https://hooks.example.com/in', method: 'POST', secret: 'whse...abcd' }, secret_fields: ['secret'], secret_name: 'dest_1111_a', host: 'hooks.example.com',
   enabled: true, sampling_rate: 1, privacy_mode: false, api_key_hashes: null, filter_rules: null,
   broadcast_generation_cost: false, broadcast_generation_identity: false, broadcast_generation_request_context: false,
   regions: ['global'], created_at: '2026-11-25T00:00:00.000Z', updated_at: '2026-11-25T00:00:00.000Z',
@@ -51,7 +54,7 @@ describe('destination configs', () => {
     expect(() => newConfig('webhook', { url: 'ftp://example.com' })).toThrow(/body\.config\.url: must be an http\(s\) URL/);
     expect(() => newConfig('webhook', { url: 'https://user:pw@example.com' })).toThrow(/without credentials/);
     expect(() => newConfig('langfuse', { publicKey: 'pk' })).toThrow(/body\.config\.secretKey/);
-    expect(() => newConfig('webhook', { url: 'https://example.com', headers: { 'Content-Type': 'text/plain' } })).toThrow(/sets Content-Type itself/);
+    expect(() => newConfig('webhook', { url: 'https://example.com', headers: { 'Content-Type': 'text/plain' } })).toThrow(/Content-Type is set by the gateway/);
     expect(() => newConfig('webhook', { url: 'https://example.com', extra: 1 })).toThrow(ConfigError);
     const made = newConfig('webhook', { url: 'https://example.com/hook' });
     expect(made.secret).toMatch(/^whsec_[A-Za-z0-9_-]{32}$/);
@@ -68,18 +71,24 @@ describe('destination configs', () => {
     expect(mask('short')).toBe('...');
   });
 
-  it('merges an update: left-out and masked-back fields keep their value, new ones replace it', () => {
+  it('merges an update: left-out and masked-back fields keep their value, new ones replace it, and it says which secrets were kept', () => {
     const current = newConfig('webhook', { url: 'https://a.example.com/x', secret: 'first-secret-0123456789', headers: { auth: 'token-aaaaaaaaaaaaaaaa', other: 'value-bbbbbbbbbbbbbbbb' } });
     const { shown } = splitConfig('webhook', current);
-    const kept = mergedConfig('webhook', current, { secret: shown.secret, headers: { auth: (shown.headers as Record<string, string>).auth } }, shown);
+    const masked = shown.headers as Record<string, string>;
+    const kept = mergedConfig('webhook', current, { secret: shown.secret, headers: { auth: masked.auth } }, shown);
     expect(kept.config.secret).toBe('first-secret-0123456789');
     expect(kept.config.headers).toEqual({ auth: 'token-aaaaaaaaaaaaaaaa' });
-    // The header kept is still the old secret: nothing was sent anew.
-    expect([...kept.resent]).toEqual([]);
+    expect(kept.kept).toEqual(['secret', 'headers.auth']);
+    // One header new, one sent back masked: the masked one is still a kept secret (a move must not take it along).
+    const partly = mergedConfig('webhook', current, { url: 'https://b.example.com/x', secret: 'second-secret-0123456789', headers: { auth: masked.auth, 'x-new': 'fresh-value' } }, shown);
+    expect(partly.config.headers).toEqual({ auth: 'token-aaaaaaaaaaaaaaaa', 'x-new': 'fresh-value' });
+    expect(partly.kept).toEqual(['headers.auth']);
     const changed = mergedConfig('webhook', current, { secret: 'second-secret-0123456789', url: 'https://a.example.com/y' }, shown);
     expect(changed.config).toMatchObject({ secret: 'second-secret-0123456789', url: 'https://a.example.com/y', headers: current.headers });
-    expect([...changed.resent]).toEqual(['secret']);
+    expect(changed.kept).toEqual(['headers.auth', 'headers.other']);
     expect(() => mergedConfig('webhook', current, { method: 'GET' }, shown)).toThrow(/body\.config\.method/);
+    expect(() => newConfig('webhook', { url: 'https://example.com', headers: { Connection: 'close' } })).toThrow(/Connection is set by the gateway, or cannot be sent/);
+    expect(() => newConfig('langfuse', { publicKey: 'p', secretKey: 's', headers: { Authorization: 'Bearer x' } })).toThrow(/leave out an Authorization header/);
   });
 
   it('binds secrets to the service\'s host, and refuses private addresses unless allowed', () => {
@@ -233,7 +242,7 @@ describe('wire formats', () => {
 
 describe('the outbox', () => {
   it('sends nothing, and builds nothing, for an organization without a destination in the workspace', () => {
-    const send = jest.fn(async (_bodies: readonly string[]) => undefined);
+    const send = jest.fn(async (_bodies: readonly string[]): Promise<number[]> => []);
     const outbox = new ObservabilityOutbox({ destinations: { destinationsFor: () => [destination({ workspace_id: 'ws-2' })] }, queue: { send }, log: quiet() });
     const build = jest.fn(() => facts());
     expect(outbox.observe('org-1', 'ws-1', build)).toBeUndefined();
@@ -245,7 +254,7 @@ describe('the outbox', () => {
     const batches: string[][] = [];
     const outbox = new ObservabilityOutbox({
       destinations: { destinationsFor: () => Promise.resolve([destination({ id: 'a' }), destination({ id: 'b', privacy_mode: true }), destination({ id: 'c', enabled: false })]) },
-      queue: { send: async (bodies) => { batches.push([...bodies]); } },
+      queue: { send: async (bodies) => { batches.push([...bodies]); return []; } },
       log: quiet(),
     });
     outbox.shared = true;
@@ -302,7 +311,8 @@ describe('the delivery worker', () => {
       ],
     };
     const reply = await handleDeliveries(event, {
-      destinations: { destinationsFor: () => [destination(), destination({ id: '22222222-2222-4222-8222-222222222222', enabled: false })] },
+      destinations: { destinationsFor: () => [destination(), destination({ id: '22222222-2222-4222-8222-222222222222', enabled: false })], invalidate: () => undefined },
+      allowPrivateHosts: false,
       secrets: { release },
       queue: { delay: async (messages) => { delayed.push(...messages); } },
       log: new Logger((line) => lines.push(line)),
@@ -316,5 +326,107 @@ describe('the delivery worker', () => {
     expect(delayed.sort((a, b) => a.receiptHandle.localeCompare(b.receiptHandle))).toEqual([{ receiptHandle: 'receipt-m2', seconds: 8 }, { receiptHandle: 'receipt-m3', seconds: 64 }]);
     expect(lines.join('\n')).toContain('failed for the last time: it goes to the dead-letter queue');
     expect(lines.join('\n')).toContain('not understood: dropped');
+  });
+});
+
+describe('review hardening', () => {
+  it('keeps a message within the queue\'s limit whatever the trace carries, and in ASCII that parses back to the same text', () => {
+    const huge = { ...facts(), trace: { trace_id: 't'.repeat(100_000), ...Object.fromEntries(Array.from({ length: 100 }, (_, index) => [`k${index}`, 'v'.repeat(5_000)])) } };
+    const message: DeliveryMessage = { v: 1, destination_id: 'd', org_id: 'o', generation: delivered(destination(), huge) };
+    const body = messageBody(message);
+    expect(Buffer.byteLength(body)).toBeLessThanOrEqual(MAX_MESSAGE_BYTES);
+    expect((JSON.parse(body) as DeliveryMessage).generation.truncated).toBe(true);
+    const emoji: DeliveryMessage = { v: 1, destination_id: 'd', org_id: 'o', generation: delivered(destination(), facts({ output: { text: 'Paris 🇫🇷 \uFFFE ça' } })) };
+    const ascii = messageBody(emoji);
+    expect(/^[\x20-\x7e]*$/.test(ascii)).toBe(true);
+    expect((JSON.parse(ascii) as DeliveryMessage).generation.output!.text).toBe('Paris 🇫🇷 \uFFFE ça');
+  });
+
+  it('splits the outbox\'s batches by bytes as well as by count, and logs only what SQS refused', async () => {
+    const batches: number[][] = [];
+    const lines: string[] = [];
+    const outbox = new ObservabilityOutbox({
+      destinations: { destinationsFor: () => [destination()] },
+      queue: { send: async (bodies) => { batches.push(bodies.map((body) => Buffer.byteLength(body))); return batches.length === 1 ? [1] : []; } },
+      log: new Logger((line) => lines.push(line)),
+    });
+    outbox.shared = true;
+    const big = 'x'.repeat(7_000);
+    await Promise.all(Array.from({ length: 8 }, (_, index) => outbox.observe('org-1', 'ws-1', () => facts({ record: record({ id: `gen-${index}` }), output: { text: big.repeat(10) } }))));
+    expect(batches.flat()).toHaveLength(8);
+    for (const batch of batches) expect(batch.reduce((sum, size) => sum + size, 0)).toBeLessThanOrEqual(256 * 1024);
+    expect(batches.length).toBeGreaterThan(1);
+    expect(lines.join('\n')).toContain('SQS refused them');
+    expect(lines.join('\n')).toContain('gen-1.');
+    expect(lines.join('\n')).not.toContain('gen-0.');
+  });
+
+  it('moves a delivery no retry can help to the dead-letter queue at once', async () => {
+    const moved: string[] = [];
+    const delayed: unknown[] = [];
+    const fetchStub = (async () => new Response('', { status: 404 })) as unknown as typeof fetch;
+    const message: DeliveryMessage = { v: 1, destination_id: destination().id, org_id: 'org-1', generation: delivered(destination(), facts()) };
+    const reply = await handleDeliveries({
+      Records: [{
+        messageId: 'm1', receiptHandle: 'r1', body: JSON.stringify(message), attributes: { ApproximateReceiveCount: '1', SentTimestamp: '0', SenderId: 's', ApproximateFirstReceiveTimestamp: '0' },
+        messageAttributes: {}, md5OfBody: '', eventSource: 'aws:sqs', eventSourceARN: 'arn', awsRegion: 'us-east-1',
+      }],
+    }, {
+      destinations: { destinationsFor: () => [destination()], invalidate: () => undefined },
+      secrets: { release: async () => ({ secret: 'whsec_x' }) },
+      queue: { delay: async (messages) => { delayed.push(...messages); } },
+      deadLetters: { send: async (bodies) => { moved.push(...bodies); } },
+      allowPrivateHosts: false,
+      log: quiet(),
+      retryBaseSeconds: 1,
+      fetch: fetchStub,
+    });
+    expect(reply.batchItemFailures).toEqual([]);
+    expect(moved).toEqual([JSON.stringify(message)]);
+    expect(delayed).toEqual([]);
+  });
+
+  it('reads the destination list again before dropping a delivery to a destination it does not know', async () => {
+    let reads = 0;
+    const fetched: string[] = [];
+    const fetchStub = (async (url: string) => { fetched.push(url); return new Response('', { status: 200 }); }) as unknown as typeof fetch;
+    const fresh = destination({ id: '44444444-4444-4444-8444-444444444444' });
+    const message: DeliveryMessage = { v: 1, destination_id: fresh.id, org_id: 'org-1', generation: delivered(fresh, facts()) };
+    let list: Destination[] = [];
+    await handleDeliveries({
+      Records: [{
+        messageId: 'm1', receiptHandle: 'r1', body: JSON.stringify(message), attributes: { ApproximateReceiveCount: '1', SentTimestamp: '0', SenderId: 's', ApproximateFirstReceiveTimestamp: '0' },
+        messageAttributes: {}, md5OfBody: '', eventSource: 'aws:sqs', eventSourceARN: 'arn', awsRegion: 'us-east-1',
+      }],
+    }, {
+      destinations: { destinationsFor: () => { reads += 1; return list; }, invalidate: () => { list = [fresh]; } },
+      secrets: { release: async () => ({ secret: 'whsec_x' }) },
+      allowPrivateHosts: false, log: quiet(), retryBaseSeconds: 1, fetch: fetchStub,
+    });
+    expect(reads).toBe(2);
+    expect(fetched).toEqual(['https://hooks.example.com/in']);
+  });
+
+  it('refuses, at connection time, a host name that resolves to a private address', async () => {
+    const refused = await new Promise<Error | null>((resolve) => publicLookup('localhost', { all: true }, (err) => resolve(err)));
+    expect(refused?.name).toBe('RefusedAddressError');
+    await expect(send({ url: 'http://localhost.:9/x', method: 'POST', headers: {}, body: '{}' }, { timeoutMs: 1000, allowPrivateHosts: false })).rejects.toThrow(/private or loopback/);
+    await expect(send({ url: 'http://[::ffff:127.0.0.1]:9/x', method: 'POST', headers: {}, body: '{}' }, { timeoutMs: 1000, allowPrivateHosts: false })).rejects.toThrow(/private or loopback/);
+  });
+
+  it('gives up an S3 export that hangs after its timeout', async () => {
+    const sockets: Socket[] = [];
+    const hole = createNetServer((socket) => { sockets.push(socket); });
+    await new Promise<void>((resolve) => hole.listen(0, '127.0.0.1', resolve));
+    const endpoint = `http://127.0.0.1:${(hole.address() as AddressInfo).port}`;
+    const s3 = destination({ type: 's3', config: { bucketName: 'traces', prefix: 'p', pathTemplate: '{prefix}', endpoint, region: 'us-east-1', accessKeyId: 'a' }, secret_fields: ['secretAccessKey'], host: '127.0.0.1' });
+    const started = Date.now();
+    const outcome = await deliver(s3, { v: 1, destination_id: s3.id, org_id: 'org-1', generation: delivered(s3, facts()) }, {
+      secrets: async () => ({ secretAccessKey: 'b' }), allowPrivateHosts: true, timeoutMs: 300,
+    });
+    expect(outcome).toMatchObject({ ok: false, retryable: true, error: 'timed out' });
+    expect(Date.now() - started).toBeLessThan(5000);
+    for (const socket of sockets) socket.destroy();
+    hole.close();
   });
 });

@@ -31,6 +31,10 @@
 //   guardrail member ORG#<org>         GRM#<guardrail>#<user id>                                        (a member assignment)
 //   preset          PRESETS#<org>#<ws> PRESET#<slug>                                                    (with its designated version inline: presets/preset-repository.ts)
 //   preset version  PRESET#<preset>    V#<version 9 digits>                                             (immutable, numbered without gaps)
+//   scim user       ORG#<org>          SCIMUSER#<id>                                                    (scim/scim-repository.ts: pushed by the identity provider)
+//   scim group      ORG#<org>          SCIMGROUP#<id>
+//   scim mapping    ORG#<org>          SCIMMAP#<id>                                                     (a group → a workspace, with a role)
+//   scim sync job   ORG#<org>          SCIMJOB#<id>
 //   obs destination ORG#<org>          OBSDEST#<id>                                                     (observability/destination-repository.ts)
 export const itemKeys = {
   organization: (orgId: string) => ({ pk: `ORG#${orgId}`, sk: 'ORG' }),
@@ -92,6 +96,8 @@ export const itemKeys = {
   presetsOf: (orgId: string, workspaceId: string) => ({ pk: `PRESETS#${orgId}#${workspaceId}`, skPrefix: 'PRESET#' }),
   presetVersion: (presetId: string, version: number) => ({ pk: `PRESET#${presetId}`, sk: `V#${String(version).padStart(9, '0')}` }),
   presetVersionsOf: (presetId: string) => ({ pk: `PRESET#${presetId}`, skPrefix: 'V#' }),
+  scim: (orgId: string, kind: 'USER' | 'GROUP' | 'MAP' | 'JOB', id: string) => ({ pk: `ORG#${orgId}`, sk: `SCIM${kind}#${id}` }),
+  scimOf: (orgId: string, kind: 'USER' | 'GROUP' | 'MAP' | 'JOB') => ({ pk: `ORG#${orgId}`, skPrefix: `SCIM${kind}#` }),
   observabilityDestination: (orgId: string, id: string) => ({ pk: `ORG#${orgId}`, sk: `OBSDEST#${id}` }),
   observabilityDestinationsOf: (orgId: string) => ({ pk: `ORG#${orgId}`, skPrefix: 'OBSDEST#' }),
 } as const;
