@@ -22,6 +22,7 @@ const PURPOSES: Record<VaultPurpose, string> = {
   vault: 'workspace and intern vaults',
   byok: 'BYOK provider credentials',
   observability: 'observability destinations\' secret config fields',
+  'private-endpoint': 'private endpoints\' upstream API keys',
 };
 export const VAULT_PURPOSES = Object.keys(PURPOSES) as VaultPurpose[];
 

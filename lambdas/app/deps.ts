@@ -13,6 +13,7 @@ import { PresetRepository } from '../presets/index.js';
 import { GuardrailRepository } from '../guardrails/index.js';
 import { DESTINATION_CACHE_TTL_MS, DestinationRepository, DestinationSecrets, DestinationSource, ObservabilityOutbox, SqsDeliveryQueue } from '../observability/index.js';
 import { createSqsClient } from '../platform/aws/sqs.js';
+import { PrivateEndpointRepository, PrivateEndpointSource } from '../private-endpoints/index.js';
 import { AwsKms, type KmsConfig } from '../platform/aws/kms.js';
 import { Logger, type LogSink } from '../platform/logger.js';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
@@ -44,6 +45,8 @@ export interface GatewayDeps extends AuthDeps {
   guardrails: GuardrailRepository;
   /** The people of each organization and their workspaces. */
   members: MemberRepository;
+  /** Workspaces' own deployments of catalog models. */
+  privateEndpoints: PrivateEndpointRepository;
   /** Observability destinations: stored, cached for delivery, their secrets sealed (without a vault: none), and the delivery queue (none without one configured). */
   observability: {
     destinations: DestinationRepository;
@@ -105,6 +108,8 @@ export function createDeps(config: GatewayConfig, wiring: DepsWiring = {}): Gate
     ...(wiring.workspaceCacheTtlMs !== undefined ? { workspaceCacheTtlMs: wiring.workspaceCacheTtlMs } : {}),
   });
   if (vault) engine.byok = new ByokSource(byok, vault, wiring.credentialCacheTtlMs);
+  const privateEndpoints = new PrivateEndpointRepository(db, tableName);
+  engine.privateEndpoints = new PrivateEndpointSource(privateEndpoints, vault, wiring.keyCacheTtlMs ?? config.keyCacheTtlMs);
   const destinations = new DestinationRepository(db, tableName);
   const sqs = config.observability.queueUrl ? createSqsClient({ endpoint: config.observability.sqsEndpoint, region: config.batches.region }) : undefined;
   const observability = {
@@ -129,6 +134,7 @@ export function createDeps(config: GatewayConfig, wiring: DepsWiring = {}): Gate
     presets: new PresetRepository(db, tableName),
     guardrails: new GuardrailRepository(db, tableName),
     members: new MemberRepository(db, tableName),
+    privateEndpoints,
     observability,
     engine,
     aggregator: createAggregator(db, tableName, { log, clock }),

@@ -18,6 +18,7 @@ import { createBatchOperations } from '../batches/index.js';
 import { createPresetOperations } from '../presets/index.js';
 import { createGuardrailOperations, guardrailsOf, refusal } from '../guardrails/index.js';
 import { createObservabilityOperations } from '../observability/index.js';
+import { createPrivateEndpointOperations } from '../private-endpoints/index.js';
 import { batchDepsOf } from './batch-deps.js';
 
 export function createManagementOperations(deps: GatewayDeps): ManagementOperations {
@@ -57,6 +58,12 @@ export function createManagementOperations(deps: GatewayDeps): ManagementOperati
     ...createObservabilityOperations({
       destinations: deps.observability.destinations, secrets: deps.observability.secrets, workspaces, keys,
       invalidate: (orgId) => deps.observability.source.invalidate(orgId), clock, allowPrivateHosts: config.observability.allowPrivateHosts, timeoutMs: config.observability.timeoutMs,
+    }),
+    ...createPrivateEndpointOperations({
+      endpoints: deps.privateEndpoints, vault,
+      apiKey: (endpoint) => (deps.engine.privateEndpoints ? deps.engine.privateEndpoints.apiKey(endpoint) : Promise.reject(new Error('private endpoints are not routed here'))),
+      catalog: engine.catalog, adapters: engine.adapters, workspaces,
+      invalidate: (orgId) => deps.engine.privateEndpoints?.invalidate(orgId), clock, allowPrivateHosts: config.observability.allowPrivateHosts,
     }),
     ...createByokOperations({ byok, vault, providers: byokProviders(engine.catalog), keys, workspaces, invalidateCredentials, clock }),
     ...createBatchOperations({

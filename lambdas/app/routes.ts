@@ -19,6 +19,7 @@ import { batchRoutes } from '../batches/routes.js';
 import { presetRoutes } from '../presets/index.js';
 import { guardrailRoutes } from '../guardrails/index.js';
 import { observabilityRoutes } from '../observability/index.js';
+import { privateEndpointRoutes } from '../private-endpoints/index.js';
 
 /** Routes about the gateway itself (system-operations.ts). */
 export const systemRoutes = [
@@ -50,6 +51,7 @@ export const routes = [
   ...byokRoutes,
   ...guardrailRoutes,
   ...observabilityRoutes,
+  ...privateEndpointRoutes,
   ...inferenceRoutes,
   ...presetRoutes,
   ...batchRoutes,

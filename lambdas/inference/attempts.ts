@@ -146,6 +146,17 @@ async function withFallbacks<T>(
 
 /** The adapter for an attempt: the gateway's credentials, or the customer's key opened from the vault. */
 async function adapterFor(candidate: Candidate, trace: RouteTrace, deps: EngineDeps) {
+  if (candidate.privateEndpoint) {
+    if (!deps.privateEndpoints) throw new ProviderError({ provider: candidate.endpoint.provider, kind: 'http', status: 502, message: 'Private endpoints are not available' });
+    const endpoint = candidate.privateEndpoint;
+    let apiKey: string;
+    try {
+      apiKey = await deps.privateEndpoints.apiKey(endpoint);
+    } catch (err) {
+      throw new ProviderError({ provider: candidate.endpoint.provider, kind: 'http', status: 502, message: `The private endpoint's key could not be released: ${(err as Error).message}` });
+    }
+    return deps.adapters.get(candidate.endpoint, { id: `${endpoint.id}@${endpoint.updated_at}`, apiKey });
+  }
   if (!candidate.byok) return deps.adapters.get(candidate.endpoint);
   if (!deps.byok) throw new ProviderError({ provider: candidate.endpoint.provider, kind: 'http', status: 502, message: 'BYOK is not available' });
   const before = deps.byok.kmsCalls;

@@ -14,6 +14,7 @@ import type { ByokSource } from '../byok/index.js';
 import type { PresetSource } from '../presets/index.js';
 import type { GuardrailSource } from '../guardrails/index.js';
 import type { ObservabilityOutbox } from '../observability/index.js';
+import type { PrivateEndpointSource } from '../private-endpoints/index.js';
 import type { EndpointHealth, StickySessions } from './endpoint-health.js';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from './retry-policy.js';
 import type { ShutdownSwitch } from '../platform/shutdown.js';
@@ -82,6 +83,8 @@ export interface EngineDeps {
   guardrails?: Pick<GuardrailSource, 'policyFor' | 'invalidate'>;
   /** Where each stored generation is handed for delivery to the organization's observability destinations; absent: nowhere. */
   observability?: Pick<ObservabilityOutbox, 'observe' | 'flush' | 'shared'>;
+  /** Each organization's active private endpoints (cached) and their upstream keys; absent: none are routed to. */
+  privateEndpoints?: Pick<PrivateEndpointSource, 'activeFor' | 'apiKey' | 'invalidate'>;
   /** Presets requests name (`@preset/<slug>`), cached like keys; absent: a request naming one gets a 404. */
   presets?: Pick<PresetSource, 'resolve' | 'saved'>;
   config: EngineConfig;

@@ -3,6 +3,7 @@
 // data_collection); default choice weighted by price; cooled-down endpoints last; sticky sessions first.
 import { InvalidInputError, NotFoundError } from '../platform/errors.js';
 import { endpointKey, type Catalog, type CatalogEndpoint } from '../catalog/index.js';
+import type { PrivateEndpoint } from '../private-endpoints/index.js';
 import type { ByokCredential } from '../byok/index.js';
 import type { GenerationRequest } from '../providers/types.js';
 import { estimatePromptTokens } from './estimate.js';
@@ -18,6 +19,8 @@ export interface Candidate {
   serviceTier: string | undefined;
   /** Set when this attempt uses the customer's own provider credential (BYOK) instead of the gateway's. */
   byok?: ByokCredential;
+  /** Set for the workspace's own deployment (a private endpoint): called with its key, billed to it as BYOK is. */
+  privateEndpoint?: PrivateEndpoint;
 }
 
 /** An endpoint left out because the request cannot fit it (reported in service_metadata). */

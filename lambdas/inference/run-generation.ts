@@ -14,6 +14,7 @@ import type { InferenceRequest } from './inference-request.js';
 import { chainOf, wrappedGenerate, wrappedStream, type GenerationCall, type GenerationMiddleware, type GenerationParams, type MiddlewareChain } from './middleware.js';
 import { byokMiddleware } from './middleware/byok.js';
 import { guardrailMiddleware } from './middleware/guardrails.js';
+import { privateEndpointMiddleware } from './middleware/private-endpoints.js';
 import { abortedError, upstreamError } from './provider-failure.js';
 import type { Candidate } from './routing.js';
 import { complete, release, releaseOrCharge, reserve, type Accounted, type Completion } from './settlement.js';
@@ -24,7 +25,7 @@ import { startTrace, type RouteTrace } from './trace.js';
 /** Hands work that may outlive the reply (settlement, release) to whoever waits for it. */
 export type Defer = (work: Promise<unknown>) => void;
 
-export const DEFAULT_MIDDLEWARE: readonly GenerationMiddleware[] = [guardrailMiddleware, byokMiddleware];
+export const DEFAULT_MIDDLEWARE: readonly GenerationMiddleware[] = [privateEndpointMiddleware, guardrailMiddleware, byokMiddleware];
 
 export interface RunGenerationOptions {
   request: InferenceRequest;

@@ -38,6 +38,8 @@ export class InsufficientFundsError extends DomainError {}
 export class NotFoundError extends DomainError {}
 /** The request conflicts with the current state (a duplicate, a deleting resource). */
 export class ConflictError extends DomainError {}
+/** The input is well formed but what it asks for cannot be done (a private endpoint that fails its validation). */
+export class UnprocessableError extends DomainError {}
 /** The input is larger than the operation accepts (a batch's input over its byte limit). */
 export class TooLargeError extends DomainError {}
 /** A backing service or the gateway itself cannot serve now; trying again later may succeed. */

@@ -7,7 +7,7 @@
 // values in one vault match, the same value in two vaults does not.
 import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes } from 'node:crypto';
 
-export type VaultPurpose = 'vault' | 'byok' | 'observability';
+export type VaultPurpose = 'vault' | 'byok' | 'observability' | 'private-endpoint';
 
 export interface VaultRef {
   orgId: string;

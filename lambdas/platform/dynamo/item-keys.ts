@@ -35,6 +35,7 @@
 //   scim group      ORG#<org>          SCIMGROUP#<id>
 //   scim mapping    ORG#<org>          SCIMMAP#<id>                                                     (a group → a workspace, with a role)
 //   scim sync job   ORG#<org>          SCIMJOB#<id>
+//   private endpoint ORG#<org>         PE#<id>                                                          (private-endpoints/private-endpoint-repository.ts)
 //   obs destination ORG#<org>          OBSDEST#<id>                                                     (observability/destination-repository.ts)
 export const itemKeys = {
   organization: (orgId: string) => ({ pk: `ORG#${orgId}`, sk: 'ORG' }),
@@ -98,6 +99,8 @@ export const itemKeys = {
   presetVersionsOf: (presetId: string) => ({ pk: `PRESET#${presetId}`, skPrefix: 'V#' }),
   scim: (orgId: string, kind: 'USER' | 'GROUP' | 'MAP' | 'JOB', id: string) => ({ pk: `ORG#${orgId}`, sk: `SCIM${kind}#${id}` }),
   scimOf: (orgId: string, kind: 'USER' | 'GROUP' | 'MAP' | 'JOB') => ({ pk: `ORG#${orgId}`, skPrefix: `SCIM${kind}#` }),
+  privateEndpoint: (orgId: string, id: string) => ({ pk: `ORG#${orgId}`, sk: `PE#${id}` }),
+  privateEndpointsOf: (orgId: string) => ({ pk: `ORG#${orgId}`, skPrefix: 'PE#' }),
   observabilityDestination: (orgId: string, id: string) => ({ pk: `ORG#${orgId}`, sk: `OBSDEST#${id}` }),
   observabilityDestinationsOf: (orgId: string) => ({ pk: `ORG#${orgId}`, skPrefix: 'OBSDEST#' }),
 } as const;

@@ -3,7 +3,7 @@
 // envelope every failure is written as.
 import {
   ClientClosedError, ConflictError as DomainConflict, DomainError, ForbiddenError as DomainForbidden, InsufficientFundsError, InvalidInputError,
-  NotFoundError as DomainNotFound, TooLargeError, UnauthenticatedError, UnavailableError, UpstreamError,
+  NotFoundError as DomainNotFound, TooLargeError, UnauthenticatedError, UnavailableError, UnprocessableError, UpstreamError,
 } from '../errors.js';
 import { echo } from '../echo.js';
 import { consoleLogger, type Logger } from '../logger.js';
@@ -60,6 +60,7 @@ const STATUS_OF = new Map<abstract new (...args: never[]) => DomainError, number
   [DomainNotFound, 404],
   [DomainConflict, 409],
   [TooLargeError, 413],
+  [UnprocessableError, 422],
   [ClientClosedError, 499],
   [UnavailableError, 503],
 ]);
