@@ -14,6 +14,7 @@ import { GuardrailRepository } from '../guardrails/index.js';
 import { DESTINATION_CACHE_TTL_MS, DestinationRepository, DestinationSecrets, DestinationSource, ObservabilityOutbox, SqsDeliveryQueue } from '../observability/index.js';
 import { createSqsClient } from '../platform/aws/sqs.js';
 import { PrivateEndpointRepository, PrivateEndpointSource } from '../private-endpoints/index.js';
+import { ScimRepository } from '../scim/index.js';
 import { AwsKms, type KmsConfig } from '../platform/aws/kms.js';
 import { Logger, type LogSink } from '../platform/logger.js';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
@@ -47,6 +48,8 @@ export interface GatewayDeps extends AuthDeps {
   members: MemberRepository;
   /** Workspaces' own deployments of catalog models. */
   privateEndpoints: PrivateEndpointRepository;
+  /** What the identity provider pushed (SCIM users and groups), group mappings and sync jobs. */
+  scim: ScimRepository;
   /** Observability destinations: stored, cached for delivery, their secrets sealed (without a vault: none), and the delivery queue (none without one configured). */
   observability: {
     destinations: DestinationRepository;
@@ -135,6 +138,7 @@ export function createDeps(config: GatewayConfig, wiring: DepsWiring = {}): Gate
     guardrails: new GuardrailRepository(db, tableName),
     members: new MemberRepository(db, tableName),
     privateEndpoints,
+    scim: new ScimRepository(db, tableName),
     observability,
     engine,
     aggregator: createAggregator(db, tableName, { log, clock }),

@@ -19,6 +19,7 @@ import { createPresetOperations } from '../presets/index.js';
 import { createGuardrailOperations, guardrailsOf, refusal } from '../guardrails/index.js';
 import { createObservabilityOperations } from '../observability/index.js';
 import { createPrivateEndpointOperations } from '../private-endpoints/index.js';
+import { createScimOperations } from '../scim/index.js';
 import { batchDepsOf } from './batch-deps.js';
 
 export function createManagementOperations(deps: GatewayDeps): ManagementOperations {
@@ -65,6 +66,7 @@ export function createManagementOperations(deps: GatewayDeps): ManagementOperati
       catalog: engine.catalog, adapters: engine.adapters, workspaces,
       invalidate: (orgId) => deps.engine.privateEndpoints?.invalidate(orgId), clock, allowPrivateHosts: config.observability.allowPrivateHosts,
     }),
+    ...createScimOperations({ scim: deps.scim, members: deps.members, workspaces, clock }),
     ...createByokOperations({ byok, vault, providers: byokProviders(engine.catalog), keys, workspaces, invalidateCredentials, clock }),
     ...createBatchOperations({
       batches: batches.repository, results: batches.results, uploads: batches.uploads, objects: batches.objects, executions: () => batches.executions, clock, log, windowSeconds: config.batches.windowSeconds,

@@ -20,6 +20,7 @@ import { presetRoutes } from '../presets/index.js';
 import { guardrailRoutes } from '../guardrails/index.js';
 import { observabilityRoutes } from '../observability/index.js';
 import { privateEndpointRoutes } from '../private-endpoints/index.js';
+import { scimRoutes } from '../scim/index.js';
 
 /** Routes about the gateway itself (system-operations.ts). */
 export const systemRoutes = [
@@ -52,6 +53,7 @@ export const routes = [
   ...guardrailRoutes,
   ...observabilityRoutes,
   ...privateEndpointRoutes,
+  ...scimRoutes,
   ...inferenceRoutes,
   ...presetRoutes,
   ...batchRoutes,

@@ -22,7 +22,9 @@ export async function readBody(body: string | Readable): Promise<string> {
 
 export async function manage(deps: GatewayDeps, key: string, method: string, path: string, body?: unknown, query?: Record<string, string>): Promise<{ status: number; json: Json }> {
   const reply = await handleManagement(httpEvent({ method, path: `/api/v1${path}`, key, ...(body === undefined ? {} : { body }), ...(query ? { query } : {}) }), deps);
-  return { status: reply.statusCode ?? 200, json: JSON.parse(String(reply.body)) as Json };
+  const text = String(reply.body ?? '');
+  // A 204 has no body.
+  return { status: reply.statusCode ?? 200, json: (text === '' ? {} : JSON.parse(text)) as Json };
 }
 
 /** A chat completion through `deps`; a stream's final usage chunk stands in for the JSON reply. */
