@@ -269,6 +269,8 @@ export async function startLocalRuntime(config: LocalConfig, output: RuntimeOutp
     process.env.GATEWAY_OBSERVABILITY_DLQ_URL = aws.deliveryDeadLetterUrl;
     process.env.GATEWAY_OBSERVABILITY_PRIVATE_HOSTS ??= 'allow';
     process.env.GATEWAY_OBSERVABILITY_RETRY_SECONDS ??= '2';
+    // Private endpoints on this machine (a deployment on localhost) are accepted here too.
+    process.env.GATEWAY_PRIVATE_ENDPOINT_PRIVATE_HOSTS ??= 'allow';
     // Bedrock batch inference jobs (the simulator's) read and write the local bucket "as" this role.
     process.env.GATEWAY_BEDROCK_BATCH_ROLE_ARN ??= 'arn:aws:iam::000000000000:role/gateway-bedrock-batch';
     await simulator.useS3?.(aws.s3Endpoint);

@@ -30,6 +30,8 @@ export interface GatewayConfig {
   batches: BatchConfig;
   /** The delivery queue of observability destinations, and its retries. */
   observability: ObservabilityConfig;
+  /** GATEWAY_PRIVATE_ENDPOINT_PRIVATE_HOSTS=allow: private endpoints on private and loopback addresses (npm start sets it). */
+  privateEndpointsAllowPrivateHosts: boolean;
 }
 
 /** Throws on a malformed value (a timeout that is not a positive integer); the catalog file is read by createDeps. */
@@ -47,5 +49,6 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): GatewayConfig 
     vault: vaultSettingsFromEnv(env),
     batches: batchConfigFromEnv(env),
     observability: observabilityConfigFromEnv(env),
+    privateEndpointsAllowPrivateHosts: env.GATEWAY_PRIVATE_ENDPOINT_PRIVATE_HOSTS === 'allow',
   };
 }

@@ -112,7 +112,7 @@ export function createDeps(config: GatewayConfig, wiring: DepsWiring = {}): Gate
   });
   if (vault) engine.byok = new ByokSource(byok, vault, wiring.credentialCacheTtlMs);
   const privateEndpoints = new PrivateEndpointRepository(db, tableName);
-  engine.privateEndpoints = new PrivateEndpointSource(privateEndpoints, vault, wiring.keyCacheTtlMs ?? config.keyCacheTtlMs);
+  engine.privateEndpoints = new PrivateEndpointSource(privateEndpoints, vault, !config.privateEndpointsAllowPrivateHosts, wiring.keyCacheTtlMs ?? config.keyCacheTtlMs);
   const destinations = new DestinationRepository(db, tableName);
   const sqs = config.observability.queueUrl ? createSqsClient({ endpoint: config.observability.sqsEndpoint, region: config.batches.region }) : undefined;
   const observability = {

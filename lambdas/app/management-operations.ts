@@ -64,7 +64,7 @@ export function createManagementOperations(deps: GatewayDeps): ManagementOperati
       endpoints: deps.privateEndpoints, vault,
       apiKey: (endpoint) => (deps.engine.privateEndpoints ? deps.engine.privateEndpoints.apiKey(endpoint) : Promise.reject(new Error('private endpoints are not routed here'))),
       catalog: engine.catalog, adapters: engine.adapters, workspaces,
-      invalidate: (orgId) => deps.engine.privateEndpoints?.invalidate(orgId), clock, allowPrivateHosts: config.observability.allowPrivateHosts,
+      invalidate: (orgId) => deps.engine.privateEndpoints?.invalidate(orgId), clock, allowPrivateHosts: config.privateEndpointsAllowPrivateHosts,
     }),
     ...createScimOperations({ scim: deps.scim, members: deps.members, workspaces, clock }),
     ...createByokOperations({ byok, vault, providers: byokProviders(engine.catalog), keys, workspaces, invalidateCredentials, clock }),

@@ -155,7 +155,7 @@ async function adapterFor(candidate: Candidate, trace: RouteTrace, deps: EngineD
     } catch (err) {
       throw new ProviderError({ provider: candidate.endpoint.provider, kind: 'http', status: 502, message: `The private endpoint's key could not be released: ${(err as Error).message}` });
     }
-    return deps.adapters.get(candidate.endpoint, { id: `${endpoint.id}@${endpoint.updated_at}`, apiKey });
+    return deps.adapters.get(candidate.endpoint, { id: `${endpoint.id}@${endpoint.updated_at}`, apiKey, publicOnly: deps.privateEndpoints.publicOnly });
   }
   if (!candidate.byok) return deps.adapters.get(candidate.endpoint);
   if (!deps.byok) throw new ProviderError({ provider: candidate.endpoint.provider, kind: 'http', status: 502, message: 'BYOK is not available' });

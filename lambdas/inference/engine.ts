@@ -84,7 +84,7 @@ export interface EngineDeps {
   /** Where each stored generation is handed for delivery to the organization's observability destinations; absent: nowhere. */
   observability?: Pick<ObservabilityOutbox, 'observe' | 'flush' | 'shared'>;
   /** Each organization's active private endpoints (cached) and their upstream keys; absent: none are routed to. */
-  privateEndpoints?: Pick<PrivateEndpointSource, 'activeFor' | 'apiKey' | 'invalidate'>;
+  privateEndpoints?: Pick<PrivateEndpointSource, 'activeFor' | 'apiKey' | 'invalidate' | 'publicOnly'>;
   /** Presets requests name (`@preset/<slug>`), cached like keys; absent: a request naming one gets a 404. */
   presets?: Pick<PresetSource, 'resolve' | 'saved'>;
   config: EngineConfig;

@@ -2,9 +2,9 @@
 // secrets (sealed in the vault, masked in replies), how an update merges into what is stored, and the one
 // host the secrets may go to.
 import { randomBytes } from 'node:crypto';
-import { isIP } from 'node:net';
 import * as z from 'zod';
 import { hostOfUrl } from '../vault/index.js';
+import { isPrivateAddress } from '../platform/public-address.js';
 import type { DestinationType } from './types.js';
 
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,128}$/;
@@ -164,23 +164,6 @@ export function serviceUrl(type: DestinationType, config: FullConfig): string {
     case 'langfuse': return config.baseUrl as string;
     case 's3': return (config.endpoint as string | undefined) ?? `https://s3.${(config.region as string | undefined) ?? 'us-east-1'}.amazonaws.com`;
   }
-}
-
-/** Private, loopback, link-local, shared and special addresses (IPv4 and IPv6 literals), and localhost. */
-export function isPrivateAddress(host: string): boolean {
-  const bare = host.replace(/^\[|\]$/g, '').replace(/\.$/, '').toLowerCase();
-  if (bare === 'localhost' || bare.endsWith('.localhost')) return true;
-  const family = isIP(bare);
-  if (family === 4) {
-    const [a, b] = bare.split('.').map(Number) as [number, number];
-    return a === 0 || a === 10 || a === 127 || (a === 169 && b === 254) || (a === 172 && b >= 16 && b <= 31) || (a === 192 && b === 168)
-      || (a === 100 && b >= 64 && b <= 127) || (a === 198 && (b === 18 || b === 19)) || a >= 224;
-  }
-  if (family === 6) {
-    // Unspecified, loopback, IPv4-mapped or -compatible (::…), NAT64 (64:ff9b::), unique local (fc00::/7), link-local (fe80::/10).
-    return bare.startsWith('::') || bare.startsWith('64:ff9b:') || /^f[cd]/.test(bare) || /^fe[89ab]/.test(bare);
-  }
-  return false;
 }
 
 /**

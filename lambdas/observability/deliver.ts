@@ -2,7 +2,8 @@
 // host only, and says how it went: delivered, or failed (and whether trying again could help).
 import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { withoutSdkLogging } from '../platform/aws/quiet-client.js';
-import { isPrivateAddress, joinedConfig, serviceUrl, type FullConfig } from './config.js';
+import { joinedConfig, serviceUrl, type FullConfig } from './config.js';
+import { isPrivateAddress } from '../platform/public-address.js';
 import type { DeliveryMessage } from './event.js';
 import type { Destination } from './types.js';
 import { send } from './http-send.js';

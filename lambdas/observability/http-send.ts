@@ -1,33 +1,17 @@
 // One delivery request over node:http(s), with a deadline, no redirects followed, and (unless private hosts
 // are allowed) every address the host name resolves to checked when the connection is made: a public name
 // that resolves, or later rebinds, to a private, loopback or link-local address is refused, not reached.
-import dns from 'node:dns';
 import http from 'node:http';
 import https from 'node:https';
-import type { LookupFunction } from 'node:net';
-import { isPrivateAddress } from './config.js';
+import { isPrivateAddress, publicLookup, RefusedAddressError } from '../platform/public-address.js';
+
+export { publicLookup, RefusedAddressError };
 import type { OutboundRequest } from './wire-formats.js';
 
 export interface SendOptions {
   timeoutMs: number;
   allowPrivateHosts: boolean;
 }
-
-export class RefusedAddressError extends Error {
-  override name = 'RefusedAddressError';
-}
-
-/** dns.lookup, refusing private addresses. */
-export const publicLookup: LookupFunction = (hostname, options, callback) => {
-  dns.lookup(hostname, { ...options, all: true }, (err, addresses) => {
-    if (err) return callback(err, '', 4);
-    const list = addresses as dns.LookupAddress[];
-    const refused = list.find((entry) => isPrivateAddress(entry.address));
-    if (refused || list.length === 0) return callback(new RefusedAddressError(`${hostname} resolves to ${refused?.address ?? 'nothing'}, a private or loopback address`), '', 4);
-    if ((options as dns.LookupOptions).all) return (callback as unknown as (e: null, all: dns.LookupAddress[]) => void)(null, list);
-    return callback(null, list[0]!.address, list[0]!.family);
-  });
-};
 
 /** How much of a reply is read (and dropped): deliveries only need its status. */
 const MAX_REPLY_BYTES = 64 * 1024;

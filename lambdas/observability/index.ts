@@ -12,4 +12,3 @@ export { webhookSignature } from './wire-formats.js';
 export { observabilityRoutes, type ObservabilityOperations } from './routes.js';
 export { createObservabilityOperations, type ObservabilityPorts } from './operations.js';
 export { observabilityConfigFromEnv, type ObservabilityConfig } from './config-env.js';
-export { isPrivateAddress } from './config.js';

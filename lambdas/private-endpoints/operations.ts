@@ -3,7 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import type { z } from 'zod';
 import type { Catalog } from '../catalog/index.js';
-import { isPrivateAddress } from '../observability/index.js';
+import { isPrivateAddress } from '../platform/public-address.js';
 import type { WorkspaceRepository } from '../organizations/index.js';
 import { ConflictError, InvalidInputError, NotFoundError, UnavailableError, UnprocessableError } from '../platform/errors.js';
 import type { Principal } from '../platform/http/auth.js';
@@ -36,7 +36,7 @@ export interface PrivateEndpointPorts {
 
 const VALIDATION_TIMEOUT_MS = 15_000;
 
-const newSecretName = (id: string) => `pe_${id.replace(/-/g, '')}_${Date.now().toString(36)}`;
+const newSecretName = (id: string) => `pe_${id.replace(/-/g, '')}_${randomUUID().replace(/-/g, '').slice(0, 16)}`;
 
 export function createPrivateEndpointOperations(deps: PrivateEndpointPorts): PrivateEndpointOperations {
   const orgOf = (principal: Principal) => principal.key.org_id;
@@ -71,7 +71,10 @@ export function createPrivateEndpointOperations(deps: PrivateEndpointPorts): Pri
 
   function checkBaseUrl(baseUrl: string): string {
     const host = hostOfUrl(baseUrl)!;
-    if (!deps.allowPrivateHosts && isPrivateAddress(host)) throw new InvalidInputError(`Invalid body.base_url: ${host} is a private or loopback address`);
+    if (deps.allowPrivateHosts) return host;
+    if (isPrivateAddress(host)) throw new InvalidInputError(`Invalid body.base_url: ${host} is a private or loopback address`);
+    // The upstream key goes with every request: never in clear over the network.
+    if (!baseUrl.startsWith('https://')) throw new InvalidInputError('Invalid body.base_url: must be an https URL');
     return host;
   }
 
@@ -100,7 +103,7 @@ export function createPrivateEndpointOperations(deps: PrivateEndpointPorts): Pri
       return done();
     }
     try {
-      const adapter = await deps.adapters.get(target, { id: `validate:${endpoint.id}`, apiKey });
+      const adapter = await deps.adapters.get(target, { id: `validate:${endpoint.id}`, apiKey, publicOnly: !deps.allowPrivateHosts });
       const result = await adapter.generate({ model: target.upstream_model, messages: [{ role: 'user', content: [{ type: 'text', text: 'Reply with the word ok.' }] }], max_output_tokens: 16 },
         { signal: AbortSignal.timeout(deps.validationTimeoutMs ?? VALIDATION_TIMEOUT_MS) });
       checks.push({ name: 'auth_ok', passed: true, upstream_status: 200 });
@@ -109,7 +112,8 @@ export function createPrivateEndpointOperations(deps: PrivateEndpointPorts): Pri
       checks.push(reported && !result.usage_estimated ? { name: 'usage_reported', passed: true } : { name: 'usage_reported', passed: false, reason: 'missing_usage' });
     } catch (err) {
       const status = err instanceof ProviderError ? err.status : 502;
-      const message = (err as Error).message.slice(0, 300);
+      // The status only: what the host answered is its business (and could be anything it serves).
+      const message = (err as Error).name === 'RefusedAddressError' ? (err as Error).message : `upstream answered ${status}`;
       const denied = status === 401 || status === 403;
       checks.push({ name: 'auth_ok', passed: !denied, upstream_status: status, ...(denied ? { reason: 'upstream_error', upstream_message: message } : {}) });
       checks.push({ name: 'upstream_ok', passed: false, reason: 'upstream_error', upstream_status: status, upstream_message: message });
@@ -182,15 +186,16 @@ export function createPrivateEndpointOperations(deps: PrivateEndpointPorts): Pri
       if (host !== hostOfUrl(current.base_url) && body.api_key === undefined) {
         throw new InvalidInputError(`Invalid body.api_key: the base URL moves from ${hostOfUrl(current.base_url)} to ${host}; send the upstream key again`);
       }
-      const upstreamChanged = body.upstream_model_id !== current.upstream_model_id || baseUrl !== current.base_url;
+      const upstreamModel = body.upstream_model_id ?? current.upstream_model_id;
+      const upstreamChanged = upstreamModel !== current.upstream_model_id || baseUrl !== current.base_url;
       let next: PrivateEndpoint = {
         ...current,
-        upstream_model_id: body.upstream_model_id,
+        upstream_model_id: upstreamModel,
         base_url: baseUrl,
         // Data-policy declarations left out are kept while the upstream is unchanged, and cleared when it changes.
         declared_zdr: body.declared_zdr !== undefined ? body.declared_zdr : upstreamChanged ? null : current.declared_zdr,
         declared_region: body.declared_region !== undefined ? body.declared_region : upstreamChanged ? null : current.declared_region,
-        validation: null,
+        // Kept: a change of what it validated makes it stale (its fingerprint), and activation refuses it.
         updated_at: deps.clock().toISOString(),
       };
       if (body.api_key !== undefined) {

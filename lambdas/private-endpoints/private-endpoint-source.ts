@@ -42,7 +42,10 @@ export function catalogEndpointOf(endpoint: PrivateEndpoint, catalog: Catalog): 
     base_url: endpoint.base_url,
     upstream_model: endpoint.upstream_model_id,
     pricing: { prompt: price(endpoint.pricing?.prompt), completion: price(endpoint.pricing?.completion), request: 0n, input_cache_read: 0n, input_cache_write: 0n, internal_reasoning: 0n },
-    data_collection: endpoint.declared_zdr ? 'deny' : capabilities.data_collection,
+    // Only a declared zero-retention deployment says it keeps nothing.
+    data_collection: endpoint.declared_zdr === true ? 'deny' : 'allow',
+    // Never the gateway's own credential: the endpoint is called with its own key, or not at all.
+    credential: undefined,
     batch_api: undefined,
     batch_discount_percent: undefined,
   } satisfies CatalogEndpoint;
@@ -58,7 +61,11 @@ export class PrivateEndpointSource {
   private readonly load: (orgId: string) => Promise<PrivateEndpoint[]>;
   private readonly keys = new Map<string, { key: Promise<string>; expiresAt: number }>();
 
-  constructor(repository: Pick<PrivateEndpointRepository, 'list'>, private readonly vault: Pick<Vault, 'release'> | undefined, ttlMs = 2000, private readonly now: () => number = Date.now) {
+  /**
+   * @param publicOnly the endpoints' hosts are reached only at public addresses (in a cloud account); npm start
+   * allows private ones (GATEWAY_PRIVATE_ENDPOINT_PRIVATE_HOSTS=allow)
+   */
+  constructor(repository: Pick<PrivateEndpointRepository, 'list'>, private readonly vault: Pick<Vault, 'release'> | undefined, readonly publicOnly: boolean, ttlMs = 2000, private readonly now: () => number = Date.now) {
     this.cache = new RecordCache<PrivateEndpoint[]>(ttlMs);
     this.load = async (orgId) => (await repository.list(orgId, false)).filter((endpoint) => endpoint.status === 'active');
   }

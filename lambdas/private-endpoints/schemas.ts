@@ -18,7 +18,7 @@ const pricing = z.strictObject({ prompt: usdPerToken, completion: usdPerToken })
 const httpsUrl = z.string().max(2048).refine((value) => {
   try {
     const url = new URL(value);
-    return (url.protocol === 'https:' || url.protocol === 'http:') && url.username === '' && url.password === '' && url.search === '' && url.hash === '';
+    return (url.protocol === 'https:' || url.protocol === 'http:') && url.username === '' && url.password === '' && !value.includes('?') && !value.includes('#');
   } catch {
     return false;
   }
@@ -44,7 +44,7 @@ export const createPrivateEndpointBody = z.strictObject({
 });
 
 export const updatePrivateEndpointBody = z.strictObject({
-  upstream_model_id: slug,
+  upstream_model_id: slug.optional(),
   base_url: httpsUrl.optional(),
   declared_zdr: z.boolean().nullable().optional(),
   declared_region: region.optional(),

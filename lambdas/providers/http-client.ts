@@ -4,8 +4,11 @@
 import http, { type IncomingMessage } from 'node:http';
 import https from 'node:https';
 import type { FetchLike, UpstreamResponse } from './types.js';
+import { isPrivateAddress, publicLookup, RefusedAddressError } from '../platform/public-address.js';
 
-const agents = {
+type Agents = { 'http:': http.Agent; 'https:': https.Agent };
+
+const agents: Agents = {
   'http:': new http.Agent({ keepAlive: true, maxSockets: 512 }),
   'https:': new https.Agent({ keepAlive: true, maxSockets: 512 }),
 };
@@ -70,11 +73,16 @@ function abortError(reason: unknown): Error {
   return Object.assign(new Error('The operation was aborted', { cause: reason }), { name: 'AbortError', code: 'ABORT_ERR' });
 }
 
-export const nodeFetch: FetchLike = (input, init = {}) => new Promise((resolve, reject) => {
+function fetchWith(pool: Agents, publicOnly: boolean): FetchLike {
+  return (input, init = {}) => new Promise((resolve, reject) => {
   const target = targetOf(input);
-  const agent = agents[target.protocol as keyof typeof agents];
+  const agent = pool[target.protocol as keyof Agents];
   if (!agent) {
     reject(new TypeError(`unsupported protocol ${target.protocol}`));
+    return;
+  }
+  if (publicOnly && isPrivateAddress(target.hostname)) {
+    reject(new RefusedAddressError(`${target.hostname} is a private or loopback address`));
     return;
   }
   const { signal } = init;
@@ -103,4 +111,22 @@ export const nodeFetch: FetchLike = (input, init = {}) => new Promise((resolve, 
     request.once('close', () => signal.removeEventListener('abort', onAbort));
   }
   request.end(body);
-});
+  });
+}
+
+export const nodeFetch: FetchLike = fetchWith(agents, false);
+
+let publicAgents: Agents | undefined;
+
+/**
+ * nodeFetch for a customer's own host (a private endpoint): a literal private address is refused, and a host
+ * name's every address is checked when a connection is made (its own keep-alive pool, so no connection made
+ * otherwise is reused).
+ */
+export function publicOnlyFetch(): FetchLike {
+  publicAgents ??= {
+    'http:': new http.Agent({ keepAlive: true, maxSockets: 64, lookup: publicLookup }),
+    'https:': new https.Agent({ keepAlive: true, maxSockets: 64, lookup: publicLookup }),
+  };
+  return fetchWith(publicAgents, true);
+}

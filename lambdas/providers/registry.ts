@@ -3,7 +3,7 @@ import type { CatalogEndpoint } from '../catalog/index.js';
 import { endpointKey } from '../catalog/index.js';
 import type { FetchLike, ProviderAdapter } from './types.js';
 import { createOpenAIChatAdapter } from './openai/openai-chat-adapter.js';
-import { nodeFetch } from './http-client.js';
+import { nodeFetch, publicOnlyFetch } from './http-client.js';
 import { createOpenAIResponsesAdapter } from './openai/openai-responses-adapter.js';
 import { createAnthropicAdapter } from './anthropic/anthropic-adapter.js';
 import { createGeminiAdapter } from './google/gemini-adapter.js';
@@ -24,9 +24,10 @@ export class AdapterRegistry {
   constructor(private readonly credentials: CredentialSource, private readonly fetchFn: FetchLike = nodeFetch) {}
 
   /** @param credential a customer's own key (BYOK) to use instead of the gateway's. */
-  get(endpoint: CatalogEndpoint, credential?: { id: string; apiKey: string }): Promise<ProviderAdapter> {
+  /** `credential.publicOnly`: the customer's own host, reached only at public addresses (a private endpoint). */
+  get(endpoint: CatalogEndpoint, credential?: { id: string; apiKey: string; publicOnly?: boolean }): Promise<ProviderAdapter> {
     // A customer's key is used for this call only: never kept in the process beyond it.
-    if (credential) return this.create(endpoint, credential.apiKey);
+    if (credential) return this.create(endpoint, credential.apiKey, credential.publicOnly ? publicOnlyFetch() : undefined);
     const key = endpointKey(endpoint);
     let adapter = this.adapters.get(key);
     if (!adapter) {
@@ -45,9 +46,9 @@ export class AdapterRegistry {
     return endpoint.batch_api === 'openai' ? createOpenAIBatchApi(settings) : createAnthropicBatchApi(settings);
   }
 
-  private async create(endpoint: CatalogEndpoint, byokKey?: string): Promise<ProviderAdapter> {
+  private async create(endpoint: CatalogEndpoint, byokKey?: string, fetchFn?: FetchLike): Promise<ProviderAdapter> {
     const apiKey = byokKey ?? (endpoint.credential ? this.credentials.get(endpoint.credential) : undefined);
-    const common = { provider: endpoint.provider, baseURL: endpoint.base_url ?? '', apiKey, fetch: this.fetchFn };
+    const common = { provider: endpoint.provider, baseURL: endpoint.base_url ?? '', apiKey, fetch: fetchFn ?? this.fetchFn };
     switch (endpoint.adapter) {
       case 'openai-chat': return createOpenAIChatAdapter(common);
       case 'openai-responses': return createOpenAIResponsesAdapter(common);

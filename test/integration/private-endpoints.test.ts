@@ -28,7 +28,7 @@ let refuseWith: number | undefined;
 
 beforeAll(async () => {
   sim = await startSimulator({ port: 0 });
-  store = await createTestStore({ SIMULATOR_URL: sim.url, GATEWAY_OBSERVABILITY_PRIVATE_HOSTS: 'allow' });
+  store = await createTestStore({ SIMULATOR_URL: sim.url, GATEWAY_PRIVATE_ENDPOINT_PRIVATE_HOSTS: 'allow' });
   deps = store.deps;
   const tenant = await createTenant(deps);
   workspaceId = tenant.workspaceId;
@@ -94,15 +94,21 @@ describe('private endpoint states', () => {
     });
     expect(calls.at(-1)).toEqual({ authorization: 'Bearer sk-private-0123456789', model: 'my-finetune' });
 
-    // A change after validation makes it stale.
+    // A change after validation makes it stale: activation refuses it until it is validated again.
     const patched = await pe('PATCH', `/${id}`, { upstream_model_id: 'my-finetune-v2' });
-    expect(patched.json.data).toMatchObject({ upstream_model_id: 'my-finetune-v2', validation: null });
-    const stale = await pe('POST', `/${id}/validate`, { workspace_id: workspaceId });
-    expect(stale.json.data.passed).toBe(true);
-    await pe('PATCH', `/${id}`, { upstream_model_id: 'my-finetune' });
-    expect((await pe('GET', `/${id}`)).json.data.validation).toBeNull();
-    expect((await pe('POST', `/${id}/activate`)).json.error.message).toMatch(/never validated/);
+    expect(patched.json.data).toMatchObject({ upstream_model_id: 'my-finetune-v2', validation: { passed: true, stale: true } });
+    const stale = await pe('POST', `/${id}/activate`);
+    expect([stale.status, stale.json.error.message]).toEqual([409, expect.stringMatching(/validation_stale/)]);
+    // Only the data-policy declaration: the upstream is as validated, so the validation holds.
+    expect((await pe('PATCH', `/${id}`, { upstream_model_id: 'my-finetune', declared_zdr: true })).json.data.validation).toMatchObject({ passed: true, stale: false });
+    expect((await pe('PATCH', `/${id}`, { declared_zdr: null })).json.data).toMatchObject({ upstream_model_id: 'my-finetune', declared_zdr: null });
+    // A new key makes it stale too.
+    expect((await pe('PATCH', `/${id}`, { api_key: 'sk-private-rotated-0123456789' })).json.data.validation.stale).toBe(true);
     await pe('POST', `/${id}/validate`, { workspace_id: workspaceId });
+    expect(calls.at(-1)!.authorization).toBe('Bearer sk-private-rotated-0123456789');
+    await pe('PATCH', `/${id}`, { api_key: 'sk-private-0123456789' });
+    await pe('POST', `/${id}/validate`, { workspace_id: workspaceId });
+    for (const reply of [await pe('GET', `/${id}`), await pe('GET', ''), validated]) expect(JSON.stringify(reply.json)).not.toContain('sk-private');
 
     const active = await pe('POST', `/${id}/activate`);
     expect(active.json.data.status).toBe('active');
@@ -125,7 +131,7 @@ describe('private endpoint states', () => {
     expect((await pe('POST', '', draftBody({ provider_slug: 'nobody' }))).json.error.message).toMatch(/provider_not_found/);
     expect((await pe('POST', '', draftBody({ pricing: { prompt: '-1', completion: '0' } }))).json.error.message).toMatch(/body\.pricing\.prompt/);
     expect((await pe('POST', '', draftBody({ base_url: 'ftp://x' }))).json.error.message).toMatch(/body\.base_url/);
-    const onAws = store.depsWith({ GATEWAY_OBSERVABILITY_PRIVATE_HOSTS: '' });
+    const onAws = store.depsWith({ GATEWAY_PRIVATE_ENDPOINT_PRIVATE_HOSTS: '' });
     const refused = await manage(onAws, admin, 'POST', '/private-endpoints', draftBody());
     expect([refused.status, refused.json.error.message]).toEqual([400, expect.stringMatching(/127\.0\.0\.1 is a private or loopback address/)]);
 
@@ -167,8 +173,13 @@ describe('routing to an active private endpoint', () => {
     expect(record.cost.total).toBe(40_000n);
   });
 
-  it('leaves other organizations\' requests and management keys out', async () => {
+  it('leaves other workspaces\' and organizations\' requests and management keys out', async () => {
     const before = calls.length;
+    const elsewhere = await manage(deps, admin, 'POST', '/workspaces', { name: 'Elsewhere', slug: 'elsewhere' });
+    const otherWorkspaceKey = await manage(deps, admin, 'POST', '/keys', { name: 'elsewhere', workspace_id: elsewhere.json.data.id });
+    expect(otherWorkspaceKey.status).toBe(201);
+    expect((await chatCompletion(deps, otherWorkspaceKey.json.key as string, { model: 'simulator/echo', messages: [{ role: 'user', content: 'not here' }] })).json.choices[0].message.content).toBe('not here');
+    expect(calls.length).toBe(before);
     const reply = await chatCompletion(deps, otherUser, { model: 'simulator/echo', messages: [{ role: 'user', content: 'public' }] });
     expect(reply.status).toBe(200);
     expect(reply.json.choices[0].message.content).toBe('public');
@@ -185,10 +196,15 @@ describe('routing to an active private endpoint', () => {
 
   it('falls back to the public endpoints when the private one fails, and stops routing to it once disabled', async () => {
     refuseWith = 503;
+    const tried = calls.length;
     try {
       const reply = await chatCompletion(deps, user, { model: 'simulator/echo', messages: [{ role: 'user', content: 'fallback' }] });
       expect(reply.status).toBe(200);
       expect(reply.json.choices[0].message.content).toBe('fallback');
+      // The private endpoint was tried first; the public one served, charged to credits.
+      expect(calls.length).toBeGreaterThan(tried);
+      await deps.engine.pages.flush();
+      expect((await store.records()).find((entry) => entry.id === reply.json.id)).toMatchObject({ provider: 'simulator', upstream_model: 'echo', is_byok: false });
     } finally {
       refuseWith = undefined;
     }

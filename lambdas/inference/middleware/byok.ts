@@ -20,6 +20,11 @@ export function withByokCandidates(candidates: Candidate[], credentials: ByokCre
   if (credentials.length === 0) return candidates;
   const out: Candidate[] = [];
   for (const candidate of candidates) {
+    // A private endpoint is called with its own key: a customer credential never applies to it.
+    if (candidate.privateEndpoint) {
+      out.push(candidate);
+      continue;
+    }
     const { first, shared, last } = endpointCredentials(candidate.endpoint, credentials, context);
     out.push(...first.map((credential) => byokCandidate(candidate, credential)));
     if (shared) out.push(candidate);

@@ -22,8 +22,10 @@ function withPrivateEndpoints(call: GenerationCall, active: PrivateEndpoint[]): 
   const { params, caller, deps } = call;
   const { request } = params;
   const preferences = request.provider;
+  const named = (list: string[] | null | undefined, slug: string) => list?.some((entry) => entry.toLowerCase() === slug.toLowerCase()) ?? false;
   const mine = active.filter((endpoint) => endpoint.workspace_id === caller.workspaceId && request.models.includes(endpoint.model_permaslug)
-    && !preferences?.ignore?.includes(endpoint.provider_slug) && (!preferences?.only?.length || preferences.only.includes(endpoint.provider_slug)));
+    && !named(preferences?.ignore, endpoint.provider_slug) && (!preferences?.only?.length || named(preferences.only, endpoint.provider_slug))
+    && !(preferences?.data_collection === 'deny' && endpoint.declared_zdr !== true));
   if (mine.length === 0) return params;
   const added = new Map<string, Candidate[]>();
   for (const endpoint of mine) {
@@ -59,6 +61,10 @@ export const privateEndpointMiddleware: GenerationMiddleware = {
     const active = source.activeFor(call.caller.orgId);
     return Array.isArray(active)
       ? (active.length ? withPrivateEndpoints(call, active) : call.params)
-      : active.then((list) => (list.length ? withPrivateEndpoints(call, list) : call.params));
+      // The list not read (the store throttled): served by the public endpoints, and said so.
+      : active.then((list) => (list.length ? withPrivateEndpoints(call, list) : call.params), (err: unknown) => {
+        call.deps.log.warn('private endpoints not read: the request goes to public endpoints', { org_id: call.caller.orgId, error: String(err) });
+        return call.params;
+      });
   },
 };
