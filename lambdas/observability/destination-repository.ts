@@ -1,7 +1,7 @@
 // Observability destinations, one item each under their organization's partition: one Query reads an
 // organization's whole list (what the delivery side caches).
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { DeleteCommand, GetCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { putVersioned } from '../platform/dynamo/write-failures.js';
 import { itemKeys } from '../platform/dynamo/item-keys.js';
 import { partition, queryAll } from '../platform/dynamo/query.js';
 import type { Destination } from './types.js';
@@ -18,21 +18,10 @@ export class DestinationRepository {
    * Stores the destination: a new one, or (with `replacing`) a change of the version read, refused (false)
    * when another change was stored since.
    */
-  async put(destination: Destination, replacing?: Pick<Destination, 'updated_at'>): Promise<boolean> {
+  put(destination: Destination, replacing?: Pick<Destination, 'updated_at'>): Promise<boolean> {
     const { type, ...rest } = destination;
-    try {
-      await this.db.send(new PutCommand({
-        TableName: this.tableName,
-        Item: { ...itemKeys.observabilityDestination(destination.org_id, destination.id), type: 'observability_destination', destination_type: type, ...rest },
-        ...(replacing
-          ? { ConditionExpression: 'updated_at = :read', ExpressionAttributeValues: { ':read': replacing.updated_at } }
-          : { ConditionExpression: 'attribute_not_exists(pk)' }),
-      }));
-      return true;
-    } catch (err) {
-      if (err instanceof ConditionalCheckFailedException) return false;
-      throw err;
-    }
+    const item = { ...itemKeys.observabilityDestination(destination.org_id, destination.id), type: 'observability_destination', destination_type: type, ...rest };
+    return putVersioned(this.db, this.tableName, item, replacing);
   }
 
   async get(orgId: string, id: string): Promise<Destination | undefined> {

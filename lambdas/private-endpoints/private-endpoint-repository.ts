@@ -1,7 +1,7 @@
 // Private endpoints, one item each under their organization's partition: one Query reads an organization's
 // whole list (what routing caches).
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { DeleteCommand, GetCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { putVersioned } from '../platform/dynamo/write-failures.js';
 import { itemKeys } from '../platform/dynamo/item-keys.js';
 import { partition, queryAll } from '../platform/dynamo/query.js';
 import type { PrivateEndpoint } from './types.js';
@@ -15,20 +15,8 @@ export class PrivateEndpointRepository {
   constructor(private readonly db: DynamoDBDocumentClient, private readonly tableName: string) {}
 
   /** Stores a new endpoint, or (with `replacing`) a change of the version read; false when another change came first. */
-  async put(endpoint: PrivateEndpoint, replacing?: Pick<PrivateEndpoint, 'updated_at'>): Promise<boolean> {
-    try {
-      await this.db.send(new PutCommand({
-        TableName: this.tableName,
-        Item: { ...itemKeys.privateEndpoint(endpoint.org_id, endpoint.id), type: 'private_endpoint', ...endpoint },
-        ...(replacing
-          ? { ConditionExpression: 'updated_at = :read', ExpressionAttributeValues: { ':read': replacing.updated_at } }
-          : { ConditionExpression: 'attribute_not_exists(pk)' }),
-      }));
-      return true;
-    } catch (err) {
-      if (err instanceof ConditionalCheckFailedException) return false;
-      throw err;
-    }
+  put(endpoint: PrivateEndpoint, replacing?: Pick<PrivateEndpoint, 'updated_at'>): Promise<boolean> {
+    return putVersioned(this.db, this.tableName, { ...itemKeys.privateEndpoint(endpoint.org_id, endpoint.id), type: 'private_endpoint', ...endpoint }, replacing);
   }
 
   async get(orgId: string, id: string): Promise<PrivateEndpoint | undefined> {

@@ -9,6 +9,7 @@
 // single write again a few times (conflict-retry.ts) and the callers of transactions decide for themselves.
 import { ConditionalCheckFailedException, TransactionCanceledException, TransactionConflictException, type CancellationReason } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
+import { PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 
 /** The write's condition did not hold (ConditionalCheckFailedException). */
 export function isConditionFailed(err: unknown): err is ConditionalCheckFailedException {
@@ -78,4 +79,18 @@ export function cancellationOf(err: unknown): Cancellation | undefined {
   if (err instanceof TransactionCanceledException) return new Cancellation(err.CancellationReasons ?? []);
   if (isTransactionConflict(err)) return new Cancellation([], true);
   return undefined;
+}
+
+/**
+ * Puts an item that is new, or (with `replacing`) that replaces the version read (its `updated_at`); false
+ * when the item exists already, or another change was stored since that read.
+ */
+export function putVersioned(db: DynamoDBDocumentClient, tableName: string, item: Record<string, unknown>, replacing?: { updated_at: string }): Promise<boolean> {
+  return unlessConditionFails(db.send(new PutCommand({
+    TableName: tableName,
+    Item: item,
+    ...(replacing
+      ? { ConditionExpression: 'updated_at = :read', ExpressionAttributeValues: { ':read': replacing.updated_at } }
+      : { ConditionExpression: 'attribute_not_exists(pk)' }),
+  })).then(() => true), false);
 }
