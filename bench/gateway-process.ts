@@ -16,6 +16,7 @@ import { startLocalRuntime, type LocalRuntime } from '../bin/local/runtime.js';
 import { Ledger } from '../lambdas/billing/ledger.js';
 import { PageWriter } from '../lambdas/billing/pages.js';
 import type { ApiKey } from '../lambdas/keys/types.js';
+import { BENCH_BUILTINS, BENCH_FILTERS } from './guardrail-patterns.js';
 import { defaultDeps } from '../lambdas/app/deps.js';
 import { KeyCache } from '../lambdas/keys/key-cache.js';
 
@@ -30,7 +31,7 @@ export type ToGateway =
   | { type: 'stop'; id: number };
 
 export type FromGateway =
-  | { type: 'ready'; url: string; key: string; dynamodbPid: number | undefined }
+  | { type: 'ready'; url: string; key: string; guardedKey: string; dynamodbPid: number | undefined }
   | { type: 'failed'; error: string }
   /** aggregator: the meter aggregator process's user and system (undefined while it is down). */
   | { type: 'cpu'; id: number; user: number; system: number; aggregator: { user: number; system: number } | undefined; rss: number; eluIdle: number; eluActive: number; loopDelay: { p50: number; p99: number; max: number }; gc: GcPauses }
@@ -121,16 +122,23 @@ async function main(): Promise<void> {
   // DynamoDB Local stops with this process however it ends (its watchdog sees the lifeline close).
   const dynamodb = runtime.dynamodb;
 
-  const response = await fetch(`${runtime.url}/api/v1/keys`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${adminKey}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ name: 'bench' }),
-  });
-  const text = await response.text();
-  if (response.status !== 201) throw new Error(`creating the bench API key failed: ${response.status} ${text}`);
-  const { key } = JSON.parse(text) as { key?: unknown };
-  if (typeof key !== 'string') throw new Error(`creating the bench API key returned no key: ${text}`);
-  send({ type: 'ready', url: runtime.url, key, dynamodbPid: dynamodb.javaPid() });
+  const manage = async (path: string, body: unknown) => {
+    const response = await fetch(`${runtime!.url}/api/v1${path}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${adminKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    const text = await response.text();
+    if (response.status >= 300) throw new Error(`bench setup: POST ${path} failed: ${response.status} ${text}`);
+    return JSON.parse(text) as { key?: unknown; data?: { id?: string; hash?: string } };
+  };
+  const { key } = await manage('/keys', { name: 'bench' });
+  if (typeof key !== 'string') throw new Error('creating the bench API key returned no key');
+  // A second key, with one guardrail of 20 patterns (the guardrail phase compares the two).
+  const guarded = await manage('/keys', { name: 'bench guarded' });
+  const guardrail = await manage('/guardrails', { name: 'bench: 20 patterns', content_filter_builtins: BENCH_BUILTINS, content_filters: BENCH_FILTERS });
+  await manage(`/guardrails/${guardrail.data!.id}/assignments/keys`, { key_hashes: [guarded.data!.hash] });
+  send({ type: 'ready', url: runtime.url, key, guardedKey: guarded.key as string, dynamodbPid: dynamodb.javaPid() });
 }
 
 process.on('message', (message: ToGateway) => {

@@ -7,25 +7,23 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { guardrailMiddleware } from '../lambdas/inference/middleware/guardrails.js';
-import { scan, type BuiltinFilter, type ContentFilter, type Guardrail, type GuardrailPolicy } from '../lambdas/guardrails/index.js';
+import { scan, type Guardrail, type GuardrailPolicy } from '../lambdas/guardrails/index.js';
+import { BENCH_BUILTINS, BENCH_FILTERS, BENCH_PROMPT_4K } from './guardrail-patterns.js';
 import type { GenerationCall } from '../lambdas/inference/middleware.js';
 import { distribution } from './stats.js';
 
 const QUICK = process.argv.includes('--quick');
 const RUNS = QUICK ? 2_000 : 20_000;
 
-const builtins: BuiltinFilter[] = (['email', 'phone', 'ssn', 'credit-card', 'ip-address', 'secrets', 'regex-prompt-injection'] as const)
-  .map((slug) => ({ slug, action: slug === 'email' || slug === 'phone' ? 'redact' : slug === 'regex-prompt-injection' ? 'flag' : 'block' }));
-const filters: ContentFilter[] = ['project-[0-9]{2,6}', 'confidential', 'internal only', 'do not distribute', 'codename [A-Z][a-z]+', 'acct-[0-9a-f]{8}', 'ticket #[0-9]+',
-  'salary', 'merger', 'layoffs?', 'password\\s*[:=]', 'BEGIN CERTIFICATE', '(a+)+b'].map((pattern) => ({ action: 'flag' as const, pattern }));
+const builtins = BENCH_BUILTINS;
+const filters = BENCH_FILTERS;
 const guardrail: Guardrail = {
   id: 'g1', org_id: 'o1', name: 'bench', description: null, workspace_id: null, allowed_models: null, ignored_models: null, allowed_providers: null, ignored_providers: null,
   include_byok_in_budgets: false, content_filters: filters, content_filter_builtins: builtins, created_at: '', updated_at: '',
 };
 const policy: GuardrailPolicy = { guardrails: new Map([['g1', guardrail]]), byKey: new Map([['k1', [guardrail]]]), byMember: new Map() };
 
-const prose = 'The quarterly report covers revenue, churn and hiring. Reach the team at ops.lead@example.com or +1 (555) 010-0199 for details. ';
-const prompt = prose.repeat(Math.ceil(4096 / prose.length)).slice(0, 4096);
+const prompt = BENCH_PROMPT_4K;
 const call = (): GenerationCall => ({
   type: 'generate',
   params: {

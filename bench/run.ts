@@ -27,6 +27,7 @@ import { runLoad, send, newAgent, type PhaseResult, type RequestSpec } from './l
 import { formatSummary, summarize, type CpuProfile } from './profile.js';
 import { distribution, int, median, ms, Samples, type Distribution } from './stats.js';
 import { ChunkClock, pieceEnds, startTimedUpstream, taggedText, type TimedUpstream } from './timed-upstream.js';
+import { BENCH_PROMPT_4K } from './guardrail-patterns.js';
 
 const args = new Set(process.argv.slice(2));
 const PROFILE = args.has('--profile');
@@ -63,6 +64,8 @@ const TARGETS = {
   /** The request path's CPU per non-streaming request at saturation, and DynamoDB Local's (the "Money at scale" issue). */
   gatewayCpuUs: 250,
   dynamodbCpuUs: 300,
+  /** What one guardrail of 20 patterns adds to a 4 KB prompt's request (the governance issue). */
+  guardrailAddedMs: 0.2,
 };
 
 const RESULTS_DIR = join(PROJECT_ROOT, 'bench', 'results');
@@ -76,6 +79,8 @@ type WithoutId<T> = T extends unknown ? Omit<T, 'id'> : never;
 interface Gateway {
   url: string;
   key: string;
+  /** A key with one guardrail of 20 patterns (bench/guardrail-patterns.ts). */
+  guardedKey: string;
   child: ChildProcess;
   dynamodbPid: number | undefined;
   call(message: WithoutId<ToGateway>): Promise<FromGateway>;
@@ -119,7 +124,7 @@ async function startGateway(dataDir: string, simulatorUrl: string, catalogFile: 
 
   let nextId = 1;
   const pending = new Map<number, (message: FromGateway) => void>();
-  const ready = new Promise<{ url: string; key: string; dynamodbPid: number | undefined }>((resolve, reject) => {
+  const ready = new Promise<{ url: string; key: string; guardedKey: string; dynamodbPid: number | undefined }>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`the gateway did not start within 120 s:\n${output()}`)), 120_000);
     child.on('message', (message: FromGateway) => {
       if (message.type === 'ready') {
@@ -478,6 +483,15 @@ async function main(): Promise<number> {
   const directSpeechPaced = await measure('speech, direct, time to first audio byte', { spec: () => specs.directSpeech, warmupMs: D.warm / 2, durationMs: D.paced, rate: speechRate });
   const gatewaySpeechPaced = await measure('speech, gateway, time to first audio byte', { spec: () => specs.gatewaySpeech, warmupMs: D.warm / 2, durationMs: D.paced, rate: speechRate, cpu });
 
+  // One guardrail of 20 patterns on a 4 KB prompt: the same request through a key without it and a key with
+  // it, at the paced load; the difference of the two is what the guardrail adds.
+  const prompt4k = (key: string): RequestSpec => ({
+    url: gatewayUrl, headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` }, body: chatBody('simulator/echo', BENCH_PROMPT_4K, false),
+  });
+  await preflight('gateway, 4 KB prompt, guarded key', prompt4k(gateway.guardedKey), (body) => body.includes('[REDACTED:EMAIL]'));
+  const plain4k = await measure('non-streaming, 4 KB prompt, gateway, latency', { spec: () => prompt4k(gateway.key), warmupMs: D.warm / 2, durationMs: D.paced, rate });
+  const guarded4k = await measure('non-streaming, 4 KB prompt, one guardrail of 20 patterns, gateway, latency', { spec: () => prompt4k(gateway.guardedKey), warmupMs: D.warm / 2, durationMs: D.paced, rate });
+
   // Chunk forwarding: the timed upstream streams a chunk every CHUNK_DELAY_MS; per content chunk,
   // arrival at the client minus the moment the upstream wrote it, directly and through the gateway.
   const chunkPhase = async (target: 'gateway' | 'direct') => {
@@ -589,7 +603,8 @@ async function main(): Promise<number> {
   const addedTtfbP99 = added(gatewaySsePaced.ttfb, directSsePaced.ttfb, 'p99');
   const addedAudioP50 = added(gatewaySpeechPaced.ttfb, directSpeechPaced.ttfb, 'p50');
   const addedAudioP99 = added(gatewaySpeechPaced.ttfb, directSpeechPaced.ttfb, 'p99');
-  const allPhases = [directJsonSat, gatewayJsonSat, directJsonPaced, gatewayJsonPaced, directSsePaced, gatewaySsePaced, directSseSat, gatewaySseSat, directSpeechPaced, gatewaySpeechPaced, chunksDirect.phase, chunksGateway.phase];
+  const allPhases = [directJsonSat, gatewayJsonSat, directJsonPaced, gatewayJsonPaced, directSsePaced, gatewaySsePaced, directSseSat, gatewaySseSat, directSpeechPaced, gatewaySpeechPaced, plain4k, guarded4k, chunksDirect.phase, chunksGateway.phase];
+  const guardrailAddedP50 = guarded4k.latency.p50 - plain4k.latency.p50;
   const errors = allPhases.reduce((sum, phase) => sum + phase.result.errors, 0);
   const composition = bundleComposition(bundle);
 
@@ -614,6 +629,8 @@ async function main(): Promise<number> {
     { metric: `Speech: time to first audio byte at ${speechRate} req/s (${SPEECH_CHARS}-character text, MP3), direct p50 / p90 / p99`, value: trio(directSpeechPaced.ttfb) },
     { metric: `Speech: time to first audio byte at ${speechRate} req/s, gateway p50 / p90 / p99`, value: trio(gatewaySpeechPaced.ttfb) },
     { metric: 'Added time to first audio byte p50 (gateway − simulator)', value: ms(addedAudioP50), target: `≤ ${TARGETS.addedAudioTtfbMs} ms`, pass: addedAudioP50 <= TARGETS.addedAudioTtfbMs },
+    { metric: 'Non-streaming latency with a 4 KB prompt at the paced rate, gateway p50 / p99: without a guardrail; with one guardrail of 20 patterns (7 built-ins, 13 patterns)', value: `${ms(plain4k.latency.p50)} / ${ms(plain4k.latency.p99)}; ${ms(guarded4k.latency.p50)} / ${ms(guarded4k.latency.p99)}` },
+    { metric: 'Added latency of one guardrail of 20 patterns on a 4 KB prompt, p50 (with − without)', value: ms(guardrailAddedP50), target: `≤ ${TARGETS.guardrailAddedMs} ms`, pass: guardrailAddedP50 <= TARGETS.guardrailAddedMs },
     { metric: 'Added time to first audio byte p99', value: ms(addedAudioP99) },
     { metric: 'Speech total time (whole MP3), direct / gateway p50', value: `${ms(directSpeechPaced.latency.p50)} / ${ms(gatewaySpeechPaced.latency.p50)}` },
     { metric: `Chunk forwarding: extra delay per chunk, p50 / p99 / max (${int(extra.count)} chunks, ${CHUNK_DELAY_MS} ms apart)`, value: `${ms(extra.p50)} / ${ms(extra.p99)} / ${ms(extra.max)}; ${int(overTarget)} chunk(s) over ${TARGETS.chunkDelayMs} ms`, target: `every chunk ≤ ${TARGETS.chunkDelayMs} ms`, pass: extra.max <= TARGETS.chunkDelayMs && chunksGateway.missing === 0 },

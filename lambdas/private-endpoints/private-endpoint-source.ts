@@ -36,7 +36,9 @@ export function catalogEndpointOf(endpoint: PrivateEndpoint, catalog: Catalog): 
   return {
     ...capabilities,
     model: model.id,
-    provider: endpoint.provider_slug,
+    // Its own provider name: its attempts, failures and rollups are its own, never the public endpoint's
+    // (whose uptime every tenant sees). A guardrail's provider list names it so too.
+    provider: `private:${endpoint.id}`,
     provider_name: `${template.provider_name} (private endpoint)`,
     adapter: template.adapter,
     base_url: endpoint.base_url,

@@ -153,7 +153,7 @@ describe('vault key purposes', () => {
   it('lets the functions that make data keys make them for observability destinations\' secrets too (management stores them)', () => {
     for (const fn of [stack.inference, stack.management, stack.batches.worker]) {
       const dataKeys = statementsOf(fn).find((statement) => statement.Sid === 'VaultDataKeys');
-      expect(dataKeys?.Condition?.StringEquals).toEqual({ 'kms:EncryptionContext:purpose': ['vault', 'byok', 'observability'] });
+      expect(dataKeys?.Condition?.StringEquals).toEqual({ 'kms:EncryptionContext:purpose': ['vault', 'byok', 'observability', 'private-endpoint'] });
     }
   });
 });

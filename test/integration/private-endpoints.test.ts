@@ -169,7 +169,7 @@ describe('routing to an active private endpoint', () => {
     await deps.engine.pages.flush();
     const record = (await store.records()).find((entry) => entry.id === reply.json.id)!;
     // 10 prompt tokens at $0.000002 and 5 completion tokens at $0.000004: billed to the endpoint's own key.
-    expect(record).toMatchObject({ provider: 'simulator', upstream_model: 'my-finetune', is_byok: true });
+    expect(record).toMatchObject({ provider: `private:${id}`, upstream_model: 'my-finetune', is_byok: true });
     expect(record.cost.total).toBe(40_000n);
   });
 

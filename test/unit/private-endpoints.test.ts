@@ -26,7 +26,7 @@ const privateEndpoint: PrivateEndpoint = {
 describe('a private endpoint as a catalog endpoint', () => {
   it('takes the model\'s capabilities and the provider\'s wire format, but its own URL, upstream and prices, and never the gateway\'s credential', () => {
     const endpoint = catalogEndpointOf(privateEndpoint, catalog)!;
-    expect(endpoint).toMatchObject({ model: 'openai/gpt-4o', provider: 'openai', adapter: 'openai-chat', base_url: 'https://my.example.com/v1', upstream_model: 'my-deployment', context_length: 128000, data_collection: 'allow' });
+    expect(endpoint).toMatchObject({ model: 'openai/gpt-4o', provider: 'private:pe-1', adapter: 'openai-chat', base_url: 'https://my.example.com/v1', upstream_model: 'my-deployment', context_length: 128000, data_collection: 'allow' });
     expect(endpoint.credential).toBeUndefined();
     expect(endpoint.pricing).toMatchObject({ prompt: 1000n, completion: 2000n });
     expect(catalogEndpointOf({ ...privateEndpoint, declared_zdr: true }, catalog)!.data_collection).toBe('deny');
