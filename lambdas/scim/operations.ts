@@ -11,7 +11,7 @@ import type { TextResult } from '../platform/http/route.js';
 import { reconcile, releaseMapping } from './reconcile.js';
 import type { ScimRepository } from './scim-repository.js';
 import type { ScimOperations } from './routes.js';
-import type { groupSchema, scimGroupBody, scimPatchBody, scimUserBody } from './schemas.js';
+import { scimGroupBody, scimUserBody, type groupSchema, type scimPatchBody } from './schemas.js';
 import type { GroupMapping, ScimGroup, ScimUser, SyncJob } from './types.js';
 
 export interface ScimPorts {
@@ -92,21 +92,26 @@ export function createScimOperations(deps: ScimPorts): ScimOperations {
     return mapping;
   }
 
-  /** The user's organization membership as its `active` says: a member while active, none while not. */
+  /**
+   * The user's organization membership as its `active` says: a member while active (the one SCIM made, or
+   * the one with the user's email), none while not. A member SCIM made is removed when the user goes; one it
+   * found is only let go (the mappings' workspace memberships then go with the next reconcile).
+   */
   async function applyMembership(user: ScimUser): Promise<ScimUser> {
-    if (user.active && !user.member_id) {
+    if (user.active) {
+      // Still there? (an operator may have removed the member meanwhile: link again, or make one again)
+      if (user.member_id && (await deps.members.get(user.org_id, user.member_id))) return user;
       const existing = await deps.members.byEmail(user.org_id, user.email);
-      if (existing) return { ...user, member_id: existing.id };
+      if (existing) return { ...user, member_id: existing.id, member_created: false };
       const member = newMember(user.org_id, { email: user.email, firstName: user.given_name, lastName: user.family_name, role: 'org:member' }, now());
       if (!(await deps.members.add(member))) throw new ConflictError(`A member with email ${user.email} was added meanwhile; send the user again`);
-      return { ...user, member_id: member.id };
+      return { ...user, member_id: member.id, member_created: true };
     }
-    if (!user.active && user.member_id) {
+    if (user.member_id && user.member_created) {
       const member = await deps.members.get(user.org_id, user.member_id);
       if (member) await deps.members.remove(member);
-      return { ...user, member_id: null };
     }
-    return user;
+    return { ...user, member_id: null, member_created: false };
   }
 
   async function saveUser(orgId: string, current: ScimUser | undefined, body: UserBody): Promise<ScimUser> {
@@ -114,11 +119,12 @@ export function createScimOperations(deps: ScimPorts): ScimOperations {
     if (!email) throw new InvalidInputError('Invalid body.emails: a user needs an email (emails, or an email as userName)');
     const others = (await deps.scim.list(orgId, 'USER')).filter((user) => user.id !== current?.id);
     if (others.some((user) => user.user_name.toLowerCase() === body.userName.toLowerCase())) throw new ConflictError(`A SCIM user with userName ${body.userName} exists (uniqueness)`);
+    if (others.some((user) => user.email === email.toLowerCase())) throw new ConflictError(`A SCIM user with email ${email} exists (uniqueness)`);
     const at = now();
     let user: ScimUser = {
       id: current?.id ?? randomUUID(), org_id: orgId, user_name: body.userName, external_id: body.externalId ?? null,
       given_name: body.name?.givenName ?? null, family_name: body.name?.familyName ?? null, email: email.toLowerCase(), active: body.active ?? true,
-      member_id: current?.member_id ?? null, created_at: current?.created_at ?? at, updated_at: at,
+      member_id: current?.member_id ?? null, member_created: current?.member_created ?? false, created_at: current?.created_at ?? at, updated_at: at,
     };
     // A changed email is a different member: the old membership goes first.
     if (current?.member_id && current.email !== user.email) user = await applyMembership({ ...user, active: false }).then((cleared) => ({ ...cleared, active: user.active }));
@@ -147,31 +153,49 @@ export function createScimOperations(deps: ScimPorts): ScimOperations {
     };
     const set = (path: string, value: unknown) => {
       const field = path.toLowerCase();
-      if (field === 'active') next.active = value === true || value === 'true' || value === 'True';
-      else if (field === 'username' && typeof value === 'string') next.userName = value;
-      else if (field === 'externalid' && typeof value === 'string') next.externalId = value;
-      else if (field === 'name.givenname' && typeof value === 'string') next.name = { ...next.name, givenName: value };
-      else if (field === 'name.familyname' && typeof value === 'string') next.name = { ...next.name, familyName: value };
-      else if ((field === 'emails' || field.startsWith('emails[')) && (typeof value === 'string' || Array.isArray(value))) {
-        const email = typeof value === 'string' ? value : (value as Array<{ value?: string }>)[0]?.value;
-        if (email) next.emails = [{ value: email, primary: true }];
+      if (field === 'active') {
+        if (typeof value === 'boolean') next.active = value;
+        else if (typeof value === 'string' && /^(true|false)$/i.test(value)) next.active = value.toLowerCase() === 'true';
+        else throw new InvalidInputError('Invalid body.Operations: active takes true or false');
+      } else if (field === 'username') next.userName = value as string;
+      else if (field === 'externalid') next.externalId = value as string;
+      else if (field === 'name.givenname') next.name = { ...next.name, givenName: value as string };
+      else if (field === 'name.familyname') next.name = { ...next.name, familyName: value as string };
+      else if (field === 'emails' || field.startsWith('emails[')) {
+        const email = typeof value === 'string' ? value : Array.isArray(value) ? (value[0] as { value?: unknown } | undefined)?.value : (value as { value?: unknown } | null)?.value;
+        next.emails = [{ value: email as string, primary: true }];
       } else if (field === 'name' && value && typeof value === 'object') next.name = { ...next.name, ...(value as object) };
-      else throw new InvalidInputError(`Invalid body.Operations: ${path} cannot be changed on a user`);
+      // Any other attribute (displayName, title, phone numbers, extensions …) is accepted and not kept, as the
+      // schema says of unknown attributes.
     };
     for (const operation of body.Operations) {
-      if (operation.op === 'remove') throw new InvalidInputError('Invalid body.Operations: attributes of a user are replaced, not removed (use active: false to deprovision)');
+      if (operation.op === 'remove') {
+        const field = operation.path?.toLowerCase();
+        if (field === 'active' || field === 'username' || field === 'emails') throw new InvalidInputError(`Invalid body.Operations: ${operation.path} cannot be removed from a user (use active: false to deprovision)`);
+        continue;
+      }
       if (operation.path) set(operation.path, operation.value);
       else if (operation.value && typeof operation.value === 'object') for (const [path, value] of Object.entries(operation.value)) set(path, value);
       else throw new InvalidInputError('Invalid body.Operations: an operation needs a path or an object value');
     }
-    return next;
+    // The result is checked as a PUT body is: a 400 naming what is wrong, never a bad value stored.
+    const checked = scimUserBody.safeParse(next);
+    if (!checked.success) {
+      const issue = checked.error.issues[0]!;
+      throw new InvalidInputError(`Invalid body.Operations: the user's ${issue.path.join('.') || 'value'} ${issue.message}`);
+    }
+    return checked.data;
   }
 
   function patchedGroup(group: ScimGroup, body: PatchBody): GroupBody {
     let name = group.display_name;
     let externalId = group.external_id;
     const members = new Set(group.member_ids);
-    const values = (value: unknown) => (Array.isArray(value) ? value : value === undefined ? [] : [value]).map((entry) => (typeof entry === 'string' ? entry : String((entry as { value?: unknown }).value ?? '')));
+    const values = (value: unknown) => (Array.isArray(value) ? value : value === undefined ? [] : [value]).map((entry) => {
+      const id = typeof entry === 'string' ? entry : entry && typeof entry === 'object' ? (entry as { value?: unknown }).value : undefined;
+      if (typeof id !== 'string' || id.length === 0 || id.length > 128) throw new InvalidInputError('Invalid body.Operations: a member is a user id (1 to 128 characters), or an object with one as its value');
+      return id;
+    });
     for (const operation of body.Operations) {
       const path = operation.path?.trim();
       const filtered = path ? /^members\[\s*value\s+eq\s+"([^"]+)"\s*\]$/i.exec(path) : null;
@@ -198,7 +222,12 @@ export function createScimOperations(deps: ScimPorts): ScimOperations {
         throw new InvalidInputError(`Invalid body.Operations: ${operation.op} ${path ?? '(no path)'} is not supported on a group`);
       }
     }
-    return { displayName: name, ...(externalId ? { externalId } : {}), members: [...members].map((value) => ({ value })) };
+    const checked = scimGroupBody.safeParse({ displayName: name, ...(externalId ? { externalId } : {}), members: [...members].map((value) => ({ value })) });
+    if (!checked.success) {
+      const issue = checked.error.issues[0]!;
+      throw new InvalidInputError(`Invalid body.Operations: the group's ${issue.path.join('.') || 'value'} ${issue.message}`);
+    }
+    return checked.data;
   }
 
   async function runJob(orgId: string): Promise<SyncJob> {
@@ -209,6 +238,8 @@ export function createScimOperations(deps: ScimPorts): ScimOperations {
     try {
       const deleted = (await deps.scim.list(orgId, 'GROUP')).filter((group) => group.deleted_at !== null);
       const result = await sync(orgId);
+      const purged = new Set(deleted.map((group) => group.id));
+      for (const mapping of await deps.scim.list(orgId, 'MAP')) if (purged.has(mapping.scim_group_id)) await deps.scim.delete(orgId, 'MAP', mapping.id);
       for (const group of deleted) await deps.scim.delete(orgId, 'GROUP', group.id);
       done = { ...job, status: 'succeeded', synced_groups: result.groups, deleted_groups: deleted.length, finished_at: now(), memberships: { added: result.added, updated: result.updated, removed: result.removed } };
     } catch (err) {

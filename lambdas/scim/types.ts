@@ -12,6 +12,11 @@ export interface ScimUser {
   active: boolean;
   /** The organization member this user is while active; null while inactive. */
   member_id: string | null;
+  /**
+   * SCIM made that member (true), or found one with the user's email already (false): deprovisioning removes
+   * only a member SCIM made; one found is only let go (its SCIM-granted workspace memberships go).
+   */
+  member_created: boolean;
   created_at: string;
   updated_at: string;
 }

@@ -135,6 +135,38 @@ describe('SCIM', () => {
     await call('DELETE', `/scim/group-mappings/${removable.id}`, undefined, { keep_members: 'false' });
   });
 
+  it('refuses bad PATCH values with a 400, ignores attributes it does not keep, and lets go of a member it did not make', async () => {
+    const grace = await pushUser('grace@acme.test');
+    const group = (await call('POST', '/scim/v2/Groups', { displayName: 'Reviewers', members: [{ value: grace.id }] })).json;
+    for (const [path, body] of [
+      [`/scim/v2/Groups/${group.id}`, { Operations: [{ op: 'add', path: 'members', value: [null] }] }],
+      [`/scim/v2/Groups/${group.id}`, { Operations: [{ op: 'add', value: { members: [{}] } }] }],
+      [`/scim/v2/Users/${grace.id}`, { Operations: [{ op: 'replace', path: 'emails', value: [{ value: 123 }] }] }],
+      [`/scim/v2/Users/${grace.id}`, { Operations: [{ op: 'replace', path: 'name', value: { givenName: { x: 1 } } }] }],
+      [`/scim/v2/Users/${grace.id}`, { Operations: [{ op: 'replace', path: 'active' }] }],
+      [`/scim/v2/Users/${grace.id}`, { Operations: [{ op: 'remove', path: 'userName' }] }],
+    ] as const) {
+      const reply = await call('PATCH', path, body);
+      expect([path, JSON.stringify(body), reply.status]).toEqual([path, JSON.stringify(body), 400]);
+    }
+    expect((await call('GET', `/scim/v2/Users/${grace.id}`)).json).toMatchObject({ active: true, emails: [{ value: 'grace@acme.test' }] });
+    // What Entra sends beside: accepted, not kept.
+    expect((await call('PATCH', `/scim/v2/Users/${grace.id}`, { Operations: [{ op: 'replace', path: 'title', value: 'Engineer' }, { op: 'remove', path: 'phoneNumbers[type eq "work"]' }] })).status).toBe(200);
+    expect((await call('POST', '/scim/v2/Users', { userName: 'grace2', emails: [{ value: 'grace@acme.test' }] })).status).toBe(409);
+
+    // A member added by hand before the identity provider knew them: linked by email, and only let go.
+    const hank = newMember(orgId, { email: 'hank@acme.test' }, new Date().toISOString());
+    await store.deps.members.add(hank);
+    const linked = await pushUser('hank@acme.test');
+    const mapping = (await call('POST', '/scim/group-mappings', { scim_group_id: group.id, workspace_id: workspaceId, role: 'member' })).json.data;
+    await call('PATCH', `/scim/v2/Groups/${group.id}`, { Operations: [{ op: 'add', path: 'members', value: [{ value: linked.id }] }] });
+    expect((await workspaceMembers())['hank@acme.test']).toBe('member');
+    expect((await call('DELETE', `/scim/v2/Users/${linked.id}`)).status).toBe(204);
+    expect(await store.deps.members.get(orgId, hank.id)).toBeDefined();
+    expect((await workspaceMembers())['hank@acme.test']).toBeUndefined();
+    await call('DELETE', `/scim/group-mappings/${mapping.id}`, undefined, { keep_members: 'false' });
+  });
+
   it('keeps other organizations out of every id route', async () => {
     const user = await pushUser('frank@acme.test');
     const group = (await call('POST', '/scim/v2/Groups', { displayName: 'Private' })).json;
