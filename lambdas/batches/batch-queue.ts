@@ -1,6 +1,7 @@
 // The batch work queue: the shards of a batch's items, through SQS to the worker function. Handling a
 // message twice is harmless (batches/worker.ts), since SQS delivers at least once.
-import { SendMessageBatchCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import type { SQSClient } from '@aws-sdk/client-sqs';
+import { sendMessageBatch } from '../platform/aws/sqs.js';
 import type { Shard } from './validation.js';
 
 /** Run the items of one byte range of the input (the worker function's SQS messages). */
@@ -11,24 +12,13 @@ export interface BatchQueue {
   send(messages: readonly BatchMessage[]): Promise<void>;
 }
 
-const SEND_ATTEMPTS = 5;
-
 export class SqsBatchQueue implements BatchQueue {
   constructor(private readonly sqs: SQSClient, private readonly queueUrl: string) {}
 
   async send(messages: readonly BatchMessage[]): Promise<void> {
     for (let start = 0; start < messages.length; start += 10) {
-      let entries = messages.slice(start, start + 10).map((message, index) => ({ Id: String(index), MessageBody: JSON.stringify(message) }));
-      // SendMessageBatch answers per entry: the ones refused are sent again, a few times.
-      for (let attempt = 1; entries.length > 0; attempt += 1) {
-        const reply = await this.sqs.send(new SendMessageBatchCommand({ QueueUrl: this.queueUrl, Entries: entries }));
-        const failed = new Set((reply.Failed ?? []).map((failure) => failure.Id));
-        entries = entries.filter((entry) => failed.has(entry.Id));
-        if (entries.length > 0 && attempt >= SEND_ATTEMPTS) {
-          throw new Error(`SQS refused ${entries.length} batch message(s): ${(reply.Failed ?? []).map((failure) => failure.Message).join('; ')}`);
-        }
-        if (entries.length > 0) await new Promise((resolve) => setTimeout(resolve, 50 * attempt));
-      }
+      const refused = await sendMessageBatch(this.sqs, this.queueUrl, messages.slice(start, start + 10).map((message) => JSON.stringify(message)));
+      if (refused.length > 0) throw new Error(`SQS refused ${refused.length} batch message(s)`);
     }
   }
 }

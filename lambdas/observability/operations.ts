@@ -14,7 +14,8 @@ import { deliver } from './deliver.js';
 import type { DeliveryMessage } from './event.js';
 import type { ObservabilityOperations } from './routes.js';
 import type { destinationSchema } from './schemas.js';
-import { newSecretName, type Destination, type DestinationType, type FilterRules } from './types.js';
+import type { Destination, DestinationType, FilterRules } from './types.js';
+import { versionedSecretName } from '../vault/index.js';
 
 export interface ObservabilityPorts {
   destinations: DestinationRepository;
@@ -137,7 +138,7 @@ export function createObservabilityOperations(deps: ObservabilityPorts): Observa
       const now = deps.clock().toISOString();
       const id = randomUUID();
       const destination: Destination = {
-        id, org_id: orgId, workspace_id: workspaceId, name: body.name, type, config: shown, secret_fields: fields, secret_name: newSecretName(id, Date.now()), host,
+        id, org_id: orgId, workspace_id: workspaceId, name: body.name, type, config: shown, secret_fields: fields, secret_name: versionedSecretName('dest', id), host,
         enabled: body.enabled ?? true, sampling_rate: body.sampling_rate ?? 1, privacy_mode: body.privacy_mode ?? false,
         api_key_hashes: body.api_key_hashes ?? null, filter_rules: (body.filter_rules ?? null) as FilterRules | null,
         broadcast_generation_cost: body.broadcast_generation_cost ?? false,
@@ -177,7 +178,7 @@ export function createObservabilityOperations(deps: ObservabilityPorts): Observa
         // Sealed again as they now are (a header removed is a change too), under a new name bound to the
         // (new) host; the item names it only once it is stored.
         if (fields.length) {
-          next.secret_name = newSecretName(current.id, Date.now());
+          next.secret_name = versionedSecretName('dest', current.id);
           await sealer().store(next, secrets);
           sealed = next;
         }

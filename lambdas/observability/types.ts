@@ -58,6 +58,3 @@ export interface Destination {
 
 /** The vault holding an organization's destination secrets, per workspace. */
 export const observabilityVaultRef = (orgId: string, workspaceId: string) => ({ orgId, workspaceId, purpose: 'observability' as const });
-
-/** A vault secret name for a destination's secret config fields (one JSON object), new at each change. */
-export const newSecretName = (destinationId: string, nowMs: number) => `dest_${destinationId.replace(/-/g, '')}_${nowMs.toString(36)}${Math.floor(Math.random() * 36 ** 4).toString(36)}`;

@@ -9,7 +9,7 @@ import { ConflictError, InvalidInputError, NotFoundError, UnavailableError, Unpr
 import type { Principal } from '../platform/http/auth.js';
 import type { AdapterRegistry } from '../providers/registry.js';
 import { ProviderError } from '../providers/provider-error.js';
-import { hostOfUrl, type Vault } from '../vault/index.js';
+import { hostOfUrl, versionedSecretName, type Vault } from '../vault/index.js';
 import { catalogEndpointOf, fingerprintOf, providerTemplate } from './private-endpoint-source.js';
 import type { PrivateEndpointRepository } from './private-endpoint-repository.js';
 import type { PrivateEndpointOperations } from './routes.js';
@@ -36,8 +36,6 @@ export interface PrivateEndpointPorts {
 
 const VALIDATION_TIMEOUT_MS = 15_000;
 
-const newSecretName = (id: string) => `pe_${id.replace(/-/g, '')}_${randomUUID().replace(/-/g, '').slice(0, 16)}`;
-
 export function createPrivateEndpointOperations(deps: PrivateEndpointPorts): PrivateEndpointOperations {
   const orgOf = (principal: Principal) => principal.key.org_id;
 
@@ -51,8 +49,8 @@ export function createPrivateEndpointOperations(deps: PrivateEndpointPorts): Pri
   };
   const managed = (endpoint: PrivateEndpoint): z.infer<typeof managedSchema> => ({ ...summary(endpoint), declared_region: endpoint.declared_region, declared_zdr: endpoint.declared_zdr });
   const full = (endpoint: PrivateEndpoint): z.infer<typeof endpointSchema> => ({
-    id: endpoint.id, model_name: summary(endpoint).model_name, model_permaslug: endpoint.model_permaslug, model_slug: summary(endpoint).model_slug,
-    provider_name: summary(endpoint).provider_name, provider_slug: endpoint.provider_slug, upstream_model_id: endpoint.upstream_model_id, base_url: endpoint.base_url,
+    ...(({ model_name, model_slug, provider_name }) => ({ model_name, model_slug, provider_name }))(summary(endpoint)),
+    id: endpoint.id, model_permaslug: endpoint.model_permaslug, provider_slug: endpoint.provider_slug, upstream_model_id: endpoint.upstream_model_id, base_url: endpoint.base_url,
     declared_region: endpoint.declared_region, declared_zdr: endpoint.declared_zdr, pricing: endpoint.pricing, status: endpoint.status, workspace_id: endpoint.workspace_id,
     validation: endpoint.validation ? { passed: endpoint.validation.passed, checks: endpoint.validation.checks, at: endpoint.validation.at, stale: endpoint.validation.fingerprint !== fingerprintOf(endpoint) } : null,
     created_at: endpoint.created_at, updated_at: endpoint.updated_at,
@@ -153,7 +151,7 @@ export function createPrivateEndpointOperations(deps: PrivateEndpointPorts): Pri
       let endpoint: PrivateEndpoint = {
         id, org_id: orgId, workspace_id: workspaceId, model_permaslug: body.model_permaslug, provider_slug: body.provider_slug, upstream_model_id: body.upstream_model_id,
         base_url: body.base_url, declared_region: body.declared_region ?? null, declared_zdr: body.declared_zdr ?? null, pricing: body.pricing ?? null,
-        status: 'draft', validation: null, secret_name: newSecretName(id), activated: false, created_at: now, updated_at: now,
+        status: 'draft', validation: null, secret_name: versionedSecretName('pe', id), activated: false, created_at: now, updated_at: now,
       };
       if (body.activate) workspaceCheck(endpoint, body.activate.workspace_id, 'body.activate.workspace_id');
       await vault().put(privateEndpointVaultRef(orgId, workspaceId), endpoint.secret_name, [host], body.api_key);
@@ -199,7 +197,7 @@ export function createPrivateEndpointOperations(deps: PrivateEndpointPorts): Pri
         updated_at: deps.clock().toISOString(),
       };
       if (body.api_key !== undefined) {
-        next = { ...next, secret_name: newSecretName(current.id) };
+        next = { ...next, secret_name: versionedSecretName('pe', current.id) };
         await vault().put(privateEndpointVaultRef(current.org_id, current.workspace_id), next.secret_name, [host], body.api_key);
       }
       try {

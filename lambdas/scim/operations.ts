@@ -47,8 +47,8 @@ const groupView = (group: ScimGroup): z.infer<typeof groupSchema> => ({
 });
 
 /** `attribute eq "value"`, the one filter identity providers send; the attribute's value is read by `get`. */
-function filterOf(filter: string | undefined, attributes: Record<string, (resource: never) => string | undefined | string[]>): ((resource: never) => boolean) | undefined {
-  if (filter === undefined) return undefined;
+function filterOf<T>(filter: string | undefined, attributes: Record<string, (resource: T) => string | undefined | string[]>): (resource: T) => boolean {
+  if (filter === undefined) return () => true;
   const match = /^\s*([A-Za-z.]+)\s+eq\s+"((?:[^"\\]|\\.)*)"\s*$/i.exec(filter);
   const read = match ? Object.entries(attributes).find(([name]) => name.toLowerCase() === match[1]!.toLowerCase())?.[1] : undefined;
   if (!match || !read) throw new InvalidInputError(`Invalid query.filter: only ${Object.keys(attributes).map((name) => `${name} eq "…"`).join(', ')} are supported`);
@@ -256,7 +256,8 @@ export function createScimOperations(deps: ScimPorts): ScimOperations {
     },
     async createScimGroupMapping({ principal, body }) {
       const orgId = orgOf(principal);
-      await groupFound(orgId, body.scim_group_id).catch(() => { throw new InvalidInputError(`Invalid body.scim_group_id: no SCIM group ${body.scim_group_id} in this organization`); });
+      const group = await deps.scim.get(orgId, 'GROUP', body.scim_group_id);
+      if (!group || group.deleted_at) throw new InvalidInputError(`Invalid body.scim_group_id: no SCIM group ${body.scim_group_id} in this organization`);
       if (!(await deps.workspaces.getWorkspace(orgId, body.workspace_id))) throw new InvalidInputError(`Invalid body.workspace_id: no workspace ${body.workspace_id} in this organization`);
       const same = (await deps.scim.list(orgId, 'MAP')).find((mapping) => mapping.scim_group_id === body.scim_group_id && mapping.workspace_id === body.workspace_id);
       if (same && same.role !== body.role) throw new ConflictError(`Group ${body.scim_group_id} is mapped to workspace ${body.workspace_id} as ${same.role} already: change its role with PATCH`);
@@ -298,8 +299,8 @@ export function createScimOperations(deps: ScimPorts): ScimOperations {
     },
 
     async scimListUsers({ principal, query }) {
-      const matches = filterOf(query.filter, { userName: (user: ScimUser) => user.user_name, externalId: (user: ScimUser) => user.external_id ?? undefined, emails: (user: ScimUser) => [user.email], 'emails.value': (user: ScimUser) => [user.email] });
-      const all = (await deps.scim.list(orgOf(principal), 'USER')).filter((user) => !matches || (matches as (user: ScimUser) => boolean)(user)).sort((a, b) => a.created_at.localeCompare(b.created_at));
+      const matches = filterOf<ScimUser>(query.filter, { userName: (user) => user.user_name, externalId: (user) => user.external_id ?? undefined, emails: (user) => [user.email], 'emails.value': (user) => [user.email] });
+      const all = (await deps.scim.list(orgOf(principal), 'USER')).filter(matches).sort((a, b) => a.created_at.localeCompare(b.created_at));
       return { body: listResponse(all, query, userResource) };
     },
     async scimCreateUser({ principal, body }) {
@@ -325,8 +326,8 @@ export function createScimOperations(deps: ScimPorts): ScimOperations {
       return NO_CONTENT;
     },
     async scimListGroups({ principal, query }) {
-      const matches = filterOf(query.filter, { displayName: (group: ScimGroup) => group.display_name, externalId: (group: ScimGroup) => group.external_id ?? undefined });
-      const all = (await deps.scim.list(orgOf(principal), 'GROUP')).filter((group) => group.deleted_at === null && (!matches || (matches as (group: ScimGroup) => boolean)(group))).sort((a, b) => a.created_at.localeCompare(b.created_at));
+      const matches = filterOf<ScimGroup>(query.filter, { displayName: (group) => group.display_name, externalId: (group) => group.external_id ?? undefined });
+      const all = (await deps.scim.list(orgOf(principal), 'GROUP')).filter((group) => group.deleted_at === null && matches(group)).sort((a, b) => a.created_at.localeCompare(b.created_at));
       return { body: listResponse(all, query, groupResource) };
     },
     async scimCreateGroup({ principal, body }) {

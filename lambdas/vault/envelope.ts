@@ -16,6 +16,12 @@ export interface VaultRef {
   purpose: VaultPurpose;
 }
 
+/**
+ * A vault secret name for a feature's own secret of one record (a destination's, a private endpoint's), new at
+ * each change: the record names the one it uses, so it and the vault never disagree mid-change.
+ */
+export const versionedSecretName = (prefix: string, recordId: string): string => `${prefix}_${recordId.replace(/-/g, '')}_${randomBytes(8).toString('hex')}`;
+
 export const vaultIdOf = (ref: VaultRef): string =>
   `${ref.purpose}:${ref.orgId}/${ref.workspaceId}${ref.internId ? `/${ref.internId}` : ''}`;
 

@@ -3,7 +3,7 @@
 export { Vault, ReleaseRefused } from './vault.js';
 export { hostOfUrl } from './hosts.js';
 export { VaultRepository } from './vault-repository.js';
-export { vaultIdOf, type VaultRef } from './envelope.js';
+export { vaultIdOf, versionedSecretName, type VaultRef } from './envelope.js';
 export { callerOf, internOf, internVault, notForInternKeys, NOT_FOUND, type Caller, type InternLookup, type InternRef } from './scope.js';
 export { vaultRoutes, internIdParam, type VaultOperations } from './routes.js';
 export { createVaultOperations, type VaultPorts } from './operations.js';
