@@ -11,6 +11,7 @@ import { Vault, VaultRepository } from '../vault/index.js';
 import { ByokRepository, ByokSource } from '../byok/index.js';
 import { PresetRepository } from '../presets/index.js';
 import { GuardrailRepository } from '../guardrails/index.js';
+import { EndUserRepository } from '../end-users/index.js';
 import { DESTINATION_CACHE_TTL_MS, DestinationRepository, DestinationSecrets, DestinationSource, ObservabilityOutbox, SqsDeliveryQueue } from '../observability/index.js';
 import { createSqsClient } from '../platform/aws/sqs.js';
 import { PrivateEndpointRepository, PrivateEndpointSource } from '../private-endpoints/index.js';
@@ -46,6 +47,8 @@ export interface GatewayDeps extends AuthDeps {
   guardrails: GuardrailRepository;
   /** The people of each organization and their workspaces. */
   members: MemberRepository;
+  /** End users the organizations registered, with their limits and meters. */
+  endUsers: EndUserRepository;
   /** Workspaces' own deployments of catalog models. */
   privateEndpoints: PrivateEndpointRepository;
   /** What the identity provider pushed (SCIM users and groups), group mappings and sync jobs. */
@@ -137,6 +140,7 @@ export function createDeps(config: GatewayConfig, wiring: DepsWiring = {}): Gate
     presets: new PresetRepository(db, tableName),
     guardrails: new GuardrailRepository(db, tableName),
     members: new MemberRepository(db, tableName),
+    endUsers: new EndUserRepository(db, tableName),
     privateEndpoints,
     scim: new ScimRepository(db, tableName),
     observability,

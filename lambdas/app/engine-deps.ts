@@ -24,6 +24,7 @@ import { DEFAULT_ENGINE_CONFIG, type EngineConfig, type EngineDeps } from '../in
 import { consoleLogger, type Logger } from '../platform/logger.js';
 import { PresetRepository, PresetSource } from '../presets/index.js';
 import { GuardrailRepository, GuardrailSource } from '../guardrails/index.js';
+import { EndUserRepository, EndUserSource } from '../end-users/index.js';
 
 function positiveInt(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
   const raw = env[name];
@@ -122,6 +123,7 @@ export function createEngineDeps(db: DynamoDBDocumentClient, tableName: string, 
     endpointFailures: new EndpointFailureRepository(db, tableName),
     presets: new PresetSource(new PresetRepository(db, tableName), wiring.presetCacheTtlMs),
     guardrails: new GuardrailSource(new GuardrailRepository(db, tableName), wiring.presetCacheTtlMs),
+    endUsers: new EndUserSource(new EndUserRepository(db, tableName), wiring.presetCacheTtlMs),
     clock,
     config: settings.engine,
     now: () => performance.now(),

@@ -20,6 +20,7 @@ import { createGuardrailOperations, guardrailsOf, refusal } from '../guardrails/
 import { createObservabilityOperations } from '../observability/index.js';
 import { createPrivateEndpointOperations } from '../private-endpoints/index.js';
 import { createScimOperations } from '../scim/index.js';
+import { createEndUserOperations } from '../end-users/index.js';
 import { batchDepsOf } from './batch-deps.js';
 
 export function createManagementOperations(deps: GatewayDeps): ManagementOperations {
@@ -67,6 +68,7 @@ export function createManagementOperations(deps: GatewayDeps): ManagementOperati
       invalidate: (orgId) => deps.engine.privateEndpoints?.invalidate(orgId), clock, allowPrivateHosts: config.privateEndpointsAllowPrivateHosts,
     }),
     ...createScimOperations({ scim: deps.scim, members: deps.members, workspaces, clock }),
+    ...createEndUserOperations({ endUsers: deps.endUsers, invalidate: (orgId) => deps.engine.endUsers?.invalidate(orgId), clock }),
     ...createByokOperations({ byok, vault, providers: byokProviders(engine.catalog), keys, workspaces, invalidateCredentials, clock }),
     ...createBatchOperations({
       batches: batches.repository, results: batches.results, uploads: batches.uploads, objects: batches.objects, executions: () => batches.executions, clock, log, windowSeconds: config.batches.windowSeconds,

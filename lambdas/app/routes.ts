@@ -18,6 +18,7 @@ import { inferenceRoutes } from '../inference/routes.js';
 import { batchRoutes } from '../batches/routes.js';
 import { presetRoutes } from '../presets/index.js';
 import { guardrailRoutes } from '../guardrails/index.js';
+import { endUserRoutes } from '../end-users/index.js';
 import { observabilityRoutes } from '../observability/index.js';
 import { privateEndpointRoutes } from '../private-endpoints/index.js';
 import { scimRoutes } from '../scim/index.js';
@@ -51,6 +52,7 @@ export const routes = [
   ...internRoutes,
   ...byokRoutes,
   ...guardrailRoutes,
+  ...endUserRoutes,
   ...observabilityRoutes,
   ...privateEndpointRoutes,
   ...scimRoutes,

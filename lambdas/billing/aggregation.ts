@@ -4,6 +4,8 @@
 // Every record moves money out of what was held for it into usage:
 //   organization  held −release · balance +(release − credits) · total_usage +credits
 //   key, workspace meters  held −release · usage +credits · BYOK usage +byok (every window, both exposures)
+//   extra meters  the same, for an end user's or member's meter the record names (spend-meters.ts); release
+//                 only where its exact hold held on that meter too
 //   rollup row    its counters (rollups.ts), and the record's infrastructure cost
 //   hold          deleted (an exact hold: release = what it held)
 //   lease         consumed +release (a lease's draw: release = what the request spent of its reservation)
@@ -14,6 +16,7 @@ import { nanosToStore } from '../platform/money.js';
 import { rollupDelta, type RollupDelta } from './rollups.js';
 import { entryItems, markerItem } from './page-items.js';
 import type { Page } from './pages.js';
+import { extraMeterId, type ExtraMeterRef } from './meter-writes.js';
 
 export interface MeterMove {
   /** Leaves `held`: what was held for the records. */
@@ -38,6 +41,8 @@ export interface Effects {
   workspaces: Map<string, MeterMove & { orgId: string; workspaceId: string }>;
   /** By `<pk>|<sk>`. */
   rollups: Map<string, RollupDelta>;
+  /** Extra meters (end users', members'), by extraMeterId. */
+  extras: Map<string, MeterMove & { ref: ExtraMeterRef }>;
   /** Generation ids whose exact holds the records end. */
   holds: string[];
   /** What the records spent of each lease. */
@@ -52,6 +57,8 @@ export interface ApplyState {
   /** Keys and workspaces deleted while their requests ran: the organization is charged, their meters skipped. */
   goneKeys: ReadonlySet<string>;
   goneWorkspaces: ReadonlySet<string>;
+  /** Extra meters deleted (an end user removed while its requests ran): skipped. */
+  goneExtras?: ReadonlySet<string>;
 }
 
 const add = (into: Map<string, MeterMove>, id: string, move: MeterMove) => {
@@ -80,7 +87,7 @@ function mergeRollup(into: RollupDelta, delta: RollupDelta): void {
 }
 
 export function effectsOf(pages: readonly Page[], state: ApplyState): Effects {
-  const effects: Effects = { pages: [], organizations: new Map(), keys: new Map(), workspaces: new Map(), rollups: new Map(), holds: [], leases: new Map() };
+  const effects: Effects = { pages: [], organizations: new Map(), keys: new Map(), workspaces: new Map(), extras: new Map(), rollups: new Map(), holds: [], leases: new Map() };
   for (const page of pages) {
     effects.pages.push({ block: page.block, seq: page.seq });
     for (const { record, claim } of page.entries) {
@@ -98,6 +105,12 @@ export function effectsOf(pages: readonly Page[], state: ApplyState): Effects {
         sum.orgId = record.org_id;
         sum.workspaceId = record.workspace_id;
       }
+      for (const charge of record.spend_meters ?? []) {
+        const id = extraMeterId(charge.meter);
+        if (state.goneExtras?.has(id)) continue;
+        add(effects.extras as Map<string, MeterMove>, id, { ...move, release: charge.held && claim.kind === 'hold' ? move.release : 0n });
+        effects.extras.get(id)!.ref = charge.meter;
+      }
       const rollup = rollupDelta(record);
       const rollupId = `${rollup.key.pk}|${rollup.key.sk}`;
       const existing = effects.rollups.get(rollupId);
@@ -111,7 +124,7 @@ export function effectsOf(pages: readonly Page[], state: ApplyState): Effects {
 /** Items a group's transaction writes: one marker per block, and the items its records touch. */
 export function itemCount(effects: Effects): number {
   const blocks = new Set(effects.pages.map((page) => page.block));
-  return blocks.size + effects.organizations.size + effects.keys.size + effects.workspaces.size + effects.rollups.size + effects.holds.length + effects.leases.size;
+  return blocks.size + effects.organizations.size + effects.keys.size + effects.workspaces.size + effects.extras.size + effects.rollups.size + effects.holds.length + effects.leases.size;
 }
 
 /**

@@ -3,6 +3,7 @@
 //   marker     GENS#<block> APPLIED: ADD the pages' seqs — only if none of them is there yet
 //   org        held −release · balance +(release − credits) · total_usage +credits
 //   key, ws    the meter moved (aggregation.ts), only if it counts the expected windows
+//   extra      an end user's or member's meter, the same way
 //   rollup     ADD the counters, SET the dimensions
 //   hold       Delete HOLD#<generation> — only if it is still there
 //   lease      ADD consumed — only if it was not swept
@@ -16,9 +17,9 @@ import { itemKeys } from '../platform/dynamo/item-keys.js';
 import { UpdateBuilder } from '../platform/dynamo/update-builder.js';
 import { cancellationOf } from '../platform/dynamo/write-failures.js';
 import { nanosToStore } from '../platform/money.js';
-import type { Periods } from './periods.js';
+import { currentPeriods, type Periods } from './periods.js';
 import { periodsFromItem } from './meter-item.js';
-import { meterAdds, periodsCondition, token, writeUnits } from './meter-writes.js';
+import { meterAdds, meterKey, periodsCondition, token, writeUnits } from './meter-writes.js';
 import type { Effects, MeterMove } from './aggregation.js';
 
 /** Markers outlive the stream's retention (24 hours), after which no batch can be redelivered. */
@@ -29,6 +30,8 @@ export interface ApplyRequest {
   /** The windows each meter is expected to count, by key hash and by `<org>/<workspace>`. */
   keyPeriods: ReadonlyMap<string, Periods>;
   workspacePeriods: ReadonlyMap<string, Periods>;
+  /** By extraMeterId. */
+  extraPeriods?: ReadonlyMap<string, Periods>;
   nowS: number;
 }
 
@@ -46,6 +49,7 @@ export type ApplyOutcome =
     /** Meters that were deleted, or count other windows (as stored). */
     keys: Map<string, Partial<Periods> | 'gone'>;
     workspaces: Map<string, Partial<Periods> | 'gone'>;
+    extras?: Map<string, Partial<Periods> | 'gone'>;
   };
 
 type TransactItem = NonNullable<ConstructorParameters<typeof TransactWriteCommand>[0]['TransactItems']>[number];
@@ -100,6 +104,11 @@ export class AggregatorRepository {
       items.push({
         Update: { TableName: table, Key: itemKeys.workspace(move.orgId, move.workspaceId), ...meterUpdate(move, request.workspacePeriods.get(id)!), ReturnValuesOnConditionCheckFailure: 'ALL_OLD' },
       });
+    }
+    const extraIndex = new Map<number, string>();
+    for (const [id, move] of effects.extras) {
+      extraIndex.set(items.length, id);
+      items.push({ Update: { TableName: table, Key: meterKey(move.ref), ...meterUpdate(move, request.extraPeriods?.get(id) ?? currentPeriods(new Date(request.nowS * 1000))), ReturnValuesOnConditionCheckFailure: 'ALL_OLD' } });
     }
     for (const rollup of effects.rollups.values()) {
       const update = new UpdateBuilder();
@@ -165,8 +174,9 @@ export class AggregatorRepository {
       };
       const keys = meters(keyIndex);
       const workspaces = meters(workspaceIndex);
-      if (holdsGone.length === 0 && leasesSwept.length === 0 && keys.size === 0 && workspaces.size === 0) throw err;
-      return { kind: 'refused', holdsGone, leasesSwept, keys, workspaces };
+      const extras = meters(extraIndex);
+      if (holdsGone.length === 0 && leasesSwept.length === 0 && keys.size === 0 && workspaces.size === 0 && extras.size === 0) throw err;
+      return { kind: 'refused', holdsGone, leasesSwept, keys, workspaces, ...(extras.size ? { extras } : {}) };
     }
   }
 }

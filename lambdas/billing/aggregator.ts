@@ -60,17 +60,20 @@ export class MeterAggregator {
     const sweptLeases = new Set<string>();
     const goneKeys = new Set<string>();
     const goneWorkspaces = new Set<string>();
+    const goneExtras = new Set<string>();
     // Windows seen stored ahead of this clock, per meter.
     const keyAhead = new Map<string, Partial<Periods>>();
     const workspaceAhead = new Map<string, Partial<Periods>>();
+    const extraAhead = new Map<string, Partial<Periods>>();
     for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt += 1) {
       const now = this.deps.clock();
       const current = currentPeriods(now);
-      const state: ApplyState = { late, sweptLeases, goneKeys, goneWorkspaces };
+      const state: ApplyState = { late, sweptLeases, goneKeys, goneWorkspaces, goneExtras };
       const effects: Effects = effectsOf(pages, state);
       const keyPeriods = new Map([...effects.keys.keys()].map((hash) => [hash, laterPeriods(current, keyAhead.get(hash) ?? {})]));
       const workspacePeriods = new Map([...effects.workspaces.keys()].map((id) => [id, laterPeriods(current, workspaceAhead.get(id) ?? {})]));
-      const outcome = await this.deps.repository.apply({ effects, keyPeriods, workspacePeriods, nowS: Math.floor(now.getTime() / 1000) }, attempt);
+      const extraPeriods = new Map([...effects.extras.keys()].map((id) => [id, laterPeriods(current, extraAhead.get(id) ?? {})]));
+      const outcome = await this.deps.repository.apply({ effects, keyPeriods, workspacePeriods, extraPeriods, nowS: Math.floor(now.getTime() / 1000) }, attempt);
       if (outcome.kind === 'applied') {
         const appliedAt = this.deps.clock().getTime();
         for (const page of pages) if (page.writtenAt !== undefined) result.lagsMs.push(appliedAt - page.writtenAt);
@@ -107,6 +110,12 @@ export class MeterAggregator {
         if (stored === 'gone') goneWorkspaces.add(id);
         else if (isBehind(stored, current)) await this.deps.roll({ of: 'workspace', orgId: move.orgId, workspaceId: move.workspaceId }, current, stored);
         else workspaceAhead.set(id, stored);
+      }
+      for (const [id, stored] of outcome.extras ?? []) {
+        const move = effects.extras.get(id)!;
+        if (stored === 'gone') goneExtras.add(id);
+        else if (isBehind(stored, current)) await this.deps.roll(move.ref, current, stored);
+        else extraAhead.set(id, stored);
       }
     }
     throw new Error(`pages not applied after ${MAX_ATTEMPTS} attempts: ${group.map((page) => `${page.block}/${page.seq}`).join(', ')}`);

@@ -6,7 +6,7 @@ import { ForbiddenError, InsufficientFundsError, UnauthenticatedError, Unavailab
 import type { Nanos } from '../platform/money.js';
 
 /** Which limit refused a reservation (also `error.metadata.reason` of the reply). */
-export type RefusalReason = 'insufficient_credits' | 'key_limit' | 'workspace_budget';
+export type RefusalReason = 'insufficient_credits' | 'key_limit' | 'workspace_budget' | 'end_user_limit' | 'guardrail_limit';
 
 export interface RefusalDetails {
   reason: RefusalReason;
@@ -36,6 +36,10 @@ export class CreditsExhausted extends ReservationRefused {}
 export class KeyLimitExceeded extends ReservationRefused {}
 /** One of the workspace's budgets cannot cover the reservation. */
 export class WorkspaceBudgetExceeded extends ReservationRefused {}
+/** The request's end user's spending limit cannot cover the reservation. */
+export class EndUserLimitExceeded extends ReservationRefused {}
+/** A guardrail's spending limit (on the key, or on the member who created it) cannot cover the reservation. */
+export class GuardrailLimitExceeded extends ReservationRefused {}
 
 /** The key was deleted while a copy of it was in use. */
 export class KeyDeleted extends UnauthenticatedError {

@@ -4,6 +4,7 @@ import type { InfrastructureCost } from './infrastructure.js';
 import type { CostBreakdown } from './cost.js';
 import type { Usage, FinishReason } from '../providers/types.js';
 import { nanosFromStore, nanosToStore, type Nanos } from '../platform/money.js';
+import type { MeterCharge } from './spend-meters.js';
 
 export interface GenerationRecord {
   id: string;
@@ -38,6 +39,8 @@ export interface GenerationRecord {
   usage_estimated: boolean;
   /** Every provider attempt, in order (failed ones first). */
   provider_responses: Array<{ provider: string; model: string; status: number | null }>;
+  /** Meters beyond the key's and workspace's its spend counts on (an end user's, a member's): spend-meters.ts. */
+  spend_meters?: MeterCharge[];
   /** What serving it cost on AWS; recorded just after settlement, absent until then. */
   infra?: InfrastructureCost | null;
 }

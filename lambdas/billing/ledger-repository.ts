@@ -2,21 +2,22 @@
 // without a record, each in one TransactWriteItems over the organization, the key, the workspace and the
 // hold item. A request that ends with a record is settled by the meter aggregator (aggregator-repository.ts).
 //
-//   reserve   Put HOLD#<generation> (new) · org: balance ≥ amount · key: limit window has room ·
-//             workspace: every budget has room — all or nothing
-//   release   Delete HOLD#<generation> (must exist) · org/key/workspace: held −amount
+//   reserve   Put HOLD#<generation> (new) · org: balance ≥ amount · key: limit window has room (and its
+//             guardrails' limits) · workspace: every budget has room · each extra meter (an end user's, a
+//             member's: spend-meters.ts): its limits have room — all or nothing
+//   release   Delete HOLD#<generation> (must exist) · org/key/workspace/extra meters: held −amount
 //
 // The hold item is the idempotency key: a release whose hold is gone has already happened (or the hold was
 // swept, or its record applied), so retries and duplicate deliveries never give back twice.
 // Methods return what happened as typed outcomes, with the refusing items decoded into domain objects (the
 // key, the workspace, a meter's windows); choosing what to do about it (reload, roll a window, retry,
 // refuse) is the Ledger's job.
-import { BatchGetCommand, GetCommand, TransactWriteCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, GetCommand, PutCommand, TransactWriteCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { nanosFromStore, nanosToStore, type Nanos } from '../platform/money.js';
 import { INTERVALS, type Periods } from './periods.js';
-import type { Window } from './meter.js';
-import { meterAttr } from './meter-item.js';
-import { meterAdds, meterKey, periodsCondition, token, writeUnits, type MeterRef } from './meter-writes.js';
+import { zeroUsage, type Window } from './meter.js';
+import { meterAttr, meterToItem } from './meter-item.js';
+import { extraMeterId, meterAdds, meterKey, periodsCondition, token, writeUnits, type ExtraMeterRef, type MeterRef } from './meter-writes.js';
 import { itemKeys } from '../platform/dynamo/item-keys.js';
 import { queryItems } from '../platform/dynamo/query.js';
 import { UpdateBuilder } from '../platform/dynamo/update-builder.js';
@@ -31,7 +32,25 @@ export interface KeyTerms {
   hash: string;
   settingsVersion: number;
   /** Limit and the window it applies to (total = lifetime), or null for no limit. */
-  limit: { amount: Nanos; window: Window; withByok: boolean } | null;
+  limit: LimitTerms | null;
+  /** Its guardrails' spend limits, on the same meter. */
+  guardrailLimits?: LimitTerms[];
+}
+
+export interface LimitTerms {
+  amount: Nanos;
+  window: Window;
+  withByok: boolean;
+}
+
+/** An extra meter a hold is checked against and holds on (spend-meters.ts). */
+export interface ExtraTerms {
+  ref: ExtraMeterRef;
+  /** The windows it is expected to count. */
+  periods: Periods;
+  limits: LimitTerms[];
+  /** Its `settings_version` must be this (undefined: not checked). */
+  version?: number;
 }
 
 export interface WorkspaceTerms {
@@ -47,9 +66,11 @@ export interface HoldRef {
   workspaceId: string;
   keyHash: string;
   amount: Nanos;
+  /** Extra meters the hold holds on too (an end user's, a member's). */
+  extras?: ExtraMeterRef[];
 }
 
-export interface HoldRequest extends HoldRef {
+export interface HoldRequest extends Omit<HoldRef, 'extras'> {
   /**
    * What the claim is: an exact hold (HOLD#<generation id>) or a lease (LEASE#<lease id>, `generationId`
    * being the lease's id), which requests of its owner then reserve from in memory.
@@ -57,6 +78,7 @@ export interface HoldRequest extends HoldRef {
   claim?: { kind: 'hold'; owner?: string } | { kind: 'lease'; owner: string; useUntil: string };
   key: KeyTerms;
   workspace: WorkspaceTerms;
+  extras?: ExtraTerms[];
   /** Windows each meter is expected to be counting (the current ones, or newer ones seen in the store). */
   keyPeriods: Periods;
   workspacePeriods: Periods;
@@ -89,27 +111,32 @@ export type WorkspaceRefusal =
   /** Same budgets: its meter counts other windows than expected, or a budget has no room. */
   | { kind: 'workspace-meter'; workspace: Workspace };
 
+/** Why an extra meter refused a reservation: gone (never made, or its owner deleted), or its item as stored. */
+export type ExtraRefusal = { kind: 'meter-gone' } | { kind: 'extra-meter'; item: Record<string, unknown> };
+
 export type ReserveOutcome =
   | { kind: 'held'; writeUnits: number }
   | { kind: 'conflict' }
   /** A hold with this generation id exists already. */
   | { kind: 'duplicate' }
   /** Every item whose condition failed says why (none: refused for a reason this cannot tell). */
-  | { kind: 'refused'; organization?: OrganizationRefusal; key?: KeyRefusal; workspace?: WorkspaceRefusal };
+  | { kind: 'refused'; organization?: OrganizationRefusal; key?: KeyRefusal; workspace?: WorkspaceRefusal; extras?: Map<string, ExtraRefusal> };
 
 export type ReleaseOutcome =
   | { kind: 'released'; writeUnits: number }
   /** The hold is gone: released, swept, or ended by its record (the aggregator deletes it). */
   | { kind: 'already' }
   | { kind: 'conflict' }
-  /** The key or workspace was deleted while the request ran. */
-  | { kind: 'meter-gone'; key: boolean; workspace: boolean };
+  /** The key or workspace (or an extra meter: its id) was deleted while the request ran. */
+  | { kind: 'meter-gone'; key: boolean; workspace: boolean; extras?: string[] };
 
 export interface ReleaseRequest {
   hold: HoldRef;
   /** The key or workspace was deleted while the request ran: give the organization back without its meter. */
   skipKey?: boolean;
   skipWorkspace?: boolean;
+  /** Extra meters (by id) deleted while it ran. */
+  skipExtras?: ReadonlySet<string>;
   /** The release's own few characters in its transaction token. */
   nonce?: string;
 }
@@ -205,6 +232,7 @@ export class LedgerRepository {
       amount: nanosToStore(amount),
       created_at: request.createdAt,
       expires_at: request.expiresAt,
+      ...(request.extras?.length ? { extras: request.extras.map((extra) => extra.ref) } : {}),
     };
     const hold = claim.kind === 'hold'
       ? {
@@ -235,10 +263,7 @@ export class LedgerRepository {
     keyUpdate
       .condition(request.key.settingsVersion === 0 ? `(attribute_not_exists(${sv}) OR ${sv} = :sv)` : `${sv} = :sv`)
       .condition(periodsCondition(keyUpdate, request.keyPeriods));
-    if (request.key.limit) {
-      const exposure = keyUpdate.name(meterAttr.exposure(request.key.limit.window, request.key.limit.withByok), 'limit_exp');
-      keyUpdate.condition(`${exposure} <= ${keyUpdate.value('ceiling', nanosToStore(request.key.limit.amount - amount))}`);
-    }
+    limitConditions(keyUpdate, [...(request.key.limit ? [request.key.limit] : []), ...(request.key.guardrailLimits ?? [])], amount);
     meterAdds(keyUpdate, { held: amount, usage: 0n, byok: 0n });
     if (claim.kind === 'lease') keyUpdate.add('leases', 1);
 
@@ -254,6 +279,15 @@ export class LedgerRepository {
     }
     meterAdds(wsUpdate, { held: amount, usage: 0n, byok: 0n });
     if (claim.kind === 'lease') wsUpdate.add('leases', 1);
+
+    const extras = (request.extras ?? []).map((extra) => {
+      const update = new UpdateBuilder();
+      update.condition('attribute_exists(pk)').condition(periodsCondition(update, extra.periods));
+      if (extra.version !== undefined) update.condition(`${update.name('settings_version', 'sv')} = ${update.value('sv', extra.version)}`);
+      limitConditions(update, extra.limits, amount);
+      meterAdds(update, { held: amount, usage: 0n, byok: 0n });
+      return { Update: { TableName: this.tableName, Key: meterKey(extra.ref), ...update.build(), ReturnValuesOnConditionCheckFailure: 'ALL_OLD' as const } };
+    });
 
     try {
       const result = await this.db.send(new TransactWriteCommand({
@@ -275,6 +309,7 @@ export class LedgerRepository {
           },
           { Update: { TableName: this.tableName, Key: itemKeys.apiKey(request.keyHash), ...keyUpdate.build(), ReturnValuesOnConditionCheckFailure: 'ALL_OLD' } },
           { Update: { TableName: this.tableName, Key: itemKeys.workspace(request.orgId, request.workspaceId), ...wsUpdate.build(), ReturnValuesOnConditionCheckFailure: 'ALL_OLD' } },
+          ...extras,
         ],
       }));
       return { kind: 'held', writeUnits: writeUnits(result.ConsumedCapacity) };
@@ -286,11 +321,17 @@ export class LedgerRepository {
       const organization = organizationRefusal(cancellation, 1);
       const key = keyRefusal(cancellation, 2, request.key, this.codecs.keyFromItem);
       const workspace = workspaceRefusal(cancellation, 3, request.workspace, this.codecs.workspaceFromItem);
+      const refusedExtras = new Map<string, ExtraRefusal>();
+      (request.extras ?? []).forEach((extra, i) => {
+        const failed = cancellation.stored(4 + i);
+        if (failed) refusedExtras.set(extraMeterId(extra.ref), failed.item ? { kind: 'extra-meter', item: failed.item } : { kind: 'meter-gone' });
+      });
       return {
         kind: 'refused',
         ...(organization ? { organization } : {}),
         ...(key ? { key } : {}),
         ...(workspace ? { workspace } : {}),
+        ...(refusedExtras.size ? { extras: refusedExtras } : {}),
       };
     }
   }
@@ -324,6 +365,13 @@ export class LedgerRepository {
     if (!request.skipKey) items.push({ Update: { TableName: this.tableName, Key: itemKeys.apiKey(hold.keyHash), ...meter() } });
     const wsIndex = request.skipWorkspace ? -1 : items.length;
     if (!request.skipWorkspace) items.push({ Update: { TableName: this.tableName, Key: itemKeys.workspace(hold.orgId, hold.workspaceId), ...meter() } });
+    const extraIndex = new Map<number, string>();
+    for (const ref of hold.extras ?? []) {
+      const id = extraMeterId(ref);
+      if (request.skipExtras?.has(id)) continue;
+      extraIndex.set(items.length, id);
+      items.push({ Update: { TableName: this.tableName, Key: meterKey(ref), ...meter() } });
+    }
     try {
       const result = await this.db.send(new TransactWriteCommand({
         ClientRequestToken: token('x', `${hold.generationId}.${request.nonce ?? ''}`, attempt),
@@ -338,9 +386,22 @@ export class LedgerRepository {
       if (cancellation.failedAt(0)) return { kind: 'already' };
       const key = cancellation.failedAt(keyIndex);
       const workspace = cancellation.failedAt(wsIndex);
-      if (key || workspace) return { kind: 'meter-gone', key, workspace };
+      const extras = [...extraIndex].filter(([index]) => cancellation.failedAt(index)).map(([, id]) => id);
+      if (key || workspace || extras.length) return { kind: 'meter-gone', key, workspace, ...(extras.length ? { extras } : {}) };
       throw err;
     }
+  }
+
+  /**
+   * Makes an extra meter that does not exist yet (a member's, on its first limited request), counting the
+   * current windows; one made meanwhile by another process is left as it is.
+   */
+  async createMeter(meter: ExtraMeterRef, periods: Periods): Promise<void> {
+    await unlessConditionFailsOrConflicts(this.db.send(new PutCommand({
+      TableName: this.tableName,
+      Item: { ...meterKey(meter), type: `${meter.of}-meter`, ...meterToItem({ usage: zeroUsage(), byok_usage: zeroUsage(), periods, held: 0n, leases: 0 }) },
+      ConditionExpression: 'attribute_not_exists(pk)',
+    })), undefined);
   }
 
   /**
@@ -571,6 +632,14 @@ function leaseFromItem(item: Record<string, unknown>): StoredLease {
   };
 }
 
+/** Conditions that every limit on a meter has room for `amount` (its exposure in the limit's window). */
+function limitConditions(update: UpdateBuilder, limits: readonly LimitTerms[], amount: Nanos): void {
+  limits.forEach((limit, i) => {
+    const exposure = update.name(meterAttr.exposure(limit.window, limit.withByok), `lx${i}`);
+    update.condition(`${exposure} <= ${update.value(`lc${i}`, nanosToStore(limit.amount - amount))}`);
+  });
+}
+
 function holdFromItem(item: Record<string, unknown>): StoredHold {
   return {
     generationId: item.generation_id as string,
@@ -578,6 +647,7 @@ function holdFromItem(item: Record<string, unknown>): StoredHold {
     workspaceId: item.workspace_id as string,
     keyHash: item.key_hash as string,
     amount: nanosFromStore(item.amount),
+    ...(Array.isArray(item.extras) && item.extras.length ? { extras: item.extras as ExtraMeterRef[] } : {}),
     createdAt: item.created_at as string,
     expiresAt: item.expires_at as string,
   };

@@ -6,7 +6,10 @@
 // cannot cover the request (refused with the domain error naming which one: errors.ts).
 import type { ApiKey } from '../keys/index.js';
 import { randomBytes } from 'node:crypto';
-import type { HoldRef, HoldRequest, KeyTerms, LedgerRepository, MeteredItemCodecs, StoredLease, WorkspaceTerms } from './ledger-repository.js';
+import type { ExtraTerms, HoldRef, HoldRequest, KeyTerms, LedgerRepository, MeteredItemCodecs, StoredLease, WorkspaceTerms } from './ledger-repository.js';
+import type { ExtraMeter, MeterCharge, SpendLimit, SpendMeters } from './spend-meters.js';
+import { meterFromItem } from './meter-item.js';
+import { extraMeterId } from './meter-writes.js';
 import type { Headroom, LeaseDraw, LeaseGrant } from './leases.js';
 import { DomainError } from '../platform/errors.js';
 import { token } from './meter-writes.js';
@@ -14,9 +17,9 @@ import { RecordCache } from '../platform/record-cache.js';
 import { nanosToDecimal, type Nanos } from '../platform/money.js';
 import type { Logger } from '../platform/logger.js';
 import type { Workspace, WorkspaceRepository } from '../organizations/index.js';
-import { budgetWindow, meterAt, spent } from './meter.js';
+import { budgetWindow, meterAt, spent, type Meter } from './meter.js';
 import { BUDGET_INTERVALS, currentPeriods, INTERVALS, isBehind, laterPeriods, windowEnd, type Periods } from './periods.js';
-import { CreditsExhausted, HoldExistsError, KeyDisabled, KeyLimitExceeded, KeyDeleted, ReservationContended, TenantGone, WorkspaceBudgetExceeded, type RefusalReason, type ReservationRefused } from './errors.js';
+import { CreditsExhausted, EndUserLimitExceeded, GuardrailLimitExceeded, HoldExistsError, KeyDisabled, KeyLimitExceeded, KeyDeleted, ReservationContended, TenantGone, WorkspaceBudgetExceeded, type RefusalReason, type ReservationRefused } from './errors.js';
 
 /** A hold outlives any invocation that could settle it: Lambda's 15-minute maximum, plus margin. */
 export const HOLD_TTL_MS = 20 * 60_000;
@@ -63,6 +66,8 @@ export interface Hold extends HoldRef {
   draw?: LeaseDraw;
   /** Nothing held, and no hold item (a request that costs no credits, BYOK only or free, that no limit counts): nothing to give back. */
   unheld?: true;
+  /** Extra meters the request's record charges (an end user's, a member's), and whether this hold held on each. */
+  charges?: MeterCharge[];
 }
 
 /**
@@ -84,11 +89,12 @@ export interface ReleaseResult {
 
 const usd = (nanos: Nanos) => `$${nanosToDecimal(nanos < 0n ? 0n : nanos)}`;
 
-function keyTerms(key: ApiKey): KeyTerms {
+function keyTerms(key: ApiKey, guardrailLimits: readonly SpendLimit[] = []): KeyTerms {
   return {
     hash: key.hash,
     settingsVersion: key.settings_version,
     limit: key.limit === null ? null : { amount: key.limit, window: key.limit_reset ?? 'total', withByok: key.include_byok_in_limit },
+    ...(guardrailLimits.length ? { guardrailLimits: guardrailLimits.map(({ amount, window, withByok }) => ({ amount, window, withByok })) } : {}),
   };
 }
 
@@ -141,11 +147,11 @@ export class Ledger {
    * Holds `amount` against the organization's balance, the key's limit and the workspace's budgets, or
    * throws the ReservationRefused naming the tightest that cannot cover it.
    */
-  async reserve(generationId: string, startingKey: ApiKey, amount: Nanos, tokens?: OutputTokens): Promise<Hold> {
+  async reserve(generationId: string, startingKey: ApiKey, amount: Nanos, tokens?: OutputTokens, spend?: SpendMeters): Promise<Hold> {
     let readUnits = 0;
     const workspace = await this.workspaceOf(startingKey.org_id, startingKey.workspace_id, (units) => { readUnits += units; });
-    const held = await this.claim({ kind: 'hold', ...(this.deps.owner ? { owner: this.deps.owner } : {}) }, generationId, startingKey, workspace, amount, tokens);
-    return { ...held, readUnits };
+    const held = await this.claim({ kind: 'hold', ...(this.deps.owner ? { owner: this.deps.owner } : {}) }, generationId, startingKey, workspace, amount, tokens, undefined, spend);
+    return { ...held, readUnits, ...(held.extras?.length ? { charges: held.extras.map((meter) => ({ meter, held: true })) } : {}) };
   }
 
   /**
@@ -273,9 +279,17 @@ export class Ledger {
     return 'already';
   }
 
-  private async claim(kind: NonNullable<HoldRequest['claim']>, generationId: string, startingKey: ApiKey, startingWorkspace: Workspace, amount: Nanos, tokens?: OutputTokens, useUntil?: number): Promise<Hold & { key: ApiKey; workspace: Workspace }> {
+  private async claim(
+    kind: NonNullable<HoldRequest['claim']>, generationId: string, startingKey: ApiKey, startingWorkspace: Workspace, amount: Nanos,
+    tokens?: OutputTokens, useUntil?: number, spend?: SpendMeters,
+  ): Promise<Hold & { key: ApiKey; workspace: Workspace }> {
     let key = startingKey;
     let workspace = startingWorkspace;
+    const guardrailLimits = spend?.key ?? [];
+    // Extra meters by id, as they now stand (a changed end user's limits replace its entry; a deleted one leaves).
+    const extras = new Map<string, ExtraMeter>((spend?.extras ?? []).map((extra) => [extraMeterId(extra.ref), extra]));
+    // Windows seen stored ahead of this clock, per extra meter.
+    const extraAhead = new Map<string, Periods>();
     const readUnits = 0;
     const waitUntil = this.deps.clock().getTime() + IN_FLIGHT_WAIT_MS;
     // This reservation's own, the same over its attempts: a batch item's generation id repeats in every run
@@ -286,11 +300,22 @@ export class Ledger {
       const current = currentPeriods(now);
       const keyPeriods = laterPeriods(current, key.meter.periods);
       const workspacePeriods = laterPeriods(current, workspace.meter.periods);
-      const ref: HoldRef = { generationId, orgId: key.org_id, workspaceId: key.workspace_id, keyHash: key.hash, amount };
+      const extraTerms: ExtraTerms[] = [...extras].map(([id, extra]) => ({
+        ref: extra.ref,
+        periods: laterPeriods(current, extraAhead.get(id) ?? {}),
+        limits: extra.limits.map(({ amount: limit, window, withByok }) => ({ amount: limit, window, withByok })),
+        ...(extra.version !== undefined ? { version: extra.version } : {}),
+      }));
+      const ref: HoldRef = {
+        generationId, orgId: key.org_id, workspaceId: key.workspace_id, keyHash: key.hash, amount,
+        ...(extraTerms.length ? { extras: extraTerms.map((extra) => extra.ref) } : {}),
+      };
+      const { extras: _refs, ...base } = ref;
       const outcome = await this.deps.repository.reserve({
-        ...ref,
-        key: keyTerms(key),
+        ...base,
+        key: keyTerms(key, guardrailLimits),
         workspace: workspaceTerms(workspace),
+        ...(extraTerms.length ? { extras: extraTerms } : {}),
         keyPeriods,
         workspacePeriods,
         createdAt: now.toISOString(),
@@ -310,7 +335,7 @@ export class Ledger {
       let retry = false;
       // Every meter that refused, with its headroom: the tightest one is named (the others afford more).
       const shortfalls: Shortfall[] = [];
-      const { organization, key: keyRefusal, workspace: workspaceRefusal } = outcome;
+      const { organization, key: keyRefusal, workspace: workspaceRefusal, extras: extraRefusals } = outcome;
       if (organization) {
         if (organization.kind === 'organization-gone') throw new TenantGone('organization');
         if (organization.kind === 'balance-missing') {
@@ -336,7 +361,7 @@ export class Ledger {
           key = stored;
           retry = true;
         } else {
-          shortfalls.push(keyShortfall(stored, now));
+          shortfalls.push(...keyShortfalls(stored, guardrailLimits, amount, now));
         }
       }
       if (workspaceRefusal) {
@@ -355,6 +380,34 @@ export class Ledger {
           retry = true;
         } else {
           shortfalls.push(budgetShortfall(stored, amount, now));
+        }
+      }
+      for (const [id, extraRefusal] of extraRefusals ?? []) {
+        const extra = extras.get(id)!;
+        if (extraRefusal.kind === 'meter-gone') {
+          // A member's meter is made on its first limited request; an end user deleted meanwhile limits nothing now.
+          if (extra.createOnUse) await this.deps.repository.createMeter(extra.ref, current);
+          else extras.delete(id);
+          retry = true;
+          continue;
+        }
+        const item = extraRefusal.item;
+        if (extra.version !== undefined && item.settings_version !== extra.version) {
+          const fresh = extra.refresh?.(item);
+          if (fresh) extras.set(id, fresh);
+          else extras.delete(id);
+          retry = true;
+          continue;
+        }
+        const meter = meterFromItem(item);
+        if (isBehind(meter.periods, current)) {
+          await this.deps.repository.roll(extra.ref, current, meter.periods);
+          retry = true;
+        } else if (INTERVALS.some((interval) => meter.periods[interval] !== laterPeriods(current, extraAhead.get(id) ?? {})[interval])) {
+          extraAhead.set(id, meter.periods);
+          retry = true;
+        } else {
+          shortfalls.push(...extra.limits.flatMap((limit) => limitShortfall(limit, meter, amount, now) ?? []));
         }
       }
       if (retry) continue;
@@ -378,10 +431,11 @@ export class Ledger {
   async release(hold: HoldRef): Promise<ReleaseResult> {
     let skipKey = false;
     let skipWorkspace = false;
+    const skipExtras = new Set<string>();
     const nonce = tokenNonce();
     for (let attempt = 1; attempt <= RELEASE_ATTEMPTS; attempt += 1) {
       try {
-        const outcome = await this.deps.repository.release({ hold, skipKey, skipWorkspace, nonce }, attempt);
+        const outcome = await this.deps.repository.release({ hold, skipKey, skipWorkspace, skipExtras, nonce }, attempt);
         if (outcome.kind === 'released') return { outcome: 'released', writeUnits: outcome.writeUnits, attempts: attempt };
         if (outcome.kind === 'already') return { outcome: 'already', writeUnits: 0, attempts: attempt };
         if (outcome.kind === 'conflict') {
@@ -391,6 +445,7 @@ export class Ledger {
         // Deleted while the request ran: the organization still gets its credits back.
         skipKey ||= outcome.key;
         skipWorkspace ||= outcome.workspace;
+        for (const id of outcome.extras ?? []) skipExtras.add(id);
       } catch (err) {
         if (attempt === RELEASE_ATTEMPTS) break;
         this.deps.log.warn('release attempt failed', { generation_id: hold.generationId, attempt, error: String(err) });
@@ -443,6 +498,8 @@ const REFUSAL_OF: Record<RefusalReason, new (...args: ConstructorParameters<type
   insufficient_credits: CreditsExhausted,
   key_limit: KeyLimitExceeded,
   workspace_budget: WorkspaceBudgetExceeded,
+  end_user_limit: EndUserLimitExceeded,
+  guardrail_limit: GuardrailLimitExceeded,
 };
 
 /**
@@ -480,6 +537,33 @@ function creditsShortfall(balance: Nanos, held: Nanos): Shortfall {
     state: `The account has ${usd(balance)} of credits available`,
     remedy: 'add credits',
     metadata: { reason: 'insufficient_credits', available: nanosToDecimal(balance < 0n ? 0n : balance) },
+  };
+}
+
+/** The key's limit and its guardrails' limits (on the key's meter) that cannot cover `amount`. */
+function keyShortfalls(key: ApiKey, guardrailLimits: readonly SpendLimit[], amount: Nanos, now: Date): Shortfall[] {
+  const found = guardrailLimits.flatMap((limit) => limitShortfall(limit, key.meter, amount, now) ?? []);
+  if (key.limit !== null) {
+    const own = keyShortfall(key, now);
+    if (own.left < amount || found.length === 0) found.push(own);
+  }
+  return found;
+}
+
+/** A limit (an end user's, a guardrail's) on `meter` that cannot cover `amount`; undefined when it can. */
+function limitShortfall(limit: SpendLimit, meter: Meter, amount: Nanos, now: Date): Shortfall | undefined {
+  const left = limit.amount - spent(meter, limit.window, limit.withByok) - meter.held;
+  if (left >= amount) return undefined;
+  const resets = limit.window === 'total' ? '' : `; it resets at ${windowEnd(limit.window, now)}`;
+  const held = meter.held > 0n ? ` (${usd(meter.held)} is held by requests in flight)` : '';
+  const window = limit.window === 'total' ? 'lifetime' : limit.window;
+  return {
+    reason: limit.reason,
+    left,
+    held: meter.held,
+    state: `${limit.owner} ${window} limit of ${usd(limit.amount)} has ${usd(left)} left${held}${resets}`,
+    remedy: limit.remedy,
+    metadata: { reason: limit.reason, ...limit.metadata, limit: nanosToDecimal(limit.amount), limit_reset: limit.window === 'total' ? null : limit.window },
   };
 }
 

@@ -9,8 +9,11 @@ import { meterAttr } from './meter-item.js';
 import { WINDOWS } from './meter.js';
 import { INTERVALS, type Periods } from './periods.js';
 
-/** The meter of a key or of a workspace. */
-export type MeterRef = { of: 'key'; hash: string } | { of: 'workspace'; orgId: string; workspaceId: string };
+/** The meter of a key or of a workspace, or one a request's spend also counts on (spend-meters.ts). */
+export type MeterRef = { of: 'key'; hash: string } | { of: 'workspace'; orgId: string; workspaceId: string } | ExtraMeterRef;
+
+/** A meter beyond the key's and the workspace's: an end user's (on its item), or a member's (a guardrail's limit). */
+export type ExtraMeterRef = { of: 'end-user'; orgId: string; userHash: string } | { of: 'member'; orgId: string; userId: string };
 
 const TOKEN_MAX = 36;
 
@@ -46,5 +49,15 @@ export function meterAdds(update: UpdateBuilder, delta: { held: Nanos; usage: Na
 }
 
 export function meterKey(meter: MeterRef): { pk: string; sk: string } {
-  return meter.of === 'key' ? itemKeys.apiKey(meter.hash) : itemKeys.workspace(meter.orgId, meter.workspaceId);
+  switch (meter.of) {
+    case 'key': return itemKeys.apiKey(meter.hash);
+    case 'workspace': return itemKeys.workspace(meter.orgId, meter.workspaceId);
+    case 'end-user': return itemKeys.endUser(meter.orgId, meter.userHash);
+    case 'member': return itemKeys.memberMeter(meter.orgId, meter.userId);
+  }
+}
+
+/** One string per extra meter (a map key, a transaction item's name). */
+export function extraMeterId(meter: ExtraMeterRef): string {
+  return meter.of === 'end-user' ? `end-user ${meter.orgId}/${meter.userHash}` : `member ${meter.orgId}/${meter.userId}`;
 }

@@ -4,11 +4,17 @@ import { randomUUID } from 'node:crypto';
 import { BatchWriteCommand, DeleteCommand, GetCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { itemKeys } from '../platform/dynamo/item-keys.js';
 import { partition, queryAll } from '../platform/dynamo/query.js';
+import { nanosFromStore, nanosToStore } from '../platform/money.js';
 import type { Guardrail, GuardrailPolicy, KeyAssignment, MemberAssignment } from './types.js';
 
 function strip(item: Record<string, unknown>): Record<string, unknown> {
   const { pk: _pk, sk: _sk, type: _type, ...rest } = item;
   return rest;
+}
+
+function guardrailFromItem(item: Record<string, unknown>): Guardrail {
+  const guardrail = strip(item) as unknown as Guardrail;
+  return { ...guardrail, limit: item.limit === undefined || item.limit === null ? null : nanosFromStore(item.limit), reset_interval: guardrail.reset_interval ?? null };
 }
 
 const BATCH_WRITE = 25;
@@ -18,12 +24,12 @@ export class GuardrailRepository {
   constructor(private readonly db: DynamoDBDocumentClient, private readonly tableName: string) {}
 
   async put(guardrail: Guardrail): Promise<void> {
-    await this.db.send(new PutCommand({ TableName: this.tableName, Item: { ...itemKeys.guardrail(guardrail.org_id, guardrail.id), type: 'guardrail', ...guardrail } }));
+    await this.db.send(new PutCommand({ TableName: this.tableName, Item: { ...itemKeys.guardrail(guardrail.org_id, guardrail.id), type: 'guardrail', ...guardrail, limit: guardrail.limit == null ? null : nanosToStore(guardrail.limit) } }));
   }
 
   async get(orgId: string, id: string): Promise<Guardrail | undefined> {
     const { Item } = await this.db.send(new GetCommand({ TableName: this.tableName, Key: itemKeys.guardrail(orgId, id), ConsistentRead: true }));
-    return Item ? (strip(Item) as unknown as Guardrail) : undefined;
+    return Item ? guardrailFromItem(Item) : undefined;
   }
 
   /** The organization's guardrails and their key and member assignments, in one read. */
@@ -34,7 +40,7 @@ export class GuardrailRepository {
     const assignments: KeyAssignment[] = [];
     const memberAssignments: MemberAssignment[] = [];
     for (const item of items) {
-      if (item.type === 'guardrail') guardrails.push(strip(item) as unknown as Guardrail);
+      if (item.type === 'guardrail') guardrails.push(guardrailFromItem(item));
       else if (item.type === 'guardrail_key') assignments.push(strip(item) as unknown as KeyAssignment);
       else if (item.type === 'guardrail_member') memberAssignments.push(strip(item) as unknown as MemberAssignment);
     }

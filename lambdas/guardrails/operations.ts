@@ -2,6 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import type { z } from 'zod';
 import { InvalidInputError, NotFoundError } from '../platform/errors.js';
+import { nanosToUsd } from '../platform/money.js';
 import type { Principal } from '../platform/http/auth.js';
 import { listPage } from '../platform/http/list-page.js';
 import type { ApiKeyRepository } from '../keys/index.js';
@@ -33,8 +34,8 @@ export function guardrailView(guardrail: Guardrail): z.infer<typeof guardrailSch
     allowed_providers: guardrail.allowed_providers,
     ignored_providers: guardrail.ignored_providers,
     include_byok_in_budgets: guardrail.include_byok_in_budgets,
-    limit_usd: null,
-    reset_interval: null,
+    limit_usd: guardrail.limit == null ? null : nanosToUsd(guardrail.limit),
+    reset_interval: guardrail.reset_interval ?? null,
     content_filters: guardrail.content_filters ?? null,
     content_filter_builtins: guardrail.content_filter_builtins ?? null,
     created_at: guardrail.created_at,
@@ -103,6 +104,7 @@ export function createGuardrailOperations(deps: GuardrailPorts): GuardrailOperat
         allowed_models: body.allowed_models ?? null, ignored_models: body.ignored_models ?? null,
         allowed_providers: lower(body.allowed_providers) ?? null, ignored_providers: lower(body.ignored_providers) ?? null,
         include_byok_in_budgets: body.include_byok_in_budgets ?? false,
+        limit: body.limit_usd ?? null, reset_interval: body.reset_interval ?? null,
         content_filters: body.content_filters ?? null, content_filter_builtins: builtinsOf(body.content_filter_builtins),
         created_at: now, updated_at: now,
       };
@@ -124,6 +126,8 @@ export function createGuardrailOperations(deps: GuardrailPorts): GuardrailOperat
         ...(body.allowed_providers !== undefined ? { allowed_providers: lower(body.allowed_providers) ?? null } : {}),
         ...(body.ignored_providers !== undefined ? { ignored_providers: lower(body.ignored_providers) ?? null } : {}),
         ...(body.include_byok_in_budgets !== undefined ? { include_byok_in_budgets: body.include_byok_in_budgets } : {}),
+        ...(body.limit_usd !== undefined ? { limit: body.limit_usd } : {}),
+        ...(body.reset_interval !== undefined ? { reset_interval: body.reset_interval } : {}),
         ...(body.content_filters !== undefined ? { content_filters: body.content_filters } : {}),
         ...(body.content_filter_builtins !== undefined ? { content_filter_builtins: builtinsOf(body.content_filter_builtins) } : {}),
         updated_at: deps.clock().toISOString(),

@@ -2,6 +2,7 @@
 // UpdateGuardrailRequest, KeyAssignment), as @openrouter/sdk's guardrails.* send and parse them.
 import * as z from 'zod';
 import { BUILTIN_SLUGS, patternProblem } from './content-filters.js';
+import { usdAmount } from '../platform/http/usd-amount.js';
 
 /** A model id or a wildcard pattern (`openai/*`, `*-mini`). */
 const modelPattern = z.string().min(1).max(256);
@@ -21,8 +22,8 @@ const settings = {
   allowed_providers: providers.optional(),
   ignored_providers: providers.optional(),
   include_byok_in_budgets: z.boolean().optional(),
-  limit_usd: notYet('a spend limit (limit_usd)').optional(),
-  reset_interval: notYet('a spend limit\'s reset_interval').optional(),
+  limit_usd: usdAmount().nullable().optional().describe('Spend limit in USD of each key (and each member) the guardrail applies to, rounded to the nearest nano-dollar; null removes it'),
+  reset_interval: z.enum(['daily', 'weekly', 'monthly']).nullable().optional().describe('When the limit starts again (midnight UTC, Monday, the 1st); null: a lifetime limit'),
   content_filters: z.array(z.strictObject({
     action: z.enum(['block', 'redact', 'flag']),
     pattern: z.string().min(1).max(1000).superRefine((pattern, ctx) => {
@@ -88,8 +89,8 @@ export const guardrailSchema = z.object({
   allowed_providers: z.array(z.string()).nullable(),
   ignored_providers: z.array(z.string()).nullable(),
   include_byok_in_budgets: z.boolean(),
-  limit_usd: z.null(),
-  reset_interval: z.null(),
+  limit_usd: z.number().nullable(),
+  reset_interval: z.enum(['daily', 'weekly', 'monthly']).nullable(),
   content_filters: z.array(z.object({ action: z.string(), pattern: z.string(), label: z.string().nullable().optional() })).nullable(),
   content_filter_builtins: z.array(z.object({ slug: z.string(), action: z.string(), label: z.string().optional() })).nullable(),
   created_at: z.string(),

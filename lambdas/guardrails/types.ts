@@ -1,6 +1,8 @@
 // Guardrails: an organization's policies on what its keys may use and send, assigned to keys: allowed and
 // ignored models and providers, and content filters (built-in detectors and the caller's own patterns).
 import type { BuiltinFilter, ContentFilter } from './content-filters.js';
+import type { Nanos } from '../platform/money.js';
+import type { Interval } from '../billing/periods.js';
 
 export interface Guardrail {
   id: string;
@@ -13,6 +15,9 @@ export interface Guardrail {
   allowed_providers: string[] | null;
   ignored_providers: string[] | null;
   include_byok_in_budgets: boolean;
+  /** Spend limit of each key and each member it applies to (each their own), per `reset_interval` (null: lifetime). */
+  limit?: Nanos | null;
+  reset_interval?: Interval | null;
   content_filters: ContentFilter[] | null;
   content_filter_builtins: BuiltinFilter[] | null;
   created_at: string;

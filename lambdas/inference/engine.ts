@@ -13,6 +13,7 @@ import type { ApiKey } from '../keys/index.js';
 import type { ByokSource } from '../byok/index.js';
 import type { PresetSource } from '../presets/index.js';
 import type { GuardrailSource } from '../guardrails/index.js';
+import type { EndUserSource } from '../end-users/index.js';
 import type { ObservabilityOutbox } from '../observability/index.js';
 import type { PrivateEndpointSource } from '../private-endpoints/index.js';
 import type { EndpointHealth, StickySessions } from './endpoint-health.js';
@@ -81,6 +82,8 @@ export interface EngineDeps {
   byok?: ByokSource;
   /** Each organization's guardrails (cached); absent: none are enforced. */
   guardrails?: Pick<GuardrailSource, 'policyFor' | 'invalidate'>;
+  /** Each organization's registered end users (cached): their limits and meters; absent: none are counted. */
+  endUsers?: Pick<EndUserSource, 'endUsersOf' | 'invalidate'>;
   /** Where each stored generation is handed for delivery to the organization's observability destinations; absent: nowhere. */
   observability?: Pick<ObservabilityOutbox, 'observe' | 'flush' | 'shared'>;
   /** Each organization's active private endpoints (cached) and their upstream keys; absent: none are routed to. */

@@ -22,6 +22,8 @@ import type { InferenceRequest } from './inference-request.js';
 import type { Candidate } from './routing.js';
 import { shuttingDownError } from '../platform/shutdown.js';
 import { hashedUser, type AttemptRecord, type RouteTrace } from './trace.js';
+import { spendMetersFor } from './spend-limits.js';
+import { limitsAny } from '../billing/spend-meters.js';
 
 /** The request whose money is being handled. */
 export interface SettlementOptions {
@@ -59,11 +61,15 @@ export async function reserve({ request, caller, trace, deps }: SettlementOption
   const shared = trace.plan.candidates.filter((candidate) => candidate.byok === undefined);
   const endpoints = shared.map((candidate) => candidate.endpoint);
   const amount = reservationFor(request.params, endpoints);
+  // Its guardrails' spend limits and its end user's: a request any of them limits holds exactly (below).
+  const spendOrPromise = spendMetersFor(request, caller, deps);
+  const spend = spendOrPromise instanceof Promise ? await spendOrPromise : spendOrPromise;
+  const limited = limitsAny(spend);
   // A request that holds nothing (BYOK only, or free models) goes to the ledger when a limit counts BYOK
   // spend, or its organization is in debt: the exact check of nothing is what refuses it then, which no
   // lease would see. Otherwise nothing can refuse it, and it holds nothing, with no round trip (the
   // organization's standing is read at most once per BALANCE_CACHE_TTL_MS per process).
-  if (amount === 0n || deps.leases) {
+  if (!limited && (amount === 0n || deps.leases)) {
     let readUnits = 0;
     const workspace = await deps.ledger.workspaceOf(caller.orgId, caller.workspaceId, (units) => { readUnits += units; });
     const unheld = amount === 0n && !countsByok(caller.key, workspace) && await deps.ledger.notInDebt(caller.orgId);
@@ -72,6 +78,8 @@ export async function reserve({ request, caller, trace, deps }: SettlementOption
       const hold: Hold = {
         generationId: trace.generationId, orgId: caller.orgId, workspaceId: caller.workspaceId, keyHash: caller.keyHash, amount, writeUnits: 0, attempts: 0, readUnits,
         ...(draw ? { draw } : { unheld: true as const }),
+        // A registered end user without a limit: its record still counts on its meter.
+        ...(spend?.extras.length ? { charges: spend.extras.map((extra) => ({ meter: extra.ref, held: false })) } : {}),
       };
       tracesOfHolds.set(hold, trace);
       return hold;
@@ -83,7 +91,7 @@ export async function reserve({ request, caller, trace, deps }: SettlementOption
     // generation, which keeps the request reachable from it until a full collection.
     requested: () => reservedOutputTokens(request.params, endpoints),
     affordable: (remaining) => affordableOutputTokens(request.params, endpoints, remaining),
-  });
+  }, spend);
   // release() is given the hold only: its request's attempts are found through it.
   tracesOfHolds.set(hold, trace);
   return hold;
@@ -245,6 +253,7 @@ export function complete({ request, caller, trace, deps, candidate, completion, 
     reserved: hold.amount,
     usage_estimated: completion.usageEstimated === true,
     provider_responses: trace.attempts.map((attempt) => ({ provider: attempt.provider, model: attempt.model, status: attempt.status === 'ok' ? 200 : attempt.status })),
+    ...(hold.charges ? { spend_meters: hold.charges } : {}),
   };
   // What serving it cost on AWS, up to now (the reply has ended): it travels in the record. DynamoDB: the
   // reservation (measured), the record's share of its page (estimated from its size: the write reports its

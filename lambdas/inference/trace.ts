@@ -1,6 +1,6 @@
 // What routing one request went through: its generation id, the routing plan, every attempt and the
 // pipeline entries service_metadata shows. Started before anything is reserved; read by settlement.
-import { sha256Hex } from '../platform/sha256.js';
+import { endUserHash } from '../end-users/index.js';
 import type { Caller, EngineDeps } from './engine.js';
 import type { InferenceRequest } from './inference-request.js';
 import { planRoute, type Candidate, type RoutingPlan } from './routing.js';
@@ -43,7 +43,7 @@ export interface RouteTrace {
 
 /** End-user ids are folded into a per-organization hash before they go upstream or into storage. */
 export function hashedUser(orgId: string, value: string | undefined): string | undefined {
-  return value === undefined ? undefined : sha256Hex(`${orgId}:${value}`).slice(0, 32);
+  return value === undefined ? undefined : endUserHash(orgId, value);
 }
 
 /** Plans the route (throws the routing errors: unknown model, nothing fits) and opens the request's trace. */

@@ -7,18 +7,22 @@ import type { currentKeyReply, keyRecordSchema } from './schemas.js';
 
 export type KeyRecordView = z.infer<typeof keyRecordSchema>;
 
+/** What carries a spend limit on its own meter: an API key, an end user. */
+export type LimitedMeter = Pick<ApiKey, 'limit' | 'limit_reset' | 'include_byok_in_limit' | 'meter'>;
+
 /** Usage counted against the limit in the key's current reset window (as of `now`). */
-export function usageAgainstLimit(key: ApiKey, now: Date): Nanos {
+export function usageAgainstLimit(key: LimitedMeter, now: Date): Nanos {
   return spent(meterAt(key.meter, now), key.limit_reset ?? 'total', key.include_byok_in_limit);
 }
 
-export function limitRemaining(key: ApiKey, now: Date): Nanos | null {
+export function limitRemaining(key: LimitedMeter, now: Date): Nanos | null {
   if (key.limit === null) return null;
   const remaining = key.limit - usageAgainstLimit(key, now);
   return remaining > 0n ? remaining : 0n;
 }
 
-function usageFields(stored: ApiKey, now: Date) {
+/** The limit and the usage per window (limitUsageFields), as of `now`. */
+export function usageFields(stored: LimitedMeter, now: Date) {
   const key = { ...stored, ...meterAt(stored.meter, now) };
   const remaining = limitRemaining(stored, now);
   return {

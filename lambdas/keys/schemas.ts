@@ -37,11 +37,8 @@ export const listKeysQuery = z.object({
 });
 
 
-export const keyRecordSchema = z.object({
-  hash: z.string(),
-  name: z.string(),
-  label: z.string(),
-  disabled: z.boolean(),
+/** A spend limit and the usage of its meter per window: an API key's fields, and an end user's. */
+export const limitUsageFields = {
   limit: z.number().nullable(),
   limit_remaining: z.number().nullable(),
   limit_reset: limitResetSchema,
@@ -54,6 +51,14 @@ export const keyRecordSchema = z.object({
   byok_usage_daily: z.number(),
   byok_usage_weekly: z.number(),
   byok_usage_monthly: z.number(),
+};
+
+export const keyRecordSchema = z.object({
+  hash: z.string(),
+  name: z.string(),
+  label: z.string(),
+  disabled: z.boolean(),
+  ...limitUsageFields,
   created_at: z.string(),
   updated_at: z.string().nullable(),
   expires_at: z.string().nullable(),

@@ -1,6 +1,7 @@
 // Governance against `npm start`, through @openrouter/sdk: guardrails.* (CRUD, key assignments, and a
-// request the guardrail refuses next to one it lets through), organization.listMembers and the workspace
-// member routes.
+// request the guardrail refuses next to one it lets through; a spend limit), organization.listMembers and
+// the workspace member routes; the end-user routes (which the SDK has no methods for) over fetch, with an end
+// user's limit honoured for requests the SDK sends with `user`.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { OpenRouter } from '@openrouter/sdk';
 import { ForbiddenResponseError, NotFoundResponseError } from '@openrouter/sdk/models/errors';
@@ -66,5 +67,57 @@ describe('guardrails through @openrouter/sdk', () => {
     expect(await admin.guardrails.bulkUnassignKeys({ id, bulkUnassignKeysRequest: { keyHashes: [created.data.hash] } })).toEqual({ unassignedCount: 1 });
     expect(await admin.guardrails.delete({ id })).toEqual({ deleted: true });
     await expect(admin.guardrails.get({ id })).rejects.toBeInstanceOf(NotFoundResponseError);
+  });
+});
+
+describe('spend limits: an end user\'s and a guardrail\'s', () => {
+  const manage = async (method: string, path: string, body?: unknown) => {
+    const reply = await fetch(`${gateway.baseUrl}${path}`, {
+      method, headers: { authorization: `Bearer ${ADMIN_KEY}`, 'content-type': 'application/json' }, ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+    return { status: reply.status, json: await reply.json() as Record<string, any> };
+  };
+  const ask = (client: OpenRouter, user?: string) => client.chat.send({ chatRequest: { model: 'simulator/echo', stream: false, maxTokens: 16, messages: [{ role: 'user', content: 'ping '.repeat(100) }], ...(user ? { user } : {}) } });
+
+  it('registers an end user, refuses its requests past its limit with a 402, and shows its usage within a second', async () => {
+    const created = await admin.apiKeys.create({ requestBody: { name: 'end-user traffic' } });
+    const client = new OpenRouter({ apiKey: created.key, serverURL: gateway.baseUrl, retryConfig: { strategy: 'none' } });
+    const registered = await manage('POST', '/end-users', { user: 'e2e-user', limit: 0.0015, limit_reset: 'weekly' });
+    expect({ status: registered.status, body: registered.json }).toMatchObject({ status: 201 });
+    let served = 0;
+    let refusal: unknown;
+    for (; served < 40; served += 1) {
+      try {
+        await ask(client, 'e2e-user');
+      } catch (err) {
+        refusal = err;
+        break;
+      }
+    }
+    expect(served).toBeGreaterThan(0);
+    expect(refusal).toMatchObject({ statusCode: 402 });
+    // Others go on.
+    expect(objectOf(await ask(client, 'someone-else')).choices.length).toBe(1);
+    let view: Record<string, any> = {};
+    for (const until = Date.now() + 5000; Date.now() < until; await new Promise((resolve) => setTimeout(resolve, 100))) {
+      view = (await manage('GET', '/end-users/e2e-user')).json.data;
+      if (view.usage > 0 && view.usage === view.usage_weekly) break;
+    }
+    expect(view.usage).toBeGreaterThan(0);
+    expect(view.usage).toBeLessThanOrEqual(0.0015);
+    expect(view.limit_remaining).toBeCloseTo(0.0015 - view.usage, 12);
+    expect((await manage('DELETE', '/end-users/e2e-user')).json).toEqual({ deleted: true });
+  });
+
+  it('limits a key through a guardrail\'s limitUsd, in the SDK\'s shapes', async () => {
+    const created = await admin.apiKeys.create({ requestBody: { name: 'guardrail budget' } });
+    const client = new OpenRouter({ apiKey: created.key, serverURL: gateway.baseUrl, retryConfig: { strategy: 'none' } });
+    const guardrail = await admin.guardrails.create({ createGuardrailRequest: { name: 'Budget', limitUsd: 0.0015, resetInterval: 'monthly' } });
+    expect(guardrail.data).toMatchObject({ limitUsd: 0.0015, resetInterval: 'monthly' });
+    await admin.guardrails.bulkAssignKeys({ id: guardrail.data.id, bulkAssignKeysRequest: { keyHashes: [created.data.hash] } });
+    let refusal: unknown;
+    for (let sent = 0; sent < 40 && refusal === undefined; sent += 1) await ask(client).catch((err: unknown) => { refusal = err; });
+    expect(refusal).toMatchObject({ statusCode: 402 });
+    expect(String((refusal as Error).message)).toMatch(/Guardrail Budget's per-key monthly limit/);
   });
 });

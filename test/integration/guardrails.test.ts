@@ -87,9 +87,12 @@ describe('guardrail routes', () => {
     const person = await guardrails('POST', '', { name: 'x', content_filter_builtins: [{ slug: 'person-name', action: 'redact' }] });
     expect(person.status).toBe(400);
     expect(person.json.error.message).toMatch(/person-name and address detection is not available/);
-    const limit = await guardrails('POST', '', { name: 'x', limit_usd: 5 });
+    const limit = await guardrails('POST', '', { name: 'x', limit_usd: -5 });
     expect(limit.status).toBe(400);
     expect(limit.json.error.message).toMatch(/limit_usd/);
+    const interval = await guardrails('POST', '', { name: 'x', limit_usd: 5, reset_interval: 'hourly' });
+    expect(interval.status).toBe(400);
+    expect(interval.json.error.message).toMatch(/reset_interval/);
     expect((await guardrails('POST', '', { allowed_models: [] })).status).toBe(400);
     expect((await guardrails('GET', '/not-a-uuid')).status).toBe(400);
     const regular = await guardrails('GET', '', undefined, guarded.text);

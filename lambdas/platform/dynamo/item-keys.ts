@@ -37,6 +37,8 @@
 //   scim sync job   ORG#<org>          SCIMJOB#<id>
 //   private endpoint ORG#<org>         PE#<id>                                                          (private-endpoints/private-endpoint-repository.ts)
 //   obs destination ORG#<org>          OBSDEST#<id>                                                     (observability/destination-repository.ts)
+//   end user        ORG#<org>          ENDUSER#<user hash>                                              (with its spend meter: end-users/end-user-repository.ts)
+//   member meter    ORG#<org>          MEMBERMETER#<user id>                                            (a member's spend, kept while a guardrail limits it)
 export const itemKeys = {
   organization: (orgId: string) => ({ pk: `ORG#${orgId}`, sk: 'ORG' }),
   workspace: (orgId: string, workspaceId: string) => ({ pk: `ORG#${orgId}`, sk: `WS#${workspaceId}` }),
@@ -82,6 +84,9 @@ export const itemKeys = {
   batchResult: (batchId: string, line: number) => ({ pk: `BATCH#${batchId}`, sk: `R#${String(line).padStart(9, '0')}` }),
   batchResultsOf: (batchId: string) => ({ pk: `BATCH#${batchId}`, skPrefix: 'R#' }),
   member: (orgId: string, userId: string) => ({ pk: `ORG#${orgId}`, sk: `MEMBER#${userId}` }),
+  memberMeter: (orgId: string, userId: string) => ({ pk: `ORG#${orgId}`, sk: `MEMBERMETER#${userId}` }),
+  endUser: (orgId: string, userHash: string) => ({ pk: `ORG#${orgId}`, sk: `ENDUSER#${userHash}` }),
+  endUsersOf: (orgId: string) => ({ pk: `ORG#${orgId}`, skPrefix: 'ENDUSER#' }),
   membersOf: (orgId: string) => ({ pk: `ORG#${orgId}`, skPrefix: 'MEMBER#' }),
   memberEmail: (orgId: string, email: string) => ({ pk: `ORG#${orgId}`, sk: `MEMBEREMAIL#${email}` }),
   workspaceMember: (orgId: string, workspaceId: string, userId: string) => ({ pk: `ORG#${orgId}`, sk: `WSMEMBER#${workspaceId}#${userId}` }),
