@@ -92,7 +92,7 @@ export function leaseSize(headroom: Headroom, ratePerS: number, request: Nanos, 
  * Where requests reserve from in memory: the process's lease pool, or one lease taken for a whole batch run
  * at a provider's batch service (app/provider-batches.ts).
  */
-export type LeaseSource = Pick<LeasePool, 'reserve' | 'settle' | 'release'> & { returnAll?(timeoutMs?: number): Promise<void> };
+export type LeaseSource = Pick<LeasePool, 'reserve' | 'settle' | 'release'> & { returnAll?(timeoutMs?: number): Promise<void>; retireKey?(hash: string): void };
 
 /** A request's reservation from a lease. */
 export interface LeaseDraw {
@@ -221,6 +221,15 @@ export class LeasePool {
     lease.available += draw.amount;
     lease.inFlight -= 1;
     this.maybeReturn(lease);
+  }
+
+  /**
+   * Gives the key's lease back once its requests end: the key's requests now hold exactly (a guardrail's limit
+   * came to count them), and what the lease holds would otherwise count against that limit until it went idle.
+   */
+  retireKey(hash: string): void {
+    const state = this.keys.get(hash);
+    if (state?.active) this.retire(state, state.active);
   }
 
   /** Gives back leases of keys idle for `idleMs` (a timer calls it; so does a request now and then). */

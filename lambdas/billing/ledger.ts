@@ -385,17 +385,22 @@ export class Ledger {
       for (const [id, extraRefusal] of extraRefusals ?? []) {
         const extra = extras.get(id)!;
         if (extraRefusal.kind === 'meter-gone') {
-          // A member's meter is made on its first limited request; an end user deleted meanwhile limits nothing now.
+          // A member's meter is made on its first limited request; an end user deleted (or registered again,
+          // as another meter) meanwhile is read again: it limits nothing now, or its new registration does.
           if (extra.createOnUse) await this.deps.repository.createMeter(extra.ref, current);
-          else extras.delete(id);
+          else {
+            extras.delete(id);
+            const fresh = await extra.reload?.();
+            if (fresh) extras.set(extraMeterId(fresh.ref), fresh);
+          }
           retry = true;
           continue;
         }
         const item = extraRefusal.item;
         if (extra.version !== undefined && item.settings_version !== extra.version) {
           const fresh = extra.refresh?.(item);
-          if (fresh) extras.set(id, fresh);
-          else extras.delete(id);
+          extras.delete(id);
+          if (fresh) extras.set(extraMeterId(fresh.ref), fresh);
           retry = true;
           continue;
         }

@@ -12,8 +12,12 @@ import { INTERVALS, type Periods } from './periods.js';
 /** The meter of a key or of a workspace, or one a request's spend also counts on (spend-meters.ts). */
 export type MeterRef = { of: 'key'; hash: string } | { of: 'workspace'; orgId: string; workspaceId: string } | ExtraMeterRef;
 
-/** A meter beyond the key's and the workspace's: an end user's (on its item), or a member's (a guardrail's limit). */
-export type ExtraMeterRef = { of: 'end-user'; orgId: string; userHash: string } | { of: 'member'; orgId: string; userId: string };
+/**
+ * A meter beyond the key's and the workspace's: an end user's (on its record, one per registration: the
+ * same id registered again after a delete is another meter, which holds and records of the first never
+ * touch), or a member's (a guardrail's limit).
+ */
+export type ExtraMeterRef = { of: 'end-user'; orgId: string; userHash: string; epoch: string } | { of: 'member'; orgId: string; userId: string };
 
 const TOKEN_MAX = 36;
 
@@ -52,12 +56,12 @@ export function meterKey(meter: MeterRef): { pk: string; sk: string } {
   switch (meter.of) {
     case 'key': return itemKeys.apiKey(meter.hash);
     case 'workspace': return itemKeys.workspace(meter.orgId, meter.workspaceId);
-    case 'end-user': return itemKeys.endUser(meter.orgId, meter.userHash);
+    case 'end-user': return itemKeys.endUserRecord(meter.orgId, meter.userHash, meter.epoch);
     case 'member': return itemKeys.memberMeter(meter.orgId, meter.userId);
   }
 }
 
 /** One string per extra meter (a map key, a transaction item's name). */
 export function extraMeterId(meter: ExtraMeterRef): string {
-  return meter.of === 'end-user' ? `end-user ${meter.orgId}/${meter.userHash}` : `member ${meter.orgId}/${meter.userId}`;
+  return meter.of === 'end-user' ? `end-user ${meter.orgId}/${meter.userHash}#${meter.epoch}` : `member ${meter.orgId}/${meter.userId}`;
 }

@@ -36,10 +36,15 @@ export interface ExtraMeter {
    * undefined: not checked (a guardrail's limit comes from the cached guardrail policy).
    */
   version?: number;
-  /** The meter's limits as now stored, from its item (a refused hold returns it); undefined: it limits nothing now. */
+  /** The meter's limits as now stored, from its item (a refused hold returns it); undefined: it limits nothing now. May throw the request's refusal (a disabled end user). */
   refresh?: (item: Record<string, unknown>) => ExtraMeter | undefined;
-  /** Created on first use (a member's meter); otherwise a missing meter means its owner is gone and it is dropped. */
+  /** Created on first use (a member's meter). */
   createOnUse?: boolean;
+  /**
+   * The meter as its owner now stands, read again, when its item is gone (an end user deleted, or registered
+   * again as another meter); undefined: it limits nothing now. Without it, a gone meter is dropped.
+   */
+  reload?: () => Promise<ExtraMeter | undefined>;
 }
 
 /** What a request's spend counts on beyond the key, the workspace and the organization. */

@@ -1,28 +1,60 @@
-// The end users inference looks a request's `user` up in: each organization's, read in one Query and cached
-// like guardrail policies (a request of an organization whose list is cached reads nothing and waits for
-// nothing). Only requests that name a user look; a change here applies to this process's next request,
-// and to other instances within the cache lifetime; a change of a limit is exact sooner, at the hold,
-// which checks the end user's settings version and rereads a stale copy.
+// The end users inference looks a request's `user` up in, cached like guardrail policies (a request whose
+// lookup is cached reads nothing and waits for nothing; only requests that name a user look):
+// - an organization with at most LIST_MAX end users is read whole, in one Query, and cached as a map;
+// - a larger one is looked up per user (one Query of that user's items), each answer cached, "not
+//   registered" too, so a busy user costs one read per process per cache lifetime.
+// A change made through this process applies to its next request; other processes see it within the cache
+// lifetime. A change of a limit reaches them sooner: a hold checks the end user's settings version and
+// rereads a stale copy (billing/ledger.ts).
 import { RecordCache } from '../platform/record-cache.js';
 import type { EndUserRepository } from './end-user-repository.js';
 import type { EndUser } from './types.js';
 
+/** End users an organization may have for its whole list to be cached in each process. */
+export const LIST_MAX = 1000;
+
+type Known = { all: Map<string, EndUser> } | { large: true };
+
 export class EndUserSource {
-  private readonly cache: RecordCache<Map<string, EndUser>>;
-  private readonly load: (orgId: string) => Promise<Map<string, EndUser>>;
+  private readonly organizations: RecordCache<Known>;
+  private readonly users: RecordCache<{ endUser: EndUser | undefined }>;
+  private readonly loadOrganization: (orgId: string) => Promise<Known>;
 
-  constructor(repository: Pick<EndUserRepository, 'list'>, ttlMs = 2000) {
-    this.cache = new RecordCache(ttlMs);
-    this.load = async (orgId) => new Map((await repository.list(orgId, true)).map((endUser) => [endUser.user_hash, endUser]));
+  constructor(private readonly repository: Pick<EndUserRepository, 'listUpTo' | 'get'>, ttlMs = 2000) {
+    this.organizations = new RecordCache(ttlMs);
+    this.users = new RecordCache(ttlMs);
+    this.loadOrganization = async (orgId) => {
+      const all = await repository.listUpTo(orgId, LIST_MAX);
+      return all ? { all: new Map(all.map((endUser) => [endUser.user_hash, endUser])) } : { large: true };
+    };
   }
 
-  /** The organization's end users by hash, synchronously when cached. */
-  endUsersOf(orgId: string): Map<string, EndUser> | Promise<Map<string, EndUser>> {
-    return this.cache.fresh(orgId, this.load) ?? this.cache.getOrLoad(orgId, this.load).then((found) => found ?? new Map());
+  /** The registered end user of this hash, or undefined; synchronously when cached. */
+  find(orgId: string, userHash: string): EndUser | undefined | Promise<EndUser | undefined> {
+    const known = this.organizations.fresh(orgId, this.loadOrganization);
+    if (known) return 'all' in known ? known.all.get(userHash) : this.findOne(orgId, userHash);
+    return this.organizations.getOrLoad(orgId, this.loadOrganization).then((loaded) => (loaded && 'all' in loaded ? loaded.all.get(userHash) : this.findOne(orgId, userHash)));
   }
 
-  /** A change written through this process: its next request reads the list again. */
+  /** Read again now (a hold found the cached copy's meter gone: deleted, or registered again). */
+  async reload(orgId: string, userHash: string): Promise<EndUser | undefined> {
+    const endUser = await this.repository.get(orgId, userHash, true);
+    this.organizations.invalidate(orgId);
+    this.users.set(`${orgId}/${userHash}`, { endUser });
+    return endUser;
+  }
+
+  /** A change written through this process: its next request reads again. */
   invalidate(orgId: string): void {
-    this.cache.invalidate(orgId);
+    this.organizations.invalidate(orgId);
+    this.users.invalidateWhere((key) => key.startsWith(`${orgId}/`));
+  }
+
+  private findOne(orgId: string, userHash: string): EndUser | undefined | Promise<EndUser | undefined> {
+    const key = `${orgId}/${userHash}`;
+    const load = async () => ({ endUser: await this.repository.get(orgId, userHash, true) });
+    const cached = this.users.fresh(key, load);
+    if (cached) return cached.endUser;
+    return this.users.getOrLoad(key, load).then((found) => found?.endUser);
   }
 }

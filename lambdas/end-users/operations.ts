@@ -70,14 +70,14 @@ export function createEndUserOperations(deps: EndUserPorts): EndUserOperations {
       const orgId = orgOf(principal);
       const now = deps.clock();
       const changes = Object.fromEntries(Object.entries(body).filter(([, value]) => value !== undefined));
-      const updated = await deps.endUsers.update(orgId, (await found(principal, params.user)).user_hash, changes, now.toISOString());
+      const updated = await deps.endUsers.update(await found(principal, params.user), changes, now.toISOString());
       if (!updated) throw new NotFoundError(`End user not found: ${params.user}`);
       deps.invalidate(orgId);
       return { body: { data: endUserView(updated, now) } };
     },
     async deleteEndUser({ principal, params }) {
       const orgId = orgOf(principal);
-      if (!(await deps.endUsers.delete(orgId, (await found(principal, params.user)).user_hash))) throw new NotFoundError(`End user not found: ${params.user}`);
+      if (!(await deps.endUsers.delete(await found(principal, params.user)))) throw new NotFoundError(`End user not found: ${params.user}`);
       deps.invalidate(orgId);
       return { body: { deleted: true as const } };
     },

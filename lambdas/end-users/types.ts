@@ -1,7 +1,8 @@
 // End users: the people an organization's application serves, named by the `user` (or `safety_identifier`)
-// its requests carry. An organization registers the ones it wants to see and limit; each has a spend meter
-// (billing/meter.ts) on its own item, kept by the meter aggregator from the records of its requests, and an
-// optional spending limit per reset window that a request is held against before it reaches a provider.
+// its requests carry. An organization registers the ones it wants to see and limit; each registration has a
+// spend meter (billing/meter.ts) on its record, kept by the meter aggregator from the records of its
+// requests, and an optional spending limit per reset window that a request is held against before it
+// reaches a provider.
 import type { Meter } from '../billing/meter.js';
 import type { Interval } from '../billing/periods.js';
 import type { Nanos } from '../platform/money.js';
@@ -12,6 +13,8 @@ export interface EndUser {
   /** The id as the organization's requests send it (`user`); only its hash goes upstream or into records. */
   user: string;
   user_hash: string;
+  /** This registration's own id: registered again after a delete, the same user is another record and meter. */
+  epoch: string;
   name: string | null;
   limit: Nanos | null;
   limit_reset: Interval | null;

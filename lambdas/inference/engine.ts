@@ -83,7 +83,7 @@ export interface EngineDeps {
   /** Each organization's guardrails (cached); absent: none are enforced. */
   guardrails?: Pick<GuardrailSource, 'policyFor' | 'invalidate'>;
   /** Each organization's registered end users (cached): their limits and meters; absent: none are counted. */
-  endUsers?: Pick<EndUserSource, 'endUsersOf' | 'invalidate'>;
+  endUsers?: Pick<EndUserSource, 'find' | 'reload' | 'invalidate'>;
   /** Where each stored generation is handed for delivery to the organization's observability destinations; absent: nowhere. */
   observability?: Pick<ObservabilityOutbox, 'observe' | 'flush' | 'shared'>;
   /** Each organization's active private endpoints (cached) and their upstream keys; absent: none are routed to. */

@@ -65,6 +65,8 @@ export async function reserve({ request, caller, trace, deps }: SettlementOption
   const spendOrPromise = spendMetersFor(request, caller, deps);
   const spend = spendOrPromise instanceof Promise ? await spendOrPromise : spendOrPromise;
   const limited = limitsAny(spend);
+  // A lease the key took before a limit came to count it is given back rather than left to go idle.
+  if (limited) deps.leases?.retireKey?.(caller.keyHash);
   // A request that holds nothing (BYOK only, or free models) goes to the ledger when a limit counts BYOK
   // spend, or its organization is in debt: the exact check of nothing is what refuses it then, which no
   // lease would see. Otherwise nothing can refuse it, and it holds nothing, with no round trip (the

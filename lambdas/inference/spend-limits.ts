@@ -24,7 +24,7 @@ function guardrailLimit(guardrail: Guardrail, scope: 'key' | 'member'): SpendLim
   };
 }
 
-function endUserMeter(endUser: EndUser): ExtraMeter {
+function endUserMeter(endUser: EndUser, reload: () => Promise<EndUser | undefined>): ExtraMeter {
   const limits: SpendLimit[] = endUser.limit === null ? [] : [{
     window: endUser.limit_reset ?? 'total',
     amount: endUser.limit,
@@ -35,22 +35,31 @@ function endUserMeter(endUser: EndUser): ExtraMeter {
     metadata: { user: endUser.user },
   }];
   return {
-    ref: { of: 'end-user', orgId: endUser.org_id, userHash: endUser.user_hash },
+    ref: { of: 'end-user', orgId: endUser.org_id, userHash: endUser.user_hash, epoch: endUser.epoch },
     limits,
     version: endUser.settings_version,
-    // A hold met a newer copy: its limits now (a disabled end user is refused by the next request's lookup).
-    refresh: (item) => endUserMeter(endUserFromItem(item)),
+    // A hold met a newer copy: its limits now, or its refusal.
+    refresh: (item) => endUserMeter(usable(endUserFromItem(item)), reload),
+    // Its meter is gone (deleted, or registered again): as it now stands.
+    reload: async () => {
+      const now = await reload();
+      return now ? endUserMeter(usable(now), reload) : undefined;
+    },
   };
 }
 
-function build(caller: Caller, policy: GuardrailPolicy | undefined, endUser: EndUser | undefined): SpendMeters | undefined {
-  if (endUser?.disabled) throw new ForbiddenError(`End user ${endUser.user} is disabled`, { metadata: { reason: 'end_user_disabled' } });
+function usable(endUser: EndUser): EndUser {
+  if (endUser.disabled) throw new ForbiddenError(`End user ${endUser.user} is disabled`, { metadata: { reason: 'end_user_disabled' } });
+  return endUser;
+}
+
+function build(caller: Caller, policy: GuardrailPolicy | undefined, endUser: EndUser | undefined, reload: () => Promise<EndUser | undefined>): SpendMeters | undefined {
   const keyLimits = (policy?.byKey.get(caller.keyHash) ?? []).flatMap((guardrail) => guardrailLimit(guardrail, 'key') ?? []);
   const creator = caller.key.creator_user_id;
   const memberLimits = creator === null ? [] : (policy?.byMember.get(creator) ?? []).flatMap((guardrail) => guardrailLimit(guardrail, 'member') ?? []);
   const extras: ExtraMeter[] = [];
   if (memberLimits.length) extras.push({ ref: { of: 'member', orgId: caller.orgId, userId: creator! }, limits: memberLimits, createOnUse: true });
-  if (endUser) extras.push(endUserMeter(endUser));
+  if (endUser) extras.push(endUserMeter(usable(endUser), reload));
   return keyLimits.length || extras.length ? { key: keyLimits, extras } : undefined;
 }
 
@@ -58,10 +67,12 @@ function build(caller: Caller, policy: GuardrailPolicy | undefined, endUser: End
 export function spendMetersFor(request: Pick<InferenceRequest, 'user' | 'safetyIdentifier'>, caller: Caller, deps: Pick<EngineDeps, 'guardrails' | 'endUsers'>): SpendMeters | undefined | Promise<SpendMeters | undefined> {
   const policy = deps.guardrails?.policyFor(caller.orgId);
   const user = request.user ?? request.safetyIdentifier;
-  const endUsers = user !== undefined ? deps.endUsers?.endUsersOf(caller.orgId) : undefined;
-  const find = (found: Map<string, EndUser> | undefined) => (found && found.size && user !== undefined ? found.get(endUserHash(caller.orgId, user)) : undefined);
-  if (policy instanceof Promise || endUsers instanceof Promise) {
-    return Promise.all([policy, endUsers]).then(([loaded, found]) => build(caller, loaded, find(found)));
+  const hash = user === undefined ? undefined : endUserHash(caller.orgId, user);
+  const endUsers = deps.endUsers;
+  const endUser = hash !== undefined ? endUsers?.find(caller.orgId, hash) : undefined;
+  const reload = () => endUsers!.reload(caller.orgId, hash!);
+  if (policy instanceof Promise || endUser instanceof Promise) {
+    return Promise.all([policy, endUser]).then(([loaded, found]) => build(caller, loaded, found, reload));
   }
-  return build(caller, policy, find(endUsers));
+  return build(caller, policy, endUser, reload);
 }

@@ -67,6 +67,11 @@ export class RecordCache<T> {
     this.inflight.delete(hash);
   }
 
+  /** Drops every record (and lookup under way) whose key `matches`. */
+  invalidateWhere(matches: (hash: string) => boolean): void {
+    for (const hash of [...this.entries.keys(), ...this.inflight.keys()]) if (matches(hash)) this.invalidate(hash);
+  }
+
   private loadShared(hash: string, load: (hash: string) => Promise<T | undefined>): Promise<T | undefined> {
     let pending = this.inflight.get(hash);
     if (!pending) {

@@ -44,6 +44,12 @@ const endUsers = (method: string, path: string, body?: unknown, as = admin) => m
 const PROMPT = 'ping '.repeat(100);
 const ask = (as: string, extra: Json = {}) => chatCompletion(store.deps, as, { model: 'simulator/echo', messages: [{ role: 'user', content: PROMPT }], max_tokens: 16, ...extra });
 
+/** The stored record (with its meter) of an end user's current registration. */
+async function meterOf(user: string): Promise<Record<string, unknown>> {
+  const endUser = (await store.deps.endUsers.get(tenant.orgId, endUserHash(tenant.orgId, user)))!;
+  return (await store.item(itemKeys.endUserRecord(tenant.orgId, endUser.user_hash, endUser.epoch)))!;
+}
+
 /** What the records of `filter` cost, in nano-dollars. */
 async function spentBy(filter: (record: { user_hash: string | null; key_hash: string }) => boolean): Promise<bigint> {
   return (await store.records(tenant.orgId)).filter(filter).reduce((sum, record) => sum + record.cost.total, 0n);
@@ -116,7 +122,7 @@ describe('an end user\'s limit', () => {
     expect(spent).toBeLessThanOrEqual(usdToNanos(String(limit)));
     // Refused only near the limit: what was spent and the refused request's reservation (its most possible cost) pass it.
     expect(spent + usdToNanos(refusal.json.error.metadata.required as string)).toBeGreaterThan(usdToNanos(String(limit)));
-    const item = (await store.item(itemKeys.endUser(tenant.orgId, alice)))!;
+    const item = await meterOf('alice');
     expect(nanosFromStore(item.usage_total)).toBe(spent);
     expect(nanosFromStore(item.usage_monthly)).toBe(spent);
     expect(nanosFromStore(item.held)).toBe(0n);
@@ -132,7 +138,7 @@ describe('an end user\'s limit', () => {
     expect((await ask(key, { user: 'carol' })).status).toBe(200);
     await store.quiesce();
     const carol = endUserHash(tenant.orgId, 'carol');
-    const item = (await store.item(itemKeys.endUser(tenant.orgId, carol)))!;
+    const item = await meterOf('carol');
     expect(nanosFromStore(item.usage_total)).toBe(await spentBy((record) => record.user_hash === carol));
     await endUsers('PATCH', '/carol', { disabled: true });
     const refused = await ask(key, { user: 'carol' });
@@ -147,12 +153,30 @@ describe('an end user\'s limit', () => {
     // Lowered through the API; another process still has the copy read before.
     await endUsers('PATCH', '/erin', { limit: 0.00001 });
     const caller = { orgId: tenant.orgId, workspaceId: tenant.workspaceId, keyHash: keyHash, key: (await store.deps.keys.get(keyHash))! };
-    const spend = spendMetersFor({ user: 'erin', safetyIdentifier: undefined }, caller, { endUsers: { endUsersOf: () => new Map([[hash, stale]]), invalidate: () => undefined } });
+    const spend = spendMetersFor({ user: 'erin', safetyIdentifier: undefined }, caller, { endUsers: { find: () => stale, reload: () => store.deps.endUsers.get(tenant.orgId, hash), invalidate: () => undefined } });
     const refused = store.deps.engine.ledger.reserve(`gen-stale-${Date.now()}`, caller.key, usdToNanos('0.0001'), undefined, await spend);
     await expect(refused).rejects.toBeInstanceOf(EndUserLimitExceeded);
     // The old copy's limit would have covered it; nothing is left held.
-    const item = (await store.item(itemKeys.endUser(tenant.orgId, hash)))!;
-    expect(nanosFromStore(item.held)).toBe(0n);
+    expect(nanosFromStore((await meterOf('erin')).held)).toBe(0n);
+  });
+
+  it('is a new meter when registered again: what the first registration held is given back to it alone', async () => {
+    await endUsers('POST', '', { user: 'frank', limit: 1 });
+    const hash = endUserHash(tenant.orgId, 'frank');
+    const first = (await store.deps.endUsers.get(tenant.orgId, hash))!;
+    const caller = { orgId: tenant.orgId, workspaceId: tenant.workspaceId, keyHash: keyHash, key: (await store.deps.keys.get(keyHash))! };
+    const find = (endUser: typeof first) => ({ find: () => endUser, reload: () => store.deps.endUsers.get(tenant.orgId, hash), invalidate: () => undefined });
+    const hold = await store.deps.engine.ledger.reserve(`gen-frank-${Date.now()}`, caller.key, usdToNanos('0.5'), undefined, await spendMetersFor({ user: 'frank', safetyIdentifier: undefined }, caller, { endUsers: find(first) }));
+    expect(hold.extras).toEqual([{ of: 'end-user', orgId: tenant.orgId, userHash: hash, epoch: first.epoch }]);
+    // Deleted and registered again while the hold is out, with a lower limit.
+    await endUsers('DELETE', '/frank');
+    await endUsers('POST', '', { user: 'frank', limit: 0.2 });
+    expect(nanosFromStore((await meterOf('frank')).held)).toBe(0n);
+    expect((await store.deps.engine.ledger.release(hold)).outcome).toBe('released');
+    expect(nanosFromStore((await meterOf('frank')).held)).toBe(0n);
+    // A process still holding the first registration's copy meets the new one, and its limit.
+    const refused = store.deps.engine.ledger.reserve(`gen-frank2-${Date.now()}`, caller.key, usdToNanos('0.5'), undefined, await spendMetersFor({ user: 'frank', safetyIdentifier: undefined }, caller, { endUsers: find(first) }));
+    await expect(refused).rejects.toBeInstanceOf(EndUserLimitExceeded);
   });
 
   it('gives back what a failed request held on the end user', async () => {
@@ -160,7 +184,7 @@ describe('an end user\'s limit', () => {
     const failed = await ask(key, { user: 'dave', model: 'simulator/error-500' });
     expect(failed.status).toBeGreaterThanOrEqual(400);
     await store.quiesce();
-    const item = (await store.item(itemKeys.endUser(tenant.orgId, endUserHash(tenant.orgId, 'dave'))))!;
+    const item = await meterOf('dave');
     expect(nanosFromStore(item.held)).toBe(0n);
   });
 });

@@ -67,18 +67,18 @@ describe('aggregation rules', () => {
   });
 
   it('moves the extra meters a record names: released where its exact hold held on them, charged either way, skipped once gone', () => {
-    const alice = { of: 'end-user' as const, orgId: 'org1', userHash: 'h1' };
+    const alice = { of: 'end-user' as const, orgId: 'org1', userHash: 'h1', epoch: 'e1' };
     const member = { of: 'member' as const, orgId: 'org1', userId: 'u1' };
     const held = record('g1', { spend_meters: [{ meter: alice, held: true }, { meter: member, held: true }] });
     const late = record('g2', { spend_meters: [{ meter: alice, held: true }] });
     const leased: Page = { block: 'B2', seq: 1, entries: [{ record: record('g3', { spend_meters: [{ meter: alice, held: false }] }), claim: { kind: 'lease', leaseId: 'L1', amount: 30n } }] };
     const effects = effectsOf([page('B1', 1, held, late), leased], { ...none, late: new Set(['g2']) });
     // g1 releases its hold (100) on both; g2's hold is gone (nothing released); g3 drew from a lease, which never holds on them.
-    expect(effects.extras.get('end-user org1/h1')).toEqual({ ref: alice, release: 100n, credits: 90n, byok: 0n });
+    expect(effects.extras.get('end-user org1/h1#e1')).toEqual({ ref: alice, release: 100n, credits: 90n, byok: 0n });
     expect(effects.extras.get('member org1/u1')).toEqual({ ref: member, release: 100n, credits: 30n, byok: 0n });
     // Two markers, the organization, key and workspace, the two extra meters, one rollup row, g1's hold and the lease.
     expect(itemCount(effects)).toBe(2 + 3 + 2 + 1 + 1 + 1);
-    const gone = effectsOf([page('B1', 1, held)], { ...none, goneExtras: new Set(['end-user org1/h1']) });
+    const gone = effectsOf([page('B1', 1, held)], { ...none, goneExtras: new Set(['end-user org1/h1#e1']) });
     expect([...gone.extras.keys()]).toEqual(['member org1/u1']);
   });
 

@@ -37,7 +37,8 @@
 //   scim sync job   ORG#<org>          SCIMJOB#<id>
 //   private endpoint ORG#<org>         PE#<id>                                                          (private-endpoints/private-endpoint-repository.ts)
 //   obs destination ORG#<org>          OBSDEST#<id>                                                     (observability/destination-repository.ts)
-//   end user        ORG#<org>          ENDUSER#<user hash>                                              (with its spend meter: end-users/end-user-repository.ts)
+//   end user        ORG#<org>          ENDUSER#<user hash>                                              (its registration: which epoch is current; end-users/end-user-repository.ts)
+//   end user record ORG#<org>          ENDUSER#<user hash>#<epoch>                                      (its settings and spend meter, one per registration)
 //   member meter    ORG#<org>          MEMBERMETER#<user id>                                            (a member's spend, kept while a guardrail limits it)
 export const itemKeys = {
   organization: (orgId: string) => ({ pk: `ORG#${orgId}`, sk: 'ORG' }),
@@ -86,6 +87,8 @@ export const itemKeys = {
   member: (orgId: string, userId: string) => ({ pk: `ORG#${orgId}`, sk: `MEMBER#${userId}` }),
   memberMeter: (orgId: string, userId: string) => ({ pk: `ORG#${orgId}`, sk: `MEMBERMETER#${userId}` }),
   endUser: (orgId: string, userHash: string) => ({ pk: `ORG#${orgId}`, sk: `ENDUSER#${userHash}` }),
+  endUserRecord: (orgId: string, userHash: string, epoch: string) => ({ pk: `ORG#${orgId}`, sk: `ENDUSER#${userHash}#${epoch}` }),
+  endUserRecordsOf: (orgId: string, userHash: string) => ({ pk: `ORG#${orgId}`, skPrefix: `ENDUSER#${userHash}#` }),
   endUsersOf: (orgId: string) => ({ pk: `ORG#${orgId}`, skPrefix: 'ENDUSER#' }),
   membersOf: (orgId: string) => ({ pk: `ORG#${orgId}`, skPrefix: 'MEMBER#' }),
   memberEmail: (orgId: string, email: string) => ({ pk: `ORG#${orgId}`, sk: `MEMBEREMAIL#${email}` }),
