@@ -1,6 +1,5 @@
 // Inference Lambda behind a Function URL in RESPONSE_STREAM mode: bytes reach the client as they are
 // written. Serves the route table's inference routes (POST /chat/completions and POST /responses).
-import { pipeline } from 'node:stream/promises';
 import type { Readable } from 'node:stream';
 import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
 import { createRouter } from '../platform/http/router.js';
@@ -14,6 +13,7 @@ import { toErrorReply } from '../platform/http/errors.js';
 import { startInvocation, type Invocation } from '../billing/infrastructure.js';
 import { consoleLogger, type Logger } from '../platform/logger.js';
 import { Abort } from '../platform/abort.js';
+import { pump } from '../platform/http/pump.js';
 
 const match = createRouter(routesOf('inference'));
 /** Invocations running in this process: one at a time on Lambda, many under npm start's server. */
@@ -113,7 +113,7 @@ async function respond(event: APIGatewayProxyEventV2, responseStream: awslambda.
         stream.end(body, () => resolve());
       });
     } else {
-      await pipeline(reply.body, stream);
+      await pump(reply.body, stream);
     }
   } catch (err) {
     // The response stream failed: usually the client went away mid-stream.
