@@ -12,6 +12,7 @@ import { itemKeys } from '../platform/dynamo/item-keys.js';
 import { partition, queryAll, queryUpTo } from '../platform/dynamo/query.js';
 import { UpdateBuilder } from '../platform/dynamo/update-builder.js';
 import { cancellationOf } from '../platform/dynamo/write-failures.js';
+import { UnavailableError } from '../platform/errors.js';
 import { nanosFromStore, nanosToStore } from '../platform/money.js';
 import { meterFromItem, meterToItem } from '../billing/meter-item.js';
 import { newMeter } from '../billing/meter.js';
@@ -42,15 +43,37 @@ export function endUserFromItem(item: Record<string, unknown>): EndUser {
   };
 }
 
+/** Attempts of a registration's create or delete that meet a concurrent transaction (its requests' holds, the aggregator). */
+const TRANSACT_ATTEMPTS = 8;
+
 export class EndUserRepository {
-  constructor(private readonly db: DynamoDBDocumentClient, private readonly tableName: string) {}
+  constructor(private readonly db: DynamoDBDocumentClient, private readonly tableName: string, private readonly sleep: (ms: number) => Promise<void> = (ms) => new Promise((resolve) => setTimeout(resolve, ms))) {}
+
+  /**
+   * A transaction over a registration, tried again while it meets another transaction on its items (on AWS, a
+   * busy end user's holds and the aggregator write its record); `refusedAt0` when its first item's condition
+   * failed. Still conflicting after the attempts: a 503 to retry, never a 500.
+   */
+  private async transact(items: NonNullable<ConstructorParameters<typeof TransactWriteCommand>[0]['TransactItems']>): Promise<'done' | 'refusedAt0'> {
+    for (let attempt = 1; ; attempt += 1) {
+      try {
+        await this.db.send(new TransactWriteCommand({ TransactItems: items }));
+        return 'done';
+      } catch (err) {
+        const cancellation = cancellationOf(err);
+        if (cancellation?.failedAt(0)) return 'refusedAt0';
+        if (!cancellation?.conflict) throw err;
+        if (attempt === TRANSACT_ATTEMPTS) throw new UnavailableError('The end user is busy (concurrent requests); retry shortly', { retryAfterSeconds: 1 });
+        const cap = Math.min(200, 5 * 2 ** attempt);
+        await this.sleep(cap / 2 + Math.random() * cap / 2);
+      }
+    }
+  }
 
   /** Stores a new registration; undefined when the id is registered already. */
   async create(endUser: Omit<EndUser, 'meter' | 'settings_version' | 'epoch'>, at: Date): Promise<EndUser | undefined> {
     const stored: EndUser = { ...endUser, epoch: randomBytes(6).toString('base64url'), settings_version: 1, meter: newMeter(at) };
-    try {
-      await this.db.send(new TransactWriteCommand({
-        TransactItems: [
+    const outcome = await this.transact([
           {
             Put: {
               TableName: this.tableName,
@@ -71,13 +94,8 @@ export class EndUserRepository {
               },
             },
           },
-        ],
-      }));
-      return stored;
-    } catch (err) {
-      if (cancellationOf(err)?.failedAt(0)) return undefined;
-      throw err;
-    }
+    ]);
+    return outcome === 'done' ? stored : undefined;
   }
 
   /** The current registration's record. */
@@ -97,7 +115,7 @@ export class EndUserRepository {
   /** The organization's end users, if it has at most `max` (two items each); undefined when it has more. */
   async listUpTo(orgId: string, max: number): Promise<EndUser[] | undefined> {
     const { pk, skPrefix } = itemKeys.endUsersOf(orgId);
-    const { items, truncated } = await queryUpTo(this.db, partition(this.tableName, pk, { skPrefix, consistent: true }), 2 * max);
+    const { items, truncated } = await queryUpTo(this.db, partition(this.tableName, pk, { skPrefix, consistent: true }), 2 * max, { atMost: 2 * max + 1 });
     return truncated ? undefined : items.filter((item) => item.type === RECORD).map(endUserFromItem);
   }
 
@@ -120,22 +138,14 @@ export class EndUserRepository {
 
   /** Removes a registration and its record (with its meter); false when it was gone already. */
   async delete(endUser: Pick<EndUser, 'org_id' | 'user_hash' | 'epoch'>): Promise<boolean> {
-    try {
-      await this.db.send(new TransactWriteCommand({
-        TransactItems: [
-          {
-            Delete: {
-              TableName: this.tableName, Key: itemKeys.endUser(endUser.org_id, endUser.user_hash),
-              ConditionExpression: '#epoch = :epoch', ExpressionAttributeNames: { '#epoch': 'epoch' }, ExpressionAttributeValues: { ':epoch': endUser.epoch },
-            },
-          },
-          { Delete: { TableName: this.tableName, Key: itemKeys.endUserRecord(endUser.org_id, endUser.user_hash, endUser.epoch) } },
-        ],
-      }));
-      return true;
-    } catch (err) {
-      if (cancellationOf(err)?.failedAt(0)) return false;
-      throw err;
-    }
+    return (await this.transact([
+      {
+        Delete: {
+          TableName: this.tableName, Key: itemKeys.endUser(endUser.org_id, endUser.user_hash),
+          ConditionExpression: '#epoch = :epoch', ExpressionAttributeNames: { '#epoch': 'epoch' }, ExpressionAttributeValues: { ':epoch': endUser.epoch },
+        },
+      },
+      { Delete: { TableName: this.tableName, Key: itemKeys.endUserRecord(endUser.org_id, endUser.user_hash, endUser.epoch) } },
+    ])) === 'done';
   }
 }

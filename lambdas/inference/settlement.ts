@@ -65,8 +65,9 @@ export async function reserve({ request, caller, trace, deps }: SettlementOption
   const spendOrPromise = spendMetersFor(request, caller, deps);
   const spend = spendOrPromise instanceof Promise ? await spendOrPromise : spendOrPromise;
   const limited = limitsAny(spend);
-  // A lease the key took before a limit came to count it is given back rather than left to go idle.
-  if (limited) deps.leases?.retireKey?.(caller.keyHash);
+  // A lease the key took before a guardrail's limit came to count all its requests is given back rather than
+  // left to go idle (an end user's limit counts only that user's requests: the key's others still lease).
+  if (spend && (spend.key.length || spend.extras.some((extra) => extra.ref.of === 'member'))) deps.leases?.retireKey?.(caller.keyHash);
   // A request that holds nothing (BYOK only, or free models) goes to the ledger when a limit counts BYOK
   // spend, or its organization is in debt: the exact check of nothing is what refuses it then, which no
   // lease would see. Otherwise nothing can refuse it, and it holds nothing, with no round trip (the

@@ -38,6 +38,10 @@ export function pump(source: Readable, destination: Writable): Promise<void> {
     const onFinish = () => settle();
     source.on('error', onError).on('close', onSourceClose);
     destination.on('error', onError).on('close', onDestinationClose).on('finish', onFinish);
+    // Either already gone (its events were before these listeners): settled now, as pipeline does.
+    const gone = (stream: Readable | Writable, over: boolean) => stream.errored ?? (stream.destroyed || over ? Object.assign(new Error(PREMATURE), { code: 'ERR_STREAM_PREMATURE_CLOSE' }) : undefined);
+    const early = gone(source, false) ?? gone(destination, destination.writableEnded);
+    if (early) return settle(early);
     source.pipe(destination);
   });
 }
