@@ -24,6 +24,7 @@ import { shuttingDownError } from '../platform/shutdown.js';
 import { hashedUser, type AttemptRecord, type RouteTrace } from './trace.js';
 import { spendMetersFor } from './spend-limits.js';
 import { limitsAny } from '../billing/spend-meters.js';
+import { ReservationRefused } from '../billing/errors.js';
 
 /** The request whose money is being handled. */
 export interface SettlementOptions {
@@ -55,7 +56,23 @@ export interface Completion {
  * when one covers it; otherwise exactly, in a transaction (refused when a limit cannot cover it); or, for
  * a request that can cost no credits and that nothing could refuse, not at all.
  */
-export async function reserve({ request, caller, trace, deps }: SettlementOptions): Promise<Hold> {
+export async function reserve(options: SettlementOptions): Promise<Hold> {
+  try {
+    return await reserveFor(options);
+  } catch (err) {
+    // What credits (or a limit on them) cannot cover may still be served by the organization's own keys
+    // (BYOK, its private endpoints), which spend no credits: the request goes to them alone, checked again
+    // for nothing (a limit that counts BYOK spend, or an organization in debt, still refuses it).
+    const { trace } = options;
+    if (!(err instanceof ReservationRefused)) throw err;
+    const own = trace.plan.candidates.filter((candidate) => candidate.byok !== undefined);
+    if (own.length === 0 || own.length === trace.plan.candidates.length) throw err;
+    trace.plan.candidates = own;
+    return reserveFor(options);
+  }
+}
+
+async function reserveFor({ request, caller, trace, deps }: SettlementOptions): Promise<Hold> {
   // Attempts with the customer's own key are billed to them by the provider: only the gateway's own
   // endpoints are held against credits (a request served only by BYOK holds nothing).
   const shared = trace.plan.candidates.filter((candidate) => candidate.byok === undefined);

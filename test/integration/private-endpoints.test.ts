@@ -217,6 +217,31 @@ describe('routing to an active private endpoint', () => {
     expect((await chatCompletion(deps, user, { model: 'simulator/echo', messages: [{ role: 'user', content: 'private again' }] })).json.choices[0].message.content).toBe('from the private deployment');
   });
 
+  it('serves an organization without credits through its private endpoint alone (no fallback to credits), and a 402 once it has none', async () => {
+    const broke = await createTenant(deps, 'organization', 'No credits', 0n);
+    const brokeAdmin = (await broke.addKey('management')).text;
+    const brokeUser = (await broke.addKey('standard')).text;
+    const created = await pe('POST', '', draftBody({ activate: { workspace_id: broke.workspaceId } }), brokeAdmin);
+    expect(created.json.data.status).toBe('active');
+    const served = await chatCompletion(deps, brokeUser, { model: 'simulator/echo', messages: [{ role: 'user', content: 'no credits' }] });
+    expect(served.status).toBe(200);
+    expect(served.json.choices[0].message.content).toBe('from the private deployment');
+    // Failing, it has nothing to fall back to that credits would pay for: the public endpoint is not tried.
+    refuseWith = 503;
+    try {
+      const failed = await chatCompletion(deps, brokeUser, { model: 'simulator/echo', messages: [{ role: 'user', content: 'no fallback' }] });
+      expect(failed.status).toBe(502);
+      expect(failed.json.choices).toBeUndefined();
+    } finally {
+      refuseWith = undefined;
+    }
+    await pe('POST', `/${created.json.data.id as string}/disable`, undefined, brokeAdmin);
+    const refused = await chatCompletion(deps, brokeUser, { model: 'simulator/echo', messages: [{ role: 'user', content: 'public only' }] });
+    expect(refused.status).toBe(402);
+    await deps.engine.pages.flush();
+    expect((await store.records(broke.orgId)).filter((record) => !record.is_byok)).toEqual([]);
+  });
+
   it('releases its key only to its own host, audited', async () => {
     const trail = await deps.vault!.auditTrail({ orgId, workspaceId, purpose: 'private-endpoint' });
     // Released for validations and requests (kept a minute per process between releases), always to 127.0.0.1.
