@@ -18,7 +18,13 @@ export interface OutboxDeps {
   log: Logger;
   /** How long a message waits for others to share its batch, in a process whose records share pages (`shared`). */
   flushDelayMs?: number;
+  /** Waits between reads of the destinations that failed (default: a timer). */
+  sleep?: (ms: number) => Promise<void>;
 }
+
+/** Reads of an organization's destinations before a generation is given up on (the store throttled): 100 ms, then 400 ms apart. */
+const READ_ATTEMPTS = 3;
+const READ_BACKOFF_MS = 100;
 
 /** Messages per SendMessageBatch, and their bytes together (SQS's limit on older queues; 1 MiB on newer ones). */
 const BATCH = 10;
@@ -53,9 +59,22 @@ export class ObservabilityOutbox {
   observe(orgId: string, workspaceId: string, facts: () => GenerationFacts): Promise<void> | undefined {
     const list = this.deps.destinations.destinationsFor(orgId);
     if (Array.isArray(list)) return this.enqueue(orgId, workspaceId, list, facts);
-    return list.then((loaded) => this.enqueue(orgId, workspaceId, loaded, facts), (err: unknown) => {
+    return this.read(orgId, list).then((loaded) => this.enqueue(orgId, workspaceId, loaded, facts), (err: unknown) => {
       this.deps.log.error('observability destinations not read: generation not delivered', { org_id: orgId, error: String(err) });
     });
+  }
+
+  /** The destinations, read again a few times when a read fails. */
+  private async read(orgId: string, first: Promise<Destination[]>): Promise<Destination[]> {
+    const sleep = this.deps.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
+    for (let attempt = 1; ; attempt += 1) {
+      try {
+        return await (attempt === 1 ? first : this.deps.destinations.destinationsFor(orgId));
+      } catch (err) {
+        if (attempt >= READ_ATTEMPTS) throw err;
+        await sleep(READ_BACKOFF_MS * 4 ** (attempt - 1));
+      }
+    }
   }
 
   private enqueue(orgId: string, workspaceId: string, list: Destination[], facts: () => GenerationFacts): Promise<void> | undefined {

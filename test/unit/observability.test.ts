@@ -275,6 +275,28 @@ describe('the outbox', () => {
   });
 });
 
+describe('the outbox reading destinations', () => {
+  it('reads them again when a read fails (the store throttled), and gives a generation up, logged, only after three', async () => {
+    const batches: string[][] = [];
+    const waits: number[] = [];
+    let failures = 2;
+    const lines: string[] = [];
+    const outbox = new ObservabilityOutbox({
+      destinations: { destinationsFor: () => (failures-- > 0 ? Promise.reject(new Error('throttled')) : Promise.resolve([destination()])) },
+      queue: { send: async (bodies) => { batches.push([...bodies]); return []; } },
+      log: new Logger((line) => lines.push(line)),
+      sleep: async (ms) => { waits.push(ms); },
+    });
+    await outbox.observe('org-1', 'ws-1', () => facts());
+    expect(batches.flat()).toHaveLength(1);
+    expect(waits).toEqual([100, 400]);
+    failures = 3;
+    await outbox.observe('org-1', 'ws-1', () => facts());
+    expect(batches.flat()).toHaveLength(1);
+    expect(lines.join('\n')).toContain('observability destinations not read: generation not delivered');
+  });
+});
+
 describe('the delivery worker', () => {
   const sqsRecord = (message: DeliveryMessage, receives: number, id: string): SQSRecord => ({
     messageId: id, receiptHandle: `receipt-${id}`, body: JSON.stringify(message),
