@@ -112,6 +112,8 @@ export function providerBatches(wiring: ProviderBatchWiring): ProviderBatchPort 
       ...withBatchLease(engine, batch.lease),
       catalog: catalogOf(endpoint, engine.catalog),
       byok: undefined,
+      // Nor the workspace's private endpoints: the item's answer is the provider batch's, paid by the gateway.
+      privateEndpoints: undefined,
       health: new EndpointHealth(),
       config: { ...engine.config, retry: { ...engine.config.retry, maxAttempts: 1, attemptsPerEndpoint: 1 } },
     };

@@ -61,14 +61,26 @@ export async function reserve(options: SettlementOptions): Promise<Hold> {
     return await reserveFor(options);
   } catch (err) {
     // What credits (or a limit on them) cannot cover may still be served by the organization's own keys
-    // (BYOK, its private endpoints), which spend no credits: the request goes to them alone, checked again
-    // for nothing (a limit that counts BYOK spend, or an organization in debt, still refuses it).
-    const { trace } = options;
-    if (!(err instanceof ReservationRefused)) throw err;
-    const own = trace.plan.candidates.filter((candidate) => candidate.byok !== undefined);
-    if (own.length === 0 || own.length === trace.plan.candidates.length) throw err;
+    // (BYOK, its private endpoints), which spend no credits: the request goes to them alone, held for
+    // nothing. Not when a limit in play counts BYOK spend: a hold of nothing could not keep such a limit
+    // (it refuses only once reached), so the refusal stands; nor for an organization in debt (the retry's
+    // exact check of nothing refuses it, and the first refusal is the one answered).
+    const { trace, caller, deps, request } = options;
+    if (!(err instanceof ReservationRefused) || err.required === 0n) throw err;
+    const all = trace.plan.candidates;
+    const own = all.filter((candidate) => candidate.byok !== undefined);
+    if (own.length === 0 || own.length === all.length) throw err;
+    const workspace = await deps.ledger.workspaceOf(caller.orgId, caller.workspaceId);
+    const spend = await spendMetersFor(request, caller, deps);
+    const byokCounted = countsByok(caller.key, workspace) || spend?.key.some((limit) => limit.withByok) || spend?.extras.some((extra) => extra.limits.some((limit) => limit.withByok));
+    if (byokCounted) throw err;
     trace.plan.candidates = own;
-    return reserveFor(options);
+    try {
+      return await reserveFor(options);
+    } catch (again) {
+      trace.plan.candidates = all;
+      throw again instanceof ReservationRefused ? err : again;
+    }
   }
 }
 

@@ -235,6 +235,11 @@ describe('routing to an active private endpoint', () => {
     } finally {
       refuseWith = undefined;
     }
+    // A limit that counts BYOK spend cannot be kept by a hold of nothing: its 402 stands.
+    const counted = await manage(deps, brokeAdmin, 'POST', '/keys', { name: 'byok counted', limit: 1, include_byok_in_limit: true });
+    const countedReply = await chatCompletion(deps, counted.json.key as string, { model: 'simulator/echo', messages: [{ role: 'user', content: 'counted' }] });
+    expect(countedReply.status).toBe(402);
+    expect(countedReply.json.error.metadata.reason).toBe('insufficient_credits');
     await pe('POST', `/${created.json.data.id as string}/disable`, undefined, brokeAdmin);
     const refused = await chatCompletion(deps, brokeUser, { model: 'simulator/echo', messages: [{ role: 'user', content: 'public only' }] });
     expect(refused.status).toBe(402);
