@@ -129,7 +129,8 @@ export function createScimOperations(deps: ScimPorts): ScimOperations {
     // A changed email is a different member: the old membership goes first.
     if (current?.member_id && current.email !== user.email) user = await applyMembership({ ...user, active: false }).then((cleared) => ({ ...cleared, active: user.active }));
     user = await applyMembership(user);
-    await deps.scim.put(orgId, 'USER', user);
+    const stored = await deps.scim.putUser(user, current);
+    if (stored !== 'stored') throw new ConflictError(`A SCIM user with ${stored.taken} ${stored.taken === 'userName' ? body.userName : email} exists (uniqueness)`);
     await sync(orgId);
     return user;
   }
@@ -321,7 +322,7 @@ export function createScimOperations(deps: ScimPorts): ScimOperations {
     async scimDeleteUser({ principal, params }) {
       const orgId = orgOf(principal);
       const user = await applyMembership({ ...(await userFound(orgId, params.id)), active: false });
-      await deps.scim.delete(orgId, 'USER', user.id);
+      await deps.scim.deleteUser(user);
       await sync(orgId);
       return NO_CONTENT;
     },

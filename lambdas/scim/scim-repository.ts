@@ -1,11 +1,18 @@
-// SCIM users, groups, group mappings and sync jobs, each an item under the organization's partition.
-import { DeleteCommand, GetCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+// SCIM users, groups, group mappings and sync jobs, each an item under the organization's partition. A
+// user's userName and email are claimed by items of their own, written in one transaction with the user, so
+// two pushes of the same user at once (an identity provider retrying a POST it thinks timed out) make one.
+import { DeleteCommand, GetCommand, PutCommand, TransactWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { cancellationOf } from '../platform/dynamo/write-failures.js';
+import { UnavailableError } from '../platform/errors.js';
 import { itemKeys } from '../platform/dynamo/item-keys.js';
 import { partition, queryAll } from '../platform/dynamo/query.js';
 import type { GroupMapping, ScimGroup, ScimUser, SyncJob } from './types.js';
 
 type Kind = 'USER' | 'GROUP' | 'MAP' | 'JOB';
 interface Shapes { USER: ScimUser; GROUP: ScimGroup; MAP: GroupMapping; JOB: SyncJob }
+
+const CLAIMED = ['userName', 'email'] as const;
+const valueOf = (user: ScimUser, attribute: (typeof CLAIMED)[number]) => (attribute === 'userName' ? user.user_name : user.email);
 
 const TYPES: Record<Kind, string> = { USER: 'scim_user', GROUP: 'scim_group', MAP: 'scim_group_mapping', JOB: 'scim_sync_job' };
 /** Sync jobs are kept for 30 days. */
@@ -38,5 +45,58 @@ export class ScimRepository {
 
   async delete(orgId: string, kind: Kind, id: string): Promise<void> {
     await this.db.send(new DeleteCommand({ TableName: this.tableName, Key: itemKeys.scim(orgId, kind, id) }));
+  }
+
+  /**
+   * Stores a user with its userName and email claimed for it (`previous`: the user as stored, whose claims of
+   * other values are let go); the attribute another user holds, when one does.
+   */
+  async putUser(user: ScimUser, previous: ScimUser | undefined): Promise<'stored' | { taken: 'userName' | 'email' }> {
+    const claims = CLAIMED.map((attribute) => ({ attribute, value: valueOf(user, attribute) }));
+    const released = previous ? CLAIMED.filter((attribute) => valueOf(previous, attribute).toLowerCase() !== valueOf(user, attribute).toLowerCase()) : [];
+    try {
+      await this.db.send(new TransactWriteCommand({
+        TransactItems: [
+          ...claims.map(({ attribute, value }) => ({
+            Put: {
+              TableName: this.tableName,
+              Item: { ...itemKeys.scimClaim(user.org_id, attribute, value), type: 'scim_claim', user_id: user.id },
+              ConditionExpression: 'attribute_not_exists(pk) OR user_id = :id',
+              ExpressionAttributeValues: { ':id': user.id },
+            },
+          })),
+          { Put: { TableName: this.tableName, Item: { ...itemKeys.scim(user.org_id, 'USER', user.id), type: TYPES.USER, ...user } } },
+          ...released.map((attribute) => ({
+            Delete: {
+              TableName: this.tableName, Key: itemKeys.scimClaim(user.org_id, attribute, valueOf(previous!, attribute)),
+              ConditionExpression: 'attribute_not_exists(pk) OR user_id = :id', ExpressionAttributeValues: { ':id': user.id },
+            },
+          })),
+        ],
+      }));
+      return 'stored';
+    } catch (err) {
+      const cancellation = cancellationOf(err);
+      const taken = cancellation ? CLAIMED.find((_, index) => cancellation.failedAt(index)) : undefined;
+      if (taken) return { taken };
+      // Met another write of the same user at once (on AWS): the identity provider sends it again.
+      if (cancellation?.conflict) throw new UnavailableError('Another change of this SCIM user is under way; retry shortly', { retryAfterSeconds: 1 });
+      throw err;
+    }
+  }
+
+  /** Removes a user and its claims. */
+  async deleteUser(user: ScimUser): Promise<void> {
+    await this.db.send(new TransactWriteCommand({
+      TransactItems: [
+        { Delete: { TableName: this.tableName, Key: itemKeys.scim(user.org_id, 'USER', user.id) } },
+        ...CLAIMED.map((attribute) => ({
+          Delete: {
+            TableName: this.tableName, Key: itemKeys.scimClaim(user.org_id, attribute, valueOf(user, attribute)),
+            ConditionExpression: 'attribute_not_exists(pk) OR user_id = :id', ExpressionAttributeValues: { ':id': user.id },
+          },
+        })),
+      ],
+    }));
   }
 }

@@ -167,6 +167,23 @@ describe('SCIM', () => {
     await call('DELETE', `/scim/group-mappings/${mapping.id}`, undefined, { keep_members: 'false' });
   });
 
+  it('makes one user of the same user pushed twice at once (a retried POST), and frees a userName and email the user gave up', async () => {
+    // A member that exists already: both pushes link to it, so only the claims can tell them apart.
+    await store.deps.members.add(newMember(orgId, { email: 'ivy@acme.test' }, new Date().toISOString()));
+    const body = { schemas: ['urn:ietf:params:scim:schemas:core:2.0:User'], userName: 'ivy@acme.test', emails: [{ value: 'ivy@acme.test', primary: true }] };
+    const replies = await Promise.all([call('POST', '/scim/v2/Users', body), call('POST', '/scim/v2/Users', body), call('POST', '/scim/v2/Users', body)]);
+    expect(replies.map((reply) => reply.status).sort()).toEqual([201, 409, 409]);
+    const listed = (await call('GET', '/scim/v2/Users', undefined, { filter: 'userName eq "ivy@acme.test"' })).json;
+    expect(listed.totalResults).toBe(1);
+    // Renamed: the old userName is free for another user; deleted: its email is too.
+    const ivy = replies.find((reply) => reply.status === 201)!.json;
+    expect((await call('PUT', `/scim/v2/Users/${ivy.id as string}`, { ...body, userName: 'ivy.renamed@acme.test' })).status).toBe(200);
+    const other = await call('POST', '/scim/v2/Users', { userName: 'ivy@acme.test', emails: [{ value: 'ivy2@acme.test' }] });
+    expect(other.status).toBe(201);
+    expect((await call('DELETE', `/scim/v2/Users/${ivy.id as string}`)).status).toBe(204);
+    expect((await call('POST', '/scim/v2/Users', { userName: 'ivy3@acme.test', emails: [{ value: 'ivy@acme.test' }] })).status).toBe(201);
+  });
+
   it('keeps other organizations out of every id route', async () => {
     const user = await pushUser('frank@acme.test');
     const group = (await call('POST', '/scim/v2/Groups', { displayName: 'Private' })).json;

@@ -32,6 +32,7 @@
 //   preset          PRESETS#<org>#<ws> PRESET#<slug>                                                    (with its designated version inline: presets/preset-repository.ts)
 //   preset version  PRESET#<preset>    V#<version 9 digits>                                             (immutable, numbered without gaps)
 //   scim user       ORG#<org>          SCIMUSER#<id>                                                    (scim/scim-repository.ts: pushed by the identity provider)
+//   scim claim      ORG#<org>          SCIMCLAIM#<userName|email>#<value>                               (a SCIM user's unique userName and email)
 //   scim group      ORG#<org>          SCIMGROUP#<id>
 //   scim mapping    ORG#<org>          SCIMMAP#<id>                                                     (a group → a workspace, with a role)
 //   scim sync job   ORG#<org>          SCIMJOB#<id>
@@ -107,6 +108,7 @@ export const itemKeys = {
   presetVersionsOf: (presetId: string) => ({ pk: `PRESET#${presetId}`, skPrefix: 'V#' }),
   scim: (orgId: string, kind: 'USER' | 'GROUP' | 'MAP' | 'JOB', id: string) => ({ pk: `ORG#${orgId}`, sk: `SCIM${kind}#${id}` }),
   scimOf: (orgId: string, kind: 'USER' | 'GROUP' | 'MAP' | 'JOB') => ({ pk: `ORG#${orgId}`, skPrefix: `SCIM${kind}#` }),
+  scimClaim: (orgId: string, attribute: 'userName' | 'email', value: string) => ({ pk: `ORG#${orgId}`, sk: `SCIMCLAIM#${attribute}#${value.toLowerCase()}` }),
   privateEndpoint: (orgId: string, id: string) => ({ pk: `ORG#${orgId}`, sk: `PE#${id}` }),
   privateEndpointsOf: (orgId: string) => ({ pk: `ORG#${orgId}`, skPrefix: 'PE#' }),
   observabilityDestination: (orgId: string, id: string) => ({ pk: `ORG#${orgId}`, sk: `OBSDEST#${id}` }),
