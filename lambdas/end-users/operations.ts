@@ -69,8 +69,8 @@ export function createEndUserOperations(deps: EndUserPorts): EndUserOperations {
     async updateEndUser({ principal, params, body }) {
       const orgId = orgOf(principal);
       const now = deps.clock();
-      const changes = Object.fromEntries(Object.entries(body).filter(([, value]) => value !== undefined));
-      const updated = await deps.endUsers.update(await found(principal, params.user), changes, now.toISOString());
+      // setFields leaves out what the body leaves out.
+      const updated = await deps.endUsers.update(await found(principal, params.user), body, now.toISOString());
       if (!updated) throw new NotFoundError(`End user not found: ${params.user}`);
       deps.invalidate(orgId);
       return { body: { data: endUserView(updated, now) } };

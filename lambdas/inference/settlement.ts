@@ -23,7 +23,7 @@ import type { Candidate } from './routing.js';
 import { shuttingDownError } from '../platform/shutdown.js';
 import { hashedUser, type AttemptRecord, type RouteTrace } from './trace.js';
 import { spendMetersFor } from './spend-limits.js';
-import { limitsAny } from '../billing/spend-meters.js';
+import { limitsAny, type SpendMeters } from '../billing/spend-meters.js';
 import { ReservationRefused } from '../billing/errors.js';
 
 /** The request whose money is being handled. */
@@ -57,26 +57,31 @@ export interface Completion {
  * a request that can cost no credits and that nothing could refuse, not at all.
  */
 export async function reserve(options: SettlementOptions): Promise<Hold> {
+  const { trace, caller, deps, request } = options;
+  // Its guardrails' spend limits and its end user's: a request any of them limits holds exactly (reserveFor).
+  const spendOrPromise = spendMetersFor(request, caller, deps);
+  const spend = spendOrPromise instanceof Promise ? await spendOrPromise : spendOrPromise;
+  // A lease the key took before a guardrail's limit came to count all its requests is given back rather than
+  // left to go idle (an end user's limit counts only that user's requests: the key's others still lease).
+  if (spend && (spend.key.length || spend.extras.some((extra) => extra.ref.of === 'member'))) deps.leases?.retireKey?.(caller.keyHash);
   try {
-    return await reserveFor(options);
+    return await reserveFor(options, spend);
   } catch (err) {
     // What credits (or a limit on them) cannot cover may still be served by the organization's own keys
     // (BYOK, its private endpoints), which spend no credits: the request goes to them alone, held for
     // nothing. Not when a limit in play counts BYOK spend: a hold of nothing could not keep such a limit
     // (it refuses only once reached), so the refusal stands; nor for an organization in debt (the retry's
     // exact check of nothing refuses it, and the first refusal is the one answered).
-    const { trace, caller, deps, request } = options;
     if (!(err instanceof ReservationRefused) || err.required === 0n) throw err;
     const all = trace.plan.candidates;
     const own = all.filter((candidate) => candidate.byok !== undefined);
     if (own.length === 0 || own.length === all.length) throw err;
     const workspace = await deps.ledger.workspaceOf(caller.orgId, caller.workspaceId);
-    const spend = await spendMetersFor(request, caller, deps);
     const byokCounted = countsByok(caller.key, workspace) || spend?.key.some((limit) => limit.withByok) || spend?.extras.some((extra) => extra.limits.some((limit) => limit.withByok));
     if (byokCounted) throw err;
     trace.plan.candidates = own;
     try {
-      return await reserveFor(options);
+      return await reserveFor(options, spend);
     } catch (again) {
       trace.plan.candidates = all;
       throw again instanceof ReservationRefused ? err : again;
@@ -84,19 +89,13 @@ export async function reserve(options: SettlementOptions): Promise<Hold> {
   }
 }
 
-async function reserveFor({ request, caller, trace, deps }: SettlementOptions): Promise<Hold> {
+async function reserveFor({ request, caller, trace, deps }: SettlementOptions, spend: SpendMeters | undefined): Promise<Hold> {
   // Attempts with the customer's own key are billed to them by the provider: only the gateway's own
   // endpoints are held against credits (a request served only by BYOK holds nothing).
   const shared = trace.plan.candidates.filter((candidate) => candidate.byok === undefined);
   const endpoints = shared.map((candidate) => candidate.endpoint);
   const amount = reservationFor(request.params, endpoints);
-  // Its guardrails' spend limits and its end user's: a request any of them limits holds exactly (below).
-  const spendOrPromise = spendMetersFor(request, caller, deps);
-  const spend = spendOrPromise instanceof Promise ? await spendOrPromise : spendOrPromise;
   const limited = limitsAny(spend);
-  // A lease the key took before a guardrail's limit came to count all its requests is given back rather than
-  // left to go idle (an end user's limit counts only that user's requests: the key's others still lease).
-  if (spend && (spend.key.length || spend.extras.some((extra) => extra.ref.of === 'member'))) deps.leases?.retireKey?.(caller.keyHash);
   // A request that holds nothing (BYOK only, or free models) goes to the ledger when a limit counts BYOK
   // spend, or its organization is in debt: the exact check of nothing is what refuses it then, which no
   // lease would see. Otherwise nothing can refuse it, and it holds nothing, with no round trip (the

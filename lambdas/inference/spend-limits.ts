@@ -53,13 +53,14 @@ function usable(endUser: EndUser): EndUser {
   return endUser;
 }
 
-function build(caller: Caller, policy: GuardrailPolicy | undefined, endUser: EndUser | undefined, reload: () => Promise<EndUser | undefined>): SpendMeters | undefined {
+function build(caller: Caller, policy: GuardrailPolicy | undefined, endUser: EndUser | undefined, endUsers: EngineDeps['endUsers'], hash: string | undefined): SpendMeters | undefined {
   const keyLimits = (policy?.byKey.get(caller.keyHash) ?? []).flatMap((guardrail) => guardrailLimit(guardrail, 'key') ?? []);
   const creator = caller.key.creator_user_id;
   const memberLimits = creator === null ? [] : (policy?.byMember.get(creator) ?? []).flatMap((guardrail) => guardrailLimit(guardrail, 'member') ?? []);
   const extras: ExtraMeter[] = [];
   if (memberLimits.length) extras.push({ ref: { of: 'member', orgId: caller.orgId, userId: creator! }, limits: memberLimits, createOnUse: true });
-  if (endUser) extras.push(endUserMeter(usable(endUser), reload));
+  // The reload is made only for a request that names a registered end user.
+  if (endUser) extras.push(endUserMeter(usable(endUser), () => endUsers!.reload(caller.orgId, hash!)));
   return keyLimits.length || extras.length ? { key: keyLimits, extras } : undefined;
 }
 
@@ -70,9 +71,8 @@ export function spendMetersFor(request: Pick<InferenceRequest, 'user' | 'safetyI
   const hash = user === undefined ? undefined : endUserHash(caller.orgId, user);
   const endUsers = deps.endUsers;
   const endUser = hash !== undefined ? endUsers?.find(caller.orgId, hash) : undefined;
-  const reload = () => endUsers!.reload(caller.orgId, hash!);
   if (policy instanceof Promise || endUser instanceof Promise) {
-    return Promise.all([policy, endUser]).then(([loaded, found]) => build(caller, loaded, found, reload));
+    return Promise.all([policy, endUser]).then(([loaded, found]) => build(caller, loaded, found, endUsers, hash));
   }
-  return build(caller, policy, endUser, reload);
+  return build(caller, policy, endUser, endUsers, hash);
 }
