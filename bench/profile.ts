@@ -132,6 +132,60 @@ export function summarize(profile: CpuProfile, top = 25): ProfileSummary {
   };
 }
 
+/** A stretch of consecutive busy samples: the event loop could not run anything else meanwhile. */
+export interface LongTask {
+  /** Start, in the profile's clock (µs, the machine's monotonic clock), and length (ms). */
+  startUs: number;
+  ms: number;
+  /** The functions with the most self time in it, and the outermost of ours on its stacks. */
+  top: string[];
+}
+
+/**
+ * The busy stretches of a profile longer than `minMs`: runs of samples that are not "(idle)". A sample
+ * covers the time up to the next one, so a stretch ends at its last busy sample's successor.
+ */
+export function longTasks(profile: CpuProfile, minMs = 1): LongTask[] {
+  const byId = new Map<number, ProfileNode>();
+  const parent = new Map<number, number>();
+  for (const node of profile.nodes) byId.set(node.id, node);
+  for (const node of profile.nodes) for (const child of node.children ?? []) parent.set(child, node.id);
+  const tasks: LongTask[] = [];
+  let at = profile.startTime;
+  let start = -1;
+  let selfUs = new Map<string, number>();
+  const finish = (end: number) => {
+    if (start >= 0 && end - start >= minMs * 1000) {
+      const top = [...selfUs.entries()].sort((a, b) => b[1] - a[1]).slice(0, 4).map(([key, us]) => `${key.replace('\u0000', ' ')} ${(us / 1000).toFixed(1)}`);
+      tasks.push({ startUs: start, ms: (end - start) / 1000, top });
+    }
+    start = -1;
+    selfUs = new Map();
+  };
+  for (let i = 0; i < profile.samples.length; i++) {
+    at += profile.timeDeltas[i] ?? 0;
+    const node = byId.get(profile.samples[i]!)!;
+    const delta = profile.timeDeltas[i + 1] ?? 0;
+    if (node.callFrame.functionName === '(idle)') {
+      finish(at);
+      continue;
+    }
+    if (start < 0) start = at;
+    // Self time by function, plus the outermost frame of ours (lambdas/, bin/) as the task's "entry".
+    const key = keyOf(node.callFrame);
+    selfUs.set(key, (selfUs.get(key) ?? 0) + delta);
+    let outer: string | undefined;
+    for (let current: number | undefined = node.id; current !== undefined; current = parent.get(current)) {
+      const frame = byId.get(current)!.callFrame;
+      const area = areaOf(frame);
+      if (area.startsWith('lambdas/') || area.startsWith('bin/')) outer = `in ${keyOf(frame)}`;
+    }
+    if (outer) selfUs.set(outer, (selfUs.get(outer) ?? 0) + delta);
+  }
+  finish(at);
+  return tasks;
+}
+
 export function formatSummary(title: string, summary: ProfileSummary, requests?: number): string {
   const pct = (share: number) => `${(share * 100).toFixed(1)}%`;
   const perReq = (value: number) => (requests ? ` | ${((value * 1000) / requests).toFixed(1)}` : '');

@@ -24,7 +24,7 @@ import { Cleanup, descendants, isRunning, killQuietly, machineCpu, processCpuMic
 import { coldImports } from './cold-import.js';
 import type { FromGateway, GcPauses, ToGateway } from './gateway-process.js';
 import { runLoad, send, newAgent, type PhaseResult, type RequestSpec } from './load.js';
-import { formatSummary, summarize, type CpuProfile } from './profile.js';
+import { formatSummary, longTasks, summarize, type CpuProfile, type LongTask } from './profile.js';
 import { distribution, int, median, ms, Samples, type Distribution } from './stats.js';
 import { ChunkClock, pieceEnds, startTimedUpstream, taggedText, type TimedUpstream } from './timed-upstream.js';
 import { BENCH_PROMPT_4K } from './guardrail-patterns.js';
@@ -494,7 +494,9 @@ async function main(): Promise<number> {
 
   // Chunk forwarding: the timed upstream streams a chunk every CHUNK_DELAY_MS; per content chunk,
   // arrival at the client minus the moment the upstream wrote it, directly and through the gateway.
-  const chunkPhase = async (target: 'gateway' | 'direct') => {
+  // `profiled`: a CPU profile of the gateway over the measured window, and each chunk's emission and
+  // arrival (this process's performance.now()) for lining late chunks up with it.
+  const chunkPhase = async (target: 'gateway' | 'direct', profiled?: { snapshot: () => Promise<CpuSnapshot>; chunks: Array<[number, number]> }) => {
     const delays = new Samples();
     let missing = 0;
     const clocks = new WeakMap<RequestSpec, { tag: string; clock: ChunkClock }>();
@@ -502,7 +504,7 @@ async function main(): Promise<number> {
     const phase = await measure(`streaming every ${CHUNK_DELAY_MS} ms, ${target}, per-chunk delay`, {
       warmupMs: D.warm / 2,
       durationMs: D.chunk,
-      ...(target === 'gateway' ? { cpu } : {}),
+      ...(target === 'gateway' ? { cpu: profiled?.snapshot ?? cpu } : {}),
       spec: () => {
         const tag = `${target}-${sequence++}`;
         const text = taggedText(tag, MESSAGE_CHARS);
@@ -520,7 +522,10 @@ async function main(): Promise<number> {
         entry.clock.arrivals.forEach((arrival, piece) => {
           const emission = emitted?.[piece + 1];
           if (emission === undefined || Number.isNaN(emission) || Number.isNaN(arrival)) missing += 1;
-          else delays.push(arrival - emission);
+          else {
+            delays.push(arrival - emission);
+            profiled?.chunks.push([emission, arrival]);
+          }
         });
       },
     });
@@ -560,9 +565,56 @@ async function main(): Promise<number> {
     const summary = summarize(JSON.parse(readFileSync(file, 'utf8')) as CpuProfile, 25);
     profiles.push(formatSummary(`Gateway CPU profile, ${name} (${int(phase.rps)} req/s while profiling, ${cpuCell(phase.cpu, false)} CPU/req; ${relative(PROJECT_ROOT, file)})`, summary, phase.result.count));
   };
+  // The chunk phase under a fine profile (100 µs): the gateway's busy stretches over 1 ms (in which no
+  // chunk can be forwarded), and which of them the late chunks waited behind.
+  const profileChunks = async (): Promise<string> => {
+    const file = join(RESULTS_DIR, 'gateway-chunks.cpuprofile');
+    const chunks: Array<[number, number]> = [];
+    let profiling = false;
+    const snapshot = async () => {
+      const taken = await cpu();
+      if (!profiling) {
+        profiling = true;
+        const reply = await gateway.call({ type: 'profile-start', intervalUs: 100 });
+        if (reply.type === 'done' && reply.error) throw new Error(reply.error);
+      }
+      return taken;
+    };
+    await chunkPhase('gateway', { snapshot, chunks });
+    const reply = await gateway.call({ type: 'profile-stop', file });
+    if (reply.type === 'done' && reply.error) throw new Error(reply.error);
+    const profile = JSON.parse(readFileSync(file, 'utf8')) as CpuProfile;
+    const tasks = longTasks(profile, TARGETS.chunkDelayMs);
+    // This process's performance.now() (ms) on the machine's monotonic clock (µs), which V8's profiles use.
+    const monotonicUs = (at: number) => at * 1000 + (Number(process.hrtime.bigint() / 1000n) - performance.now() * 1000);
+    const inWindow = chunks
+      .map(([emitted, arrived]) => [monotonicUs(emitted), monotonicUs(arrived), arrived - emitted - chunkBaseline] as const)
+      .filter(([emitted]) => emitted >= profile.startTime && emitted <= profile.endTime);
+    const late = inWindow.filter(([, , extra]) => extra > TARGETS.chunkDelayMs);
+    const behind = new Map<LongTask, number>();
+    let explained = 0;
+    for (const [emitted, arrived] of late) {
+      const task = tasks.find((t) => t.startUs < arrived && t.startUs + t.ms * 1000 > emitted);
+      if (!task) continue;
+      explained += 1;
+      behind.set(task, (behind.get(task) ?? 0) + 1);
+    }
+    const busiest = [...tasks].sort((a, b) => b.ms - a.ms).slice(0, 15);
+    return [
+      `### Gateway busy stretches during the chunk phase (100 µs samples; ${relative(PROJECT_ROOT, file)})`,
+      '',
+      `${int(tasks.length)} stretches over ${TARGETS.chunkDelayMs} ms (${ms(tasks.reduce((sum, t) => sum + t.ms, 0))} in all) in ${ms((profile.endTime - profile.startTime) / 1000)}; ${int(late.length)} of ${int(inWindow.length)} chunks over ${TARGETS.chunkDelayMs} ms late, ${int(explained)} of them waiting behind one. The longest, with the functions of most self time in them (ms) and the late chunks behind each:`,
+      '',
+      '| length | late chunks | what ran |',
+      '|---:|---:|---|',
+      ...busiest.map((t) => `| ${ms(t.ms)} | ${int(behind.get(t) ?? 0)} | ${t.top.map((entry) => `\`${entry}\``).join(', ')} |`),
+      '',
+    ].join('\n');
+  };
   if (PROFILE) {
     await profilePhase('non-streaming', specs.gatewayJson);
     await profilePhase('streaming', specs.gatewaySse);
+    profiles.push(await profileChunks());
   }
 
   // Optional what-ifs (analysis only, not results): the same gateway (1) with a key cache that does not

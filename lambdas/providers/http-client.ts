@@ -13,6 +13,43 @@ const agents: Agents = {
   'https:': new https.Agent({ keepAlive: true, maxSockets: 512 }),
 };
 
+/**
+ * How long the rest of a reply may take once its reader has stopped early before its connection is dropped
+ * rather than kept for the next request. A stream's reader stops at its last event (OpenAI's `[DONE]`),
+ * usually before the HTTP message's own end has been read: node's async iterator would destroy the
+ * socket there, and every streamed request would open a new connection.
+ */
+const DRAIN_MS = 1000;
+
+/** Reads what is left of a reply whose reader stopped, so its socket goes back to the agent's pool. */
+function drain(res: IncomingMessage): void {
+  if (res.readableEnded || res.destroyed) return;
+  if (!res.complete) {
+    const timer = setTimeout(() => res.destroy(), DRAIN_MS);
+    timer.unref();
+    res.once('end', () => clearTimeout(timer));
+    res.once('close', () => clearTimeout(timer));
+  }
+  res.resume();
+}
+
+/** The reply's body as an async iterable that keeps its connection when the reader stops early. */
+function bodyOf(res: IncomingMessage): AsyncIterable<Uint8Array> {
+  return {
+    [Symbol.asyncIterator]() {
+      const chunks = res.iterator({ destroyOnReturn: false }) as AsyncIterator<Uint8Array, undefined>;
+      return {
+        next: () => chunks.next(),
+        async return() {
+          const done = await chunks.return!();
+          drain(res);
+          return done;
+        },
+      };
+    },
+  };
+}
+
 function wrap(res: IncomingMessage): UpstreamResponse {
   const status = res.statusCode ?? 0;
   let consumed: Promise<string> | undefined;
@@ -38,7 +75,7 @@ function wrap(res: IncomingMessage): UpstreamResponse {
     },
     text,
     json: async () => JSON.parse(await text()) as unknown,
-    body: res,
+    body: bodyOf(res),
   };
 }
 

@@ -1,14 +1,18 @@
 // The adapters' HTTP client (node:http with keep-alive agents) against a real local server: targets,
-// bodies, and aborts before, during and after the reply.
+// bodies, aborts before, during and after the reply, and connections kept when a stream's reader stops at
+// its last event.
 import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { AddressInfo } from 'node:net';
 import { Abort } from '../../lambdas/platform/abort.js';
 import { nodeFetch } from '../../lambdas/providers/http-client.js';
+import { parseSse } from '../../lambdas/providers/sse.js';
 
 let server: http.Server;
 let base: string;
 const seen: Array<{ method: string; url: string; body: string; authorization?: string }> = [];
+let connections = 0;
+const closedReplies: string[] = [];
 
 beforeAll(async () => {
   server = http.createServer((req, res) => {
@@ -20,7 +24,16 @@ beforeAll(async () => {
         setTimeout(() => res.end('late'), 5_000).unref();
         return;
       }
+      if (req.url?.startsWith('/sse')) {
+        // An OpenAI-style stream: the last event, then the end of the message a moment later.
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        res.write('data: {"n":1}\n\n');
+        setTimeout(() => res.write('data: [DONE]\n\n'), 5);
+        setTimeout(() => res.end(), 15);
+        return;
+      }
       if (req.url?.startsWith('/stream')) {
+        res.on('close', () => closedReplies.push(req.url ?? ''));
         res.writeHead(200, { 'content-type': 'text/plain' });
         res.write('first ');
         const timer = setInterval(() => res.write('more '), 20);
@@ -31,6 +44,7 @@ beforeAll(async () => {
       res.end(JSON.stringify({ url: req.url }));
     });
   });
+  server.on('connection', () => { connections += 1; });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 });
@@ -87,6 +101,37 @@ describe('nodeFetch', () => {
     const text = response.text();
     setTimeout(() => abort.abort(), 60);
     await expect(text).rejects.toThrow();
+  });
+
+  it('keeps the connection of a stream whose reader stops at its last event, before the message ends', async () => {
+    // Settle the pool: one request, read whole, so the next ones find a kept connection.
+    await (await nodeFetch(`${base}/warm`)).text();
+    const before = connections;
+    for (let i = 0; i < 3; i++) {
+      const response = await nodeFetch(`${base}/sse?i=${i}`);
+      const events: string[] = [];
+      for await (const event of parseSse(response.body!)) {
+        if (event.data === '[DONE]') break;
+        events.push(event.data);
+      }
+      expect(events).toEqual(['{"n":1}']);
+      // The message's end arrives after the reader stopped; the socket goes back to the pool then.
+      await new Promise((resolve) => setTimeout(resolve, 40));
+    }
+    expect(connections).toBe(before);
+  });
+
+  it('drops the connection of a reply that goes on after its reader stopped', async () => {
+    const response = await nodeFetch(`${base}/stream?drop`);
+    for await (const chunk of response.body as AsyncIterable<Uint8Array>) {
+      expect(Buffer.from(chunk).toString()).toContain('first');
+      break;
+    }
+    // Not at once (the rest might be the message's end), but within about a second.
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(closedReplies).not.toContain('/stream?drop');
+    await new Promise((resolve) => setTimeout(resolve, 1_300));
+    expect(closedReplies).toContain('/stream?drop');
   });
 
   it('stops listening to the signal once the exchange is over', async () => {
