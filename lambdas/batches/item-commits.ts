@@ -9,7 +9,7 @@ import { TransactWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-
 import { pageToItem } from '../billing/page-repository.js';
 import type { Page } from '../billing/pages.js';
 import { itemKeys } from '../platform/dynamo/item-keys.js';
-import { cancellationOf } from '../platform/dynamo/write-failures.js';
+import { transactRetryingConflicts } from '../platform/dynamo/conflict-retry.js';
 import type { Logger } from '../platform/logger.js';
 import type { BatchUsage } from './batch-repository.js';
 import type { BatchResult } from './schemas.js';
@@ -118,21 +118,8 @@ export class ItemCommitter {
 
   /** True once written; false when one of the items was refused (it has a result already, or its batch is gone). */
   private async transact(commits: ItemCommit[]): Promise<boolean> {
-    for (let attempt = 1; ; attempt += 1) {
-      try {
-        await this.db.send(new TransactWriteCommand({ TransactItems: this.items(commits) }));
-        return true;
-      } catch (err) {
-        const cancellation = cancellationOf(err);
-        if (!cancellation) throw err;
-        if (cancellation.conflict && attempt < CONFLICT_ATTEMPTS) {
-          await new Promise((resolve) => setTimeout(resolve, Math.min(200, 5 * 2 ** attempt) * (0.5 + Math.random() / 2)));
-          continue;
-        }
-        if (cancellation.conflict) throw err;
-        return false;
-      }
-    }
+    const refusal = await transactRetryingConflicts(() => this.db.send(new TransactWriteCommand({ TransactItems: this.items(commits) })), { attempts: CONFLICT_ATTEMPTS });
+    return refusal === undefined;
   }
 
   private async writeOne(commit: ItemCommit): Promise<CommitOutcome> {

@@ -7,7 +7,7 @@
 import type { ApiKey } from '../keys/index.js';
 import { randomBytes } from 'node:crypto';
 import type { ExtraTerms, HoldRef, HoldRequest, KeyTerms, LedgerRepository, MeteredItemCodecs, StoredLease, WorkspaceTerms } from './ledger-repository.js';
-import type { ExtraMeter, MeterCharge, SpendLimit, SpendMeters } from './spend-meters.js';
+import { isEndUserMeter, type ExtraMeter, type MeterCharge, type SpendLimit, type SpendMeters } from './spend-meters.js';
 import { meterFromItem } from './meter-item.js';
 import { extraMeterId } from './meter-writes.js';
 import type { Headroom, LeaseDraw, LeaseGrant } from './leases.js';
@@ -304,7 +304,7 @@ export class Ledger {
         ref: extra.ref,
         periods: laterPeriods(current, extraAhead.get(id) ?? {}),
         limits: extra.limits.map(({ amount: limit, window, withByok }) => ({ amount: limit, window, withByok })),
-        ...(extra.version !== undefined ? { version: extra.version } : {}),
+        ...(isEndUserMeter(extra) ? { version: extra.version } : {}),
       }));
       const ref: HoldRef = {
         generationId, orgId: key.org_id, workspaceId: key.workspace_id, keyHash: key.hash, amount,
@@ -387,18 +387,18 @@ export class Ledger {
         if (extraRefusal.kind === 'meter-gone') {
           // A member's meter is made on its first limited request; an end user deleted (or registered again,
           // as another meter) meanwhile is read again: it limits nothing now, or its new registration does.
-          if (extra.createOnUse) await this.deps.repository.createMeter(extra.ref, current);
+          if (!isEndUserMeter(extra)) await this.deps.repository.createMeter(extra.ref, current);
           else {
             extras.delete(id);
-            const fresh = await extra.reload?.();
+            const fresh = await extra.reload();
             if (fresh) extras.set(extraMeterId(fresh.ref), fresh);
           }
           retry = true;
           continue;
         }
         const item = extraRefusal.item;
-        if (extra.version !== undefined && item.settings_version !== extra.version) {
-          const fresh = extra.refresh?.(item);
+        if (isEndUserMeter(extra) && item.settings_version !== extra.version) {
+          const fresh = extra.refresh(item);
           extras.delete(id);
           if (fresh) extras.set(extraMeterId(fresh.ref), fresh);
           retry = true;
@@ -549,7 +549,10 @@ function creditsShortfall(balance: Nanos, held: Nanos): Shortfall {
 function keyShortfalls(key: ApiKey, guardrailLimits: readonly SpendLimit[], amount: Nanos, now: Date): Shortfall[] {
   const found = guardrailLimits.flatMap((limit) => limitShortfall(limit, key.meter, amount, now) ?? []);
   if (key.limit !== null) {
-    const own = keyShortfall(key, now);
+    const own = shortfallOf({
+      window: key.limit_reset ?? 'total', amount: key.limit, withByok: key.include_byok_in_limit, reason: 'key_limit',
+      owner: "The key's", remedy: "raise the key's limit", metadata: {},
+    }, key.meter, now);
     if (own.left < amount || found.length === 0) found.push(own);
   }
   return found;
@@ -557,35 +560,22 @@ function keyShortfalls(key: ApiKey, guardrailLimits: readonly SpendLimit[], amou
 
 /** A limit (an end user's, a guardrail's) on `meter` that cannot cover `amount`; undefined when it can. */
 function limitShortfall(limit: SpendLimit, meter: Meter, amount: Nanos, now: Date): Shortfall | undefined {
+  const shortfall = shortfallOf(limit, meter, now);
+  return shortfall.left >= amount ? undefined : shortfall;
+}
+
+/** What is left of a limit on `meter`, as a refusal would state it. */
+function shortfallOf(limit: SpendLimit, meter: Meter, now: Date): Shortfall {
   const left = limit.amount - spent(meter, limit.window, limit.withByok) - meter.held;
-  if (left >= amount) return undefined;
   const resets = limit.window === 'total' ? '' : `; it resets at ${windowEnd(limit.window, now)}`;
   const held = meter.held > 0n ? ` (${usd(meter.held)} is held by requests in flight)` : '';
-  const window = limit.window === 'total' ? 'lifetime' : limit.window;
   return {
     reason: limit.reason,
     left,
     held: meter.held,
-    state: `${limit.owner} ${window} limit of ${usd(limit.amount)} has ${usd(left)} left${held}${resets}`,
+    state: `${limit.owner} ${limit.window} limit of ${usd(limit.amount)} has ${usd(left)} left${held}${resets}`,
     remedy: limit.remedy,
     metadata: { reason: limit.reason, ...limit.metadata, limit: nanosToDecimal(limit.amount), limit_reset: limit.window === 'total' ? null : limit.window },
-  };
-}
-
-function keyShortfall(key: ApiKey, now: Date): Shortfall {
-  const window = key.limit_reset ?? 'total';
-  const meter = key.meter;
-  const used = spent(meter, window, key.include_byok_in_limit);
-  const left = (key.limit ?? 0n) - used - meter.held;
-  const resets = key.limit_reset ? `; it resets at ${windowEnd(key.limit_reset, now)}` : '';
-  const held = meter.held > 0n ? ` (${usd(meter.held)} is held by requests in flight)` : '';
-  return {
-    reason: 'key_limit',
-    left,
-    held: meter.held,
-    state: `The key's ${window} limit of ${usd(key.limit ?? 0n)} has ${usd(left)} left${held}${resets}`,
-    remedy: "raise the key's limit",
-    metadata: { reason: 'key_limit', limit_reset: key.limit_reset, limit: nanosToDecimal(key.limit ?? 0n) },
   };
 }
 

@@ -12,7 +12,7 @@ import type { Nanos } from '../platform/money.js';
 import type { Window } from './meter.js';
 import type { ExtraMeterRef } from './meter-writes.js';
 
-export type SpendLimitReason = 'end_user_limit' | 'guardrail_limit';
+export type SpendLimitReason = 'key_limit' | 'end_user_limit' | 'guardrail_limit';
 
 export interface SpendLimit {
   window: Window;
@@ -27,24 +27,30 @@ export interface SpendLimit {
   metadata: Record<string, unknown>;
 }
 
-/** A meter beyond the key's and the workspace's, with the limits the request is checked against on it. */
-export interface ExtraMeter {
-  ref: ExtraMeterRef;
+/**
+ * A meter beyond the key's and the workspace's, with the limits the request is checked against on it: a
+ * member's (a guardrail's limit; made on its first limited request), or an end user's.
+ */
+export type ExtraMeter = MemberMeter | EndUserMeter;
+
+export interface MemberMeter {
+  ref: Extract<ExtraMeterRef, { of: 'member' }>;
   limits: SpendLimit[];
-  /**
-   * The settings version the limits were read at (an end user's: a PATCH moves it), checked by the hold;
-   * undefined: not checked (a guardrail's limit comes from the cached guardrail policy).
-   */
-  version?: number;
-  /** The meter's limits as now stored, from its item (a refused hold returns it); undefined: it limits nothing now. May throw the request's refusal (a disabled end user). */
-  refresh?: (item: Record<string, unknown>) => ExtraMeter | undefined;
-  /** Created on first use (a member's meter). */
-  createOnUse?: boolean;
-  /**
-   * The meter as its owner now stands, read again, when its item is gone (an end user deleted, or registered
-   * again as another meter); undefined: it limits nothing now. Without it, a gone meter is dropped.
-   */
-  reload?: () => Promise<ExtraMeter | undefined>;
+}
+
+export interface EndUserMeter {
+  ref: Extract<ExtraMeterRef, { of: 'end-user' }>;
+  limits: SpendLimit[];
+  /** The settings version the limits were read at (a PATCH moves it), checked by the hold. */
+  version: number;
+  /** The limits as now stored, from its item (a refused hold returns it); undefined: it limits nothing now. May throw the request's refusal (a disabled end user). */
+  refresh: (item: Record<string, unknown>) => ExtraMeter | undefined;
+  /** The end user as it now stands, read again when its meter is gone (deleted, or registered again as another meter); undefined: it limits nothing now. */
+  reload: () => Promise<ExtraMeter | undefined>;
+}
+
+export function isEndUserMeter(meter: ExtraMeter): meter is EndUserMeter {
+  return meter.ref.of === 'end-user';
 }
 
 /** What a request's spend counts on beyond the key, the workspace and the organization. */

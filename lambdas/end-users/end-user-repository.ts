@@ -11,7 +11,7 @@ import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { itemKeys } from '../platform/dynamo/item-keys.js';
 import { partition, queryAll, queryUpTo } from '../platform/dynamo/query.js';
 import { UpdateBuilder } from '../platform/dynamo/update-builder.js';
-import { cancellationOf } from '../platform/dynamo/write-failures.js';
+import { transactRetryingConflicts } from '../platform/dynamo/conflict-retry.js';
 import { UnavailableError } from '../platform/errors.js';
 import { nanosFromStore, nanosToStore } from '../platform/money.js';
 import { meterFromItem, meterToItem } from '../billing/meter-item.js';
@@ -47,7 +47,7 @@ export function endUserFromItem(item: Record<string, unknown>): EndUser {
 const TRANSACT_ATTEMPTS = 8;
 
 export class EndUserRepository {
-  constructor(private readonly db: DynamoDBDocumentClient, private readonly tableName: string, private readonly sleep: (ms: number) => Promise<void> = (ms) => new Promise((resolve) => setTimeout(resolve, ms))) {}
+  constructor(private readonly db: DynamoDBDocumentClient, private readonly tableName: string, private readonly sleep?: (ms: number) => Promise<void>) {}
 
   /**
    * A transaction over a registration, tried again while it meets another transaction on its items (on AWS, a
@@ -55,19 +55,13 @@ export class EndUserRepository {
    * failed. Still conflicting after the attempts: a 503 to retry, never a 500.
    */
   private async transact(items: NonNullable<ConstructorParameters<typeof TransactWriteCommand>[0]['TransactItems']>): Promise<'done' | 'refusedAt0'> {
-    for (let attempt = 1; ; attempt += 1) {
-      try {
-        await this.db.send(new TransactWriteCommand({ TransactItems: items }));
-        return 'done';
-      } catch (err) {
-        const cancellation = cancellationOf(err);
-        if (cancellation?.failedAt(0)) return 'refusedAt0';
-        if (!cancellation?.conflict) throw err;
-        if (attempt === TRANSACT_ATTEMPTS) throw new UnavailableError('The end user is busy (concurrent requests); retry shortly', { retryAfterSeconds: 1 });
-        const cap = Math.min(200, 5 * 2 ** attempt);
-        await this.sleep(cap / 2 + Math.random() * cap / 2);
-      }
-    }
+    const refusal = await transactRetryingConflicts(() => this.db.send(new TransactWriteCommand({ TransactItems: items })), {
+      attempts: TRANSACT_ATTEMPTS,
+      outcome: (cancellation) => cancellation.failedAt(0),
+      busy: () => new UnavailableError('The end user is busy (concurrent requests); retry shortly', { retryAfterSeconds: 1 }),
+      ...(this.sleep ? { sleep: this.sleep } : {}),
+    });
+    return refusal ? 'refusedAt0' : 'done';
   }
 
   /** Stores a new registration; undefined when the id is registered already. */

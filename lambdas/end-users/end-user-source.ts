@@ -16,12 +16,12 @@ export const LIST_MAX = 1000;
 /** How long an organization found to have more than LIST_MAX end users is looked up per user before its list is tried again. */
 export const LARGE_TTL_MS = 5 * 60_000;
 
-type Known = { all: Map<string, EndUser> } | { large: true };
-
 export class EndUserSource {
-  private readonly organizations: RecordCache<Known>;
+  /** The end users of organizations with at most LIST_MAX, by user hash. */
+  private readonly organizations: RecordCache<Map<string, EndUser>>;
   private readonly users: RecordCache<{ endUser: EndUser | undefined }>;
-  private readonly loadOrganization: (orgId: string) => Promise<Known>;
+  /** An organization's end users; undefined (not cached) when it is large. */
+  private readonly loadOrganization: (orgId: string) => Promise<Map<string, EndUser> | undefined>;
   /** Organizations known to be large, until when (epoch ms). */
   private readonly large = new Map<string, number>();
 
@@ -30,29 +30,27 @@ export class EndUserSource {
     this.users = new RecordCache(ttlMs, 10_000, now);
     this.loadOrganization = async (orgId) => {
       const all = await repository.listUpTo(orgId, LIST_MAX);
-      if (all) return { all: new Map(all.map((endUser) => [endUser.user_hash, endUser])) };
+      if (all) return new Map(all.map((endUser) => [endUser.user_hash, endUser]));
       if (this.large.size >= 10_000) this.large.clear();
       this.large.set(orgId, this.now() + LARGE_TTL_MS);
-      return { large: true };
+      return undefined;
     };
   }
 
   /** The registered end user of this hash, or undefined; synchronously when cached. */
   find(orgId: string, userHash: string): EndUser | undefined | Promise<EndUser | undefined> {
     if ((this.large.get(orgId) ?? 0) > this.now()) return this.findOne(orgId, userHash);
-    const known = this.organizations.fresh(orgId, this.loadOrganization);
-    if (known) return 'all' in known ? known.all.get(userHash) : this.findOne(orgId, userHash);
-    return this.organizations.getOrLoad(orgId, this.loadOrganization).then((loaded) => (loaded && 'all' in loaded ? loaded.all.get(userHash) : this.findOne(orgId, userHash)));
+    const all = this.organizations.fresh(orgId, this.loadOrganization);
+    if (all) return all.get(userHash);
+    return this.organizations.getOrLoad(orgId, this.loadOrganization).then((loaded) => (loaded ? loaded.get(userHash) : this.findOne(orgId, userHash)));
   }
 
   /** Read again now (a hold found the cached copy's meter gone: deleted, or registered again); the caches learn it. */
   async reload(orgId: string, userHash: string): Promise<EndUser | undefined> {
     const endUser = await this.repository.get(orgId, userHash, true);
-    const known = this.organizations.get(orgId);
-    if (known && 'all' in known) {
-      if (endUser) known.all.set(userHash, endUser);
-      else known.all.delete(userHash);
-    }
+    const all = this.organizations.get(orgId);
+    if (endUser) all?.set(userHash, endUser);
+    else all?.delete(userHash);
     const key = `${orgId}/${userHash}`;
     // A lookup under way may bring back an older answer: it is dropped.
     this.users.invalidate(key);

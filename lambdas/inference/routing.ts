@@ -133,36 +133,86 @@ function hasImages(params: InferenceRequest['params']): boolean {
 
 const SPEECH_REASONS: ReadonlySet<string> = new Set(['image references', 'voice cloning', 'multiple references', 'response_format', 'voice', 'speed control', 'speed range', 'instructions', 'input length']);
 
+/**
+ * The request's checks of one endpoint, worked out once per request: the candidate it makes, or why it
+ * cannot serve the request (a routing removal reason). planRoute runs them over the requested models'
+ * endpoints, and the private endpoints' middleware over a workspace's own deployments.
+ */
+export class EndpointRules {
+  readonly wanted: EndpointKind;
+  readonly prompt: { text: number; images: number };
+  readonly outputTokens: number;
+  /** Estimated prompt tokens plus max_tokens (0 for speech, whose limit is its max_characters). */
+  readonly requestedTokens: number;
+  readonly order: string[];
+  readonly sortBy: string | undefined;
+  readonly allowFallbacks: boolean;
+  readonly tierPreference: string[] | undefined;
+  private readonly prefs: NonNullable<InferenceRequest['provider']>;
+  private readonly requested: ReturnType<typeof requestedParameters>;
+  private readonly only: Set<string> | undefined;
+  private readonly ignore: Set<string>;
+  private readonly needsImages: boolean;
+  private readonly speech: InferenceRequest['params']['speech'];
+
+  constructor(request: InferenceRequest) {
+    const prefs = request.provider ?? {};
+    this.prefs = prefs;
+    this.wanted = request.format === 'embeddings' ? 'embeddings' : request.format === 'speech' ? 'speech' : 'text';
+    this.speech = request.params.speech;
+    this.requested = requestedParameters(request.params);
+    this.only = prefs.only ? new Set(prefs.only.map((slug) => slug.toLowerCase())) : undefined;
+    this.ignore = new Set((prefs.ignore ?? []).map((slug) => slug.toLowerCase()));
+    this.order = (prefs.order ?? []).map((slug) => slug.toLowerCase());
+    this.sortBy = typeof prefs.sort === 'string' ? prefs.sort : prefs.sort?.by ?? undefined;
+    this.allowFallbacks = prefs.allow_fallbacks !== false;
+    this.tierPreference = request.serviceTier ? TIER_PREFERENCE[request.serviceTier] : undefined;
+    this.needsImages = hasImages(request.params);
+    // A realistic estimate, not the reservation's bound (one token per UTF-8 byte): a prompt that really
+    // fits must not be refused. Without max_tokens only the prompt counts (the output then gets what is left).
+    // Embeddings models take each input on its own: the longest one has to fit, not all of them together.
+    const embedded = request.params.embedding?.input;
+    this.prompt = embedded
+      ? estimatePromptTokens({ messages: [{ role: 'user', content: [{ type: 'text', text: embedded.reduce((longest, text) => (text.length > longest.length ? text : longest), '') }] }] })
+      : estimatePromptTokens(request.params);
+    this.outputTokens = request.params.max_output_tokens ?? 0;
+    this.requestedTokens = this.speech ? 0 : this.prompt.text + this.prompt.images + this.outputTokens;
+  }
+
+  /** `provider`: the name the request's provider preferences know the endpoint by (lower case). */
+  check(endpoint: CatalogEndpoint, provider = endpoint.provider.toLowerCase()): Candidate | string {
+    const { prefs } = this;
+    if (kindOf(endpoint) !== this.wanted) return KIND_OUTPUT[this.wanted];
+    if (this.only && !this.only.has(provider)) return 'provider.only';
+    if (this.ignore.has(provider)) return 'provider.ignore';
+    if (!this.allowFallbacks && this.order.length && !this.order.includes(provider)) return 'provider.order without fallbacks';
+    if (prefs.data_collection === 'deny' && endpoint.data_collection === 'allow') return 'provider.data_collection';
+    const maxPrice = prefs.max_price;
+    if (maxPrice) {
+      if (maxPrice.prompt !== undefined && endpoint.pricing.prompt * 1_000_000n > maxPrice.prompt) return 'provider.max_price';
+      if (maxPrice.completion !== undefined && endpoint.pricing.completion * 1_000_000n > maxPrice.completion) return 'provider.max_price';
+      if (maxPrice.request !== undefined && endpoint.pricing.request > maxPrice.request) return 'provider.max_price';
+    }
+    if (this.needsImages && !endpoint.input_modalities.includes('image')) return 'image input';
+    const mismatch = this.speech ? speechMismatch(endpoint, this.speech) : undefined;
+    if (mismatch) return mismatch;
+    if (this.requestedTokens > endpoint.context_length) return 'context length';
+    const unsupported = [...this.requested.keys()].filter((name) => !endpoint.supported_parameters.includes(name));
+    if (unsupported.length && prefs.require_parameters) return 'provider.require_parameters';
+    const serviceTier = this.tierPreference?.find((tier) => endpoint.service_tiers.includes(tier));
+    return { endpoint, key: endpointKey(endpoint), ignoredParameters: unsupported, serviceTier };
+  }
+}
+
 export function planRoute(input: RoutingInput): RoutingPlan {
   const { request, catalog } = input;
   const prefs = request.provider ?? {};
   const unknown = request.models.filter((id) => !catalog.byId.has(id));
   if (unknown.length) throw new InvalidInputError(`${unknown.map((id) => `"${id}"`).join(', ')} ${unknown.length === 1 ? 'is not a valid model ID' : 'are not valid model IDs'}`, { metadata: { models: unknown } });
-  const wanted: EndpointKind = request.format === 'embeddings' ? 'embeddings' : request.format === 'speech' ? 'speech' : 'text';
+  const rules = new EndpointRules(request);
+  const { wanted, prompt, outputTokens, requestedTokens, order, sortBy, allowFallbacks, tierPreference } = rules;
   const { speech } = request.params;
-
-  const requested = requestedParameters(request.params);
-  const only = prefs.only ? new Set(prefs.only.map((slug) => slug.toLowerCase())) : undefined;
-  const ignore = new Set((prefs.ignore ?? []).map((slug) => slug.toLowerCase()));
-  const order = (prefs.order ?? []).map((slug) => slug.toLowerCase());
-  const maxPrompt = prefs.max_price?.prompt;
-  const maxCompletion = prefs.max_price?.completion;
-  const maxRequest = prefs.max_price?.request;
-  const sortBy = typeof prefs.sort === 'string' ? prefs.sort : prefs.sort?.by ?? undefined;
   const partition = (typeof prefs.sort === 'object' ? prefs.sort?.partition : undefined) ?? request.routePartition ?? 'model';
-  const allowFallbacks = prefs.allow_fallbacks !== false;
-  const tierPreference = request.serviceTier ? TIER_PREFERENCE[request.serviceTier] : undefined;
-  const needsImages = hasImages(request.params);
-  // A realistic estimate, not the reservation's bound (one token per UTF-8 byte): a prompt that really
-  // fits must not be refused. Without max_tokens only the prompt counts (the output then gets what is left).
-  // Embeddings models take each input on its own: the longest one has to fit, not all of them together.
-  const embedded = request.params.embedding?.input;
-  const prompt = embedded
-    ? estimatePromptTokens({ messages: [{ role: 'user', content: [{ type: 'text', text: embedded.reduce((longest, text) => (text.length > longest.length ? text : longest), '') }] }] })
-    : estimatePromptTokens(request.params);
-  const outputTokens = request.params.max_output_tokens ?? 0;
-  // A speech endpoint's limit is its max_characters (checked with the speech capabilities), not a context.
-  const requestedTokens = speech ? 0 : prompt.text + prompt.images + outputTokens;
   const skipped: SkippedEndpoint[] = [];
   const notes: string[] = [];
   const considered: CatalogEndpoint[] = [];
@@ -177,29 +227,16 @@ export function planRoute(input: RoutingInput): RoutingPlan {
     let ofKind = false;
     for (const endpoint of model.endpoints) {
       considered.push(endpoint);
-      const kind = kindOf(endpoint);
-      if (kind !== wanted) { remove(KIND_OUTPUT[wanted]); continue; }
-      ofKind = true;
-      const provider = endpoint.provider.toLowerCase();
-      if (only && !only.has(provider)) { remove('provider.only'); continue; }
-      if (ignore.has(provider)) { remove('provider.ignore'); continue; }
-      if (!allowFallbacks && order.length && !order.includes(provider)) { remove('provider.order without fallbacks'); continue; }
-      if (prefs.data_collection === 'deny' && endpoint.data_collection === 'allow') { remove('provider.data_collection'); continue; }
-      if (maxPrompt !== undefined && endpoint.pricing.prompt * 1_000_000n > maxPrompt) { remove('provider.max_price'); continue; }
-      if (maxCompletion !== undefined && endpoint.pricing.completion * 1_000_000n > maxCompletion) { remove('provider.max_price'); continue; }
-      if (maxRequest !== undefined && endpoint.pricing.request > maxRequest) { remove('provider.max_price'); continue; }
-      if (needsImages && !endpoint.input_modalities.includes('image')) { remove('image input'); continue; }
-      const mismatch = speech ? speechMismatch(endpoint, speech) : undefined;
-      if (mismatch) { remove(mismatch); continue; }
-      if (requestedTokens > endpoint.context_length) {
-        remove('context length');
-        skipped.push({ key: endpointKey(endpoint), reason: 'context length', context_length: endpoint.context_length, requested_tokens: requestedTokens });
+      const checked = rules.check(endpoint);
+      if (typeof checked !== 'string') {
+        ofKind = true;
+        eligible.push(checked);
         continue;
       }
-      const unsupported = [...requested.keys()].filter((name) => !endpoint.supported_parameters.includes(name));
-      if (unsupported.length && prefs.require_parameters) { remove('provider.require_parameters'); continue; }
-      const serviceTier = tierPreference?.find((tier) => endpoint.service_tiers.includes(tier));
-      eligible.push({ endpoint, key: endpointKey(endpoint), ignoredParameters: unsupported, serviceTier });
+      remove(checked);
+      if (checked === KIND_OUTPUT[wanted]) continue;
+      ofKind = true;
+      if (checked === 'context length') skipped.push({ key: endpointKey(endpoint), reason: 'context length', context_length: endpoint.context_length, requested_tokens: requestedTokens });
     }
     if (!ofKind) wrongKind.push({ id: modelId, kind: model.endpoints[0] ? kindOf(model.endpoints[0]) : 'text' });
     perModel.push(orderWithinModel(eligible, { sortBy, order, tierPreference, input }));

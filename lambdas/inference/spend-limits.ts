@@ -7,7 +7,7 @@
 import { ForbiddenError } from '../platform/errors.js';
 import { endUserFromItem, endUserHash, type EndUser } from '../end-users/index.js';
 import type { Guardrail, GuardrailPolicy } from '../guardrails/index.js';
-import type { ExtraMeter, SpendLimit, SpendMeters } from '../billing/spend-meters.js';
+import type { EndUserMeter, ExtraMeter, SpendLimit, SpendMeters } from '../billing/spend-meters.js';
 import type { Caller, EngineDeps } from './engine.js';
 import type { InferenceRequest } from './inference-request.js';
 
@@ -24,7 +24,7 @@ function guardrailLimit(guardrail: Guardrail, scope: 'key' | 'member'): SpendLim
   };
 }
 
-function endUserMeter(endUser: EndUser, reload: () => Promise<EndUser | undefined>): ExtraMeter {
+function endUserMeter(endUser: EndUser, reload: () => Promise<EndUser | undefined>): EndUserMeter {
   const limits: SpendLimit[] = endUser.limit === null ? [] : [{
     window: endUser.limit_reset ?? 'total',
     amount: endUser.limit,
@@ -58,7 +58,7 @@ function build(caller: Caller, policy: GuardrailPolicy | undefined, endUser: End
   const creator = caller.key.creator_user_id;
   const memberLimits = creator === null ? [] : (policy?.byMember.get(creator) ?? []).flatMap((guardrail) => guardrailLimit(guardrail, 'member') ?? []);
   const extras: ExtraMeter[] = [];
-  if (memberLimits.length) extras.push({ ref: { of: 'member', orgId: caller.orgId, userId: creator! }, limits: memberLimits, createOnUse: true });
+  if (memberLimits.length) extras.push({ ref: { of: 'member', orgId: caller.orgId, userId: creator! }, limits: memberLimits });
   // The reload is made only for a request that names a registered end user.
   if (endUser) extras.push(endUserMeter(usable(endUser), () => endUsers!.reload(caller.orgId, hash!)));
   return keyLimits.length || extras.length ? { key: keyLimits, extras } : undefined;

@@ -8,7 +8,7 @@ import { Readable } from 'node:stream';
 import { KMSClient } from '@aws-sdk/client-kms';
 import { BedrockRuntimeClient } from '@aws-sdk/client-bedrock-runtime';
 import { withoutSdkLogging } from '../../lambdas/platform/aws/quiet-client.js';
-import { retryTransactionConflicts, CONFLICT_ATTEMPTS } from '../../lambdas/platform/dynamo/conflict-retry.js';
+import { retryTransactionConflicts, CONFLICT_ATTEMPTS, transactRetryingConflicts } from '../../lambdas/platform/dynamo/conflict-retry.js';
 import { ConditionalCheckFailedException, DynamoDBClient, GetItemCommand, PutItemCommand, TransactWriteItemsCommand, TransactionCanceledException, TransactionConflictException } from '@aws-sdk/client-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { UpdateBuilder } from '../../lambdas/platform/dynamo/update-builder.js';
@@ -243,5 +243,51 @@ describe('retryTransactionConflicts', () => {
     const transaction = endpoint(1);
     await expect(transaction.client.send(new TransactWriteItemsCommand({ TransactItems: [{ Put: { TableName: 't', Item: { pk: { S: 'k' } } } }] }))).rejects.toBeInstanceOf(TransactionConflictException);
     expect(transaction.seen).toEqual(['TransactWriteItems']);
+  });
+});
+
+describe('transactRetryingConflicts', () => {
+  const conflict = () => new TransactionCanceledException({ message: 'cancelled', $metadata: {}, CancellationReasons: [{ Code: 'None' }, { Code: 'TransactionConflict' }] });
+  const refused = () => new TransactionCanceledException({ message: 'cancelled', $metadata: {}, CancellationReasons: [{ Code: 'ConditionalCheckFailed' }, { Code: 'None' }] });
+  // A transaction that fails with each of `failures` in turn, then succeeds; the waits it was made to take.
+  const sequence = (...failures: Error[]) => {
+    let sent = 0;
+    const waits: number[] = [];
+    return { send: async () => { sent += 1; if (failures.length) throw failures.shift(); }, sleep: async (ms: number) => { waits.push(ms); }, sent: () => sent, waits };
+  };
+
+  it('sends again while a concurrent transaction is in the way, waiting longer each time', async () => {
+    const tx = sequence(conflict(), new TransactionConflictException({ message: 'busy', $metadata: {} }), conflict());
+    await expect(transactRetryingConflicts(tx.send, { attempts: 5, sleep: tx.sleep })).resolves.toBeUndefined();
+    expect(tx.sent()).toBe(4);
+    expect(tx.waits).toHaveLength(3);
+    tx.waits.forEach((ms, i) => {
+      const cap = Math.min(200, 5 * 2 ** (i + 1));
+      expect(ms).toBeGreaterThanOrEqual(cap / 2);
+      expect(ms).toBeLessThanOrEqual(cap);
+    });
+  });
+
+  it('answers a refusal with its reasons, at once', async () => {
+    const tx = sequence(refused());
+    const refusal = await transactRetryingConflicts(tx.send, { attempts: 5, sleep: tx.sleep });
+    expect(refusal?.failedAt(0)).toBe(true);
+    expect(tx.sent()).toBe(1);
+  });
+
+  it('rethrows a refusal the caller does not take as an answer, and any other failure', async () => {
+    const error = refused();
+    await expect(transactRetryingConflicts(sequence(error).send, { attempts: 5, outcome: (c) => c.failedAt(1) })).rejects.toBe(error);
+    const other = new Error('network');
+    await expect(transactRetryingConflicts(sequence(other).send, { attempts: 5 })).rejects.toBe(other);
+  });
+
+  it('gives up after the attempts: the conflict rethrown, or the error `busy` makes', async () => {
+    const last = conflict();
+    const tx = sequence(conflict(), conflict(), last);
+    await expect(transactRetryingConflicts(tx.send, { attempts: 3, sleep: tx.sleep })).rejects.toBe(last);
+    expect(tx.sent()).toBe(3);
+    const busy = sequence(conflict(), conflict());
+    await expect(transactRetryingConflicts(busy.send, { attempts: 2, sleep: busy.sleep, busy: () => new Error('retry shortly') })).rejects.toThrow('retry shortly');
   });
 });

@@ -1,5 +1,6 @@
 // Private endpoints' pure parts: the catalog endpoint one adds (never the gateway's credential, its own prices,
-// data collection only as declared) and BYOK leaving private candidates alone.
+// data collection only as declared), BYOK leaving private candidates alone, and the middleware putting a
+// workspace's endpoints first only where routing's checks let them serve the request.
 import { describe, expect, it } from '@jest/globals';
 import { catalogEndpointOf } from '../../lambdas/private-endpoints/index.js';
 import { withByokCandidates } from '../../lambdas/inference/middleware/byok.js';
@@ -7,6 +8,9 @@ import type { Catalog, CatalogEndpoint } from '../../lambdas/catalog/index.js';
 import type { PrivateEndpoint } from '../../lambdas/private-endpoints/index.js';
 import type { ByokCredential } from '../../lambdas/byok/index.js';
 import type { Candidate } from '../../lambdas/inference/routing.js';
+import { privateEndpointMiddleware } from '../../lambdas/inference/middleware/private-endpoints.js';
+import type { GenerationCall, GenerationParams } from '../../lambdas/inference/middleware.js';
+import type { InferenceRequest } from '../../lambdas/inference/inference-request.js';
 
 const publicEndpoint: CatalogEndpoint = {
   model: 'openai/gpt-4o', provider: 'openai', provider_name: 'OpenAI', adapter: 'openai-chat', base_url: 'https://api.openai.com/v1', credential: 'OPENAI_API_KEY',
@@ -41,5 +45,54 @@ describe('a private endpoint as a catalog endpoint', () => {
     expect(out[0]).toBe(candidate);
     expect(out.filter((entry) => entry.privateEndpoint)).toHaveLength(1);
     expect(out[1]!.byok?.id).toBe('c1');
+  });
+});
+
+describe('the private endpoints middleware', () => {
+  const publicCandidate: Candidate = { endpoint: publicEndpoint, key: 'openai/gpt-4o@openai', ignoredParameters: [], serviceTier: undefined };
+  const request = (overrides: Partial<InferenceRequest> = {}, params: Partial<InferenceRequest['params']> = {}): InferenceRequest => ({
+    format: 'chat', models: ['openai/gpt-4o'], params: { messages: [{ role: 'user', content: [{ type: 'text', text: 'hello' }] }], ...params },
+    provider: undefined, routePartition: undefined, stream: false, serviceTier: null, sessionId: undefined, user: undefined, safetyIdentifier: undefined,
+    metadata: undefined, plugins: [], echo: {}, ...overrides,
+  });
+  const run = (inference: InferenceRequest, active: PrivateEndpoint[] = [privateEndpoint]): Candidate[] => {
+    const call = {
+      type: 'generate', params: { request: inference, candidates: [publicCandidate] }, caller: { orgId: 'org', workspaceId: 'ws' },
+      deps: { catalog, privateEndpoints: { activeFor: () => active } },
+    } as unknown as GenerationCall;
+    return (privateEndpointMiddleware.transformParams!(call) as GenerationParams).candidates;
+  };
+
+  it("puts the workspace's endpoint of the model first, billed to its own key, with the public one after it", () => {
+    const [first, second] = run(request());
+    expect(first).toMatchObject({ key: 'openai/gpt-4o@private-endpoint:pe-1', privateEndpoint, byok: { id: 'private-endpoint:pe-1' } });
+    expect(second).toBe(publicCandidate);
+    expect(run(request(), [{ ...privateEndpoint, workspace_id: 'other' }])).toEqual([publicCandidate]);
+  });
+
+  it('applies the provider preferences by its provider slug', () => {
+    expect(run(request({ provider: { ignore: ['OpenAI'] } }))).toEqual([publicCandidate]);
+    expect(run(request({ provider: { only: ['anthropic'] } }))).toEqual([publicCandidate]);
+    expect(run(request({ provider: { only: ['openai'] } }))).toHaveLength(2);
+    expect(run(request({ provider: { order: ['azure'], allow_fallbacks: false } }))).toEqual([publicCandidate]);
+    expect(run(request({ provider: { data_collection: 'deny' } }))).toEqual([publicCandidate]);
+    expect(run(request({ provider: { data_collection: 'deny' } }), [{ ...privateEndpoint, declared_zdr: true }])).toHaveLength(2);
+  });
+
+  it("applies max_price at the endpoint's own prices ($1 / $2 per million tokens)", () => {
+    expect(run(request({ provider: { max_price: { prompt: 500_000_000n } } }))).toEqual([publicCandidate]);
+    expect(run(request({ provider: { max_price: { completion: 1_999_999_999n } } }))).toEqual([publicCandidate]);
+    expect(run(request({ provider: { max_price: { prompt: 1_000_000_000n, completion: 2_000_000_000n } } }))).toHaveLength(2);
+  });
+
+  it('leaves out the parameters its model does not support, or the endpoint itself when the request requires them', () => {
+    const [first] = run(request({}, { temperature: 0.5, top_k: 3 }));
+    expect(first).toMatchObject({ privateEndpoint, ignoredParameters: ['top_k'] });
+    expect(run(request({ provider: { require_parameters: true } }, { top_k: 3 }))).toEqual([publicCandidate]);
+  });
+
+  it('is left out for a request too long for its context or with images it cannot read', () => {
+    expect(run(request({}, { max_output_tokens: 200_000 }))).toEqual([publicCandidate]);
+    expect(run(request({}, { messages: [{ role: 'user', content: [{ type: 'image', url: 'https://example.com/a.png' }] }] }))).toEqual([publicCandidate]);
   });
 });

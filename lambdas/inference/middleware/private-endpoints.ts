@@ -5,7 +5,7 @@
 // Without a source, or for an organization without active endpoints (cached), it costs a map lookup.
 import { catalogEndpointOf, type PrivateEndpoint } from '../../private-endpoints/index.js';
 import type { ByokCredential } from '../../byok/index.js';
-import type { Candidate } from '../routing.js';
+import { EndpointRules, type Candidate } from '../routing.js';
 import type { GenerationCall, GenerationMiddleware, GenerationParams } from '../middleware.js';
 
 /** What settlement and routing read of a BYOK credential, for an endpoint billed to its own key. */
@@ -21,18 +21,19 @@ function ownKey(endpoint: PrivateEndpoint): ByokCredential {
 function withPrivateEndpoints(call: GenerationCall, active: PrivateEndpoint[]): GenerationParams {
   const { params, caller, deps } = call;
   const { request } = params;
-  const preferences = request.provider;
-  const named = (list: string[] | null | undefined, slug: string) => list?.some((entry) => entry.toLowerCase() === slug.toLowerCase()) ?? false;
-  const mine = active.filter((endpoint) => endpoint.workspace_id === caller.workspaceId && request.models.includes(endpoint.model_permaslug)
-    && !named(preferences?.ignore, endpoint.provider_slug) && (!preferences?.only?.length || named(preferences.only, endpoint.provider_slug))
-    && !(preferences?.data_collection === 'deny' && endpoint.declared_zdr !== true));
+  const mine = active.filter((endpoint) => endpoint.workspace_id === caller.workspaceId && request.models.includes(endpoint.model_permaslug));
   if (mine.length === 0) return params;
+  // Routing's checks of an endpoint (provider preferences by the endpoint's provider slug, max_price at its
+  // own prices, data collection, context, images, required and unsupported parameters, service tier).
+  const rules = new EndpointRules(request);
   const added = new Map<string, Candidate[]>();
   for (const endpoint of mine) {
     const catalogEndpoint = catalogEndpointOf(endpoint, deps.catalog);
     if (!catalogEndpoint) continue;
+    const checked = rules.check(catalogEndpoint, endpoint.provider_slug.toLowerCase());
+    if (typeof checked === 'string') continue;
     const list = added.get(endpoint.model_permaslug) ?? [];
-    list.push({ endpoint: catalogEndpoint, key: `${catalogEndpoint.model}@private-endpoint:${endpoint.id}`, ignoredParameters: [], serviceTier: undefined, byok: ownKey(endpoint), privateEndpoint: endpoint });
+    list.push({ ...checked, key: `${catalogEndpoint.model}@private-endpoint:${endpoint.id}`, byok: ownKey(endpoint), privateEndpoint: endpoint });
     added.set(endpoint.model_permaslug, list);
   }
   if (added.size === 0) return params;
