@@ -542,24 +542,23 @@ async function main(): Promise<number> {
 
   // Optional: where the gateway's CPU goes.
   const profiles: string[] = [];
+  // A phase's CPU snapshot, called just before its measured window and just after it, that starts the
+  // gateway's profiler (sampling every `intervalUs`) at the first call.
+  const profilingCpu = (intervalUs: number) => {
+    let profiling = false;
+    return async () => {
+      const snapshot = await cpu();
+      if (!profiling) {
+        profiling = true;
+        const reply = await gateway.call({ type: 'profile-start', intervalUs });
+        if (reply.type === 'done' && reply.error) throw new Error(reply.error);
+      }
+      return snapshot;
+    };
+  };
   const profilePhase = async (name: string, target: RequestSpec) => {
     const file = join(RESULTS_DIR, `gateway-${name.replace(/[^a-z0-9]+/gi, '-')}.cpuprofile`);
-    let profiling = false;
-    const phase = await measure(`${name}, gateway, CPU profile`, {
-      spec: () => target,
-      warmupMs: D.warm / 2,
-      durationMs: D.profile,
-      // Called just before the measured window (start the profiler) and just after it.
-      cpu: async () => {
-        const snapshot = await cpu();
-        if (!profiling) {
-          profiling = true;
-          const reply = await gateway.call({ type: 'profile-start', intervalUs: 200 });
-          if (reply.type === 'done' && reply.error) throw new Error(reply.error);
-        }
-        return snapshot;
-      },
-    });
+    const phase = await measure(`${name}, gateway, CPU profile`, { spec: () => target, warmupMs: D.warm / 2, durationMs: D.profile, cpu: profilingCpu(200) });
     const reply = await gateway.call({ type: 'profile-stop', file });
     if (reply.type === 'done' && reply.error) throw new Error(reply.error);
     const summary = summarize(JSON.parse(readFileSync(file, 'utf8')) as CpuProfile, 25);
@@ -570,17 +569,7 @@ async function main(): Promise<number> {
   const profileChunks = async (): Promise<string> => {
     const file = join(RESULTS_DIR, 'gateway-chunks.cpuprofile');
     const chunks: Array<[number, number]> = [];
-    let profiling = false;
-    const snapshot = async () => {
-      const taken = await cpu();
-      if (!profiling) {
-        profiling = true;
-        const reply = await gateway.call({ type: 'profile-start', intervalUs: 100 });
-        if (reply.type === 'done' && reply.error) throw new Error(reply.error);
-      }
-      return taken;
-    };
-    await chunkPhase('gateway', { snapshot, chunks });
+    await chunkPhase('gateway', { snapshot: profilingCpu(100), chunks });
     const reply = await gateway.call({ type: 'profile-stop', file });
     if (reply.type === 'done' && reply.error) throw new Error(reply.error);
     const profile = JSON.parse(readFileSync(file, 'utf8')) as CpuProfile;

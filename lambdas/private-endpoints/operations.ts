@@ -111,7 +111,9 @@ export function createPrivateEndpointOperations(deps: PrivateEndpointPorts): Pri
     } catch (err) {
       const status = err instanceof ProviderError ? err.status : 502;
       // The status only: what the host answered is its business (and could be anything it serves).
-      const message = (err as Error).name === 'RefusedAddressError' ? (err as Error).message : `upstream answered ${status}`;
+      // A host found at connect time to resolve to a private address: said so (the adapter wraps the refusal).
+      const refused = [err, (err as Error | undefined)?.cause].find((cause): cause is Error => (cause as Error | undefined)?.name === 'RefusedAddressError');
+      const message = refused ? refused.message : `upstream answered ${status}`;
       const denied = status === 401 || status === 403;
       checks.push({ name: 'auth_ok', passed: !denied, upstream_status: status, ...(denied ? { reason: 'upstream_error', upstream_message: message } : {}) });
       checks.push({ name: 'upstream_ok', passed: false, reason: 'upstream_error', upstream_status: status, upstream_message: message });

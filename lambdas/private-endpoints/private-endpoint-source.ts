@@ -61,14 +61,15 @@ export function fingerprintOf(endpoint: Pick<PrivateEndpoint, 'model_permaslug' 
 export class PrivateEndpointSource {
   private readonly cache: RecordCache<PrivateEndpoint[]>;
   private readonly load: (orgId: string) => Promise<PrivateEndpoint[]>;
-  private readonly keys = new Map<string, { key: Promise<string>; expiresAt: number }>();
+  private readonly keys: RecordCache<string>;
 
   /**
    * @param publicOnly the endpoints' hosts are reached only at public addresses (in a cloud account); npm start
    * allows private ones (GATEWAY_PRIVATE_ENDPOINT_PRIVATE_HOSTS=allow)
    */
-  constructor(repository: Pick<PrivateEndpointRepository, 'list'>, private readonly vault: Pick<Vault, 'release'> | undefined, readonly publicOnly: boolean, ttlMs = 2000, private readonly now: () => number = Date.now) {
+  constructor(repository: Pick<PrivateEndpointRepository, 'list'>, private readonly vault: Pick<Vault, 'release'> | undefined, readonly publicOnly: boolean, ttlMs = 2000, now: () => number = Date.now) {
     this.cache = new RecordCache<PrivateEndpoint[]>(ttlMs);
+    this.keys = new RecordCache<string>(KEY_TTL_MS, 1000, now);
     this.load = async (orgId) => (await repository.list(orgId, false)).filter((endpoint) => endpoint.status === 'active');
   }
 
@@ -81,18 +82,17 @@ export class PrivateEndpointSource {
     this.cache.invalidate(orgId);
   }
 
-  /** The endpoint's upstream key, for a request to its base URL (the vault refuses any other host). */
+  /**
+   * The endpoint's upstream key, for a request to its base URL (the vault refuses any other host). Kept per
+   * secret and base URL, so a base URL changed since is asked of the vault again, never served from memory.
+   */
   apiKey(endpoint: Pick<PrivateEndpoint, 'id' | 'org_id' | 'workspace_id' | 'secret_name' | 'base_url'>): Promise<string> {
-    if (!this.vault) return Promise.reject(new Error('private endpoints need the vault (GATEWAY_KMS_KEY_ID)'));
-    const now = this.now();
-    const cached = this.keys.get(endpoint.secret_name);
-    if (cached && cached.expiresAt > now) return cached.key;
-    const key = this.vault.release(privateEndpointVaultRef(endpoint.org_id, endpoint.workspace_id), endpoint.secret_name, endpoint.base_url, `private-endpoint:${endpoint.id}`);
-    this.keys.set(endpoint.secret_name, { key, expiresAt: now + KEY_TTL_MS });
-    key.catch(() => this.keys.delete(endpoint.secret_name));
-    if (this.keys.size > 1000) {
-      for (const [name, entry] of this.keys) if (entry.expiresAt <= now) this.keys.delete(name);
-    }
-    return key;
+    const vault = this.vault;
+    if (!vault) return Promise.reject(new Error('private endpoints need the vault (GATEWAY_KMS_KEY_ID)'));
+    const load = () => vault.release(privateEndpointVaultRef(endpoint.org_id, endpoint.workspace_id), endpoint.secret_name, endpoint.base_url, `private-endpoint:${endpoint.id}`);
+    const entry = `${endpoint.secret_name} ${endpoint.base_url}`;
+    const cached = this.keys.fresh(entry, load);
+    return cached !== undefined ? Promise.resolve(cached) : this.keys.getOrLoad(entry, load) as Promise<string>;
   }
+
 }

@@ -134,6 +134,12 @@ describe('private endpoint states', () => {
     const onAws = store.depsWith({ GATEWAY_PRIVATE_ENDPOINT_PRIVATE_HOSTS: '' });
     const refused = await manage(onAws, admin, 'POST', '/private-endpoints', draftBody());
     expect([refused.status, refused.json.error.message]).toEqual([400, expect.stringMatching(/127\.0\.0\.1 is a private or loopback address/)]);
+    // A private host met when the endpoint is called (here one stored where private hosts were allowed):
+    // the validation says why, not just that the call failed. In a workspace of its own (its vault's trail).
+    const aside = await manage(deps, admin, 'POST', '/workspaces', { name: 'Loopback', slug: 'loopback' });
+    const stored = await pe('POST', '', draftBody({ base_url: upstreamUrl.replace('127.0.0.1', 'localhost.'), workspace_id: aside.json.data.id }));
+    const validated = await manage(onAws, admin, 'POST', `/private-endpoints/${stored.json.data.id}/validate`, { workspace_id: aside.json.data.id });
+    expect(validated.json.data.checks).toContainEqual(expect.objectContaining({ name: 'upstream_ok', passed: false, upstream_message: 'localhost. is a private or loopback address' }));
 
     refuseWith = 401;
     try {

@@ -2,7 +2,7 @@
 // data collection only as declared), BYOK leaving private candidates alone, and the middleware putting a
 // workspace's endpoints first only where routing's checks let them serve the request.
 import { describe, expect, it } from '@jest/globals';
-import { catalogEndpointOf } from '../../lambdas/private-endpoints/index.js';
+import { catalogEndpointOf, PrivateEndpointSource } from '../../lambdas/private-endpoints/index.js';
 import { withByokCandidates } from '../../lambdas/inference/middleware/byok.js';
 import type { Catalog, CatalogEndpoint } from '../../lambdas/catalog/index.js';
 import type { PrivateEndpoint } from '../../lambdas/private-endpoints/index.js';
@@ -94,5 +94,33 @@ describe('the private endpoints middleware', () => {
   it('is left out for a request too long for its context or with images it cannot read', () => {
     expect(run(request({}, { max_output_tokens: 200_000 }))).toEqual([publicCandidate]);
     expect(run(request({}, { messages: [{ role: 'user', content: [{ type: 'image', url: 'https://example.com/a.png' }] }] }))).toEqual([publicCandidate]);
+  });
+});
+
+describe("a private endpoint's upstream key", () => {
+  const released: string[] = [];
+  let now = 0;
+  const vault = {
+    release: async (_ref: unknown, name: string, url: string) => {
+      released.push(`${name} ${url}`);
+      if (url.includes('refused')) throw new Error('secret not released for this host');
+      return `key-of-${name}`;
+    },
+  };
+  const source = new PrivateEndpointSource({ list: async () => [] }, vault as never, false, 2000, () => now);
+
+  it('is kept a minute per secret and base URL; a new base URL or a refusal is asked of the vault again', async () => {
+    const endpoint = { id: 'pe-1', org_id: 'org', workspace_id: 'ws', secret_name: 's1', base_url: 'https://a.example/v1' };
+    const [first, second] = await Promise.all([source.apiKey(endpoint), source.apiKey(endpoint)]);
+    expect([first, second]).toEqual(['key-of-s1', 'key-of-s1']);
+    expect(await source.apiKey(endpoint)).toBe('key-of-s1');
+    expect(released).toEqual(['s1 https://a.example/v1']);
+    // Moved to another host: the vault decides again (its host binding), nothing is served from memory.
+    await expect(source.apiKey({ ...endpoint, base_url: 'https://refused.example/v1' })).rejects.toThrow('not released');
+    await expect(source.apiKey({ ...endpoint, base_url: 'https://refused.example/v1' })).rejects.toThrow('not released');
+    expect(released).toHaveLength(3);
+    now += 61_000;
+    expect(await source.apiKey(endpoint)).toBe('key-of-s1');
+    expect(released).toHaveLength(4);
   });
 });
