@@ -551,7 +551,7 @@ function keyShortfalls(key: ApiKey, guardrailLimits: readonly SpendLimit[], amou
   if (key.limit !== null) {
     const own = shortfallOf({
       window: key.limit_reset ?? 'total', amount: key.limit, withByok: key.include_byok_in_limit, reason: 'key_limit',
-      owner: "The key's", remedy: "raise the key's limit", metadata: {},
+      owner: "The key's", totalName: 'total', remedy: "raise the key's limit", metadata: {},
     }, key.meter, now);
     if (own.left < amount || found.length === 0) found.push(own);
   }
@@ -573,7 +573,7 @@ function shortfallOf(limit: SpendLimit, meter: Meter, now: Date): Shortfall {
     reason: limit.reason,
     left,
     held: meter.held,
-    state: `${limit.owner} ${limit.window} limit of ${usd(limit.amount)} has ${usd(left)} left${held}${resets}`,
+    state: `${limit.owner} ${limit.window === 'total' ? limit.totalName ?? 'lifetime' : limit.window} limit of ${usd(limit.amount)} has ${usd(left)} left${held}${resets}`,
     remedy: limit.remedy,
     metadata: { reason: limit.reason, ...limit.metadata, limit: nanosToDecimal(limit.amount), limit_reset: limit.window === 'total' ? null : limit.window },
   };

@@ -21,6 +21,8 @@ export interface SpendLimit {
   reason: SpendLimitReason;
   /** Names the limit in a refusal, e.g. "End user alice's" or "Guardrail Interns'". */
   owner: string;
+  /** What a refusal calls a limit without a reset window (default "lifetime"; a key's is its "total" limit). */
+  totalName?: string;
   /** Tells a caller how to lift it. */
   remedy: string;
   /** Added to the refusal's error.metadata. */

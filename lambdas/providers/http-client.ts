@@ -14,25 +14,34 @@ const agents: Agents = {
 };
 
 /**
- * How long the rest of a reply may take once its reader has stopped early before its connection is dropped
+ * How long the end of a reply may take once its reader has stopped early before its connection is dropped
  * rather than kept for the next request. A stream's reader stops at its last event (OpenAI's `[DONE]`),
  * usually before the HTTP message's own end has been read: node's async iterator would destroy the
  * socket there, and every streamed request would open a new connection.
  */
 const DRAIN_MS = 1000;
 
-/** Reads what is left of a reply whose reader stopped, so its socket goes back to the agent's pool. */
-function drain(res: IncomingMessage): void {
+/**
+ * A reply whose reader stopped: its socket goes back to the agent's pool when nothing but the message's
+ * end was left. A reply that still had, or then sends, more body (a reader that stopped on an error, say)
+ * is destroyed at once, so the upstream stops generating.
+ */
+function release(res: IncomingMessage): void {
   if (res.readableEnded || res.destroyed) return;
-  if (!res.complete) {
-    const timer = setTimeout(() => res.destroy(), DRAIN_MS);
-    timer.unref();
-    res.once('end', () => clearTimeout(timer));
-    res.once('close', () => clearTimeout(timer));
+  if (res.complete) {
+    res.resume();
+    return;
   }
-  res.resume();
+  if (res.readableLength > 0) {
+    res.destroy();
+    return;
+  }
+  const drop = () => res.destroy();
+  const timer = setTimeout(drop, DRAIN_MS);
+  timer.unref();
+  const done = () => clearTimeout(timer);
+  res.once('end', done).once('close', done).on('data', drop);
 }
-
 /** The reply's body as an async iterable that keeps its connection when the reader stops early. */
 function bodyOf(res: IncomingMessage): AsyncIterable<Uint8Array> {
   return {
@@ -42,7 +51,7 @@ function bodyOf(res: IncomingMessage): AsyncIterable<Uint8Array> {
         next: () => chunks.next(),
         async return() {
           const done = await chunks.return!();
-          drain(res);
+          release(res);
           return done;
         },
       };

@@ -230,6 +230,7 @@ describe('a guardrail\'s spend limit', () => {
     expect(served).toBeGreaterThan(1);
     expect(refusal.status).toBe(402);
     expect(refusal.json.error.metadata).toMatchObject({ reason: 'guardrail_limit', guardrail_id: id, guardrail_scope: 'member', limit_reset: null });
+    expect(refusal.json.error.message).toMatch(/Guardrail Member spend's per-member lifetime limit of \$0\.0009 has \$[\d.]+ left/);
     // The other key of the member is out too: the allowance is the member's.
     expect((await ask(keys[turn % 2]!)).status).toBe(402);
     await store.quiesce();

@@ -24,6 +24,13 @@ beforeAll(async () => {
         setTimeout(() => res.end('late'), 5_000).unref();
         return;
       }
+      if (req.url?.startsWith('/sse-hang')) {
+        // The last event, and then neither the message's end nor anything else.
+        res.on('close', () => closedReplies.push(req.url ?? ''));
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        res.write('data: [DONE]\n\n');
+        return;
+      }
       if (req.url?.startsWith('/sse')) {
         // An OpenAI-style stream: the last event, then the end of the message a moment later.
         res.writeHead(200, { 'content-type': 'text/event-stream' });
@@ -121,17 +128,24 @@ describe('nodeFetch', () => {
     expect(connections).toBe(before);
   });
 
-  it('drops the connection of a reply that goes on after its reader stopped', async () => {
+  it('drops the connection of a reply that goes on after its reader stopped, so the upstream stops generating', async () => {
     const response = await nodeFetch(`${base}/stream?drop`);
     for await (const chunk of response.body as AsyncIterable<Uint8Array>) {
       expect(Buffer.from(chunk).toString()).toContain('first');
       break;
     }
-    // Not at once (the rest might be the message's end), but within about a second.
+    // At its next chunk (20 ms apart), not a second later.
     await new Promise((resolve) => setTimeout(resolve, 200));
-    expect(closedReplies).not.toContain('/stream?drop');
-    await new Promise((resolve) => setTimeout(resolve, 1_300));
     expect(closedReplies).toContain('/stream?drop');
+  });
+
+  it('drops, after a second, the connection of a reply that neither ends nor sends more', async () => {
+    const response = await nodeFetch(`${base}/sse-hang`);
+    for await (const event of parseSse(response.body!)) if (event.data === '[DONE]') break;
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(closedReplies).not.toContain('/sse-hang');
+    await new Promise((resolve) => setTimeout(resolve, 1_200));
+    expect(closedReplies).toContain('/sse-hang');
   });
 
   it('stops listening to the signal once the exchange is over', async () => {

@@ -55,10 +55,10 @@ describe('the private endpoints middleware', () => {
     provider: undefined, routePartition: undefined, stream: false, serviceTier: null, sessionId: undefined, user: undefined, safetyIdentifier: undefined,
     metadata: undefined, plugins: [], echo: {}, ...overrides,
   });
-  const run = (inference: InferenceRequest, active: PrivateEndpoint[] = [privateEndpoint]): Candidate[] => {
+  const run = (inference: InferenceRequest, active: PrivateEndpoint[] = [privateEndpoint], within: Catalog = catalog): Candidate[] => {
     const call = {
       type: 'generate', params: { request: inference, candidates: [publicCandidate] }, caller: { orgId: 'org', workspaceId: 'ws' },
-      deps: { catalog, privateEndpoints: { activeFor: () => active } },
+      deps: { catalog: within, privateEndpoints: { activeFor: () => active } },
     } as unknown as GenerationCall;
     return (privateEndpointMiddleware.transformParams!(call) as GenerationParams).candidates;
   };
@@ -89,6 +89,13 @@ describe('the private endpoints middleware', () => {
     const [first] = run(request({}, { temperature: 0.5, top_k: 3 }));
     expect(first).toMatchObject({ privateEndpoint, ignoredParameters: ['top_k'] });
     expect(run(request({ provider: { require_parameters: true } }, { top_k: 3 }))).toEqual([publicCandidate]);
+  });
+
+  it('asks for no service tier: the tiers of the public endpoint it borrows its capabilities from are not its own', () => {
+    const tiered: Catalog = { models: [{ ...catalog.models[0]!, endpoints: [{ ...publicEndpoint, service_tiers: ['default', 'priority'] }] }], byId: new Map() };
+    tiered.byId.set('openai/gpt-4o', tiered.models[0]!);
+    const [first] = run(request({ serviceTier: 'priority' }), [privateEndpoint], tiered);
+    expect(first).toMatchObject({ privateEndpoint, serviceTier: undefined });
   });
 
   it('is left out for a request too long for its context or with images it cannot read', () => {

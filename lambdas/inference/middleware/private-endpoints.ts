@@ -24,7 +24,7 @@ function withPrivateEndpoints(call: GenerationCall, active: PrivateEndpoint[]): 
   const mine = active.filter((endpoint) => endpoint.workspace_id === caller.workspaceId && request.models.includes(endpoint.model_permaslug));
   if (mine.length === 0) return params;
   // Routing's checks of an endpoint (provider preferences by the endpoint's provider slug, max_price at its
-  // own prices, data collection, context, images, required and unsupported parameters, service tier).
+  // own prices, data collection, context, images, required and unsupported parameters).
   const rules = new EndpointRules(request);
   const added = new Map<string, Candidate[]>();
   for (const endpoint of mine) {
@@ -33,7 +33,8 @@ function withPrivateEndpoints(call: GenerationCall, active: PrivateEndpoint[]): 
     const checked = rules.check(catalogEndpoint, endpoint.provider_slug.toLowerCase());
     if (typeof checked === 'string') continue;
     const list = added.get(endpoint.model_permaslug) ?? [];
-    list.push({ ...checked, key: `${catalogEndpoint.model}@private-endpoint:${endpoint.id}`, byok: ownKey(endpoint), privateEndpoint: endpoint });
+    // No service tier: the capabilities it borrows may be another provider's, and a deployment's tiers are unknown.
+    list.push({ ...checked, key: `${catalogEndpoint.model}@private-endpoint:${endpoint.id}`, serviceTier: undefined, byok: ownKey(endpoint), privateEndpoint: endpoint });
     added.set(endpoint.model_permaslug, list);
   }
   if (added.size === 0) return params;
