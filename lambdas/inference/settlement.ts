@@ -23,7 +23,7 @@ import type { Candidate } from './routing.js';
 import { shuttingDownError } from '../platform/shutdown.js';
 import { hashedUser, type AttemptRecord, type RouteTrace } from './trace.js';
 import { spendMetersFor } from './spend-limits.js';
-import { limitsAny, type SpendMeters } from '../billing/spend-meters.js';
+import { isEndUserMeter, limitsAny, type SpendMeters } from '../billing/spend-meters.js';
 import { ReservationRefused } from '../billing/errors.js';
 
 /** The request whose money is being handled. */
@@ -63,7 +63,7 @@ export async function reserve(options: SettlementOptions): Promise<Hold> {
   const spend = spendOrPromise instanceof Promise ? await spendOrPromise : spendOrPromise;
   // A lease the key took before a guardrail's limit came to count all its requests is given back rather than
   // left to go idle (an end user's limit counts only that user's requests: the key's others still lease).
-  if (spend && (spend.key.length || spend.extras.some((extra) => extra.ref.of === 'member'))) deps.leases?.retireKey?.(caller.keyHash);
+  if (spend && (spend.key.length || spend.extras.some((extra) => !isEndUserMeter(extra)))) deps.leases?.retireKey?.(caller.keyHash);
   try {
     return await reserveFor(options, spend);
   } catch (err) {

@@ -2,6 +2,7 @@
 // (its workspace's, enabled, its keys, filter rules and sample), sent in batches of up to ten a few
 // milliseconds after the reply, never before it. An organization without destinations costs a cached
 // lookup per generation and nothing else.
+import { setTimeout as delay } from 'node:timers/promises';
 import type { Logger } from '../platform/logger.js';
 import { delivered, messageBody, wants, type GenerationFacts } from './event.js';
 import type { Destination } from './types.js';
@@ -66,7 +67,7 @@ export class ObservabilityOutbox {
 
   /** The destinations, read again a few times when a read fails. */
   private async read(orgId: string, first: Promise<Destination[]>): Promise<Destination[]> {
-    const sleep = this.deps.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
+    const sleep = this.deps.sleep ?? delay;
     for (let attempt = 1; ; attempt += 1) {
       try {
         return await (attempt === 1 ? first : this.deps.destinations.destinationsFor(orgId));

@@ -2,7 +2,7 @@
 // user's userName and email are claimed by items of their own, written in one transaction with the user, so
 // two pushes of the same user at once (an identity provider retrying a POST it thinks timed out) make one.
 import { DeleteCommand, GetCommand, PutCommand, TransactWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { cancellationOf } from '../platform/dynamo/write-failures.js';
+import { transactRetryingConflicts } from '../platform/dynamo/conflict-retry.js';
 import { UnavailableError } from '../platform/errors.js';
 import { itemKeys } from '../platform/dynamo/item-keys.js';
 import { partition, queryAll } from '../platform/dynamo/query.js';
@@ -54,35 +54,32 @@ export class ScimRepository {
   async putUser(user: ScimUser, previous: ScimUser | undefined): Promise<'stored' | { taken: 'userName' | 'email' }> {
     const claims = CLAIMED.map((attribute) => ({ attribute, value: valueOf(user, attribute) }));
     const released = previous ? CLAIMED.filter((attribute) => valueOf(previous, attribute).toLowerCase() !== valueOf(user, attribute).toLowerCase()) : [];
-    try {
-      await this.db.send(new TransactWriteCommand({
-        TransactItems: [
-          ...claims.map(({ attribute, value }) => ({
-            Put: {
-              TableName: this.tableName,
-              Item: { ...itemKeys.scimClaim(user.org_id, attribute, value), type: 'scim_claim', user_id: user.id },
-              ConditionExpression: 'attribute_not_exists(pk) OR user_id = :id',
-              ExpressionAttributeValues: { ':id': user.id },
-            },
-          })),
-          { Put: { TableName: this.tableName, Item: { ...itemKeys.scim(user.org_id, 'USER', user.id), type: TYPES.USER, ...user } } },
-          ...released.map((attribute) => ({
-            Delete: {
-              TableName: this.tableName, Key: itemKeys.scimClaim(user.org_id, attribute, valueOf(previous!, attribute)),
-              ConditionExpression: 'attribute_not_exists(pk) OR user_id = :id', ExpressionAttributeValues: { ':id': user.id },
-            },
-          })),
-        ],
-      }));
-      return 'stored';
-    } catch (err) {
-      const cancellation = cancellationOf(err);
-      const taken = cancellation ? CLAIMED.find((_, index) => cancellation.failedAt(index)) : undefined;
-      if (taken) return { taken };
-      // Met another write of the same user at once (on AWS): the identity provider sends it again.
-      if (cancellation?.conflict) throw new UnavailableError('Another change of this SCIM user is under way; retry shortly', { retryAfterSeconds: 1 });
-      throw err;
-    }
+    const refusal = await transactRetryingConflicts(() => this.db.send(new TransactWriteCommand({
+      TransactItems: [
+        ...claims.map(({ attribute, value }) => ({
+          Put: {
+            TableName: this.tableName,
+            Item: { ...itemKeys.scimClaim(user.org_id, attribute, value), type: 'scim_claim', user_id: user.id },
+            ConditionExpression: 'attribute_not_exists(pk) OR user_id = :id',
+            ExpressionAttributeValues: { ':id': user.id },
+          },
+        })),
+        { Put: { TableName: this.tableName, Item: { ...itemKeys.scim(user.org_id, 'USER', user.id), type: TYPES.USER, ...user } } },
+        ...released.map((attribute) => ({
+          Delete: {
+            TableName: this.tableName, Key: itemKeys.scimClaim(user.org_id, attribute, valueOf(previous!, attribute)),
+            ConditionExpression: 'attribute_not_exists(pk) OR user_id = :id', ExpressionAttributeValues: { ':id': user.id },
+          },
+        })),
+      ],
+    })), {
+      // Not tried again: meeting another write of the same user at once (on AWS), the identity provider sends it again.
+      attempts: 1,
+      outcome: (cancellation) => CLAIMED.some((_, index) => cancellation.failedAt(index)),
+      busy: () => new UnavailableError('Another change of this SCIM user is under way; retry shortly', { retryAfterSeconds: 1 }),
+    });
+    const taken = refusal && CLAIMED.find((_, index) => refusal.failedAt(index));
+    return taken ? { taken } : 'stored';
   }
 
   /** Removes a user and its claims. */

@@ -7,6 +7,7 @@
 // caller. Transactions are left alone: their callers decide (a cancelled transaction may need its amounts
 // read again); `transactRetryingConflicts` is the loop of those that only need to send it again. DynamoDB
 // Local never reports conflicts; the unit tests inject them.
+import { setTimeout as delay } from 'node:timers/promises';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { cancellationOf, type Cancellation } from './write-failures.js';
 
@@ -16,7 +17,7 @@ const BASE_DELAY_MS = 10;
 
 const SINGLE_WRITES = new Set(['PutItemCommand', 'UpdateItemCommand', 'DeleteItemCommand']);
 
-export function retryTransactionConflicts(client: DynamoDBClient, sleep: (ms: number) => Promise<void> = (ms) => new Promise((resolve) => setTimeout(resolve, ms))): DynamoDBClient {
+export function retryTransactionConflicts(client: DynamoDBClient, sleep: (ms: number) => Promise<unknown> = delay): DynamoDBClient {
   client.middlewareStack.add((next, context) => async (args) => {
     if (!SINGLE_WRITES.has(context.commandName ?? '')) return next(args);
     for (let attempt = 1; ; attempt += 1) {
@@ -31,8 +32,6 @@ export function retryTransactionConflicts(client: DynamoDBClient, sleep: (ms: nu
   }, { step: 'initialize', name: 'retryTransactionConflicts' });
   return client;
 }
-
-const sleepFor = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /**
  * A transaction, sent again while a concurrent transaction is in its way (a doubling, jittered wait: 5 ms,
@@ -56,7 +55,7 @@ export async function transactRetryingConflicts(
       if (!cancellation.conflict) throw err;
       if (attempt >= options.attempts) throw options.busy?.() ?? err;
       const cap = Math.min(200, 5 * 2 ** attempt);
-      await (options.sleep ?? sleepFor)(cap / 2 + (Math.random() * cap) / 2);
+      await (options.sleep ?? delay)(cap / 2 + (Math.random() * cap) / 2);
     }
   }
 }

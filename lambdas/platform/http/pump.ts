@@ -5,7 +5,8 @@
 // or either closing early, both are destroyed and it rejects.
 import type { Readable, Writable } from 'node:stream';
 
-const PREMATURE = 'premature close';
+/** What stream.pipeline rejects with when either side closes before the end. */
+const prematureClose = () => Object.assign(new Error('premature close'), { code: 'ERR_STREAM_PREMATURE_CLOSE' });
 
 const ignore = () => undefined;
 
@@ -30,16 +31,16 @@ export function pump(source: Readable, destination: Writable): Promise<void> {
     };
     const onError = (err: Error) => settle(err);
     const onSourceClose = () => {
-      if (!source.readableEnded) settle(Object.assign(new Error(PREMATURE), { code: 'ERR_STREAM_PREMATURE_CLOSE' }));
+      if (!source.readableEnded) settle(prematureClose());
     };
     const onDestinationClose = () => {
-      if (!destination.writableFinished) settle(Object.assign(new Error(PREMATURE), { code: 'ERR_STREAM_PREMATURE_CLOSE' }));
+      if (!destination.writableFinished) settle(prematureClose());
     };
     const onFinish = () => settle();
     source.on('error', onError).on('close', onSourceClose);
     destination.on('error', onError).on('close', onDestinationClose).on('finish', onFinish);
     // Either already gone (its events were before these listeners): settled now, as pipeline does.
-    const gone = (stream: Readable | Writable, over: boolean) => stream.errored ?? (stream.destroyed || over ? Object.assign(new Error(PREMATURE), { code: 'ERR_STREAM_PREMATURE_CLOSE' }) : undefined);
+    const gone = (stream: Readable | Writable, over: boolean) => stream.errored ?? (stream.destroyed || over ? prematureClose() : undefined);
     const early = gone(source, false) ?? gone(destination, destination.writableEnded);
     if (early) return settle(early);
     source.pipe(destination);
