@@ -1,6 +1,7 @@
 // Shared pieces of the upstream simulator: the parsed request every wire format reduces to, the reply
 // the simulated model produces, deterministic token counting, chunking and cheap ids.
 import { randomBytes } from 'node:crypto';
+import type { ServerResponse } from 'node:http';
 
 /** What every wire format's request is reduced to. */
 export interface ParsedRequest {
@@ -176,4 +177,20 @@ export function sseData(payload: unknown): string {
 
 export function sseEvent(type: string, payload: unknown): string {
   return `event: ${type}\ndata: ${JSON.stringify(payload)}\n\n`;
+}
+
+/**
+ * Every piece its own `res.write` (its own HTTP chunk), the last one with `end` (or, with `last`, handed to
+ * it), all handed to the kernel in one writev. The socket is corked, not the response: Node 22.23's
+ * `ServerResponse.cork()` drops the writes it buffered when `end` comes before `uncork`.
+ */
+export function writeCorked(res: ServerResponse, pieces: readonly (string | Buffer)[], last?: (piece: string | Buffer) => void): void {
+  const socket = res.socket;
+  socket?.cork();
+  const final = pieces.length - 1;
+  for (let i = 0; i < final; i++) res.write(pieces[i]);
+  if (final >= 0 && last) last(pieces[final]!);
+  else if (final >= 0) res.end(pieces[final]);
+  else res.end();
+  socket?.uncork();
 }

@@ -8,7 +8,7 @@
 // the body and the reply.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
-import { jsonBody, textReply, toolReply, type ParsedRequest, type Reply, type WireFormat } from './common.js';
+import { jsonBody, textReply, toolReply, writeCorked, type ParsedRequest, type Reply, type WireFormat } from './common.js';
 import { openAiChat } from './openai-chat.js';
 import { openAiResponses } from './openai-responses.js';
 import { anthropic } from './anthropic.js';
@@ -134,15 +134,8 @@ export function startSimulator(options: SimulatorOptions): Promise<Simulator> {
       else res.end();
     };
     if (chunkDelayMs === 0 || frames.length <= 1) {
-      // Every frame is its own res.write (its own HTTP chunk), all in this tick; corking lets the socket
-      // hand them to the kernel in one writev instead of one syscall per frame.
-      const last = frames.length - 1;
-      res.cork();
-      for (let i = 0; i < last; i++) res.write(frames[i]);
-      if (last < 0) finish();
-      else if (cut) res.write(frames[last], finish);
-      else res.end(frames[last]);
-      res.uncork();
+      if (!frames.length) finish();
+      else writeCorked(res, frames, cut ? (frame) => res.write(frame, finish) : undefined);
       return;
     }
     let index = 0;

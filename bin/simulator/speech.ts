@@ -3,7 +3,7 @@
 // produced: chunked, no content-length, about 100 ms of audio per chunk (MP3: whole frames), chunkDelayMs
 // apart. `error-429`, `error-500` and `timeout` behave as the chat models do; any other model is a 404.
 import type { ServerResponse } from 'node:http';
-import { isObject, upstreamName, type ErrorReply } from './common.js';
+import { isObject, upstreamName, writeCorked, type ErrorReply } from './common.js';
 import { openAiError } from './openai-chat.js';
 import { mp3BitrateAllowed, mp3Frames, mp3SamplesPerFrame, pcmSlice, sampleCount, speechDurationSeconds } from './audio.js';
 
@@ -276,11 +276,9 @@ export function streamSpeech(
     res.writeHead(200, headers);
     if (audio.chunks === 0) res.end();
     else if (chunkDelayMs === 0 || audio.chunks === 1) {
-      // Each chunk its own res.write (its own HTTP chunk), handed to the kernel in one writev.
-      res.cork();
-      while (index < audio.chunks - 1) res.write(next());
-      res.end(next());
-      res.uncork();
+      const chunks: Buffer[] = [];
+      while (index < audio.chunks) chunks.push(next());
+      writeCorked(res, chunks);
     } else tick();
   };
   if (firstByteDelayMs > 0) timer = setTimeout(start, firstByteDelayMs);
