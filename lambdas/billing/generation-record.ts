@@ -50,8 +50,19 @@ const INFRA_AMOUNTS = ['lambda_compute', 'lambda_request', 'lambda_streaming', '
 /** How an amount is stored: a DynamoDB number by default (nanosToStore); a page's JSON passes its own. */
 type StoreAmount = (nanos: Nanos) => number | bigint | string;
 
+// The codecs below copy with Object.assign and name every amount, instead of `{ ...x, ...Object.fromEntries(…) }`:
+// under Node 20 a literal that opens with a spread makes each later field a slow property definition
+// (README, "Hot-path style"), and settlement encodes every record.
+
 export function infrastructureToItem(cost: InfrastructureCost, amount: StoreAmount = nanosToStore): Record<string, unknown> {
-  return { ...cost, ...Object.fromEntries(INFRA_AMOUNTS.map((field) => [field, amount(cost[field])])) };
+  return Object.assign<Record<string, unknown>, InfrastructureCost, Record<string, unknown>>({}, cost, {
+    lambda_compute: amount(cost.lambda_compute),
+    lambda_request: amount(cost.lambda_request),
+    lambda_streaming: amount(cost.lambda_streaming),
+    dynamodb: amount(cost.dynamodb),
+    kms: amount(cost.kms),
+    total: amount(cost.total),
+  } satisfies Record<typeof INFRA_AMOUNTS[number], unknown>);
 }
 
 /** How a stored amount is read back: a DynamoDB number by default (nanosFromStore); a page's JSON passes its own. */
@@ -60,31 +71,60 @@ type ReadAmount = (value: unknown) => Nanos;
 export function infrastructureFromItem(value: unknown, amount: ReadAmount = nanosFromStore): InfrastructureCost | null {
   if (!value || typeof value !== 'object') return null;
   const item = value as Record<string, unknown>;
-  return { ...(item as unknown as InfrastructureCost), ...Object.fromEntries(INFRA_AMOUNTS.map((field) => [field, amount(item[field])])) };
+  return Object.assign({}, item as unknown as InfrastructureCost, {
+    lambda_compute: amount(item.lambda_compute),
+    lambda_request: amount(item.lambda_request),
+    lambda_streaming: amount(item.lambda_streaming),
+    dynamodb: amount(item.dynamodb),
+    kms: amount(item.kms),
+    total: amount(item.total),
+  } satisfies Record<typeof INFRA_AMOUNTS[number], Nanos>);
 }
 
 export const COST_FIELDS = ['prompt', 'completion', 'cache_read', 'cache_write', 'reasoning', 'request', 'total'] as const;
 
 /** A record's stored attributes: amounts as DynamoDB numbers by default (a legacy GEN#<id> item, a page of lists of maps); a page's JSON passes its own. */
-export function recordToAttributes(record: GenerationRecord, amount: StoreAmount = nanosToStore): Record<string, unknown> {
-  return {
-    ...record,
-    cost: Object.fromEntries(COST_FIELDS.map((field) => [field, amount(record.cost[field])])),
+export function recordToAttributes(record: GenerationRecord, amount: StoreAmount = nanosToStore, withInfra = true): Record<string, unknown> {
+  return Object.assign<Record<string, unknown>, GenerationRecord, Record<string, unknown>>({}, record, {
+    cost: costToItem(record.cost, amount),
     reserved: amount(record.reserved),
-    infra: record.infra ? infrastructureToItem(record.infra, amount) : undefined,
+    infra: withInfra && record.infra ? infrastructureToItem(record.infra, amount) : undefined,
+  });
+}
+
+function costToItem(cost: CostBreakdown, amount: StoreAmount): Record<typeof COST_FIELDS[number], unknown> {
+  return {
+    prompt: amount(cost.prompt),
+    completion: amount(cost.completion),
+    cache_read: amount(cost.cache_read),
+    cache_write: amount(cost.cache_write),
+    reasoning: amount(cost.reasoning),
+    request: amount(cost.request),
+    total: amount(cost.total),
   };
+}
+
+function costFromItem(cost: Record<string, unknown>, amount: ReadAmount): CostBreakdown {
+  return {
+    prompt: amount(cost.prompt),
+    completion: amount(cost.completion),
+    cache_read: amount(cost.cache_read),
+    cache_write: amount(cost.cache_write),
+    reasoning: amount(cost.reasoning),
+    request: amount(cost.request),
+    total: amount(cost.total),
+  } satisfies Record<typeof COST_FIELDS[number], Nanos>;
 }
 
 /** The record back from its stored attributes (a page's, or a legacy GEN#<id> item's). */
 export function recordFromAttributes(item: Record<string, unknown>, amount: ReadAmount = nanosFromStore): GenerationRecord {
   const cost = item.cost as Record<string, unknown>;
   const { pk: _pk, sk: _sk, gsi1pk: _g1, gsi1sk: _g2, type: _type, ...rest } = item;
-  return {
-    ...(rest as unknown as GenerationRecord),
-    cost: Object.fromEntries(COST_FIELDS.map((field) => [field, amount(cost[field])])) as unknown as CostBreakdown,
+  return Object.assign(rest as unknown as GenerationRecord, {
+    cost: costFromItem(cost, amount),
     reserved: amount(item.reserved),
     usage_estimated: item.usage_estimated === true,
     provider_responses: (item.provider_responses ?? []) as GenerationRecord['provider_responses'],
     infra: infrastructureFromItem(item.infra, amount),
-  };
+  });
 }

@@ -31,7 +31,7 @@ function amountFromJson(value: unknown): bigint {
 }
 
 function claimToItem(claim: Claim): Record<string, unknown> {
-  return { ...claim, amount: jsonAmount(claim.amount) };
+  return Object.assign({}, claim, { amount: jsonAmount(claim.amount) });
 }
 
 function claimFromItem(item: unknown, readAmount: (value: unknown) => bigint): Claim {
@@ -49,7 +49,7 @@ function claimFromItem(item: unknown, readAmount: (value: unknown) => bigint): C
  * page with the record (PageEntry.json); the entry's JSON is then this with the two appended.
  */
 export function recordJson(record: GenerationRecord): string {
-  return JSON.stringify({ ...recordToAttributes(record, jsonAmount), infra: undefined });
+  return JSON.stringify(recordToAttributes(record, jsonAmount, false));
 }
 
 function entryJson(entry: PageEntry): string {

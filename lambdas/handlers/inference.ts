@@ -20,6 +20,7 @@ const match = createRouter(routesOf('inference'));
 let running = 0;
 /** Where a failed start-up (no deps yet) is logged. */
 const STARTUP_LOG = consoleLogger('stderr');
+const NOSNIFF = { 'x-content-type-options': 'nosniff' };
 
 export interface StreamingReply {
   statusCode: number;
@@ -104,7 +105,7 @@ async function respond(event: APIGatewayProxyEventV2, responseStream: awslambda.
       if (typeof reply.body !== 'string') reply.body.destroy();
       return;
     }
-    const stream = awslambda.HttpResponseStream.from(responseStream, { statusCode: reply.statusCode, headers: { ...reply.headers, 'x-content-type-options': 'nosniff' } });
+    const stream = awslambda.HttpResponseStream.from(responseStream, { statusCode: reply.statusCode, headers: Object.assign({}, reply.headers, NOSNIFF) });
     if (typeof reply.body === 'string') {
       const body = reply.body;
       invocation.responseBytes += Buffer.byteLength(body);

@@ -11,7 +11,7 @@ import type { GatewayRequest } from '../platform/http/request.js';
 import { DomainError } from '../platform/errors.js';
 import type { Invocation } from '../billing/infrastructure.js';
 import type { Caller, EngineDeps } from './engine.js';
-import { runGeneration, type Defer, type GenerationOutcome, type GenerationRun, type GenerationStream, type RunGenerationOptions, type StreamEnd, type StreamStart } from './run-generation.js';
+import { runGeneration, type Defer, type GenerationOutcome, type GenerationRun, type GenerationStream, type StreamEnd, type StreamStart } from './run-generation.js';
 import { serviceMetadata } from './service-metadata.js';
 import { shuttingDownError } from '../platform/shutdown.js';
 import type { RouteTrace } from './trace.js';
@@ -84,7 +84,7 @@ function withSession(request: InferenceRequest, http: GatewayRequest): Inference
   const header = http.headers['x-session-id'];
   if (header === undefined || header === '') return request;
   if (header.length > 256) throw new HttpError(400, 'Invalid x-session-id header: at most 256 characters');
-  return { ...request, sessionId: header };
+  return Object.assign({}, request, { sessionId: header });
 }
 
 /** The status a failure is answered (and recorded) with: the HTTP error map's. */
@@ -125,12 +125,12 @@ async function run(inference: InferenceRequest, principal: Principal | null, htt
   const request = withSession(inference.preset ? await resolvePreset(inference, caller, engine.presets) : inference, http);
   const withMetadata = metadataEnabled(http.headers);
   const deferral = deferralOf(defer);
-  const options: RunGenerationOptions = { request, caller, deps: engine, stream: request.stream, signal: http.signal, defer: deferral.defer, invocation: http.invocation, errorStatus };
+  const options = { request, caller, deps: engine, signal: http.signal, defer: deferral.defer, invocation: http.invocation, errorStatus };
   if (request.stream) {
-    const generation = runGeneration({ ...options, stream: true });
+    const generation = runGeneration(Object.assign(options, { stream: true as const }));
     return streamReply({ generation, request, engine, withMetadata, deferral, defer, invocation: http.invocation });
   }
-  const { generationId, body } = await bufferedReply(runGeneration({ ...options, stream: false }), request, engine, withMetadata, deferral.drain);
+  const { generationId, body } = await bufferedReply(runGeneration(Object.assign(options, { stream: false as const })), request, engine, withMetadata, deferral.drain);
   return { status: 200, headers: { 'x-generation-id': generationId }, body };
 }
 
@@ -219,7 +219,7 @@ export async function generateDeferred(inference: InferenceRequest, caller: Call
   outcome: { body: Record<string, unknown> } | { error: HttpError };
   settled: Promise<unknown>;
 }> {
-  const request = { ...inference, stream: false };
+  const request = Object.assign({}, inference, { stream: false });
   const pending: Promise<unknown>[] = [];
   const defer: Defer = (work) => { pending.push(work); };
   let generation: GenerationRun<GenerationOutcome>;
@@ -290,7 +290,7 @@ async function streamReply(options: StreamReplyOptions): Promise<OperationResult
       callback(error);
     },
   });
-  const produced = writeStream({ ...options, body, stream, started, waited: first.kind === 'waiting' })
+  const produced = writeStream(Object.assign(options, { body, stream, started, waited: first.kind === 'waiting' }))
     .catch((err: unknown) => {
       // A bug past the first byte must not take the process down: log it and cut the stream, which the
       // client sees as an incomplete reply rather than a clean end.

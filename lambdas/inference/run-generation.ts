@@ -175,7 +175,7 @@ class Run {
     const hold = await reserve({ request: this.request, caller: this.call.caller, trace: this.call.trace, deps: this.call.deps });
     // Reserving may have cut the plan to the organization's own keys (credits could not cover the rest): the
     // middleware that wrap the provider call see the same candidates the attempts try.
-    if (this.call.params.candidates !== this.call.trace.plan.candidates) this.call.params = { ...this.call.params, candidates: this.call.trace.plan.candidates };
+    if (this.call.params.candidates !== this.call.trace.plan.candidates) this.call.params = { request: this.call.params.request, candidates: this.call.trace.plan.candidates };
     return hold;
   }
 

@@ -4,7 +4,7 @@
 import { ForbiddenError, NotFoundError, UnauthenticatedError } from '../platform/errors.js';
 import type { AuthRequirement, AuthRule, Authenticator, Principal } from '../platform/http/auth.js';
 import type { ApiKey } from './types.js';
-import { hashKey, hashesEqual, isWellFormedKey } from './key-format.js';
+import { hasKeyChecksum, hasKeyShape, hashKey, hashesEqual } from './key-format.js';
 import type { KeyCache } from './key-cache.js';
 import type { ApiKeyRepository } from './api-key-repository.js';
 
@@ -30,6 +30,7 @@ export const MANAGEMENT_ONLY_MESSAGE = 'Only management keys can perform this op
 export const NO_INFERENCE_FOR_MANAGEMENT_MESSAGE = 'Management keys cannot call inference endpoints; use a regular API key';
 export const MULTIPLE_CREDENTIALS_MESSAGE = 'More than one credential: send exactly one Authorization header with one "Bearer <API key>" (or one x-api-key header)';
 export const REGULAR_KEYS_ONLY_MESSAGE = 'Management keys cannot use this route; use a regular API key';
+export const MALFORMED_MESSAGE = 'Malformed API key';
 
 export async function authenticate(
   headers: Record<string, string>,
@@ -59,12 +60,16 @@ export async function authenticate(
     if (apiKeyHeader!.includes(',')) throw new UnauthenticatedError(MULTIPLE_CREDENTIALS_MESSAGE);
     text = apiKeyHeader!.trim();
   }
-  if (!isWellFormedKey(text) && !isOperatorKey(text, deps.operatorKeyText)) {
-    throw new UnauthenticatedError('Malformed API key');
-  }
+  const shaped = hasKeyShape(text);
+  if (!shaped && !isOperatorKey(text, deps.operatorKeyText)) throw new UnauthenticatedError(MALFORMED_MESSAGE);
   const hash = hashKey(text);
   let readUnits = 0;
-  const key = await deps.keyCache.getOrLoad(hash, (missing) => deps.keys.get(missing, (units) => { readUnits += units; }));
+  const key = await deps.keyCache.getOrLoad(hash, async (missing) => {
+    // The checksum is checked before a lookup, not on every request: a cached hash is that of a text that
+    // passed it (a second SHA-256 a request, saved).
+    if (shaped && !hasKeyChecksum(text) && !isOperatorKey(text, deps.operatorKeyText)) throw new UnauthenticatedError(MALFORMED_MESSAGE);
+    return deps.keys.get(missing, (units) => { readUnits += units; });
+  });
   if (!key || !hashesEqual(key.hash, hash)) throw new UnauthenticatedError('Invalid API key');
   if (key.disabled) throw new UnauthenticatedError('API key disabled');
   if (key.expires_at !== null && Date.parse(key.expires_at) <= deps.clock().getTime()) {

@@ -19,7 +19,16 @@ export function generateKeyText(): string {
 
 /** True when the text has the prefix, the shape and a matching checksum. */
 export function isWellFormedKey(text: string): boolean {
-  if (text.length !== KEY_PREFIX.length + BODY_HEX + CHECKSUM_HEX || !WELL_FORMED.test(text)) return false;
+  return hasKeyShape(text) && hasKeyChecksum(text);
+}
+
+/** True when the text has the prefix and the shape (the checksum is not looked at). */
+export function hasKeyShape(text: string): boolean {
+  return text.length === KEY_PREFIX.length + BODY_HEX + CHECKSUM_HEX && WELL_FORMED.test(text);
+}
+
+/** True when a text of the key's shape ends with its body's checksum. */
+export function hasKeyChecksum(text: string): boolean {
   const body = text.slice(KEY_PREFIX.length, KEY_PREFIX.length + BODY_HEX);
   const given = Buffer.from(text.slice(-CHECKSUM_HEX));
   return timingSafeEqual(given, Buffer.from(checksum(body)));

@@ -30,8 +30,8 @@ export function embeddingResult(provider: string, input: readonly string[], embe
     throw new ProviderError({ provider, kind: 'invalid-response', status: 502, message: `Upstream returned ${embeddings.length} embeddings for ${input.length} inputs` });
   }
   return {
-    ...(providerId ? { provider_id: providerId } : {}),
     text: '',
+    ...(providerId ? { provider_id: providerId } : {}),
     tool_calls: [],
     finish_reason: 'stop',
     usage: { ...emptyUsage(), input_tokens: inputTokens ?? estimatedEmbeddingTokens(input) },

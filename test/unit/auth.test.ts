@@ -4,6 +4,7 @@ import { HttpError, httpErrorOf } from '../../lambdas/platform/http/errors.js';
 import { DomainError } from '../../lambdas/platform/errors.js';
 import { KeyCache } from '../../lambdas/keys/key-cache.js';
 import { newApiKey } from '../../lambdas/keys/new-key.js';
+import { hashKey } from '../../lambdas/keys/key-format.js';
 import type { ApiKey, KeyKind } from '../../lambdas/keys/types.js';
 import type { ApiKeyRepository } from '../../lambdas/keys/api-key-repository.js';
 
@@ -71,6 +72,22 @@ describe('authenticate', () => {
     expect((await failure(authenticate({ authorization: 'Token abc' }, { auth: 'any' }, deps))).status).toBe(401);
     expect(await failure(authenticate(bearer('sk-gw-v1-deadbeef'), { auth: 'any' }, deps))).toEqual({ status: 401, message: 'Malformed API key' });
     expect(lookups).toEqual([]);
+  });
+
+  it('refuses a key of the right shape whose checksum does not match without a lookup, each time it is sent', async () => {
+    const { key, text } = makeKey('standard');
+    const last = text.at(-1) === '0' ? '1' : '0';
+    const mistyped = `${text.slice(0, -1)}${last}`;
+    // Even when the store would know its hash: the checksum is what refuses it.
+    const { deps, lookups } = fixture([{ ...key, hash: hashKey(mistyped) }]);
+    for (let i = 0; i < 2; i++) {
+      expect(await failure(authenticate(bearer(mistyped), { auth: 'any' }, deps))).toEqual({ status: 401, message: 'Malformed API key' });
+    }
+    expect(lookups).toEqual([]);
+    // The key itself is looked up once, and served from the cache after.
+    const { deps: good, lookups: looked } = fixture([key]);
+    for (let i = 0; i < 3; i++) expect((await authenticate(bearer(text), { auth: 'inference' }, good))?.key.hash).toBe(key.hash);
+    expect(looked).toHaveLength(1);
   });
 
   it('refuses more than one credential (duplicate headers joined with commas, as API Gateway passes them) with 401', async () => {

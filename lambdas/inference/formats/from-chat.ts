@@ -117,8 +117,12 @@ export function routingFields(
   body: Pick<ChatRequest, 'model' | 'models' | 'preset' | 'provider' | 'route' | 'stream' | 'service_tier' | 'session_id' | 'user' | 'metadata' | 'trace'> & { safety_identifier?: string | null | undefined },
   plugins: InferenceRequest['plugins'],
 ): Omit<InferenceRequest, 'format' | 'params' | 'echo'> {
+  const { models, preset } = modelsAndPreset(body);
+  // Named fields first: under Node 20, a literal that opens with a spread makes each later field a slow
+  // property definition (about 1 µs each on the bench machine; see the README's "Hot-path style").
   return {
-    ...modelsAndPreset(body),
+    models,
+    ...(preset ? { preset } : {}),
     provider: body.provider ?? undefined,
     routePartition: body.route === 'fallback' ? 'model' : body.route === 'sort' ? 'none' : undefined,
     stream: body.stream === true,

@@ -43,7 +43,7 @@ async function withCredentials(params: GenerationParams, { caller, trace }: Gene
     // A 502 as before: nothing the caller's request could change would make an endpoint available.
     throw new UpstreamError('No endpoint is available: the BYOK credentials that must be used do not apply to this request', { reason: 'unavailable' });
   }
-  return { ...params, candidates };
+  return { request: params.request, candidates };
 }
 
 export const byokMiddleware: GenerationMiddleware = {

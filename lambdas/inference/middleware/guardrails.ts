@@ -184,7 +184,7 @@ function filterEndpoints(call: GenerationCall, guardrails: Guardrail[], scope: S
       metadata: { guardrail_ids: [...detected.keys()].map((guardrail) => guardrail.id), patterns: [] },
     });
   }
-  return { ...call.params, candidates: kept };
+  return { request: call.params.request, candidates: kept };
 }
 
 export const guardrailMiddleware: GenerationMiddleware = {

@@ -53,7 +53,7 @@ function withPrivateEndpoints(call: GenerationCall, active: PrivateEndpoint[]): 
     const left = added.get(model);
     if (left) candidates.push(...left);
   }
-  return { ...params, candidates };
+  return { request: params.request, candidates };
 }
 
 export const privateEndpointMiddleware: GenerationMiddleware = {

@@ -180,7 +180,7 @@ export class DynamoJsonClient {
         path: endpoint.pathname,
         method: 'POST',
         agent: this.agents[secure ? 'https:' : 'http:'],
-        headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) },
+        headers: Object.assign({}, headers, { 'content-length': String(Buffer.byteLength(body)) }),
       }, (response) => {
         const chunks: Buffer[] = [];
         response.on('data', (chunk: Buffer) => chunks.push(chunk));

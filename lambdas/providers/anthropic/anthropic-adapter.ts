@@ -93,8 +93,8 @@ export function messageResult(body: z.output<typeof anthropicMessageSchema>): Ge
   }
   const serviceTier = body.usage?.service_tier;
   return {
-    ...(body.id ? { provider_id: body.id } : {}),
     text,
+    ...(body.id ? { provider_id: body.id } : {}),
     ...(reasoning.length ? { reasoning: reasoning.join('\n\n') } : {}),
     ...(signature ? { reasoning_signature: signature } : {}),
     tool_calls: toolCalls,

@@ -93,8 +93,8 @@ export function converseResult(body: ConverseResponse, excludeReasoning: boolean
   const requestId = body.$metadata?.requestId;
   const serviceTier = body.serviceTier?.type;
   return {
-    ...(requestId ? { provider_id: requestId } : {}),
     text,
+    ...(requestId ? { provider_id: requestId } : {}),
     ...(reasoning && !excludeReasoning ? { reasoning } : {}),
     ...(signature ? { reasoning_signature: signature } : {}),
     tool_calls: toolCalls,

@@ -126,8 +126,8 @@ export function createGeminiAdapter(settings: GeminiSettings): ProviderAdapter {
       }
       const nativeReason = candidate?.finishReason ?? (candidate ? undefined : blockReason);
       return {
-        ...(body.responseId ? { provider_id: body.responseId } : {}),
         text,
+        ...(body.responseId ? { provider_id: body.responseId } : {}),
         ...(reasoning && !excludeReasoning ? { reasoning } : {}),
         ...(signature ? { reasoning_signature: signature } : {}),
         tool_calls: toolCalls,

@@ -42,8 +42,8 @@ export function chatCompletionResult(body: z.output<typeof openAIChatResponseSch
   }));
   const reasoning = message.reasoning ?? message.reasoning_content ?? undefined;
   return {
-    ...(body.id ? { provider_id: body.id } : {}),
     text: message.content ?? message.refusal ?? '',
+    ...(body.id ? { provider_id: body.id } : {}),
     ...(reasoning ? { reasoning } : {}),
     tool_calls: toolCalls,
     finish_reason: toolCalls.length && !choice.finish_reason ? 'tool_calls' : mapOpenAIFinishReason(choice.finish_reason),

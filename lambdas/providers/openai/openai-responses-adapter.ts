@@ -109,8 +109,8 @@ export function createOpenAIResponsesAdapter(settings: OpenAIResponsesSettings):
       if (body.status === 'failed') throw failure(provider, body);
       const { text, reasoning, toolCalls } = readOutput(body.output);
       return {
-        ...(body.id ? { provider_id: body.id } : {}),
         text,
+        ...(body.id ? { provider_id: body.id } : {}),
         ...(reasoning.length ? { reasoning: reasoning.join('\n\n') } : {}),
         tool_calls: toolCalls,
         ...mapResponsesFinishReason(body, toolCalls.length > 0),
