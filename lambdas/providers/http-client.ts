@@ -137,7 +137,8 @@ function fetchWith(pool: Agents, publicOnly: boolean): FetchLike {
     return;
   }
   const body = typeof init.body === 'string' ? init.body : undefined;
-  const headers: Record<string, string> = { ...(init.headers as Record<string, string> | undefined) };
+  // Object.assign, not a spread copy: under Node 20 a field added to a spread copy is a slow definition.
+  const headers: Record<string, string> = Object.assign({}, init.headers as Record<string, string> | undefined);
   if (body !== undefined) headers['content-length'] = String(Buffer.byteLength(body));
   const request = (target.protocol === 'https:' ? https : http).request({
     host: target.hostname,

@@ -57,7 +57,7 @@ export function mapAnthropicUsage(usage: AnthropicUsage | null | undefined): Usa
 
 /** Later usage (message_delta) wins field by field over earlier (message_start). */
 function mergeUsage(earlier: AnthropicUsage | null | undefined, later: AnthropicUsage | null | undefined): AnthropicUsage {
-  const merged: Record<string, unknown> = { ...earlier };
+  const merged: Record<string, unknown> = Object.assign({}, earlier);
   for (const [key, value] of Object.entries(later ?? {})) {
     if (value !== null && value !== undefined) merged[key] = value;
   }
