@@ -181,7 +181,7 @@ export function sseEvent(type: string, payload: unknown): string {
 
 /**
  * Every piece its own `res.write` (its own HTTP chunk), the last one with `end` (or, with `last`, handed to
- * it), all handed to the kernel in one writev. The socket is corked, not the response: Node 22.23's
+ * it), all handed to the kernel in one writev; no pieces: the response just ends (`last` is not called). The socket is corked, not the response: Node 22.23's
  * `ServerResponse.cork()` drops the writes it buffered when `end` comes before `uncork`.
  */
 export function writeCorked(res: ServerResponse, pieces: readonly (string | Buffer)[], last?: (piece: string | Buffer) => void): void {

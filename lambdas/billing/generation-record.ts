@@ -126,5 +126,5 @@ export function recordFromAttributes(item: Record<string, unknown>, amount: Read
     usage_estimated: item.usage_estimated === true,
     provider_responses: (item.provider_responses ?? []) as GenerationRecord['provider_responses'],
     infra: infrastructureFromItem(item.infra, amount),
-  });
+  } satisfies Partial<GenerationRecord>);
 }

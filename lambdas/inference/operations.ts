@@ -11,7 +11,7 @@ import type { GatewayRequest } from '../platform/http/request.js';
 import { DomainError } from '../platform/errors.js';
 import type { Invocation } from '../billing/infrastructure.js';
 import type { Caller, EngineDeps } from './engine.js';
-import { runGeneration, type Defer, type GenerationOutcome, type GenerationRun, type GenerationStream, type StreamEnd, type StreamStart } from './run-generation.js';
+import { runGeneration, type Defer, type GenerationOutcome, type GenerationRun, type GenerationStream, type RunGenerationOptions, type StreamEnd, type StreamStart } from './run-generation.js';
 import { serviceMetadata } from './service-metadata.js';
 import { shuttingDownError } from '../platform/shutdown.js';
 import type { RouteTrace } from './trace.js';
@@ -125,7 +125,7 @@ async function run(inference: InferenceRequest, principal: Principal | null, htt
   const request = withSession(inference.preset ? await resolvePreset(inference, caller, engine.presets) : inference, http);
   const withMetadata = metadataEnabled(http.headers);
   const deferral = deferralOf(defer);
-  const options = { request, caller, deps: engine, signal: http.signal, defer: deferral.defer, invocation: http.invocation, errorStatus };
+  const options: Omit<RunGenerationOptions, 'stream'> = { request, caller, deps: engine, signal: http.signal, defer: deferral.defer, invocation: http.invocation, errorStatus };
   if (request.stream) {
     const generation = runGeneration(Object.assign(options, { stream: true as const }));
     return streamReply({ generation, request, engine, withMetadata, deferral, defer, invocation: http.invocation });

@@ -30,17 +30,17 @@ export function withPreset(request: InferenceRequest, reference: PresetReference
   const plugins = request.plugins.length ? request.plugins : config.plugins ?? [];
   const active = plugins.filter((plugin) => (plugin as { enabled?: boolean }).enabled !== false);
   if (active.length) throw new InvalidInputError(`Invalid preset "${reference.slug}": its plugins (${active.map((plugin) => `"${plugin.id}"`).join(', ')}) are not available on this gateway`);
-  return {
-    ...request,
+  // Object.assign, not literals opening with a spread (slow under Node 20: README, "Hot-path style").
+  return Object.assign({}, request, {
     models,
     // The request's own settings are set keys only (the inbound translators leave unset ones out), so they win.
-    params: { ...paramsOf(config), ...request.params, messages: [...system, ...request.params.messages] },
-    provider: request.provider ? { ...config.provider, ...request.provider } : config.provider,
+    params: Object.assign({}, paramsOf(config), request.params, { messages: [...system, ...request.params.messages] }),
+    provider: request.provider ? Object.assign({}, config.provider, request.provider) : config.provider,
     routePartition: request.routePartition ?? (config.route === 'fallback' ? 'model' : config.route === 'sort' ? 'none' : undefined),
     // `speed: fast` (a Messages body's) is the priority tier.
     serviceTier: request.serviceTier ?? config.service_tier ?? (config.speed === 'fast' ? 'fast' : null),
     plugins,
-  };
+  } satisfies Partial<InferenceRequest>);
 }
 
 /** The request as it runs: with its preset applied, or as it is when it names none. */

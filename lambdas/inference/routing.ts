@@ -338,7 +338,7 @@ export function requestFor(candidate: Candidate, params: InferenceRequest['param
   // deleted after: a deleted property turns the object into a slow dictionary for every later read.
   const serviceTier = candidate.serviceTier && candidate.serviceTier !== 'default' ? candidate.serviceTier : undefined;
   // Object.assign, not a literal opening with a spread (slow under Node 20: README, "Hot-path style").
-  const request: GenerationRequest = Object.assign({}, params, { model: candidate.endpoint.upstream_model, service_tier: serviceTier });
+  const request: GenerationRequest = Object.assign({}, params, { model: candidate.endpoint.upstream_model, service_tier: serviceTier } satisfies Partial<GenerationRequest>);
   const { speech } = params;
   if (speech) {
     // The endpoint's default voice when none was named; only this provider's options go upstream.

@@ -34,7 +34,7 @@ export function embeddingResult(provider: string, input: readonly string[], embe
     ...(providerId ? { provider_id: providerId } : {}),
     tool_calls: [],
     finish_reason: 'stop',
-    usage: { ...emptyUsage(), input_tokens: inputTokens ?? estimatedEmbeddingTokens(input) },
+    usage: Object.assign(emptyUsage(), { input_tokens: inputTokens ?? estimatedEmbeddingTokens(input) }),
     embeddings,
     ...(inputTokens === undefined ? { usage_estimated: true } : {}),
   };

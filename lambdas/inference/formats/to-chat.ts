@@ -141,7 +141,7 @@ export class ChatStreamWriter {
           tool_calls: [{
             index: event.index,
             ...(event.id ? { id: event.id, type: 'function' } : {}),
-            function: { ...(event.name ? { name: event.name } : {}), arguments: event.arguments_delta },
+            function: event.name ? { name: event.name, arguments: event.arguments_delta } : { arguments: event.arguments_delta },
           }],
         });
       // Audio belongs to speech replies, which are not written as text streams.

@@ -47,7 +47,7 @@ function statusOf(finish: FinishReason): { status: string; incomplete_details: {
  */
 function echoedTools(tools: unknown): unknown {
   if (!Array.isArray(tools)) return tools;
-  return tools.map((tool: Record<string, unknown>) => (tool?.type === 'function' ? { ...tool, parameters: tool.parameters ?? null } : tool));
+  return tools.map((tool: Record<string, unknown>) => (tool?.type === 'function' ? Object.assign({}, tool, { parameters: tool.parameters ?? null }) : tool));
 }
 
 export function responseObject(
@@ -147,7 +147,7 @@ export class ResponsesStreamWriter {
     const index = this.output.length;
     this.output.push(item);
     this.open = { item, index, ...(toolIndex !== undefined ? { toolIndex } : {}) };
-    const added = item.type === 'message' ? { ...item, content: [] } : item.type === 'reasoning' ? { ...item, summary: [] } : { ...item };
+    const added = item.type === 'message' ? Object.assign({}, item, { content: [] }) : item.type === 'reasoning' ? Object.assign({}, item, { summary: [] }) : { ...item };
     out += this.emit('response.output_item.added', { output_index: index, item: added });
     if (item.type === 'message') {
       out += this.emit('response.content_part.added', { item_id: item.id, output_index: index, content_index: 0, part: { type: 'output_text', text: '', annotations: [], logprobs: [] } });

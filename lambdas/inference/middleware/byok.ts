@@ -6,8 +6,7 @@ import { endpointCredentials, type ByokContext, type ByokCredential, type ByokSo
 import type { Candidate } from '../routing.js';
 import type { GenerationCall, GenerationMiddleware, GenerationParams } from '../middleware.js';
 
-const byokCandidate = (candidate: Candidate, credential: ByokCredential): Candidate => ({
-  ...candidate,
+const byokCandidate = (candidate: Candidate, credential: ByokCredential): Candidate => Object.assign({}, candidate, {
   key: `${candidate.key}#byok:${credential.id}`,
   byok: credential,
 });

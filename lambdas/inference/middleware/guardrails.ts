@@ -126,7 +126,7 @@ function filterContent(call: GenerationCall, guardrails: Guardrail[], params: Ge
   }
   if (redactions.size === 0) return params;
   for (const [field, spans] of redactions) field.put!(redact(field.text, spans));
-  return { ...params, request: rebuild() };
+  return { candidates: params.candidates, request: rebuild() };
 }
 
 /**
@@ -139,7 +139,7 @@ function replanned(call: GenerationCall, guardrails: Guardrail[]): Candidate[] {
   const byId = new Map<string, CatalogModel>();
   for (const id of call.params.request.models) {
     const model = deps.catalog.byId.get(id);
-    if (model) byId.set(id, { ...model, endpoints: model.endpoints.filter(allowed) });
+    if (model) byId.set(id, Object.assign({}, model, { endpoints: model.endpoints.filter(allowed) }));
   }
   try {
     return planRoute({ request: call.params.request, catalog: { models: [...byId.values()], byId }, health: deps.health, stickyEndpoint: undefined, now: deps.now(), random: deps.random }).candidates;

@@ -34,7 +34,7 @@ function withPrivateEndpoints(call: GenerationCall, active: PrivateEndpoint[]): 
     if (typeof checked === 'string') continue;
     const list = added.get(endpoint.model_permaslug) ?? [];
     // No service tier: the capabilities it borrows may be another provider's, and a deployment's tiers are unknown.
-    list.push({ ...checked, key: `${catalogEndpoint.model}@private-endpoint:${endpoint.id}`, serviceTier: undefined, byok: ownKey(endpoint), privateEndpoint: endpoint });
+    list.push(Object.assign({}, checked, { key: `${catalogEndpoint.model}@private-endpoint:${endpoint.id}`, serviceTier: undefined, byok: ownKey(endpoint), privateEndpoint: endpoint }));
     added.set(endpoint.model_permaslug, list);
   }
   if (added.size === 0) return params;

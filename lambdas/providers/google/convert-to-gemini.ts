@@ -134,7 +134,7 @@ export function convertMessages(provider: string, messages: Message[]): { system
       }
     }
   });
-  return { ...(system.length ? { systemInstruction: { parts: system } } : {}), contents };
+  return system.length ? { systemInstruction: { parts: system }, contents } : { contents };
 }
 
 /** Thinking budgets for Gemini 2.5 models (24576 is the largest every 2.5 model accepts). */

@@ -75,7 +75,7 @@ export function convertInput(messages: Message[], provider: string): { instructi
         break;
     }
   }
-  return { ...(leading.length ? { instructions: leading.join('\n\n') } : {}), input };
+  return leading.length ? { instructions: leading.join('\n\n'), input } : { input };
 }
 
 export function convertToOpenAIResponses(request: GenerationRequest, options: { stream: boolean; provider: string }): Record<string, unknown> {

@@ -33,7 +33,7 @@ export function convertToElevenLabs(request: GenerationRequest): { path: string;
   const voiceSettings = { ...(options.voice_settings as Record<string, unknown> | undefined), ...(speech.speed !== undefined ? { speed: speech.speed } : {}) };
   return {
     path: `/text-to-speech/${encodeURIComponent(speech.voice ?? '')}/stream?output_format=${OUTPUT_FORMAT[speech.format]}`,
-    body: { ...options, text: speech.input, model_id: request.model, ...(Object.keys(voiceSettings).length ? { voice_settings: voiceSettings } : {}) },
+    body: Object.assign({}, options, { text: speech.input, model_id: request.model }, Object.keys(voiceSettings).length ? { voice_settings: voiceSettings } : {}),
   };
 }
 

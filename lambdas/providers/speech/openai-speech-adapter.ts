@@ -17,8 +17,7 @@ export interface OpenAISpeechSettings {
 /** The request body OpenAI's audio/speech takes. */
 export function convertToOpenAISpeech(request: GenerationRequest): Record<string, unknown> {
   const speech = speechOf('openai', request);
-  return {
-    ...speech.options,
+  return Object.assign({}, speech.options, {
     model: request.model,
     input: speech.input,
     voice: speech.voice,
@@ -26,7 +25,7 @@ export function convertToOpenAISpeech(request: GenerationRequest): Record<string
     ...(speech.speed !== undefined ? { speed: speech.speed } : {}),
     ...(speech.instructions !== undefined ? { instructions: speech.instructions } : {}),
     ...(speech.references.length ? { input_references: speech.references } : {}),
-  };
+  });
 }
 
 export function createOpenAISpeechAdapter(settings: OpenAISpeechSettings): ProviderAdapter {
