@@ -181,8 +181,9 @@ export function sseEvent(type: string, payload: unknown): string {
 
 /**
  * Every piece its own `res.write` (its own HTTP chunk), the last one with `end` (or, with `last`, handed to
- * it), all handed to the kernel in one writev; no pieces: the response just ends (`last` is not called). The socket is corked, not the response: Node 22.23's
- * `ServerResponse.cork()` drops the writes it buffered when `end` comes before `uncork`.
+ * it), all handed to the kernel in one writev; with no pieces the response just ends (`last` is not
+ * called). The socket is corked, not the response: Node 22.23's and 24.21's `ServerResponse.cork()` drop
+ * the writes they buffered when `end` comes before `uncork`.
  */
 export function writeCorked(res: ServerResponse, pieces: readonly (string | Buffer)[], last?: (piece: string | Buffer) => void): void {
   const socket = res.socket;
