@@ -45,7 +45,8 @@ export interface GenerationRecord {
   infra?: InfrastructureCost | null;
 }
 
-const INFRA_AMOUNTS = ['lambda_compute', 'lambda_request', 'lambda_streaming', 'dynamodb', 'kms', 'total'] as const;
+/** An infrastructure cost's amounts (atto-dollars); its other fields are counts and names. */
+type InfraAmount = 'lambda_compute' | 'lambda_request' | 'lambda_streaming' | 'dynamodb' | 'kms' | 'total';
 
 /** How an amount is stored: a DynamoDB number by default (nanosToStore); a page's JSON passes its own. */
 type StoreAmount = (nanos: Nanos) => number | bigint | string;
@@ -55,14 +56,19 @@ type StoreAmount = (nanos: Nanos) => number | bigint | string;
 // (README, "Hot-path style"), and settlement encodes every record.
 
 export function infrastructureToItem(cost: InfrastructureCost, amount: StoreAmount = nanosToStore): Record<string, unknown> {
-  return Object.assign<Record<string, unknown>, InfrastructureCost, Record<string, unknown>>({}, cost, {
+  return Object.assign<Record<string, unknown>, InfrastructureCost, Record<string, unknown>>({}, cost, mapInfraAmounts(cost, amount));
+}
+
+/** The amounts of an infrastructure cost through `amount`: to how they are stored, or back. */
+function mapInfraAmounts<From, To>(cost: Record<InfraAmount, From>, amount: (value: From) => To): Record<InfraAmount, To> {
+  return {
     lambda_compute: amount(cost.lambda_compute),
     lambda_request: amount(cost.lambda_request),
     lambda_streaming: amount(cost.lambda_streaming),
     dynamodb: amount(cost.dynamodb),
     kms: amount(cost.kms),
     total: amount(cost.total),
-  } satisfies Record<typeof INFRA_AMOUNTS[number], unknown>);
+  };
 }
 
 /** How a stored amount is read back: a DynamoDB number by default (nanosFromStore); a page's JSON passes its own. */
@@ -71,28 +77,22 @@ type ReadAmount = (value: unknown) => Nanos;
 export function infrastructureFromItem(value: unknown, amount: ReadAmount = nanosFromStore): InfrastructureCost | null {
   if (!value || typeof value !== 'object') return null;
   const item = value as Record<string, unknown>;
-  return Object.assign({}, item as unknown as InfrastructureCost, {
-    lambda_compute: amount(item.lambda_compute),
-    lambda_request: amount(item.lambda_request),
-    lambda_streaming: amount(item.lambda_streaming),
-    dynamodb: amount(item.dynamodb),
-    kms: amount(item.kms),
-    total: amount(item.total),
-  } satisfies Record<typeof INFRA_AMOUNTS[number], Nanos>);
+  return Object.assign({}, item as unknown as InfrastructureCost, mapInfraAmounts(item as Record<InfraAmount, unknown>, amount));
 }
 
-export const COST_FIELDS = ['prompt', 'completion', 'cache_read', 'cache_write', 'reasoning', 'request', 'total'] as const;
+type CostField = keyof CostBreakdown;
 
 /** A record's stored attributes: amounts as DynamoDB numbers by default (a legacy GEN#<id> item, a page of lists of maps); a page's JSON passes its own. */
 export function recordToAttributes(record: GenerationRecord, amount: StoreAmount = nanosToStore, withInfra = true): Record<string, unknown> {
   return Object.assign<Record<string, unknown>, GenerationRecord, Record<string, unknown>>({}, record, {
-    cost: costToItem(record.cost, amount),
+    cost: mapCost(record.cost, amount),
     reserved: amount(record.reserved),
     infra: withInfra && record.infra ? infrastructureToItem(record.infra, amount) : undefined,
   });
 }
 
-function costToItem(cost: CostBreakdown, amount: StoreAmount): Record<typeof COST_FIELDS[number], unknown> {
+/** Every amount of a cost breakdown through `amount`: to how it is stored, or back. */
+function mapCost<From, To>(cost: Record<CostField, From>, amount: (value: From) => To): Record<CostField, To> {
   return {
     prompt: amount(cost.prompt),
     completion: amount(cost.completion),
@@ -104,24 +104,12 @@ function costToItem(cost: CostBreakdown, amount: StoreAmount): Record<typeof COS
   };
 }
 
-function costFromItem(cost: Record<string, unknown>, amount: ReadAmount): CostBreakdown {
-  return {
-    prompt: amount(cost.prompt),
-    completion: amount(cost.completion),
-    cache_read: amount(cost.cache_read),
-    cache_write: amount(cost.cache_write),
-    reasoning: amount(cost.reasoning),
-    request: amount(cost.request),
-    total: amount(cost.total),
-  } satisfies Record<typeof COST_FIELDS[number], Nanos>;
-}
-
 /** The record back from its stored attributes (a page's, or a legacy GEN#<id> item's). */
 export function recordFromAttributes(item: Record<string, unknown>, amount: ReadAmount = nanosFromStore): GenerationRecord {
-  const cost = item.cost as Record<string, unknown>;
+  const cost = item.cost as Record<CostField, unknown>;
   const { pk: _pk, sk: _sk, gsi1pk: _g1, gsi1sk: _g2, type: _type, ...rest } = item;
   return Object.assign(rest as unknown as GenerationRecord, {
-    cost: costFromItem(cost, amount),
+    cost: mapCost(cost, amount),
     reserved: amount(item.reserved),
     usage_estimated: item.usage_estimated === true,
     provider_responses: (item.provider_responses ?? []) as GenerationRecord['provider_responses'],
