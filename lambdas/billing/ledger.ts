@@ -13,6 +13,7 @@ import { extraMeterId } from './meter-writes.js';
 import type { Headroom, LeaseDraw, LeaseGrant } from './leases.js';
 import { DomainError } from '../platform/errors.js';
 import { token } from './meter-writes.js';
+import { isPermanentStoreFailure } from '../platform/dynamo/write-failures.js';
 import { RecordCache } from '../platform/record-cache.js';
 import { nanosToDecimal, type Nanos } from '../platform/money.js';
 import type { Logger } from '../platform/logger.js';
@@ -270,8 +271,9 @@ export class Ledger {
         skip.key ||= outcome.key;
         skip.workspace ||= outcome.workspace;
       } catch (err) {
-        if (attempt === RELEASE_ATTEMPTS) break;
         this.deps.log.warn('lease return attempt failed', { lease_id: lease.id, attempt, error: String(err) });
+        // The table gone, a malformed request, no permission: the same answer whatever the wait.
+        if (attempt === RELEASE_ATTEMPTS || isPermanentStoreFailure(err)) break;
         await this.backoff(attempt);
       }
     }
@@ -438,7 +440,8 @@ export class Ledger {
     let skipWorkspace = false;
     const skipExtras = new Set<string>();
     const nonce = tokenNonce();
-    for (let attempt = 1; attempt <= RELEASE_ATTEMPTS; attempt += 1) {
+    let attempt = 1;
+    for (; attempt <= RELEASE_ATTEMPTS; attempt += 1) {
       try {
         const outcome = await this.deps.repository.release({ hold, skipKey, skipWorkspace, skipExtras, nonce }, attempt);
         if (outcome.kind === 'released') return { outcome: 'released', writeUnits: outcome.writeUnits, attempts: attempt };
@@ -452,15 +455,16 @@ export class Ledger {
         skipWorkspace ||= outcome.workspace;
         for (const id of outcome.extras ?? []) skipExtras.add(id);
       } catch (err) {
-        if (attempt === RELEASE_ATTEMPTS) break;
         this.deps.log.warn('release attempt failed', { generation_id: hold.generationId, attempt, error: String(err) });
+        // The table gone, a malformed request, no permission: the same answer whatever the wait.
+        if (attempt === RELEASE_ATTEMPTS || isPermanentStoreFailure(err)) break;
         await this.backoff(attempt);
       }
     }
     this.deps.log.error('release failed; the sweep releases the hold after its expiry', {
       generation_id: hold.generationId, org_id: hold.orgId, key_hash: hold.keyHash, workspace_id: hold.workspaceId, held: nanosToDecimal(hold.amount),
     });
-    return { outcome: 'failed', writeUnits: 0, attempts: RELEASE_ATTEMPTS };
+    return { outcome: 'failed', writeUnits: 0, attempts: Math.min(attempt, RELEASE_ATTEMPTS) };
   }
 
   /** True while a generation holds credits: in flight, or replied and not yet settled. */

@@ -22,9 +22,14 @@ describe('meter aggregator process', () => {
   it('forwards its log lines, collects page lags, answers drains and CPU, and stops', async () => {
     const lines: string[] = [];
     thread = await startAggregatorProcess({ ...settings, module: STAND_IN, log: (line) => lines.push(line) });
-    await waitFor(() => lines.length > 0, { timeoutMs: 10_000, what: 'a log line' });
+    // The log line and the lags come as two messages, each in its own turn of the event loop.
+    const lags: number[] = [];
+    await waitFor(() => {
+      lags.push(...thread!.takeLags());
+      return lines.length > 0 && lags.length >= 2;
+    }, { timeoutMs: 10_000, what: 'a log line and two lags' });
     expect(lines).toEqual(['stand-in started']);
-    expect(thread.takeLags()).toEqual([12, 34]);
+    expect(lags).toEqual([12, 34]);
     expect(thread.takeLags()).toEqual([]);
     expect(await thread.drain({ timeoutMs: 500 })).toBe(true);
     expect(await thread.cpu()).toEqual({ user: 4000, system: 242 });

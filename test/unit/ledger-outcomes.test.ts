@@ -124,11 +124,12 @@ describe('LedgerRepository: a refused release, decoded', () => {
 });
 
 /** A Ledger over a repository that answers reservations from a script. */
-function ledgerWith(outcomes: ReserveOutcome[], calls: string[] = []) {
+function ledgerWith(outcomes: ReserveOutcome[], calls: string[] = [], more: Partial<Record<'release' | 'endLease', () => Promise<unknown>>> = {}) {
   const fake = {
     reserve: async () => outcomes.shift() ?? { kind: 'conflict' },
     roll: async (meter: { of: string }) => { calls.push(`roll ${meter.of}`); },
     addBalance: async () => { calls.push('addBalance'); },
+    ...more,
   } as unknown as LedgerRepository;
   const workspaces = { getWorkspace: async () => workspace } as unknown as WorkspaceRepository;
   return new Ledger({
@@ -208,5 +209,47 @@ describe('Ledger: refusals in domain errors', () => {
 
   it('never hides a duplicate generation id behind a retry', async () => {
     await expect(ledgerWith([{ kind: 'duplicate' }]).reserve('gen-1', key, 100n)).rejects.toThrow('hold gen-1 exists already');
+  });
+});
+
+describe('Ledger: a release or a lease return the store refuses', () => {
+  const storeError = (name: string) => Object.assign(new Error(name), { name });
+  const hold = { generationId: 'gen-1', orgId: 'org1', workspaceId: 'ws1', keyHash: key.hash, amount: 100n };
+  const grant = { id: 'lease-1', orgId: 'org1', workspaceId: 'ws1', keyHash: key.hash, amount: 500n, settingsVersion: 2, budgetVersion: 1, useUntil: 0 };
+
+  it('tries a release again after a passing failure, and gives up at once when the store would answer the same', async () => {
+    const passing = [storeError('ThrottlingException'), storeError('InternalServerError')];
+    let calls = 0;
+    const release = async () => {
+      calls += 1;
+      const next = passing.shift();
+      if (next) throw next;
+      return { kind: 'released', writeUnits: 8 };
+    };
+    expect(await ledgerWith([], [], { release }).release(hold)).toEqual({ outcome: 'released', writeUnits: 8, attempts: 3 });
+    expect(calls).toBe(3);
+
+    for (const name of ['ResourceNotFoundException', 'ValidationException', 'AccessDeniedException']) {
+      calls = 0;
+      const refused = async () => { calls += 1; throw storeError(name); };
+      expect(await ledgerWith([], [], { release: refused }).release(hold)).toEqual({ outcome: 'failed', writeUnits: 0, attempts: 1 });
+      expect(calls).toBe(1);
+    }
+  });
+
+  it('gives a lease return up at once when the table is gone, and tries it again after a passing failure', async () => {
+    let calls = 0;
+    const gone = async () => { calls += 1; throw storeError('ResourceNotFoundException'); };
+    await expect(ledgerWith([], [], { endLease: gone }).returnLease(grant, 100n)).resolves.toBeUndefined();
+    expect(calls).toBe(1);
+
+    calls = 0;
+    const once = async () => {
+      calls += 1;
+      if (calls === 1) throw storeError('ThrottlingException');
+      return { kind: 'returned' };
+    };
+    await ledgerWith([], [], { endLease: once }).returnLease(grant, 100n);
+    expect(calls).toBe(2);
   });
 });

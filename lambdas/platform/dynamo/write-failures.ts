@@ -44,6 +44,15 @@ export async function unlessConditionFailsOrConflicts<T, U>(write: Promise<T>, o
   }
 }
 
+/**
+ * DynamoDB will refuse the same request again whatever the wait: the table is gone, the request is malformed
+ * or the caller may not make it. Callers that keep trying (a release after the reply) give up at once.
+ */
+export function isPermanentStoreFailure(err: unknown): boolean {
+  return err instanceof Error && PERMANENT_FAILURES.has(err.name);
+}
+const PERMANENT_FAILURES = new Set(['ResourceNotFoundException', 'ValidationException', 'AccessDeniedException', 'UnrecognizedClientException']);
+
 /** Why a transaction was cancelled, item by item (in the order of its TransactItems). */
 export class Cancellation {
   /** `conflicted`: refused whole for a concurrent transaction, with no reasons item by item. */
