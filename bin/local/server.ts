@@ -129,17 +129,14 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
     const requestId = randomUUID();
     const exchange = new Exchange(req, res, requestId);
     if (draining) {
-      // A keep-alive connection's next request after shutdown began: refuse it, and close the connection.
-      req.resume();
-      res.shouldKeepAlive = false;
-      const refused = new Promise<void>((resolve) => res.once('close', () => resolve())).finally(() => inFlight.delete(refused));
-      inFlight.set(refused, exchange);
-      writeEnvelope(res, new ServiceUnavailableError('The gateway is shutting down'), requestId, log);
+      refuse(req, res, exchange, requestId);
       return;
     }
     // What waits for the handler holds the exchange, not the request and its reply: an inference handler
     // finishes its deferred work (records waiting for their page) after the reply, and the exchange lets
-    // go of both once the reply is written.
+    // go of both once the reply is written. No closure of this function may use `req` or `res`: they
+    // would then live in the context these callbacks share, and every reply would be kept until its
+    // record's page is written (tens of milliseconds, long enough to survive a scavenge into old space).
     const handled = serve(req, res, requestId).then(() => exchange.end(), (err: unknown) => exchange.fail(err, log));
     const settled = handled.finally(() => {
       inFlight.delete(settled);
@@ -147,6 +144,15 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
     });
     inFlight.set(settled, exchange);
   });
+
+  /** A keep-alive connection's next request after shutdown began: refused, and the connection closed. */
+  function refuse(req: IncomingMessage, res: ServerResponse, exchange: Exchange, requestId: string): void {
+    req.resume();
+    res.shouldKeepAlive = false;
+    const refused = new Promise<void>((resolve) => res.once('close', () => resolve())).finally(() => inFlight.delete(refused));
+    inFlight.set(refused, exchange);
+    writeEnvelope(res, new ServiceUnavailableError('The gateway is shutting down'), requestId, log);
+  }
   server.maxConnections = limits.maxConnections;
   // Node would silently drop the headers past its count (a second Authorization header among them, which
   // must be refused as on AWS): it keeps them all (maxHeaderSize still bounds their bytes) and serve()

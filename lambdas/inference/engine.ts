@@ -85,7 +85,7 @@ export interface EngineDeps {
   /** Each organization's registered end users (cached): their limits and meters; absent: none are counted. */
   endUsers?: Pick<EndUserSource, 'find' | 'reload' | 'invalidate'>;
   /** Where each stored generation is handed for delivery to the organization's observability destinations; absent: nowhere. */
-  observability?: Pick<ObservabilityOutbox, 'observe' | 'flush' | 'shared'>;
+  observability?: Pick<ObservabilityOutbox, 'mayObserve' | 'observe' | 'flush' | 'shared'>;
   /** Each organization's active private endpoints (cached) and their upstream keys; absent: none are routed to. */
   privateEndpoints?: Pick<PrivateEndpointSource, 'activeFor' | 'apiKey' | 'invalidate' | 'publicOnly'>;
   /** Presets requests name (`@preset/<slug>`), cached like keys; absent: a request naming one gets a 404. */

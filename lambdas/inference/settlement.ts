@@ -10,6 +10,7 @@ import { infrastructureCost, type Invocation } from '../billing/infrastructure.j
 import type { GenerationResult, Usage } from '../providers/types.js';
 import { emptyUsage } from '../providers/types.js';
 import type { GenerationRecord } from '../billing/generation-record.js';
+import type { GenerationFacts } from '../observability/event.js';
 import { RecordSizes, recordJson } from '../billing/page-codec.js';
 import { writeUnitsOf } from '../platform/dynamo/item-size.js';
 import { FAILURE_SHARDS } from '../catalog/index.js';
@@ -306,6 +307,10 @@ export function complete({ request, caller, trace, deps, candidate, completion, 
     claim = { kind: 'lease', leaseId: hold.draw.leaseId, amount: settled.spent };
     onStored = settled.stored;
   }
+  // What observability would need, taken now in a closure of its own: the closures below share one context,
+  // and any of them naming `request` or `completion` would keep both (the messages, the output) until the
+  // page is written; nothing when no destination of the workspace can take it.
+  const facts = deps.observability?.mayObserve(record.org_id, record.workspace_id) ? factsOf(record, request, completion.result, caller.key.name) : undefined;
   let adding: Promise<StoredEntry>;
   try {
     adding = deps.pages.add({ record, claim, json });
@@ -322,18 +327,10 @@ export function complete({ request, caller, trace, deps, candidate, completion, 
     deps.metrics(record, deps.clock().getTime());
     // And the organization's observability destinations, if it has any for this workspace: never a reason
     // for `persisted` to fail (the record is stored and charged whatever happens to its deliveries).
-    if (!deps.observability) return undefined;
+    if (!deps.observability || !facts) return undefined;
     const failed = (err: unknown) => deps.log.error('generation not handed to observability', { generation_id: record.id, error: String(err) });
     try {
-      return deps.observability.observe(record.org_id, record.workspace_id, () => ({
-        record,
-        input: request.params.messages,
-        output: { text: completion.result.text ?? '', reasoning: completion.result.reasoning, tool_calls: completion.result.tool_calls },
-        trace: request.trace,
-        metadata: request.metadata,
-        user: request.user,
-        apiKeyName: caller.key.name,
-      }))?.catch(failed);
+      return deps.observability.observe(record.org_id, record.workspace_id, facts)?.catch(failed);
     } catch (err) {
       failed(err);
       return undefined;
@@ -344,6 +341,19 @@ export function complete({ request, caller, trace, deps, candidate, completion, 
   // finds the trace).
   tracesOfHolds.delete(hold);
   return { usage, cost, isByok, persisted };
+}
+
+/** The facts observability destinations receive of a generation, made when one takes it. */
+function factsOf(record: GenerationRecord, request: InferenceRequest, result: Completion['result'], apiKeyName: string): () => GenerationFacts {
+  return () => ({
+    record,
+    input: request.params.messages,
+    output: { text: result.text ?? '', reasoning: result.reasoning, tool_calls: result.tool_calls },
+    trace: request.trace,
+    metadata: request.metadata,
+    user: request.user,
+    apiKeyName,
+  });
 }
 
 /** A transactional delete of an item under 1 KB. */

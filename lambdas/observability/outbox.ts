@@ -54,6 +54,16 @@ export class ObservabilityOutbox {
   constructor(private readonly deps: OutboxDeps) {}
 
   /**
+   * Whether a generation of the workspace may go to a destination: false only when its organization's
+   * destinations are cached and none of the workspace's is enabled. A caller that learns it early need not
+   * keep the generation's messages and output until its record is stored.
+   */
+  mayObserve(orgId: string, workspaceId: string): boolean {
+    const list = this.deps.destinations.destinationsFor(orgId);
+    return !Array.isArray(list) || list.some((destination) => destination.enabled && destination.workspace_id === workspaceId);
+  }
+
+  /**
    * Queues the generation for each destination that takes it; resolves once its messages are sent (or
    * their failure logged), undefined when there is nothing to send. `facts` is called only then.
    */

@@ -154,7 +154,7 @@ describe('observability routes', () => {
 describe('a generation on its way to the destinations', () => {
   it('is served and stored even when handing it to observability throws', async () => {
     const outbox = deps.engine.observability!;
-    deps.engine.observability = { observe: () => { throw new Error('observability broke'); }, flush: async () => undefined, shared: false };
+    deps.engine.observability = { mayObserve: () => true, observe: () => { throw new Error('observability broke'); }, flush: async () => undefined, shared: false };
     try {
       const chat = await chatCompletion(deps, user.text, { model: 'simulator/echo', messages: [{ role: 'user', content: 'still served' }] });
       expect(chat.status).toBe(200);

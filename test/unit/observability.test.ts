@@ -250,6 +250,15 @@ describe('the outbox', () => {
     expect(send).not.toHaveBeenCalled();
   });
 
+  it('says early whether a generation may be observed: no only when the cached destinations hold none enabled in its workspace', () => {
+    const outbox = (list: Destination[] | Promise<Destination[]>) => new ObservabilityOutbox({ destinations: { destinationsFor: () => list }, queue: { send: async () => [] }, log: quiet() });
+    expect(outbox([destination({ workspace_id: 'ws-2' }), destination({ enabled: false })]).mayObserve('org-1', 'ws-1')).toBe(false);
+    expect(outbox([]).mayObserve('org-1', 'ws-1')).toBe(false);
+    expect(outbox([destination({ workspace_id: 'ws-2' }), destination()]).mayObserve('org-1', 'ws-1')).toBe(true);
+    // Not cached yet: it may.
+    expect(outbox(Promise.resolve([])).mayObserve('org-1', 'ws-1')).toBe(true);
+  });
+
   it('sends one message per destination that takes the generation, ten to a batch', async () => {
     const batches: string[][] = [];
     const outbox = new ObservabilityOutbox({
