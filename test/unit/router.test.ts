@@ -44,6 +44,25 @@ describe('router', () => {
     expect(match('GET', '/api/v1/models/count')).toMatchObject({ kind: 'found', route: { operationId: 'count' } });
     expect(match('GET', '/api/v1/keys/a%2Fb')).toEqual({ kind: 'not-found' });
   });
+
+  it('answers a path without parameters as the whole table would, in table order, with params of its own each time', () => {
+    // A route with parameters listed before a static path of the same shape wins, as it always did.
+    const ordered = createRouter([
+      route('byName', 'GET', '/things/{name}'),
+      route('special', 'GET', '/things/special'),
+      route('make', 'POST', '/things/special'),
+    ]);
+    const first = ordered('GET', '/api/v1/things/special');
+    expect(first).toEqual({ kind: 'found', route: expect.objectContaining({ operationId: 'byName' }), params: { name: 'special' } });
+    expect(ordered('POST', '/api/v1/things/special')).toMatchObject({ kind: 'found', route: { operationId: 'make' }, params: {} });
+    expect(ordered('DELETE', '/api/v1/things/special')).toEqual({ kind: 'method-not-allowed', allowed: ['GET', 'GET', 'POST'] });
+    // A caller that changes its params changes nobody else's.
+    (first as { params: Record<string, string> }).params.name = 'changed';
+    expect(ordered('GET', '/api/v1/things/special')).toMatchObject({ params: { name: 'special' } });
+    // The same path spelled with an empty segment or an encoded slash is matched the same.
+    expect(ordered('POST', '/api/v1/things//special')).toMatchObject({ kind: 'found', route: { operationId: 'make' } });
+    expect(ordered('POST', '/api/v1/things%2Fspecial')).toMatchObject({ kind: 'found', route: { operationId: 'make' } });
+  });
 });
 
 describe('route table', () => {

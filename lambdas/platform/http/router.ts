@@ -30,10 +30,27 @@ export function createRouter<R extends RouteDef>(routes: readonly R[]): (method:
     }
     return allowed.length ? { kind: 'method-not-allowed', allowed } : { kind: 'not-found' };
   };
+  // The paths of routes without parameters, each answered as the matcher below answers it (made once here):
+  // a request to one of them is found without trying every route of the table (135 under npm start).
+  const known = new Map<string, Map<string, RouteMatch<R>>>();
+  const methods = [...new Set(routes.map((route) => route.method))];
+  for (const entry of compiled) {
+    const path = `/${entry.segments.join('/')}`;
+    if (entry.segments.some(isParameter) || known.has(path)) continue;
+    known.set(path, new Map(methods.map((method) => [method, matchSegmentsOf(method, entry.segments)])));
+  }
   // An encoded slash is a separator, as a literal one is: no path parameter holds a slash, and the openai
   // client's models.retrieve('simulator/echo') asks for /models/simulator%2Fecho, which is the model
   // /models/{author}/{slug}. Static routes are matched the same way, so they keep winning.
-  return (method, path) => matchSegmentsOf(method, split(path.replace(/%2f/gi, '/')));
+  return (method, path) => {
+    const found = known.get(path)?.get(method);
+    if (found?.kind === 'found') return { kind: 'found', route: found.route, params: Object.assign({}, found.params) };
+    return matchSegmentsOf(method, split(path.replace(/%2f/gi, '/')));
+  };
+}
+
+function isParameter(segment: string): boolean {
+  return segment.startsWith('{') && segment.endsWith('}');
 }
 
 function split(path: string): string[] {
@@ -46,7 +63,7 @@ function matchSegments(pattern: string[], actual: string[]): Record<string, stri
   for (let i = 0; i < pattern.length; i += 1) {
     const expected = pattern[i]!;
     const got = actual[i]!;
-    if (expected.startsWith('{') && expected.endsWith('}')) {
+    if (isParameter(expected)) {
       let value: string;
       try {
         value = decodeURIComponent(got);
