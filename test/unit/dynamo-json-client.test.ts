@@ -6,7 +6,7 @@ import { createHash, createHmac } from 'node:crypto';
 import { SignatureV4 } from '@smithy/signature-v4';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import { DynamoJsonClient, jsonClientConfigOf, signedHeaders, SigningKeyCache } from '../../lambdas/platform/dynamo/json-client.js';
+import { DynamoJsonClient, jsonClientConfigOf, requestTimeoutMs, signedHeaders, SigningKeyCache } from '../../lambdas/platform/dynamo/json-client.js';
 
 /** The SDK signer's hash, over node:crypto. */
 type Bytes = string | ArrayBuffer | ArrayBufferView;
@@ -101,6 +101,14 @@ describe('DynamoDB JSON client', () => {
       client.destroy();
       server.close();
     }
+  });
+
+  it('gives DynamoDB Local (an endpoint on this machine) a minute to answer, AWS five seconds, unless told otherwise', () => {
+    for (const local of ['http://127.0.0.1:8000/', 'http://localhost:8000/', 'http://[::1]:8000/', 'http://127.1.2.3:8000/']) expect(requestTimeoutMs({}, new URL(local))).toBe(60_000);
+    for (const remote of ['https://dynamodb.us-east-1.amazonaws.com/', 'https://vpce-1.dynamodb.eu-west-1.vpce.amazonaws.com/', 'http://10.0.0.5:8000/', 'http://127.0.0.1.example.com/']) {
+      expect(requestTimeoutMs({}, new URL(remote))).toBe(5000);
+    }
+    expect(requestTimeoutMs({ timeoutMs: 250 }, new URL('http://127.0.0.1:8000/'))).toBe(250);
   });
 
   it('makes the signing key once per secret, day and region', () => {

@@ -29,7 +29,10 @@ export interface JsonClientConfig {
   region: () => Promise<string>;
   /** The endpoint's URL (https://dynamodb.<region>.amazonaws.com/, or DynamoDB Local's). */
   endpoint: () => Promise<URL>;
-  /** A request not answered in this long, from the moment it is sent (waiting for a connection included), fails (default 5000 ms). */
+  /**
+   * A request not answered in this long, from the moment it is sent (waiting for a connection included),
+   * fails (default 5000 ms; 60 s for an endpoint on this machine: DynamoDB Local).
+   */
   timeoutMs?: number;
 }
 
@@ -51,6 +54,13 @@ export class DynamoJsonError extends Error {
 const SERVICE = 'dynamodb';
 const CONTENT_TYPE = 'application/x-amz-json-1.0';
 const DEFAULT_TIMEOUT_MS = 5000;
+/**
+ * DynamoDB Local (an endpoint on this machine) may take seconds on a busy machine: a cold JVM just after npm
+ * start started it, its stream's backlog being applied. A request timed out there is carried out all the same
+ * and sending it again only lengthens its queue, so it is given longer; AWS's endpoints keep DEFAULT_TIMEOUT_MS.
+ */
+const LOOPBACK_TIMEOUT_MS = 60_000;
+const LOOPBACK = /^(localhost|127(\.\d{1,3}){3}|\[::1\])$/i;
 const IDLE_SOCKET_MS = 30_000;
 
 /** The parts of an SDK DynamoDBClient's resolved configuration this client uses. */
@@ -136,6 +146,11 @@ export class SigningKeyCache {
   }
 }
 
+/** How long a request to `endpoint` may take: the configured time, or DynamoDB Local's or AWS's default. */
+export function requestTimeoutMs(config: Pick<JsonClientConfig, 'timeoutMs'>, endpoint: URL): number {
+  return config.timeoutMs ?? (LOOPBACK.test(endpoint.hostname) ? LOOPBACK_TIMEOUT_MS : DEFAULT_TIMEOUT_MS);
+}
+
 export class DynamoJsonClient {
   // Idle connections are closed after IDLE_SOCKET_MS, before DynamoDB's side would.
   private readonly agents = {
@@ -162,7 +177,7 @@ export class DynamoJsonClient {
 
   private post(operation: string, endpoint: URL, headers: Record<string, string>, body: string): Promise<Record<string, unknown>> {
     const secure = endpoint.protocol === 'https:';
-    const timeoutMs = this.config.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    const timeoutMs = requestTimeoutMs(this.config, endpoint);
     return new Promise((resolve, reject) => {
       let settled = false;
       const finish = (error: Error | undefined, reply?: Record<string, unknown>) => {
