@@ -34,7 +34,7 @@ export type FromGateway =
   | { type: 'ready'; url: string; key: string; guardedKey: string; dynamodbPid: number | undefined }
   | { type: 'failed'; error: string }
   /** aggregator: the meter aggregator process's user and system (undefined while it is down). */
-  | { type: 'cpu'; id: number; user: number; system: number; aggregator: { user: number; system: number } | undefined; rss: number; eluIdle: number; eluActive: number; loopDelay: { p50: number; p99: number; max: number }; gc: GcPauses }
+  | { type: 'cpu'; id: number; user: number; system: number; minorFaults: number; aggregator: { user: number; system: number } | undefined; rss: number; eluIdle: number; eluActive: number; loopDelay: { p50: number; p99: number; max: number }; gc: GcPauses }
   | { type: 'done'; id: number; error?: string }
   | { type: 'lags'; id: number; lagsMs: number[] };
 
@@ -155,7 +155,7 @@ process.on('message', (message: ToGateway) => {
         loopDelays.reset();
         const gc = gcPauses;
         gcPauses = { count: 0, totalMs: 0, maxMs: 0, overOneMs: 0, majorOverOneMs: 0 };
-        send({ type: 'cpu', id: message.id, user: usage.user, system: usage.system, aggregator, rss: process.memoryUsage.rss(), eluIdle: elu.idle, eluActive: elu.active, loopDelay, gc });
+        send({ type: 'cpu', id: message.id, user: usage.user, system: usage.system, minorFaults: process.resourceUsage().minorPageFault, aggregator, rss: process.memoryUsage.rss(), eluIdle: elu.idle, eluActive: elu.active, loopDelay, gc });
         return;
       }
       case 'profile-start': {

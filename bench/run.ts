@@ -182,6 +182,8 @@ interface CpuSnapshot {
   /** The whole gateway process. */
   gatewayUs: number;
   gatewaySystemUs: number;
+  /** The gateway process's minor page faults so far (memory the kernel had to hand it). */
+  gatewayMinorFaults: number;
   /** Its meter aggregator process (which is a function of its own on AWS). */
   aggregator: { user: number; system: number } | undefined;
   rss: number;
@@ -203,6 +205,7 @@ async function cpuSnapshot(gateway: Gateway, simulatorPid: number | undefined): 
     machine: machineCpu(),
     gatewayUs: reply.user + reply.system,
     gatewaySystemUs: reply.system,
+    gatewayMinorFaults: reply.minorFaults,
     aggregator: reply.aggregator,
     rss: reply.rss,
     dynamodbUs: processCpuMicros(gateway.dynamodbPid),
@@ -216,6 +219,8 @@ interface CpuPerRequest {
   gatewayUs: number;
   /** The kernel's part of gatewayUs (system time: sockets, loopback TCP). */
   gatewaySystemUs: number;
+  /** Minor page faults of the gateway process per request. */
+  gatewayMinorFaults: number;
   /** The meter aggregator process (applying the requests' pages to the meters). */
   aggregatorUs: number | undefined;
   dynamodbUs: number | undefined;
@@ -256,6 +261,7 @@ function perRequest(before: CpuSnapshot, after: CpuSnapshot, requests: number): 
   return {
     gatewayUs: requestPathUs / requests,
     gatewaySystemUs: (after.gatewaySystemUs - before.gatewaySystemUs) / requests,
+    gatewayMinorFaults: (after.gatewayMinorFaults - before.gatewayMinorFaults) / requests,
     aggregatorUs: aggregator ? (aggregator.user + aggregator.system) / requests : undefined,
     dynamodbUs: diff(before.dynamodbUs, after.dynamodbUs),
     simulatorUs: diff(before.simulatorUs, after.simulatorUs),
@@ -344,7 +350,7 @@ function table(rows: Row[]): string {
 
 const trio = (d: Distribution) => `${ms(d.p50)} / ${ms(d.p90)} / ${ms(d.p99)}`;
 const cpuCell = (cpu: CpuPerRequest | undefined, cores: boolean) => cpu
-  ? `${us(cpu.gatewayUs)} (${us(cpu.gatewayUs - cpu.gatewaySystemUs)} user + ${us(cpu.gatewaySystemUs)} system)${cpu.aggregatorUs === undefined ? '' : `, + ${us(cpu.aggregatorUs)} in the meter aggregator process`}${cores ? `; ${cpu.gatewayCores.toFixed(2)} cores busy, event loop ${pct(cpu.eventLoopUtilization)} utilized` : ''}`
+  ? `${us(cpu.gatewayUs)} (${us(cpu.gatewayUs - cpu.gatewaySystemUs)} user + ${us(cpu.gatewaySystemUs)} system; ${cpu.gatewayMinorFaults.toFixed(1)} minor page faults)${cpu.aggregatorUs === undefined ? '' : `, + ${us(cpu.aggregatorUs)} in the meter aggregator process`}${cores ? `; ${cpu.gatewayCores.toFixed(2)} cores busy, event loop ${pct(cpu.eventLoopUtilization)} utilized` : ''}`
   : 'n/a';
 const bundleMargin = (bytes: number) => {
   const decimal = TARGETS.bundleBytes - bytes;
