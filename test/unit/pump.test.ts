@@ -46,4 +46,65 @@ describe('pump', () => {
     await expect(done).rejects.toMatchObject({ code: 'ERR_STREAM_PREMATURE_CLOSE' });
     expect(stream.destroyed).toBe(true);
   });
+
+  it('hands a source\'s last chunk to the destination\'s end() when the end was given in the same turn (one write with an HTTP response\'s terminator)', async () => {
+    const source = new Readable({ read() { /* pushed below */ } });
+    const { stream, chunks } = sink();
+    const ends: unknown[] = [];
+    const end = stream.end.bind(stream);
+    stream.end = ((chunk?: unknown) => {
+      ends.push(chunk === undefined ? undefined : String(chunk));
+      return chunk === undefined ? end() : end(chunk as string);
+    }) as typeof stream.end;
+    const done = pump(source, stream);
+    source.push('first');
+    await new Promise((resolve) => setImmediate(resolve));
+    source.push('last');
+    source.push(null);
+    await done;
+    expect(chunks).toEqual(['first', 'last']);
+    expect(ends).toEqual(['last']);
+  });
+
+  it('ends the destination with nothing more when the source ends in a later turn', async () => {
+    const source = new Readable({ read() { /* pushed below */ } });
+    const { stream, chunks } = sink();
+    const ends: unknown[] = [];
+    const end = stream.end.bind(stream);
+    stream.end = ((chunk?: unknown) => {
+      ends.push(chunk);
+      return chunk === undefined ? end() : end(chunk as string);
+    }) as typeof stream.end;
+    const done = pump(source, stream);
+    source.push('only');
+    await new Promise((resolve) => setImmediate(resolve));
+    source.push(null);
+    await done;
+    expect(chunks).toEqual(['only']);
+    expect(ends).toEqual([undefined]);
+  });
+
+  it('keeps the order of every chunk and waits for a slow destination (backpressure) without losing any', async () => {
+    const pieces = Array.from({ length: 200 }, (_, i) => `piece-${i};`);
+    const chunks: string[] = [];
+    // The most the destination ever had waiting: a pump that ignored its backpressure would queue nearly all.
+    let most = 0;
+    const slow: Writable = new Writable({
+      highWaterMark: 16,
+      write(chunk, _encoding, done) {
+        most = Math.max(most, slow.writableLength);
+        setTimeout(() => { chunks.push(String(chunk)); done(); }, 0);
+      },
+    });
+    const source = new PassThrough({ highWaterMark: 16 });
+    const done = pump(source, slow);
+    for (const piece of pieces) {
+      if (!source.write(piece)) await new Promise((resolve) => source.once('drain', resolve));
+    }
+    source.end();
+    await done;
+    expect(chunks.join('')).toBe(pieces.join(''));
+    expect(most).toBeLessThan(100);
+    expect(slow.writableFinished).toBe(true);
+  });
 });
