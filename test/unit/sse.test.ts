@@ -33,6 +33,8 @@ const SAMPLES: Array<[string, string, SseEvent[]]> = [
   ['a last event without its blank line, and a last line without its end', 'data: a\n\ndata: b', [event('a'), event('b')]],
   ['multi-byte characters cut anywhere', 'data: héllo 🚫 “quoted”\n\n', [event('héllo 🚫 “quoted”')]],
   ['[DONE]', 'data: {"x":1}\n\ndata: [DONE]\n\n', [event('{"x":1}'), event('[DONE]')]],
+  ['names that only begin like a field are ignored, and a colon in the value stays', 'dataz: no\nidx: 1\nevents: q\nda: r\ndata: a:b\n\n', [event('a:b')]],
+  ['a field without a colon has an empty value (a colon on a later line is not its)', 'event\ndata: x\n\nid\ndata\n\n', [event('x', { event: '' }), event('', { id: '' })]],
 ];
 
 describe('SSE parsing', () => {
