@@ -7,7 +7,6 @@ export interface SseEvent {
 }
 
 const LF = 10;
-const CR = 13;
 const COLON = 58;
 const SPACE = 32;
 
