@@ -310,7 +310,7 @@ export function complete({ request, caller, trace, deps, candidate, completion, 
   // What observability would need, taken now in a closure of its own: the closures below share one context,
   // and any of them naming `request` or `completion` would keep both (the messages, the output) until the
   // page is written; nothing when no destination of the workspace can take it.
-  const facts = deps.observability?.mayObserve(record.org_id, record.workspace_id) ? factsOf(record, request, completion.result, caller.key.name) : undefined;
+  const facts = mayObserve(deps, record) ? factsOf(record, request, completion.result, caller.key.name) : undefined;
   let adding: Promise<StoredEntry>;
   try {
     adding = deps.pages.add({ record, claim, json });
@@ -344,6 +344,19 @@ export function complete({ request, caller, trace, deps, candidate, completion, 
 }
 
 /** The facts observability destinations receive of a generation, made when one takes it. */
+/**
+ * Whether the record's workspace may have an observability destination. A failure to tell is a yes: the
+ * delivery after the record is stored reports it, and it is never a reason for the record not to be added.
+ */
+function mayObserve(deps: EngineDeps, record: GenerationRecord): boolean {
+  if (!deps.observability) return false;
+  try {
+    return deps.observability.mayObserve(record.org_id, record.workspace_id);
+  } catch {
+    return true;
+  }
+}
+
 function factsOf(record: GenerationRecord, request: InferenceRequest, result: Completion['result'], apiKeyName: string): () => GenerationFacts {
   return () => ({
     record,

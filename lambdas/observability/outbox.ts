@@ -60,7 +60,11 @@ export class ObservabilityOutbox {
    */
   mayObserve(orgId: string, workspaceId: string): boolean {
     const list = this.deps.destinations.destinationsFor(orgId);
-    return !Array.isArray(list) || list.some((destination) => destination.enabled && destination.workspace_id === workspaceId);
+    if (Array.isArray(list)) return list.some((destination) => destination.enabled && destination.workspace_id === workspaceId);
+    // Not cached: the read started here may fail, and observe() reports that (and reads again). Left
+    // unhandled here, its rejection would be an unhandled one: fatal to a Lambda runtime.
+    list.catch(() => undefined);
+    return true;
   }
 
   /**

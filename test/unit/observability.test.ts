@@ -259,6 +259,21 @@ describe('the outbox', () => {
     expect(outbox(Promise.resolve([])).mayObserve('org-1', 'ws-1')).toBe(true);
   });
 
+  it('leaves no unhandled rejection behind when the destinations it starts to read fail (observe reports that)', async () => {
+    const unhandled: unknown[] = [];
+    const note = (reason: unknown) => { unhandled.push(reason); };
+    process.on('unhandledRejection', note);
+    try {
+      const failing = new ObservabilityOutbox({ destinations: { destinationsFor: () => Promise.reject(new Error('throttled')) }, queue: { send: async () => [] }, log: quiet() });
+      expect(failing.mayObserve('org-1', 'ws-1')).toBe(true);
+      await new Promise((resolve) => setImmediate(resolve));
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off('unhandledRejection', note);
+    }
+  });
+
   it('sends one message per destination that takes the generation, ten to a batch', async () => {
     const batches: string[][] = [];
     const outbox = new ObservabilityOutbox({

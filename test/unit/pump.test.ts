@@ -107,4 +107,22 @@ describe('pump', () => {
     expect(most).toBeLessThan(100);
     expect(slow.writableFinished).toBe(true);
   });
+
+  it('resumes a source paused before, and ends the destination for a source that had already ended (as pipe does)', async () => {
+    const paused = new PassThrough();
+    paused.pause();
+    paused.end('abc');
+    const first = sink();
+    await pump(paused, first.stream);
+    expect(first.chunks.join('')).toBe('abc');
+
+    const over = new Readable({ autoDestroy: false, read() { /* ended below */ } });
+    over.push(null);
+    over.resume();
+    await new Promise((resolve) => over.once('end', resolve));
+    const second = sink();
+    await pump(over, second.stream);
+    expect(second.chunks).toEqual([]);
+    expect(second.stream.writableFinished).toBe(true);
+  });
 });

@@ -85,5 +85,14 @@ export function pump(source: Readable, destination: Writable): Promise<void> {
       if (heldBytes + destination.writableLength >= destination.writableHighWaterMark) source.pause();
     });
     source.once('end', finish);
+    // As pipe: a source that had already ended ends the destination; one paused before is resumed, unless
+    // the destination is full already.
+    if (source.readableEnded) return finish();
+    if (destination.writableNeedDrain) {
+      source.pause();
+      destination.once('drain', resume);
+    } else if (source.isPaused()) {
+      source.resume();
+    }
   });
 }
