@@ -343,7 +343,6 @@ export function complete({ request, caller, trace, deps, candidate, completion, 
   return { usage, cost, isByok, persisted };
 }
 
-/** The facts observability destinations receive of a generation, made when one takes it. */
 /**
  * Whether the record's workspace may have an observability destination. A failure to tell is a yes: the
  * delivery after the record is stored reports it, and it is never a reason for the record not to be added.
@@ -357,6 +356,7 @@ function mayObserve(deps: EngineDeps, record: GenerationRecord): boolean {
   }
 }
 
+/** The facts observability destinations receive of a generation, made when one takes it. */
 function factsOf(record: GenerationRecord, request: InferenceRequest, result: Completion['result'], apiKeyName: string): () => GenerationFacts {
   return () => ({
     record,
