@@ -4,10 +4,17 @@ import { describe, expect, it } from '@jest/globals';
 import { PassThrough, Readable, Writable } from 'node:stream';
 import { pump } from '../../lambdas/platform/http/pump.js';
 
+/** A destination that keeps what is written, and what each end() call was given (undefined: nothing). */
 function sink() {
   const chunks: string[] = [];
+  const ends: Array<string | undefined> = [];
   const stream = new Writable({ write(chunk, _encoding, done) { chunks.push(String(chunk)); done(); } });
-  return { stream, chunks };
+  const end = stream.end.bind(stream);
+  stream.end = ((chunk?: unknown) => {
+    ends.push(chunk === undefined ? undefined : String(chunk));
+    return chunk === undefined ? end() : end(chunk as string);
+  }) as typeof stream.end;
+  return { stream, chunks, ends };
 }
 
 describe('pump', () => {
@@ -49,13 +56,7 @@ describe('pump', () => {
 
   it('hands a source\'s last chunk to the destination\'s end() when the end was given in the same turn (one write with an HTTP response\'s terminator)', async () => {
     const source = new Readable({ read() { /* pushed below */ } });
-    const { stream, chunks } = sink();
-    const ends: unknown[] = [];
-    const end = stream.end.bind(stream);
-    stream.end = ((chunk?: unknown) => {
-      ends.push(chunk === undefined ? undefined : String(chunk));
-      return chunk === undefined ? end() : end(chunk as string);
-    }) as typeof stream.end;
+    const { stream, chunks, ends } = sink();
     const done = pump(source, stream);
     source.push('first');
     await new Promise((resolve) => setImmediate(resolve));
@@ -68,13 +69,7 @@ describe('pump', () => {
 
   it('ends the destination with nothing more when the source ends in a later turn', async () => {
     const source = new Readable({ read() { /* pushed below */ } });
-    const { stream, chunks } = sink();
-    const ends: unknown[] = [];
-    const end = stream.end.bind(stream);
-    stream.end = ((chunk?: unknown) => {
-      ends.push(chunk);
-      return chunk === undefined ? end() : end(chunk as string);
-    }) as typeof stream.end;
+    const { stream, chunks, ends } = sink();
     const done = pump(source, stream);
     source.push('only');
     await new Promise((resolve) => setImmediate(resolve));
