@@ -20,6 +20,7 @@ import os from 'node:os';
 import { join, relative } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { buildBundle, bundleComposition, formatBytes, PROJECT_ROOT } from '../bin/build.js';
+import { bundleLocal } from '../bin/local/bundle.mjs';
 import { Cleanup, descendants, isRunning, killQuietly, machineCpu, processCpuMicros, type MachineCpu, startChild, stopChild, waitForOutput, type Child } from './children.js';
 import { coldImports } from './cold-import.js';
 import type { FromGateway, GcPauses, ToGateway } from './gateway-process.js';
@@ -89,10 +90,11 @@ interface Gateway {
 
 async function startGateway(dataDir: string, simulatorUrl: string, catalogFile: string): Promise<Gateway> {
   const lines: string[] = [];
-  const child = fork(join(PROJECT_ROOT, 'bench', 'gateway-process.ts'), [], {
+  // As `npm start` runs it (package.json, bin/start.mjs): bundled first (bin/local/bundle.mjs), with source
+  // maps on and 32 MB semi-spaces, so a busy gateway scavenges less often.
+  const child = fork(bundleLocal(join(PROJECT_ROOT, 'bench', 'gateway-process.ts')), [], {
     cwd: PROJECT_ROOT,
-    // As `npm start` runs it (package.json): 32 MB semi-spaces, so a busy gateway scavenges less often.
-    execArgv: ['--max-semi-space-size=32', '--import', 'tsx'],
+    execArgv: ['--max-semi-space-size=32', '--enable-source-maps'],
     env: {
       ...process.env,
       BENCH_DATA_DIR: dataDir,
@@ -725,7 +727,7 @@ async function main(): Promise<number> {
   const cpuModel = os.cpus()[0]?.model ?? 'unknown CPU';
   const machine = `${code}; ${os.cpus().length} cores, ${cpuModel}, ${(os.totalmem() / 1024 ** 3).toFixed(0)} GB RAM, Node ${process.version}, ${os.type()} ${os.release()}; load average ${loadBefore.map((v) => v.toFixed(2)).join(' ')} before, ${loadAfter.map((v) => v.toFixed(2)).join(' ')} after`;
   const notes = [
-    `- ${CONNECTIONS} keep-alive connections from one load-generator process (node:http), loopback only; gateway = \`startLocalRuntime\` (DynamoDB Local on disk, a regular API key created through the management API; every request reserves its maximum cost from the process's budget lease in memory, or with an exact hold when no lease covers it, and its generation record goes into a page that the meter aggregator, fed from the table's stream, applies to the meters) in its own process, running the TypeScript sources through tsx; simulator in its own process with no delays.`,
+    `- ${CONNECTIONS} keep-alive connections from one load-generator process (node:http), loopback only; gateway = \`startLocalRuntime\` (DynamoDB Local on disk, a regular API key created through the management API; every request reserves its maximum cost from the process's budget lease in memory, or with an exact hold when no lease covers it, and its generation record goes into a page that the meter aggregator, fed from the table's stream, applies to the meters) in its own process, run as \`npm start\` runs it: bundled by esbuild first (bin/local/bundle.mjs), source maps on; simulator in its own process with no delays.`,
     `- Throughput: closed loop (a new request as soon as the previous one on the connection ends), ${D.warm} ms warm-up, then ${D.gatewaySat / 1000} s (gateway) / ${D.directSat / 1000} s (direct). Latency and TTFB: the same ${MESSAGE_CHARS}-character message paced at ${rate} req/s in total (a quarter of the gateway's throughput, at most ${PACED_RATE_MAX}), so the figures are per-request cost, not queueing; "added" = gateway percentile − direct percentile. Latency under saturation is shown for reference only (at ${CONNECTIONS} connections it is queueing: ≈ ${CONNECTIONS} / throughput).`,
     `- Chunk forwarding: an in-process, timestamping copy of the simulator's OpenAI chat stream (same parsing and frames, one chunk every ${CHUNK_DELAY_MS} ms); per content chunk, arrival at the client − moment the upstream wrote it; "extra delay" = that via the gateway − the direct median (${ms(chunkBaseline)}), i.e. what the gateway's hop adds.`,
     '- CPU: user + system time over the measured window ÷ requests. Gateway: the process (process.cpuUsage over IPC); the meter aggregator, which on AWS is a function of its own, is a process of its own (its process.cpuUsage over IPC); both figures are shown. V8\'s garbage-collection helpers and libuv\'s pool serve the whole process and count as the request path\'s. At saturation this is the cost of a request, at a paced load it also carries the idle-time work V8 does between requests. Event-loop utilization from performance.eventLoopUtilization. DynamoDB Local and the simulator are separate processes (from /proc), the load generator is this process.',

@@ -1,4 +1,4 @@
-// Starts `npm start`'s entry point as a real child process and waits for its "listening" line.
+// Starts `npm start`'s entry point (bin/start.mjs: bin/start.ts bundled, then run) as a real child process and waits for its "listening" line.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -28,7 +28,7 @@ export async function startGatewayProcess(env: Record<string, string> = {}, time
   const dataDir = env.GATEWAY_DATA_DIR ?? mkdtempSync(join(tmpdir(), 'gateway-e2e-'));
   const [command, args] = options.viaNpm
     ? ['npm', ['start', '--silent']]
-    : [process.execPath, ['--import', 'tsx', 'bin/start.ts']];
+    : [process.execPath, ['--enable-source-maps', 'bin/start.mjs']];
   const child = spawn(command, args, {
     cwd: process.cwd(),
     env: { ...process.env, PORT: '0', GATEWAY_DATA_DIR: dataDir, npm_config_update_notifier: 'false', ...env },

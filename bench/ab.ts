@@ -1,0 +1,146 @@
+// `npm run bench:ab -- <variant> <variant>`: two builds of the gateway process side by side, measured in
+// alternating rounds so that a machine whose speed drifts (a shared host) slows both alike. Each round puts
+// the same closed-loop non-streaming load (10 connections) on one gateway, then on the other, and reads
+// each gateway's CPU per request over its window; the figure compared is the per-round ratio B / A, with
+// its median and spread across rounds.
+//
+// Variants:
+//   tsx      bench/gateway-process.ts through tsx (each module transformed as it loads, as `npm start` ran it before)
+//   bundle   the same entry bundled first (bin/local/bundle.mjs, as `npm start` and `npm run bench` run it)
+//
+// Each gateway has its own DynamoDB Local on disk; one simulator serves both. A measurement, not a test.
+import { fork, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { PROJECT_ROOT } from '../bin/build.js';
+import { bundleLocal } from '../bin/local/bundle.mjs';
+import { Cleanup, descendants, isRunning, killQuietly, startChild, stopChild, waitForOutput, type Child } from './children.js';
+import type { FromGateway, ToGateway } from './gateway-process.js';
+import { runLoad, type RequestSpec } from './load.js';
+import { median } from './stats.js';
+
+const VARIANTS: readonly string[] = ['tsx', 'bundle'];
+const argv = process.argv.slice(2);
+const rounds = Number(process.env.BENCH_AB_ROUNDS ?? 8);
+const roundMs = Number(process.env.BENCH_AB_ROUND_MS ?? 3000);
+if (argv.length !== 2 || !argv.every((v) => VARIANTS.includes(v))) {
+  console.error(`usage: npm run bench:ab -- <${VARIANTS.join('|')}> <${VARIANTS.join('|')}>  (BENCH_AB_ROUNDS, BENCH_AB_ROUND_MS)`);
+  process.exit(2);
+}
+const cleanup = new Cleanup();
+const log = (line: string) => console.error(`[ab] ${line}`);
+
+interface Gateway {
+  label: string;
+  url: string;
+  key: string;
+  cpu(): Promise<number>;
+}
+
+async function startGateway(label: string, variant: string, dataDir: string, simulatorUrl: string): Promise<Gateway> {
+  const entry = join(PROJECT_ROOT, 'bench', 'gateway-process.ts');
+  const child: ChildProcess = fork(variant === 'tsx' ? entry : bundleLocal(entry), [], {
+    cwd: PROJECT_ROOT,
+    execArgv: ['--max-semi-space-size=32', ...(variant === 'tsx' ? ['--import', 'tsx'] : ['--enable-source-maps'])],
+    env: { ...process.env, BENCH_DATA_DIR: dataDir, BENCH_SIMULATOR_URL: simulatorUrl, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
+    stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+  });
+  const lines: string[] = [];
+  child.stdout?.on('data', (chunk: Buffer) => lines.push(chunk.toString()));
+  child.stderr?.on('data', (chunk: Buffer) => lines.push(chunk.toString()));
+  cleanup.add(label, async () => {
+    const family = child.pid === undefined ? [] : descendants(child.pid);
+    if (isRunning(child)) {
+      if (child.connected) child.send({ type: 'stop', id: 0 } satisfies ToGateway);
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(() => { child.kill('SIGKILL'); resolve(); }, 8000);
+        child.once('exit', () => { clearTimeout(timer); resolve(); });
+      });
+    }
+    for (const pid of family) killQuietly(pid);
+  });
+  let nextId = 1;
+  const pending = new Map<number, (message: FromGateway) => void>();
+  const ready = await new Promise<{ url: string; key: string }>((resolve, reject) => {
+    child.on('message', (message: FromGateway) => {
+      if (message.type === 'ready') resolve(message);
+      else if (message.type === 'failed') reject(new Error(`${label} failed to start: ${message.error}\n${lines.join('')}`));
+      else { pending.get(message.id)?.(message); pending.delete(message.id); }
+    });
+    child.once('exit', (code) => reject(new Error(`${label} exited (${code}) during start-up:\n${lines.join('')}`)));
+  });
+  return {
+    label,
+    url: ready.url,
+    key: ready.key,
+    cpu: () => new Promise((resolve, reject) => {
+      const id = nextId++;
+      pending.set(id, (message) => (message.type === 'cpu' ? resolve(message.user + message.system) : reject(new Error(JSON.stringify(message)))));
+      child.send({ type: 'cpu', id } satisfies ToGateway);
+    }),
+  };
+}
+
+async function main(): Promise<void> {
+  const tmp = mkdtempSync(join(os.tmpdir(), 'gateway-ab-'));
+  cleanup.addFinal('temp dir', () => rmSync(tmp, { recursive: true, force: true }));
+  const simulator: Child = startChild('simulator', process.execPath, ['--import', 'tsx', join(PROJECT_ROOT, 'bin', 'simulator.ts')], {
+    cwd: PROJECT_ROOT,
+    env: { ...process.env, SIMULATOR_PORT: '0', SIMULATOR_CHUNK_DELAY_MS: '0', SIMULATOR_FIRST_BYTE_DELAY_MS: '0' },
+  });
+  cleanup.add('simulator', () => stopChild(simulator.process));
+  const simulatorUrl = (await waitForOutput(simulator, /listening on (http:\/\/127\.0\.0\.1:\d+)/, 30_000))[1]!;
+  const gateways = [
+    await startGateway(`A (${argv[0]})`, argv[0]!, join(tmp, 'a'), simulatorUrl),
+    await startGateway(`B (${argv[1]})`, argv[1]!, join(tmp, 'b'), simulatorUrl),
+  ];
+  const body = Buffer.from(JSON.stringify({ model: 'simulator/echo', messages: [{ role: 'user', content: 'The quick brown fox jumps over the lazy dog. '.repeat(5) }] }));
+  const spec = (gateway: Gateway): RequestSpec => ({
+    url: new URL('/api/v1/chat/completions', gateway.url),
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${gateway.key}` },
+    body,
+  });
+  const round = async (gateway: Gateway, durationMs: number) => {
+    let before = 0;
+    let after = 0;
+    const result = await runLoad({
+      connections: 10, warmupMs: 500, durationMs, maxRequests: 1_000_000, request: () => spec(gateway),
+      beforeMeasure: async () => { before = await gateway.cpu(); },
+      afterMeasure: async () => { after = await gateway.cpu(); },
+    });
+    if (result.errors) throw new Error(`${gateway.label}: ${result.errors} failed requests (${result.errorSamples.join('; ')})`);
+    return { us: (after - before) / Math.max(1, result.count), rps: (result.count * 1000) / result.elapsedMs };
+  };
+  log('warming both up');
+  for (const gateway of gateways) await round(gateway, 6000);
+  const ratios: number[] = [];
+  const per: number[][] = [[], []];
+  for (let r = 0; r < rounds; r++) {
+    // Alternate which goes first, so neither always follows the other's leftovers.
+    const order = r % 2 === 0 ? [0, 1] : [1, 0];
+    const got: number[] = [0, 0];
+    for (const i of order) {
+      const measured = await round(gateways[i]!, roundMs);
+      got[i] = measured.us;
+      per[i]!.push(measured.us);
+      log(`round ${r + 1}: ${gateways[i]!.label} ${measured.us.toFixed(0)} µs/req, ${measured.rps.toFixed(0)} req/s`);
+    }
+    ratios.push(got[1]! / got[0]!);
+  }
+  const sorted = [...ratios].sort((a, b) => a - b);
+  console.log(`A = ${gateways[0]!.label}: median ${median(per[0]!).toFixed(0)} µs CPU per request (${per[0]!.map((v) => v.toFixed(0)).join(', ')})`);
+  console.log(`B = ${gateways[1]!.label}: median ${median(per[1]!).toFixed(0)} µs CPU per request (${per[1]!.map((v) => v.toFixed(0)).join(', ')})`);
+  const quartile = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!.toFixed(3);
+  const below = ratios.filter((ratio) => ratio < 1).length;
+  console.log(`B / A per round: median ${median(ratios).toFixed(3)}, quartiles ${quartile(0.25)}-${quartile(0.75)}, range ${sorted[0]!.toFixed(3)}-${sorted.at(-1)!.toFixed(3)}; B cheaper in ${below} of ${rounds} rounds of ${roundMs} ms (${(performance.now() / 1000).toFixed(0)} s in all)`);
+}
+
+main()
+  .then(() => cleanup.run())
+  .catch(async (err: unknown) => {
+    console.error(err instanceof Error ? err.stack : String(err));
+    await cleanup.run();
+    process.exit(1);
+  });

@@ -1,0 +1,50 @@
+// npm start's bundle (bin/local/bundle.mjs): the gateway process runs from one esbuild bundle of its entry,
+// not through tsx. What it must keep: paths bin/local's modules resolve relative to themselves, stack
+// traces that name the TypeScript sources, and never a half-written bundle for a process starting
+// beside a build.
+import { execFile } from 'node:child_process';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, describe, expect, it } from '@jest/globals';
+import { bundleLocal, localBundlePath } from '../../bin/local/bundle.mjs';
+
+const run = promisify(execFile);
+const ROOT = process.cwd();
+const ENTRY = join(ROOT, 'test', 'fixtures', 'local-bundle', 'bundle-fixture.ts');
+
+afterAll(() => {
+  rmSync(localBundlePath(ENTRY), { force: true });
+  rmSync(`${localBundlePath(ENTRY)}.map`, { force: true });
+});
+
+describe('the local bundle', () => {
+  it('goes beside bin/local/bundle.mjs, with its source map, and keeps bin/local-relative paths pointing into bin/local', async () => {
+    const file = bundleLocal(ENTRY);
+    expect(file).toBe(join(ROOT, 'bin', 'local', '.bundle-fixture.mjs'));
+    expect(existsSync(`${file}.map`)).toBe(true);
+    expect(readFileSync(file, 'utf8')).toContain('//# sourceMappingURL=.bundle-fixture.mjs.map');
+    const { stdout } = await run(process.execPath, ['--input-type=module', '-e', `const m = await import(${JSON.stringify(`file://${file}`)}); console.log(m.childEntry);`]);
+    expect(stdout.trim()).toBe(join(ROOT, 'bin', 'local', 'aggregator-worker.ts'));
+    expect(existsSync(stdout.trim())).toBe(true);
+  });
+
+  it('gives stack traces in the TypeScript source under --enable-source-maps, as npm start runs it', async () => {
+    const file = bundleLocal(ENTRY);
+    const script = `const m = await import(${JSON.stringify(`file://${file}`)}); try { m.fail(); } catch (err) { console.log(err.stack); }`;
+    const { stdout } = await run(process.execPath, ['--enable-source-maps', '--input-type=module', '-e', script]);
+    expect(stdout).toContain('thrown from the bundled fixture');
+    expect(stdout).toMatch(/test\/fixtures\/local-bundle\/bundle-fixture\.ts:8:9/);
+  });
+
+  it('is replaced whole: processes importing it while others rebuild it always load a complete bundle', async () => {
+    bundleLocal(ENTRY);
+    const file = localBundlePath(ENTRY);
+    // Four builders and eight importers at once; every import must find the module's exports.
+    const builders = Array.from({ length: 4 }, () => run(process.execPath, ['--input-type=module', '-e',
+      `import { bundleLocal } from ${JSON.stringify(`file://${join(ROOT, 'bin', 'local', 'bundle.mjs')}`)}; for (let i = 0; i < 5; i++) bundleLocal(${JSON.stringify(ENTRY)});`]));
+    const importers = Array.from({ length: 8 }, () => run(process.execPath, ['--input-type=module', '-e',
+      `for (let i = 0; i < 20; i++) { const m = await import(${JSON.stringify(`file://${file}`)} + '?' + i); if (typeof m.fail !== 'function') throw new Error('incomplete bundle'); }`]));
+    await expect(Promise.all([...builders, ...importers])).resolves.toHaveLength(12);
+  });
+});
