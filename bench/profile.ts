@@ -1,8 +1,10 @@
 // Summarizes a V8 .cpuprofile (from the gateway process during a measured phase): self and inclusive
 // time per function, and self time per area (our modules, each npm package, Node internals, GC).
 // Also runnable on its own: `npx tsx bench/profile.ts file.cpuprofile [top]`.
-import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import { existsSync, readFileSync } from 'node:fs';
+import { SourceMap } from 'node:module';
+import { dirname, resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 interface CallFrame {
   functionName: string;
@@ -49,6 +51,34 @@ function shortUrl(url: string): string {
   return path.replace(/^node_modules\//, '');
 }
 
+/**
+ * The profile with every frame of a bundled file (npm start's gateway runs from bin/local/.start.mjs, the
+ * bench's from bin/local/.gateway-process.mjs) moved to its TypeScript source through the source map beside
+ * the bundle, so areas and functions are named by the files they were written in. Frames of other files, and
+ * of a bundle without a map, stay as they are.
+ */
+export function withSources(profile: CpuProfile): CpuProfile {
+  const maps = new Map<string, { map: SourceMap; dir: string } | undefined>();
+  const mapOf = (url: string) => {
+    if (!maps.has(url)) {
+      const file = url.startsWith('file://') ? fileURLToPath(url) : '';
+      maps.set(url, file.endsWith('.mjs') && existsSync(`${file}.map`)
+        ? { map: new SourceMap(JSON.parse(readFileSync(`${file}.map`, 'utf8')) as ConstructorParameters<typeof SourceMap>[0]), dir: dirname(file) }
+        : undefined);
+    }
+    return maps.get(url);
+  };
+  const nodes = profile.nodes.map((node) => {
+    const found = node.callFrame.url ? mapOf(node.callFrame.url) : undefined;
+    if (!found) return node;
+    const entry = found.map.findEntry(node.callFrame.lineNumber, node.callFrame.columnNumber) as { originalSource?: string; originalLine?: number; originalColumn?: number };
+    if (!entry.originalSource) return node;
+    const source = entry.originalSource.startsWith('file://') ? entry.originalSource : pathToFileURL(resolve(found.dir, entry.originalSource)).href;
+    return { ...node, callFrame: { ...node.callFrame, url: source, lineNumber: entry.originalLine ?? 0, columnNumber: entry.originalColumn ?? 0 } };
+  });
+  return { ...profile, nodes };
+}
+
 /** The area a frame belongs to: a package, one of our directories, a Node subsystem, or a VM state. */
 export function areaOf(frame: CallFrame): string {
   const { url, functionName } = frame;
@@ -75,7 +105,8 @@ function keyOf(frame: CallFrame): string {
   return `${frame.functionName || '(anonymous)'}\u0000${shortUrl(frame.url)}:${frame.lineNumber + 1}`;
 }
 
-export function summarize(profile: CpuProfile, top = 25): ProfileSummary {
+export function summarize(bundled: CpuProfile, top = 25): ProfileSummary {
+  const profile = withSources(bundled);
   const byId = new Map<number, ProfileNode>();
   const parent = new Map<number, number>();
   for (const node of profile.nodes) byId.set(node.id, node);
@@ -145,7 +176,8 @@ export interface LongTask {
  * The busy stretches of a profile longer than `minMs`: runs of samples that are not "(idle)". A sample
  * covers the time up to the next one, so a stretch ends at its last busy sample's successor.
  */
-export function longTasks(profile: CpuProfile, minMs = 1): LongTask[] {
+export function longTasks(bundled: CpuProfile, minMs = 1): LongTask[] {
+  const profile = withSources(bundled);
   const byId = new Map<number, ProfileNode>();
   const parent = new Map<number, number>();
   for (const node of profile.nodes) byId.set(node.id, node);
