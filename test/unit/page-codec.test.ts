@@ -52,6 +52,18 @@ describe('page codec', () => {
     expect(encodeEntries(many).byteLength).toBeLessThan(1024);
   });
 
+  it('gives back a page of 500 records exactly, at a tenth of its JSON or less (the window reaches back a few records)', () => {
+    const many = Array.from({ length: 500 }, (_, i): PageEntry => ({
+      record: generationRecord(`gen-1795514400-ABCDEFGH${i.toString(36).padStart(4, '0')}`, { latency_ms: 10 + (i % 17), first_token_ms: 40 + (i % 29) }),
+      claim: { kind: 'lease', leaseId: `lease-${i % 3}`, amount: BigInt(i * 1000) },
+    }));
+    const data = encodeEntries(many);
+    const expected = many.map((entry) => ({ ...entry, record: { ...entry.record, infra: null } }));
+    expect(decodeEntries({ data })).toEqual(expected);
+    const json = `[${many.map((entry) => recordJson(entry.record)).join(',')}]`;
+    expect(data.byteLength).toBeLessThan(json.length / 10);
+  });
+
   it('reads pages written as a list of maps', () => {
     const records = entries.map((entry) => ({ ...recordToAttributes(entry.record), claim: { ...entry.claim, amount: entry.claim.amount } }));
     expect(decodeEntries({ records }).map((entry) => entry.record.id)).toEqual(entries.map((entry) => entry.record.id));
