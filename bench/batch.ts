@@ -106,7 +106,7 @@ async function main(): Promise<void> {
   const dataDir = join(work, 'gateway');
   // As package.json's `npm start` runs it, unless BENCH_GATEWAY_NODE_FLAGS says otherwise (to try other V8 settings).
   const nodeFlags = process.env.BENCH_GATEWAY_NODE_FLAGS?.split(' ').filter(Boolean) ?? ['--max-semi-space-size=32'];
-  const child = spawn(process.execPath, [...nodeFlags, '--import', 'tsx', 'bin/start.ts'], {
+  const child = spawn(process.execPath, [...nodeFlags, '--enable-source-maps', 'bin/start.mjs'], {
     cwd: process.cwd(),
     // DynamoDB Local holds a 200 MB batch's results (about as large again) and its pages: a larger heap than
     // npm start's default 512 MB (it ran out of it here).

@@ -52,10 +52,10 @@ function shortUrl(url: string): string {
 }
 
 /**
- * The profile with every frame of a bundled file (npm start's gateway runs from bin/local/.start.mjs, the
- * bench's from bin/local/.gateway-process.mjs) moved to its TypeScript source through the source map beside
- * the bundle, so areas and functions are named by the files they were written in. Frames of other files, and
- * of a bundle without a map, stay as they are.
+ * The profile with every frame of an ES module that has a source map beside it (npm start's gateway runs from
+ * bin/local/.start.mjs, the bench's from bin/local/.gateway-process.mjs) moved to its TypeScript source, so
+ * areas and functions are named by the files they were written in. Frames of other files stay as they are. A
+ * frame of code esbuild added (its helpers) is put on the mapped line before it.
  */
 export function withSources(profile: CpuProfile): CpuProfile {
   const maps = new Map<string, { map: SourceMap; dir: string } | undefined>();

@@ -1,5 +1,5 @@
-// The local gateway process runs from an esbuild bundle of its entry, as the Lambda functions do, not
-// through tsx's per-module transform: tsx compiles with esbuild's keepNames, which wraps every function and
+// The local gateway process runs from an esbuild bundle of its entry (the Lambda functions run from bundles
+// too, theirs minified and with the packages inside), not through tsx's per-module transform: tsx compiles with esbuild's keepNames, which wraps every function and
 // class the code creates in a call that redefines its `name` (a closure made per request pays it each
 // time), and keeps every module boundary. Our own code goes into one ES module; packages stay in
 // node_modules and load as they would under tsx. Plain JavaScript, so that it runs before any TypeScript
@@ -12,7 +12,15 @@
 import { renameSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { buildSync } from 'esbuild';
+
+// esbuild's synchronous API otherwise runs a worker thread that keeps an `esbuild --service` child process
+// (about 60 MB) alive for the life of the process that built: the gateway's. Without worker threads each
+// build is one short-lived esbuild process. The setting is read when esbuild loads, and put back after.
+const workerThreads = process.env.ESBUILD_WORKER_THREADS;
+process.env.ESBUILD_WORKER_THREADS = '0';
+const { buildSync } = await import('esbuild');
+if (workerThreads === undefined) delete process.env.ESBUILD_WORKER_THREADS;
+else process.env.ESBUILD_WORKER_THREADS = workerThreads;
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 

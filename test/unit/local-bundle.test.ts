@@ -5,6 +5,7 @@
 import { execFile } from 'node:child_process';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from '@jest/globals';
 import { bundleLocal, localBundlePath } from '../../bin/local/bundle.mjs';
@@ -24,17 +25,28 @@ describe('the local bundle', () => {
     expect(file).toBe(join(ROOT, 'bin', 'local', '.bundle-fixture.mjs'));
     expect(existsSync(`${file}.map`)).toBe(true);
     expect(readFileSync(file, 'utf8')).toContain('//# sourceMappingURL=.bundle-fixture.mjs.map');
-    const { stdout } = await run(process.execPath, ['--input-type=module', '-e', `const m = await import(${JSON.stringify(`file://${file}`)}); console.log(m.childEntry);`]);
+    const { stdout } = await run(process.execPath, ['--input-type=module', '-e', `const m = await import(${JSON.stringify(pathToFileURL(file).href)}); console.log(m.childEntry);`]);
     expect(stdout.trim()).toBe(join(ROOT, 'bin', 'local', 'aggregator-worker.ts'));
     expect(existsSync(stdout.trim())).toBe(true);
   });
 
   it('gives stack traces in the TypeScript source under --enable-source-maps, as npm start runs it', async () => {
     const file = bundleLocal(ENTRY);
-    const script = `const m = await import(${JSON.stringify(`file://${file}`)}); try { m.fail(); } catch (err) { console.log(err.stack); }`;
+    const script = `const m = await import(${JSON.stringify(pathToFileURL(file).href)}); try { m.fail(); } catch (err) { console.log(err.stack); }`;
     const { stdout } = await run(process.execPath, ['--enable-source-maps', '--input-type=module', '-e', script]);
     expect(stdout).toContain('thrown from the bundled fixture');
     expect(stdout).toMatch(/test\/fixtures\/local-bundle\/bundle-fixture\.ts:8:9/);
+  });
+
+  it('leaves no esbuild process behind in the process that built it (the gateway lives on after its build)', async () => {
+    const script = `import { execFileSync } from 'node:child_process';
+      import { bundleLocal } from ${JSON.stringify(pathToFileURL(join(ROOT, 'bin', 'local', 'bundle.mjs')).href)};
+      bundleLocal(${JSON.stringify(ENTRY)});
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      const children = execFileSync('ps', ['-o', 'args=', '--ppid', String(process.pid)], { encoding: 'utf8' }).split('\\n').filter((line) => line.includes('esbuild'));
+      console.log(JSON.stringify({ children, env: process.env.ESBUILD_WORKER_THREADS ?? null }));`;
+    const { stdout } = await run(process.execPath, ['--input-type=module', '-e', script], { env: { ...process.env, ESBUILD_WORKER_THREADS: undefined } });
+    expect(JSON.parse(stdout.trim())).toEqual({ children: [], env: null });
   });
 
   it('is replaced whole: processes importing it while others rebuild it always load a complete bundle', async () => {
@@ -42,9 +54,9 @@ describe('the local bundle', () => {
     const file = localBundlePath(ENTRY);
     // Four builders and eight importers at once; every import must find the module's exports.
     const builders = Array.from({ length: 4 }, () => run(process.execPath, ['--input-type=module', '-e',
-      `import { bundleLocal } from ${JSON.stringify(`file://${join(ROOT, 'bin', 'local', 'bundle.mjs')}`)}; for (let i = 0; i < 5; i++) bundleLocal(${JSON.stringify(ENTRY)});`]));
+      `import { bundleLocal } from ${JSON.stringify(pathToFileURL(join(ROOT, 'bin', 'local', 'bundle.mjs')).href)}; for (let i = 0; i < 5; i++) bundleLocal(${JSON.stringify(ENTRY)});`]));
     const importers = Array.from({ length: 8 }, () => run(process.execPath, ['--input-type=module', '-e',
-      `for (let i = 0; i < 20; i++) { const m = await import(${JSON.stringify(`file://${file}`)} + '?' + i); if (typeof m.fail !== 'function') throw new Error('incomplete bundle'); }`]));
+      `for (let i = 0; i < 20; i++) { const m = await import(${JSON.stringify(pathToFileURL(file).href)} + '?' + i); if (typeof m.fail !== 'function') throw new Error('incomplete bundle'); }`]));
     await expect(Promise.all([...builders, ...importers])).resolves.toHaveLength(12);
   });
 });
