@@ -1,9 +1,10 @@
 // The local gateway process runs from an esbuild bundle of its entry (the Lambda functions run from bundles
-// too, theirs minified and with the packages inside), not through tsx's per-module transform: tsx compiles with esbuild's keepNames, which wraps every function and
-// class the code creates in a call that redefines its `name` (a closure made per request pays it each
-// time), and keeps every module boundary. Our own code goes into one ES module; packages stay in
-// node_modules and load as they would under tsx. Plain JavaScript, so that it runs before any TypeScript
-// loader: `npm start` (bin/start.mjs) and the bench's gateway process use it.
+// too, theirs minified and with the packages inside), not through tsx's per-module transform: tsx compiles
+// with esbuild's keepNames, which wraps every function and class the code creates in a call that redefines
+// its `name` (a closure made per request pays it each time), and keeps every module boundary. Our own code
+// goes into one ES module; packages stay in node_modules and load as they would under tsx. Plain
+// JavaScript, so that it runs before any TypeScript loader: `npm start` (bin/start.mjs) and the bench's
+// gateway process use it.
 //
 // The bundle is written beside this file (bin/local/.<entry>.mjs and its source map, git-ignored), so the
 // paths local modules resolve relative to themselves (child processes' entry files) still land in
@@ -43,7 +44,7 @@ export function bundleLocal(entry) {
     target: `node${process.versions.node.split('.')[0]}`,
     packages: 'external',
     sourcemap: true,
-    // Stack traces need the mappings, not the sources (as the Lambda bundles): a fifth of the map's bytes.
+    // Stack traces need the mappings, not the sources (as the Lambda bundles): a third of the map's bytes.
     sourcesContent: false,
     outfile,
     write: false,
