@@ -37,6 +37,8 @@ interface Gateway {
   url: string;
   key: string;
   cpu(): Promise<number>;
+  /** Resident set size now (bytes). */
+  rss(): Promise<number>;
 }
 
 async function startGateway(label: string, variant: string, dataDir: string, simulatorUrl: string): Promise<Gateway> {
@@ -71,15 +73,17 @@ async function startGateway(label: string, variant: string, dataDir: string, sim
     });
     child.once('exit', (code) => reject(new Error(`${label} exited (${code}) during start-up:\n${lines.join('')}`)));
   });
+  const ask = () => new Promise<Extract<FromGateway, { type: 'cpu' }>>((resolve, reject) => {
+    const id = nextId++;
+    pending.set(id, (message) => (message.type === 'cpu' ? resolve(message) : reject(new Error(JSON.stringify(message)))));
+    child.send({ type: 'cpu', id } satisfies ToGateway);
+  });
   return {
     label,
     url: ready.url,
     key: ready.key,
-    cpu: () => new Promise((resolve, reject) => {
-      const id = nextId++;
-      pending.set(id, (message) => (message.type === 'cpu' ? resolve(message.user + message.system) : reject(new Error(JSON.stringify(message)))));
-      child.send({ type: 'cpu', id } satisfies ToGateway);
-    }),
+    cpu: () => ask().then((message) => message.user + message.system),
+    rss: () => ask().then((message) => message.rss),
   };
 }
 
@@ -130,8 +134,9 @@ async function main(): Promise<void> {
     ratios.push(got[1]! / got[0]!);
   }
   const sorted = [...ratios].sort((a, b) => a - b);
-  console.log(`A = ${gateways[0]!.label}: median ${median(per[0]!).toFixed(0)} µs CPU per request (${per[0]!.map((v) => v.toFixed(0)).join(', ')})`);
-  console.log(`B = ${gateways[1]!.label}: median ${median(per[1]!).toFixed(0)} µs CPU per request (${per[1]!.map((v) => v.toFixed(0)).join(', ')})`);
+  const rss = await Promise.all(gateways.map((gateway) => gateway.rss()));
+  console.log(`A = ${gateways[0]!.label}: median ${median(per[0]!).toFixed(0)} µs CPU per request (${per[0]!.map((v) => v.toFixed(0)).join(', ')}); RSS at the end ${(rss[0]! / 2 ** 20).toFixed(0)} MiB`);
+  console.log(`B = ${gateways[1]!.label}: median ${median(per[1]!).toFixed(0)} µs CPU per request (${per[1]!.map((v) => v.toFixed(0)).join(', ')}); RSS at the end ${(rss[1]! / 2 ** 20).toFixed(0)} MiB`);
   const quartile = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!.toFixed(3);
   const below = ratios.filter((ratio) => ratio < 1).length;
   console.log(`B / A per round: median ${median(ratios).toFixed(3)}, quartiles ${quartile(0.25)}-${quartile(0.75)}, range ${sorted[0]!.toFixed(3)}-${sorted.at(-1)!.toFixed(3)}; B cheaper in ${below} of ${rounds} rounds of ${roundMs} ms (${(performance.now() / 1000).toFixed(0)} s in all)`);
