@@ -3,7 +3,7 @@
 // traces that name the TypeScript sources, and never a half-written bundle for a process starting
 // beside a build.
 import { execFile } from 'node:child_process';
-import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
@@ -58,5 +58,45 @@ describe('the local bundle', () => {
     const importers = Array.from({ length: 8 }, () => run(process.execPath, ['--input-type=module', '-e',
       `for (let i = 0; i < 20; i++) { const m = await import(${JSON.stringify(pathToFileURL(file).href)} + '?' + i); if (typeof m.fail !== 'function') throw new Error('incomplete bundle'); }`]));
     await expect(Promise.all([...builders, ...importers])).resolves.toHaveLength(12);
+  });
+});
+
+describe('npm start\'s entry (bin/start.mjs)', () => {
+  // A copy of the entry and the bundler beside a stand-in bin/start.ts, inside the project (so that esbuild
+  // and tsx resolve from its node_modules), in the git-ignored .exp directory.
+  const copy = () => {
+    mkdirSync(join(ROOT, '.exp'), { recursive: true });
+    const dir = mkdtempSync(join(ROOT, '.exp', 'start-entry-'));
+    mkdirSync(join(dir, 'bin', 'local'), { recursive: true });
+    copyFileSync(join(ROOT, 'bin', 'start.mjs'), join(dir, 'bin', 'start.mjs'));
+    copyFileSync(join(ROOT, 'bin', 'local', 'bundle.mjs'), join(dir, 'bin', 'local', 'bundle.mjs'));
+    writeFileSync(join(dir, 'bin', 'start.ts'), "const from: string = import.meta.url;\nconsole.log(`started from ${from}`);\n");
+    return dir;
+  };
+
+  it('runs the bundle it has just built', async () => {
+    const dir = copy();
+    try {
+      const { stdout } = await run(process.execPath, ['--enable-source-maps', join(dir, 'bin', 'start.mjs')]);
+      expect(stdout.trim()).toBe(`started from ${pathToFileURL(join(dir, 'bin', 'local', '.start.mjs')).href}`);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('runs the TypeScript sources through tsx, and says so, when bin/local cannot be written', async () => {
+    const dir = copy();
+    const local = join(dir, 'bin', 'local');
+    // Immutable even for root (the tests may run as root, whom file modes do not stop).
+    await run('chattr', ['+i', local]);
+    try {
+      const { stdout, stderr } = await run(process.execPath, ['--enable-source-maps', join(dir, 'bin', 'start.mjs')]);
+      expect(stderr).toMatch(/bin\/local cannot be written \(E(PERM|ACCES|ROFS)\): running the TypeScript sources through tsx/);
+      expect(stdout.trim()).toBe(`started from ${pathToFileURL(join(dir, 'bin', 'start.ts')).href}`);
+      expect(readdirSync(local)).toEqual(['bundle.mjs']);
+    } finally {
+      await run('chattr', ['-i', local]);
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
