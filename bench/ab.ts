@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { PROJECT_ROOT } from '../bin/build.js';
 import { bundleLocal } from '../bin/local/bundle.mjs';
-import { Cleanup, descendants, isRunning, killQuietly, startChild, stopChild, waitForOutput, type Child } from './children.js';
+import { Cleanup, startChild, stopChild, stopGatewayChild, waitForOutput, type Child } from './children.js';
 import type { FromGateway, ToGateway } from './gateway-process.js';
 import { runLoad, type RequestSpec } from './load.js';
 import { median } from './stats.js';
@@ -52,17 +52,7 @@ async function startGateway(label: string, variant: string, dataDir: string, sim
   const lines: string[] = [];
   child.stdout?.on('data', (chunk: Buffer) => lines.push(chunk.toString()));
   child.stderr?.on('data', (chunk: Buffer) => lines.push(chunk.toString()));
-  cleanup.add(label, async () => {
-    const family = child.pid === undefined ? [] : descendants(child.pid);
-    if (isRunning(child)) {
-      if (child.connected) child.send({ type: 'stop', id: 0 } satisfies ToGateway);
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(() => { child.kill('SIGKILL'); resolve(); }, 8000);
-        child.once('exit', () => { clearTimeout(timer); resolve(); });
-      });
-    }
-    for (const pid of family) killQuietly(pid);
-  });
+  cleanup.add(label, () => stopGatewayChild(child, { type: 'stop', id: 0 } satisfies ToGateway));
   let nextId = 1;
   const pending = new Map<number, (message: FromGateway) => void>();
   const ready = await new Promise<{ url: string; key: string }>((resolve, reject) => {
@@ -142,6 +132,7 @@ async function main(): Promise<void> {
   console.log(`B / A per round: median ${median(ratios).toFixed(3)}, quartiles ${quartile(0.25)}-${quartile(0.75)}, range ${sorted[0]!.toFixed(3)}-${sorted.at(-1)!.toFixed(3)}; B cheaper in ${below} of ${rounds} rounds of ${roundMs} ms (${(performance.now() / 1000).toFixed(0)} s in all)`);
 }
 
+cleanup.installHandlers();
 main()
   .then(() => cleanup.run())
   .catch(async (err: unknown) => {

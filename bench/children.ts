@@ -62,6 +62,22 @@ export function stopChild(child: ChildProcess, graceMs = 5000): Promise<void> {
   });
 }
 
+/**
+ * Stops a gateway process the bench forked: asks it over IPC (`stop`, so it stops its own children), SIGKILLs
+ * it after `graceMs`, then kills whatever it had started that is still alive (DynamoDB Local, its children).
+ */
+export async function stopGatewayChild(child: ChildProcess, stop: object, graceMs = 8000): Promise<void> {
+  const family = child.pid === undefined ? [] : descendants(child.pid);
+  if (isRunning(child)) {
+    if (child.connected) child.send(stop);
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(() => { child.kill('SIGKILL'); resolve(); }, graceMs);
+      child.once('exit', () => { clearTimeout(timer); resolve(); });
+    });
+  }
+  for (const pid of family) killQuietly(pid);
+}
+
 /** Pids of every live descendant of `pid` (Linux /proc; empty elsewhere). */
 export function descendants(pid: number): number[] {
   let entries: string[];

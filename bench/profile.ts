@@ -51,6 +51,9 @@ function shortUrl(url: string): string {
   return path.replace(/^node_modules\//, '');
 }
 
+/** Source maps read so far, by bundle URL (summarize and longTasks map the same profile; each reads once). */
+const maps = new Map<string, { map: SourceMap; dir: string } | undefined>();
+
 /**
  * The profile with every frame of an ES module that has a source map beside it (npm start's gateway runs from
  * bin/local/.start.mjs, the bench's from bin/local/.gateway-process.mjs) moved to its TypeScript source, so
@@ -58,7 +61,6 @@ function shortUrl(url: string): string {
  * frame of code esbuild added (its helpers) is put on the mapped line before it.
  */
 export function withSources(profile: CpuProfile): CpuProfile {
-  const maps = new Map<string, { map: SourceMap; dir: string } | undefined>();
   const mapOf = (url: string) => {
     if (!maps.has(url)) {
       const file = url.startsWith('file://') ? fileURLToPath(url) : '';

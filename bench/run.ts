@@ -21,7 +21,7 @@ import { join, relative } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { buildBundle, bundleComposition, formatBytes, PROJECT_ROOT } from '../bin/build.js';
 import { bundleLocal } from '../bin/local/bundle.mjs';
-import { Cleanup, descendants, isRunning, killQuietly, machineCpu, processCpuMicros, type MachineCpu, startChild, stopChild, waitForOutput, type Child } from './children.js';
+import { Cleanup, machineCpu, stopGatewayChild, processCpuMicros, type MachineCpu, startChild, stopChild, waitForOutput, type Child } from './children.js';
 import { coldImports } from './cold-import.js';
 import type { FromGateway, GcPauses, ToGateway } from './gateway-process.js';
 import { runLoad, send, newAgent, type PhaseResult, type RequestSpec } from './load.js';
@@ -112,17 +112,7 @@ async function startGateway(dataDir: string, simulatorUrl: string, catalogFile: 
   child.stderr?.on('data', keep);
   const output = () => lines.join('');
 
-  cleanup.add('gateway', async () => {
-    const family = child.pid === undefined ? [] : descendants(child.pid);
-    if (isRunning(child)) {
-      if (child.connected) child.send({ type: 'stop', id: 0 } satisfies ToGateway);
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(() => { child.kill('SIGKILL'); resolve(); }, 8000);
-        child.once('exit', () => { clearTimeout(timer); resolve(); });
-      });
-    }
-    for (const pid of family) killQuietly(pid);
-  });
+  cleanup.add('gateway', () => stopGatewayChild(child, { type: 'stop', id: 0 } satisfies ToGateway));
 
   let nextId = 1;
   const pending = new Map<number, (message: FromGateway) => void>();
