@@ -380,6 +380,8 @@ export class BatchWorker {
             left = this.stopping;
             return;
           }
+          // Another lane may have taken the last item while this one looked at the batch's state.
+          if (next >= todo.length || failure) return;
           const item = todo[next++]!;
           await this.deps.runItem(batch, item, NEVER_ABORTED);
         } catch (error) {

@@ -20,7 +20,7 @@ export async function handleBatchMessages(event: SQSEvent, deps: GatewayDeps): P
     try {
       await worker.handle(message);
     } catch (err) {
-      if (!(err instanceof NotYetError)) deps.log.error('batch step failed; it will be retried', { message_id: record.messageId, kind: message.kind, batch_id: message.batch_id, error: String(err) });
+      if (!(err instanceof NotYetError)) deps.log.error('batch step failed; it will be retried', { message_id: record.messageId, kind: message.kind, batch_id: message.batch_id, error: String(err), ...(err instanceof Error && err.stack ? { stack: err.stack } : {}) });
       failures.push({ itemIdentifier: record.messageId });
     }
   }));

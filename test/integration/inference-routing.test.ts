@@ -288,7 +288,9 @@ describe('sticky routing', () => {
     }
     // Both providers were chosen for some new session: the second choice is sticky, not a fixed order.
     expect(firsts).toEqual(new Set(['sim-a', 'sim-b']));
-  });
+    // 60 requests one after another, each reading its key, policies and workspace afresh (the test deps cache
+    // nothing): about 4 s on an idle machine, past 30 s when the whole suite loads it.
+  }, 120_000);
 
   it('keys stickiness on the x-session-id header too', async () => {
     const session = `header-${Date.now()}`;

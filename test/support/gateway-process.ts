@@ -60,10 +60,23 @@ export async function startGatewayProcess(env: Record<string, string> = {}, time
     child,
     output: () => output,
     stop: (signal = 'SIGTERM') => new Promise((resolve) => {
+      reportUnexpectedErrors(output);
       // Already gone (a signal ends it with exitCode null): its 'exit' has been emitted and will not be again.
       if (child.exitCode !== null || child.signalCode !== null) return resolve(child.exitCode);
       child.once('exit', (code) => resolve(code));
       child.kill(signal);
     }),
   };
+}
+
+/**
+ * Writes the gateway's error lines that no test provokes on purpose (a 500, or an error without a status: a
+ * failed step, a crash) to the test runner's stderr, so that a failure seen only in CI can be traced. An
+ * upstream's failure (a 502 or 503 the simulator was told to cause) is left out.
+ */
+function reportUnexpectedErrors(output: string): void {
+  const lines = output.split('\n').filter((line) => line.startsWith('{"level":"error"') && !/"status":5(0[1-9]|[1-9]\d)/.test(line));
+  if (lines.length === 0) return;
+  const shown = lines.slice(0, 5).map((line) => (line.length > 2000 ? `${line.slice(0, 2000)}…` : line));
+  process.stderr.write(`gateway process logged ${lines.length} unexpected error line(s):\n${shown.join('\n')}\n`);
 }
