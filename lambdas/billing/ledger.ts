@@ -145,6 +145,17 @@ export class Ledger {
   }
 
   /**
+   * Starts reading the workspace when it is not cached (RecordCache.warm); what the read consumes is added to
+   * `spent.readUnits` (the request's, for its cost). Allocates nothing when the workspace is cached.
+   */
+  warmWorkspace(orgId: string, workspaceId: string, spent?: { readUnits?: number }): void {
+    const cache = this.deps.workspaceCache;
+    const id = `${orgId}/${workspaceId}`;
+    if (cache.holds(id)) return;
+    cache.warm(id, () => this.deps.workspaces.getWorkspace(orgId, workspaceId, spent && ((units) => { spent.readUnits = (spent.readUnits ?? 0) + units; })));
+  }
+
+  /**
    * Holds `amount` against the organization's balance, the key's limit and the workspace's budgets, or
    * throws the ReservationRefused naming the tightest that cannot cover it.
    */

@@ -9,14 +9,22 @@ import { byokVaultRef, type ByokCredential } from './types.js';
 export class ByokSource {
   private readonly cache: RecordCache<ByokCredential[]>;
 
+  private readonly load: (orgId: string) => Promise<ByokCredential[]>;
+
   constructor(private readonly repository: ByokRepository, private readonly vault: Vault, ttlMs = 2000) {
     this.cache = new RecordCache<ByokCredential[]>(ttlMs);
+    this.load = (orgId) => this.repository.list(orgId);
   }
 
   /** The organization's enabled credentials. */
   async credentialsFor(orgId: string): Promise<ByokCredential[]> {
-    const all = await this.cache.getOrLoad(orgId, (id) => this.repository.list(id));
+    const all = await this.cache.getOrLoad(orgId, this.load);
     return (all ?? []).filter((credential) => !credential.disabled);
+  }
+
+  /** Starts reading the credentials when they are not cached (RecordCache.warm). */
+  warm(orgId: string): void {
+    this.cache.warm(orgId, this.load);
   }
 
   invalidate(orgId: string): void {

@@ -19,6 +19,11 @@ export class GuardrailSource {
     return this.cache.fresh(orgId, this.load) ?? this.cache.getOrLoad(orgId, this.load).then((policy) => policy ?? { guardrails: new Map(), byKey: new Map(), byMember: new Map() });
   }
 
+  /** Starts reading the policy when it is not cached (RecordCache.warm). */
+  warm(orgId: string): void {
+    this.cache.warm(orgId, this.load);
+  }
+
   /** A change written through this process: its next request reads the policy again (other instances within the cache lifetime). */
   invalidate(orgId: string): void {
     this.cache.invalidate(orgId);

@@ -27,7 +27,7 @@ export interface Caller {
   keyHash: string;
   /** The calling key as authentication saw it: its limit terms go into the reservation. */
   key: ApiKey;
-  /** DynamoDB read capacity spent on finding the key (0 when cached). */
+  /** DynamoDB read capacity spent on finding the key (0 when cached) and on what the request read ahead (its workspace). */
   readUnits?: number;
 }
 
@@ -81,13 +81,13 @@ export interface EngineDeps {
   /** Customers' own provider credentials; absent where no KMS key is configured. */
   byok?: ByokSource;
   /** Each organization's guardrails (cached); absent: none are enforced. */
-  guardrails?: Pick<GuardrailSource, 'policyFor' | 'invalidate'>;
+  guardrails?: Pick<GuardrailSource, 'policyFor' | 'invalidate'> & Partial<Pick<GuardrailSource, 'warm'>>;
   /** Each organization's registered end users (cached): their limits and meters; absent: none are counted. */
   endUsers?: Pick<EndUserSource, 'find' | 'reload' | 'invalidate'>;
   /** Where each stored generation is handed for delivery to the organization's observability destinations; absent: nowhere. */
   observability?: Pick<ObservabilityOutbox, 'mayObserve' | 'observe' | 'flush' | 'shared'>;
   /** Each organization's active private endpoints (cached) and their upstream keys; absent: none are routed to. */
-  privateEndpoints?: Pick<PrivateEndpointSource, 'activeFor' | 'apiKey' | 'invalidate' | 'publicOnly'>;
+  privateEndpoints?: Pick<PrivateEndpointSource, 'activeFor' | 'apiKey' | 'invalidate' | 'publicOnly'> & Partial<Pick<PrivateEndpointSource, 'warm'>>;
   /** Presets requests name (`@preset/<slug>`), cached like keys; absent: a request naming one gets a 404. */
   presets?: Pick<PresetSource, 'resolve' | 'saved'>;
   config: EngineConfig;

@@ -228,11 +228,29 @@ function transform(run: Run): Promise<void> | undefined {
   for (let index = 0; index < transforms.length; index += 1) {
     const params = transforms[index]!.transformParams!(call);
     // Any thenable, not only a native promise: a middleware may return another library's.
-    if (typeof (params as { then?: unknown } | undefined)?.then === 'function') return finishTransform(run, params as PromiseLike<GenerationParams>, index);
+    if (typeof (params as { then?: unknown } | undefined)?.then === 'function') {
+      warmOrganization(call);
+      return finishTransform(run, params as PromiseLike<GenerationParams>, index);
+    }
     call.params = params as GenerationParams;
   }
   call.trace.plan.candidates = call.params.candidates;
   return undefined;
+}
+
+/**
+ * A middleware waits for a read (its cache is cold: a new function instance, or an organization idle for
+ * longer than the caches keep it): what the later steps read of the organization (its private endpoints,
+ * guardrails, BYOK credentials and the key's workspace) is read beside it, not after it, so that a cold
+ * request waits for one round trip after its key instead of four. Costs nothing when all are cached, and
+ * reads nothing twice: the steps find the reads under way (RecordCache.warm).
+ */
+function warmOrganization({ caller, deps }: GenerationCall): void {
+  const { orgId } = caller;
+  deps.privateEndpoints?.warm?.(orgId);
+  deps.guardrails?.warm?.(orgId);
+  deps.byok?.warm(orgId);
+  deps.ledger.warmWorkspace(orgId, caller.workspaceId, caller);
 }
 
 async function finishTransform(run: Run, pending: PromiseLike<GenerationParams>, index: number): Promise<void> {

@@ -61,6 +61,24 @@ export class RecordCache<T> {
     return entry.key;
   }
 
+  /**
+   * Starts the lookup of a record that is neither cached nor being looked up, without waiting for it: one a
+   * request will ask for in a moment, read beside the others it needs rather than after them. Its failure is
+   * seen by whoever asks next (and that asks again). A cache that keeps nothing (a lifetime of 0) has nothing
+   * to warm: the lookup would only be made twice.
+   */
+  warm(hash: string, load: (hash: string) => Promise<T | undefined>): void {
+    if (this.ttlMs <= 0 || this.holds(hash)) return;
+    this.loadShared(hash, load).catch(() => undefined);
+  }
+
+  /** Whether the record is cached and live, or being looked up. */
+  holds(hash: string): boolean {
+    if (this.inflight.has(hash)) return true;
+    const entry = this.entries.get(hash);
+    return entry !== undefined && entry.expiresAt > this.now();
+  }
+
   /** Drops the record, and any lookup under way: what it brings back may be older than the change that invalidated it. */
   invalidate(hash: string): void {
     this.entries.delete(hash);

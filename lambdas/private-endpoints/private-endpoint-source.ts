@@ -82,6 +82,11 @@ export class PrivateEndpointSource {
     this.cache.invalidate(orgId);
   }
 
+  /** Starts reading the active endpoints when they are not cached (RecordCache.warm). */
+  warm(orgId: string): void {
+    this.cache.warm(orgId, this.load);
+  }
+
   /**
    * The endpoint's upstream key, for a request to its base URL (the vault refuses any other host). Kept per
    * secret and base URL, so a base URL changed since is asked of the vault again, never served from memory.

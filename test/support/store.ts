@@ -25,7 +25,7 @@ export interface TestStore {
   endpoint: string;
   deps: GatewayDeps;
   /** Deps over the same table, KMS, clock and logs, configured by `env` on top of the store's: a deployment set up differently. */
-  depsWith(env: NodeJS.ProcessEnv): GatewayDeps;
+  depsWith(env: NodeJS.ProcessEnv, caches?: CacheLifetimes): GatewayDeps;
   logs: string[];
   /** The local KMS the vault uses (its `calls` count KMS requests). */
   kms: LocalKms;
@@ -54,6 +54,13 @@ export interface TestStore {
   drop(): Promise<void>;
 }
 
+/** How long the deps cache keys (and the organizations' policies), workspaces and BYOK credentials; 0 by default: never. */
+export interface CacheLifetimes {
+  keyCacheTtlMs?: number;
+  workspaceCacheTtlMs?: number;
+  credentialCacheTtlMs?: number;
+}
+
 export interface TestStoreOptions {
   /**
    * Given the client the deps (and the aggregator behind the stream) write through, before anything uses it:
@@ -78,8 +85,8 @@ export async function createTestStore(env: NodeJS.ProcessEnv = {}, options: Test
   const logs: string[] = [];
   let now: Date | undefined;
   const kms = await startLocalKms();
-  // The real composition root over this table, with the tests' clock and log and no caches.
-  const depsWith = (extra: NodeJS.ProcessEnv): GatewayDeps => createDeps(readConfig({ ...env, ...extra, GATEWAY_KMS_KEY_ID: kms.keyArn, KMS_ENDPOINT: kms.url }), {
+  // The real composition root over this table, with the tests' clock and log and (unless asked) no caches.
+  const depsWith = (extra: NodeJS.ProcessEnv, caches: CacheLifetimes = {}): GatewayDeps => createDeps(readConfig({ ...env, ...extra, GATEWAY_KMS_KEY_ID: kms.keyArn, KMS_ENDPOINT: kms.url }), {
     db,
     tableName,
     clock: () => now ?? new Date(),
@@ -87,6 +94,7 @@ export async function createTestStore(env: NodeJS.ProcessEnv = {}, options: Test
     keyCacheTtlMs: 0,
     workspaceCacheTtlMs: 0,
     credentialCacheTtlMs: 0,
+    ...caches,
   });
   const deps = depsWith({});
   // What the aggregator's event source mapping does on AWS (and npm start's feeder locally): the table's

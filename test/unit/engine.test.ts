@@ -102,6 +102,9 @@ class FakeAdapters {
 class FakeLedger {
   readonly pages = new FakePages();
 
+  /** Nothing to read ahead: the tests' leases read no workspace. */
+  warmWorkspace(): void {}
+
   /** Records handed to the page writer (each settles its hold when the aggregator applies it). */
   get settled() {
     return this.pages.added;
@@ -122,6 +125,7 @@ function fakeByok(credentials: ByokCredential[]) {
   let kmsCalls = 0;
   return {
     credentialsFor: async () => credentials,
+    warm: () => undefined,
     apiKey: async (entry: ByokCredential) => { kmsCalls += 1; return `key-of-${entry.id}`; },
     get kmsCalls() { return kmsCalls; },
   };

@@ -81,6 +81,9 @@ class FakeLedger {
     return { generationId, orgId: 'org-1', workspaceId: 'ws-1', keyHash: 'k', amount: 1_000_000n, writeUnits: 1, attempts: 1, readUnits: 0 };
   }
 
+  /** Nothing to read ahead: reserve() reads no workspace. */
+  warmWorkspace(): void {}
+
   async release(hold: HoldRef) {
     this.released.push(hold);
     return { outcome: 'released' as const, writeUnits: 1, attempts: 1 };
@@ -407,7 +410,7 @@ describe('the hold when the pipeline is misused or fails around the provider cal
       is_required: false, is_byok_only: true, sort_order: 0, allowed_models: ['m/other'], allowed_user_ids: null, allowed_api_key_hashes: null,
       declared_zdr: null, workspace_id: null, sealed: '', created_at: '2026-01-01T00:00:00.000Z', updated_at: '2026-01-01T00:00:00.000Z',
     };
-    deps.byok = { credentialsFor: async () => [onlyOther], apiKey: async () => 'key', kmsCalls: 0 } as unknown as EngineDeps['byok'];
+    deps.byok = { credentialsFor: async () => [onlyOther], warm: () => undefined, apiKey: async () => 'key', kmsCalls: 0 } as unknown as EngineDeps['byok'];
     const run = runGeneration({ request: inference({ models: ['m/alpha'] }), caller, deps, stream: false, errorStatus });
     const error = await run.result.catch((err: unknown) => err);
     expect((error as Error).message).toBe('No endpoint is available: the BYOK credentials that must be used do not apply to this request');
