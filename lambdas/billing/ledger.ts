@@ -308,6 +308,10 @@ export class Ledger {
     // This reservation's own, the same over its attempts: a batch item's generation id repeats in every run
     // of the item, and DynamoDB refuses a transaction token reused with other parameters.
     const nonce = tokenNonce();
+    // Every send its own transaction token: a wait for held credits to come back sends the same attempt
+    // again, with other times in it, and DynamoDB answers a token reused with other parameters with an
+    // error (IdempotentParameterMismatch), or with its first answer.
+    let sends = 0;
     for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt += 1) {
       const now = this.deps.clock();
       const current = currentPeriods(now);
@@ -336,7 +340,7 @@ export class Ledger {
         expiresAt: new Date((useUntil ?? now.getTime()) + HOLD_TTL_MS).toISOString(),
         claim: kind,
         nonce,
-      }, attempt);
+      }, ++sends);
       if (outcome.kind === 'held') return { ...ref, writeUnits: outcome.writeUnits, attempts: attempt, readUnits, key, workspace };
       if (outcome.kind === 'conflict') {
         await this.backoff(attempt);

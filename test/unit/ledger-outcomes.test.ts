@@ -124,9 +124,12 @@ describe('LedgerRepository: a refused release, decoded', () => {
 });
 
 /** A Ledger over a repository that answers reservations from a script. */
-function ledgerWith(outcomes: ReserveOutcome[], calls: string[] = [], more: Partial<Record<'release' | 'endLease', () => Promise<unknown>>> = {}) {
+function ledgerWith(outcomes: ReserveOutcome[], calls: string[] = [], more: Partial<Record<'release' | 'endLease', () => Promise<unknown>>> = {}, tokens: number[] = []) {
   const fake = {
-    reserve: async () => outcomes.shift() ?? { kind: 'conflict' },
+    reserve: async (_request: unknown, attempt: number) => {
+      tokens.push(attempt);
+      return outcomes.shift() ?? { kind: 'conflict' };
+    },
     roll: async (meter: { of: string }) => { calls.push(`roll ${meter.of}`); },
     addBalance: async () => { calls.push('addBalance'); },
     ...more,
@@ -156,8 +159,11 @@ describe('Ledger: refusals in domain errors', () => {
     const calls: string[] = [];
     // 40 left, 70 held: a request of 100 could pass once held requests end.
     const heldBack: ReserveOutcome = { kind: 'refused', organization: { kind: 'insufficient-balance', balance: 40n, held: 70n } };
-    const ledger = ledgerWith([heldBack, heldBack, { kind: 'held', writeUnits: 4 }], calls);
+    const tokens: number[] = [];
+    const ledger = ledgerWith([heldBack, heldBack, { kind: 'held', writeUnits: 4 }], calls, {}, tokens);
     await expect(ledger.reserve('gen-1', key, 100n)).resolves.toMatchObject({ amount: 100n, attempts: 1 });
+    // Each send after a wait has a token of its own (its times differ: a reused token would be refused).
+    expect(tokens).toEqual([1, 2, 3]);
     // Short of it even with everything held back: no wait.
     const short: ReserveOutcome = { kind: 'refused', organization: { kind: 'insufficient-balance', balance: 10n, held: 20n } };
     await expect(ledgerWith([short, { kind: 'held', writeUnits: 4 }]).reserve('gen-1', key, 100n)).rejects.toMatchObject({ constructor: CreditsExhausted });
