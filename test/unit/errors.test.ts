@@ -2,6 +2,7 @@ import { describe, expect, it } from '@jest/globals';
 import { BadRequestError, HttpError, httpErrorOf, MethodNotAllowedError, ServiceUnavailableError, toErrorReply } from '../../lambdas/platform/http/errors.js';
 import { ConflictError, InsufficientFundsError, UnavailableError, UpstreamError } from '../../lambdas/platform/errors.js';
 import { Logger } from '../../lambdas/platform/logger.js';
+import { InternalServerError, ProvisionedThroughputExceededException, TransactionInProgressException } from '@aws-sdk/client-dynamodb';
 
 const quiet = new Logger(() => undefined);
 
@@ -23,6 +24,26 @@ describe('error envelope', () => {
     expect(logs).toHaveLength(1);
     expect(JSON.parse(logs[0]!)).toMatchObject({ level: 'error', request_id: 'req-42', error: { message: 'cannot read x of undefined at /srv/secret.js' } });
     expect(toErrorReply('a string', 'r', quiet).status).toBe(500);
+  });
+
+  it('answers a store that was busy or failing for a moment (after the SDK\'s retries) with a 503 and Retry-After, and logs what it said', () => {
+    const $metadata = { httpStatusCode: 500 };
+    const busy = [
+      new InternalServerError({ message: 'The server encountered an internal error', $metadata }),
+      new TransactionInProgressException({ message: 'Transaction is ongoing for the item', $metadata }),
+      new ProvisionedThroughputExceededException({ message: 'Throughput exceeds the table\'s', $metadata }),
+    ];
+    for (const err of busy) {
+      const logs: string[] = [];
+      const reply = toErrorReply(err, 'req-7', new Logger((line) => { logs.push(line); }));
+      expect(reply.status).toBe(503);
+      expect(reply.headers).toEqual({ 'retry-after': '1' });
+      expect(reply.body.error).toMatchObject({ code: 503, message: 'The gateway\'s database is busy; try again shortly', metadata: { request_id: 'req-7' } });
+      expect(JSON.parse(logs[0]!)).toMatchObject({ level: 'error', status: 503, cause: { name: err.name, message: err.message } });
+    }
+    // Not the SDK's (no $metadata): an error of ours with such a name is a bug, answered as one.
+    const ours = Object.assign(new Error('throttled?'), { name: 'ThrottlingException' });
+    expect(toErrorReply(ours, 'r', quiet).status).toBe(500);
   });
 
   it('keeps the chosen message of deliberate 5xx errors other than 500', () => {

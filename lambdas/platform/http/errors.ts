@@ -147,7 +147,7 @@ export interface ErrorReply {
  */
 export function toErrorReply(err: unknown, requestId: string, log: Logger = STDERR): ErrorReply {
   if (err instanceof DomainError) return toErrorReply(httpErrorOf(err), requestId, log);
-  const unreachable = err instanceof HttpError ? undefined : storeUnreachable(err);
+  const unreachable = err instanceof HttpError ? undefined : storeUnreachable(err) ?? storeBusy(err);
   if (unreachable) return toErrorReply(unreachable, requestId, log);
   if (err instanceof HttpError && err.status < 500) {
     const error: ErrorEnvelope['error'] = { code: err.status, message: echo(err.message, MAX_ERROR_MESSAGE_CHARS) };
@@ -215,6 +215,28 @@ export function storeUnreachable(err: unknown): ServiceUnavailableError | undefi
     cause = (cause as { cause?: unknown }).cause;
   }
   return undefined;
+}
+
+/**
+ * What an AWS service answers when it cannot take a request at that moment, after the SDK's own retries:
+ * an internal error of the service, throttling, and a transaction still running under the same token (a
+ * retry of a send whose answer was lost). The request may succeed when sent again.
+ */
+const BUSY_ERRORS = new Set([
+  'InternalServerError', 'InternalFailure', 'ServiceUnavailable', 'ServiceUnavailableException', 'ThrottlingException',
+  'ProvisionedThroughputExceededException', 'RequestLimitExceeded', 'TransactionInProgressException', 'KMSInternalException',
+]);
+
+/**
+ * A request that failed because DynamoDB (or KMS) was busy or failing for a moment is a 503 with a
+ * Retry-After, as one whose store cannot be reached is, not a 500: nothing about the request was wrong.
+ * Only errors of the AWS SDK (they carry `$metadata`) are taken: an error of ours with such a name is a bug.
+ */
+export function storeBusy(err: unknown): ServiceUnavailableError | undefined {
+  if (typeof err !== 'object' || err === null || !('$metadata' in err)) return undefined;
+  const name = (err as { name?: unknown }).name;
+  if (typeof name !== 'string' || !BUSY_ERRORS.has(name)) return undefined;
+  return new ServiceUnavailableError('The gateway\'s database is busy; try again shortly', { headers: { 'retry-after': '1' }, cause: err });
 }
 
 /** Where a failure before any deps exist (start-up) is logged. */
