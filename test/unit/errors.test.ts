@@ -38,7 +38,7 @@ describe('error envelope', () => {
       const reply = toErrorReply(err, 'req-7', new Logger((line) => { logs.push(line); }));
       expect(reply.status).toBe(503);
       expect(reply.headers).toEqual({ 'retry-after': '1' });
-      expect(reply.body.error).toMatchObject({ code: 503, message: 'The gateway\'s database is busy; try again shortly', metadata: { request_id: 'req-7' } });
+      expect(reply.body.error).toMatchObject({ code: 503, message: 'The gateway\'s database or key service is busy; try again shortly', metadata: { request_id: 'req-7' } });
       expect(JSON.parse(logs[0]!)).toMatchObject({ level: 'error', status: 503, cause: { name: err.name, message: err.message } });
     }
     // Not the SDK's (no $metadata): an error of ours with such a name is a bug, answered as one.

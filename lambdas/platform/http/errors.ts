@@ -236,7 +236,7 @@ export function storeBusy(err: unknown): ServiceUnavailableError | undefined {
   if (typeof err !== 'object' || err === null || !('$metadata' in err)) return undefined;
   const name = (err as { name?: unknown }).name;
   if (typeof name !== 'string' || !BUSY_ERRORS.has(name)) return undefined;
-  return new ServiceUnavailableError('The gateway\'s database is busy; try again shortly', { headers: { 'retry-after': '1' }, cause: err });
+  return new ServiceUnavailableError('The gateway\'s database or key service is busy; try again shortly', { headers: { 'retry-after': '1' }, cause: err });
 }
 
 /** Where a failure before any deps exist (start-up) is logged. */
