@@ -81,6 +81,10 @@ describe('refused writes', () => {
     expect(cancellation.stored(1)).toEqual({ item: { pk: 'KEY#a', held: 5 } });
     expect(cancellation.stored(2)).toEqual({ item: undefined });
     expect(cancellationOf(cancelled(['None', 'TransactionConflict']))!.conflict).toBe(true);
+    // Throttled: DynamoDB cancels the whole transaction, no condition failed, and sending it again later may pass.
+    expect(cancellationOf(cancelled(['None', 'ThrottlingError', 'None']))!.conflict).toBe(true);
+    expect(cancellationOf(cancelled(['ProvisionedThroughputExceeded', 'None']))!.conflict).toBe(true);
+    expect(cancellationOf(cancelled(['None', 'ValidationError']))!.conflict).toBe(false);
     expect(cancellationOf(conditionFailed())).toBeUndefined();
     expect(cancellationOf(new Error('other'))).toBeUndefined();
   });

@@ -53,14 +53,20 @@ export function isPermanentStoreFailure(err: unknown): boolean {
 }
 const PERMANENT_FAILURES = new Set(['ResourceNotFoundException', 'ValidationException', 'AccessDeniedException', 'UnrecognizedClientException']);
 
+/** Cancellation reasons after which the same transaction may go through when sent again. */
+const TRY_AGAIN = new Set(['TransactionConflict', 'ThrottlingError', 'ProvisionedThroughputExceeded']);
+
 /** Why a transaction was cancelled, item by item (in the order of its TransactItems). */
 export class Cancellation {
   /** `conflicted`: refused whole for a concurrent transaction, with no reasons item by item. */
   constructor(private readonly reasons: readonly CancellationReason[], private readonly conflicted = false) {}
 
-  /** A concurrent transaction held one of the items: trying again may succeed. */
+  /**
+   * A concurrent transaction held one of the items, or one of them was throttled (DynamoDB cancels the
+   * whole transaction then, naming no failed condition): trying again after a moment may succeed.
+   */
   get conflict(): boolean {
-    return this.conflicted || this.reasons.some((reason) => reason.Code === 'TransactionConflict');
+    return this.conflicted || this.reasons.some((reason) => reason.Code !== undefined && TRY_AGAIN.has(reason.Code));
   }
 
   /** The condition of the item at `index` did not hold (false for an index < 0: an item left out). */
