@@ -9,23 +9,23 @@
 //   bundle   the same entry bundled first (bin/local/bundle.mjs, as `npm start` and `npm run bench` run it)
 //
 // Each gateway has its own DynamoDB Local on disk; one simulator serves both. A measurement, not a test.
-import { fork, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { PROJECT_ROOT } from '../bin/build.js';
-import { bundleLocal } from '../bin/local/bundle.mjs';
-import { Cleanup, startChild, stopChild, stopGatewayChild, waitForOutput, type Child } from './children.js';
-import type { FromGateway, ToGateway } from './gateway-process.js';
+import { Cleanup, startChild, stopChild, waitForOutput, type Child } from './children.js';
+import { forkGateway } from './gateway-child.js';
 import { runLoad, type RequestSpec } from './load.js';
 import { median } from './stats.js';
 
-const VARIANTS: readonly string[] = ['tsx', 'bundle'];
+const VARIANTS = ['tsx', 'bundle'] as const;
+type Variant = typeof VARIANTS[number];
+const isVariant = (value: string): value is Variant => (VARIANTS as readonly string[]).includes(value);
 const argv = process.argv.slice(2);
 const rounds = Number(process.env.BENCH_AB_ROUNDS ?? 8);
 const roundMs = Number(process.env.BENCH_AB_ROUND_MS ?? 3000);
-if (argv.length !== 2 || !argv.every((v) => VARIANTS.includes(v))) {
+if (argv.length !== 2 || !argv.every(isVariant)) {
   console.error(`usage: npm run bench:ab -- <${VARIANTS.join('|')}> <${VARIANTS.join('|')}>  (BENCH_AB_ROUNDS, BENCH_AB_ROUND_MS)`);
   process.exit(2);
 }
@@ -41,37 +41,17 @@ interface Gateway {
   rss(): Promise<number>;
 }
 
-async function startGateway(label: string, variant: string, dataDir: string, simulatorUrl: string): Promise<Gateway> {
-  const entry = join(PROJECT_ROOT, 'bench', 'gateway-process.ts');
-  const child: ChildProcess = fork(variant === 'tsx' ? entry : bundleLocal(entry), [], {
-    cwd: PROJECT_ROOT,
-    execArgv: ['--max-semi-space-size=32', ...(variant === 'tsx' ? ['--import', 'tsx'] : ['--enable-source-maps'])],
-    env: { ...process.env, BENCH_DATA_DIR: dataDir, BENCH_SIMULATOR_URL: simulatorUrl, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
-    stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
-  });
-  const lines: string[] = [];
-  child.stdout?.on('data', (chunk: Buffer) => lines.push(chunk.toString()));
-  child.stderr?.on('data', (chunk: Buffer) => lines.push(chunk.toString()));
-  cleanup.add(label, () => stopGatewayChild(child, { type: 'stop', id: 0 } satisfies ToGateway));
-  let nextId = 1;
-  const pending = new Map<number, (message: FromGateway) => void>();
-  const ready = await new Promise<{ url: string; key: string }>((resolve, reject) => {
-    child.on('message', (message: FromGateway) => {
-      if (message.type === 'ready') resolve(message);
-      else if (message.type === 'failed') reject(new Error(`${label} failed to start: ${message.error}\n${lines.join('')}`));
-      else { pending.get(message.id)?.(message); pending.delete(message.id); }
-    });
-    child.once('exit', (code) => reject(new Error(`${label} exited (${code}) during start-up:\n${lines.join('')}`)));
-  });
-  const ask = () => new Promise<Extract<FromGateway, { type: 'cpu' }>>((resolve, reject) => {
-    const id = nextId++;
-    pending.set(id, (message) => (message.type === 'cpu' ? resolve(message) : reject(new Error(JSON.stringify(message)))));
-    child.send({ type: 'cpu', id } satisfies ToGateway);
-  });
+async function startGateway(label: string, variant: 'tsx' | 'bundle', dataDir: string, simulatorUrl: string): Promise<Gateway> {
+  const gateway = await forkGateway({ label, variant, env: { BENCH_DATA_DIR: dataDir, BENCH_SIMULATOR_URL: simulatorUrl }, cleanup });
+  const ask = async () => {
+    const message = await gateway.call({ type: 'cpu' });
+    if (message.type !== 'cpu') throw new Error(`${label}: ${JSON.stringify(message)}`);
+    return message;
+  };
   return {
     label,
-    url: ready.url,
-    key: ready.key,
+    url: gateway.url,
+    key: gateway.key,
     cpu: () => ask().then((message) => message.user + message.system),
     rss: () => ask().then((message) => message.rss),
   };
@@ -87,8 +67,8 @@ async function main(): Promise<void> {
   cleanup.add('simulator', () => stopChild(simulator.process));
   const simulatorUrl = (await waitForOutput(simulator, /listening on (http:\/\/127\.0\.0\.1:\d+)/, 30_000))[1]!;
   const gateways = [
-    await startGateway(`A (${argv[0]})`, argv[0]!, join(tmp, 'a'), simulatorUrl),
-    await startGateway(`B (${argv[1]})`, argv[1]!, join(tmp, 'b'), simulatorUrl),
+    await startGateway(`A (${argv[0]})`, argv[0] as Variant, join(tmp, 'a'), simulatorUrl),
+    await startGateway(`B (${argv[1]})`, argv[1] as Variant, join(tmp, 'b'), simulatorUrl),
   ];
   const body = Buffer.from(JSON.stringify({ model: 'simulator/echo', messages: [{ role: 'user', content: 'The quick brown fox jumps over the lazy dog. '.repeat(5) }] }));
   const spec = (gateway: Gateway): RequestSpec => ({

@@ -12,6 +12,11 @@ export interface Child {
 
 export function startChild(name: string, command: string, args: string[], options: SpawnOptions): Child {
   const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'], ...options });
+  return { name, process: child, output: keepOutput(child) };
+}
+
+/** Keeps the last 200 chunks of the child's stdout and stderr; the function returns them, for error messages. */
+export function keepOutput(child: ChildProcess): () => string {
   const lines: string[] = [];
   const keep = (chunk: Buffer) => {
     lines.push(chunk.toString());
@@ -19,7 +24,7 @@ export function startChild(name: string, command: string, args: string[], option
   };
   child.stdout?.on('data', keep);
   child.stderr?.on('data', keep);
-  return { name, process: child, output: () => lines.join('') };
+  return () => lines.join('');
 }
 
 /** Resolves with the first match of `pattern` in the child's stdout. */

@@ -14,16 +14,16 @@
 //        --what-if   also measure the gateway with its key cache held for the whole run, then also with
 //                    the ledger's DynamoDB work stubbed out (analysis only: what the accounting costs).
 //        --quick     shorter phases (for trying the bench out; figures are noisier).
-import { execFileSync, fork, type ChildProcess } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import { join, relative } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { buildBundle, bundleComposition, formatBytes, PROJECT_ROOT } from '../bin/build.js';
-import { bundleLocal } from '../bin/local/bundle.mjs';
-import { Cleanup, machineCpu, stopGatewayChild, processCpuMicros, type MachineCpu, startChild, stopChild, waitForOutput, type Child } from './children.js';
+import { Cleanup, machineCpu, processCpuMicros, type MachineCpu, startChild, stopChild, waitForOutput, type Child } from './children.js';
 import { coldImports } from './cold-import.js';
 import type { FromGateway, GcPauses, ToGateway } from './gateway-process.js';
+import { forkGateway, type GatewayChild, type WithoutId } from './gateway-child.js';
 import { runLoad, send, newAgent, type PhaseResult, type RequestSpec } from './load.js';
 import { formatSummary, longTasks, summarize, type CpuProfile, type LongTask } from './profile.js';
 import { distribution, int, median, ms, Samples, type Distribution } from './stats.js';
@@ -75,88 +75,8 @@ const log = (line: string) => console.error(`[bench] ${line}`);
 
 // ---- the gateway child ---------------------------------------------------------------------------
 
-type WithoutId<T> = T extends unknown ? Omit<T, 'id'> : never;
-
-interface Gateway {
-  url: string;
-  key: string;
-  /** A key with one guardrail of 20 patterns (bench/guardrail-patterns.ts). */
-  guardedKey: string;
-  child: ChildProcess;
-  dynamodbPid: number | undefined;
-  call(message: WithoutId<ToGateway>): Promise<FromGateway>;
-  output(): string;
-}
-
-async function startGateway(dataDir: string, simulatorUrl: string, catalogFile: string): Promise<Gateway> {
-  const lines: string[] = [];
-  // As `npm start` runs it (package.json, bin/start.mjs): bundled first (bin/local/bundle.mjs), with source
-  // maps on and 32 MB semi-spaces, so a busy gateway scavenges less often.
-  const child = fork(bundleLocal(join(PROJECT_ROOT, 'bench', 'gateway-process.ts')), [], {
-    cwd: PROJECT_ROOT,
-    execArgv: ['--max-semi-space-size=32', '--enable-source-maps'],
-    env: {
-      ...process.env,
-      BENCH_DATA_DIR: dataDir,
-      BENCH_SIMULATOR_URL: simulatorUrl,
-      GATEWAY_CATALOG_FILE: catalogFile,
-      AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
-    },
-    stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
-  });
-  const keep = (chunk: Buffer) => {
-    lines.push(chunk.toString());
-    if (lines.length > 200) lines.shift();
-  };
-  child.stdout?.on('data', keep);
-  child.stderr?.on('data', keep);
-  const output = () => lines.join('');
-
-  cleanup.add('gateway', () => stopGatewayChild(child, { type: 'stop', id: 0 } satisfies ToGateway));
-
-  let nextId = 1;
-  const pending = new Map<number, (message: FromGateway) => void>();
-  const ready = new Promise<{ url: string; key: string; guardedKey: string; dynamodbPid: number | undefined }>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`the gateway did not start within 120 s:\n${output()}`)), 120_000);
-    child.on('message', (message: FromGateway) => {
-      if (message.type === 'ready') {
-        clearTimeout(timer);
-        resolve(message);
-      } else if (message.type === 'failed') {
-        clearTimeout(timer);
-        reject(new Error(`the gateway failed to start: ${message.error}\n${output()}`));
-      } else {
-        pending.get(message.id)?.(message);
-        pending.delete(message.id);
-      }
-    });
-    child.once('exit', (code, signal) => {
-      clearTimeout(timer);
-      reject(new Error(`the gateway exited (${code ?? signal}) during start-up:\n${output()}`));
-    });
-  });
-  const started = await ready;
-  cleanup.killOnExit(started.dynamodbPid);
-  child.on('exit', (code, signal) => {
-    for (const resolve of pending.values()) resolve({ type: 'done', id: -1, error: `gateway exited (${code ?? signal})` });
-    pending.clear();
-  });
-  return {
-    ...started,
-    child,
-    output,
-    call(message) {
-      const id = nextId++;
-      return new Promise((resolve, reject) => {
-        if (!child.connected) {
-          reject(new Error(`the gateway is not running:\n${output()}`));
-          return;
-        }
-        pending.set(id, resolve);
-        child.send({ ...message, id } as ToGateway);
-      });
-    },
-  };
+async function startGateway(dataDir: string, simulatorUrl: string, catalogFile: string): Promise<GatewayChild> {
+  return forkGateway({ label: 'gateway', env: { BENCH_DATA_DIR: dataDir, BENCH_SIMULATOR_URL: simulatorUrl, GATEWAY_CATALOG_FILE: catalogFile }, cleanup });
 }
 
 // ---- CPU accounting --------------------------------------------------------------------------------
@@ -184,7 +104,7 @@ interface CpuSnapshot {
   benchUs: number;
 }
 
-async function cpuSnapshot(gateway: Gateway, simulatorPid: number | undefined): Promise<CpuSnapshot> {
+async function cpuSnapshot(gateway: GatewayChild, simulatorPid: number | undefined): Promise<CpuSnapshot> {
   const reply = await gateway.call({ type: 'cpu' });
   if (reply.type !== 'cpu') throw new Error(`unexpected reply from the gateway: ${JSON.stringify(reply)}`);
   const bench = process.cpuUsage();

@@ -16,10 +16,10 @@ export class ByokSource {
     this.load = (orgId) => this.repository.list(orgId);
   }
 
-  /** The organization's enabled credentials. */
-  async credentialsFor(orgId: string): Promise<ByokCredential[]> {
-    const all = await this.cache.getOrLoad(orgId, this.load);
-    return (all ?? []).filter((credential) => !credential.disabled);
+  /** The organization's enabled credentials, synchronously when cached. */
+  credentialsFor(orgId: string): ByokCredential[] | Promise<ByokCredential[]> {
+    const cached = this.cache.fresh(orgId, this.load);
+    return cached ? enabled(cached) : this.cache.getOrLoad(orgId, this.load).then((all) => enabled(all ?? []));
   }
 
   /** Starts reading the credentials when they are not cached (RecordCache.warm). */
@@ -39,4 +39,8 @@ export class ByokSource {
   get kmsCalls(): number {
     return this.vault.kmsCalls;
   }
+}
+
+function enabled(credentials: ByokCredential[]): ByokCredential[] {
+  return credentials.filter((credential) => !credential.disabled);
 }

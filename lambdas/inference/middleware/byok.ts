@@ -1,8 +1,9 @@
 // BYOK as the pipeline's first middleware: puts the organization's usable credentials into the candidates
 // before anything is reserved (before the gateway's own endpoint, after it for fallback credentials, or
-// instead of it when a credential requires that). Without a BYOK source it does nothing, synchronously.
+// instead of it when a credential requires that). Without a BYOK source, or with the credentials cached, it
+// answers synchronously.
 import { UpstreamError } from '../../platform/errors.js';
-import { endpointCredentials, type ByokContext, type ByokCredential, type ByokSource } from '../../byok/index.js';
+import { endpointCredentials, type ByokContext, type ByokCredential } from '../../byok/index.js';
 import type { Candidate } from '../routing.js';
 import type { GenerationCall, GenerationMiddleware, GenerationParams } from '../middleware.js';
 
@@ -32,8 +33,7 @@ export function withByokCandidates(candidates: Candidate[], credentials: ByokCre
   return out;
 }
 
-async function withCredentials(params: GenerationParams, { caller, trace }: GenerationCall, byok: ByokSource): Promise<GenerationParams> {
-  const credentials = await byok.credentialsFor(caller.orgId);
+function withCredentials(params: GenerationParams, { caller, trace }: GenerationCall, credentials: ByokCredential[]): GenerationParams {
   if (credentials.length === 0) return params;
   const candidates = withByokCandidates(params.candidates, credentials, { workspaceId: caller.workspaceId, keyHash: caller.keyHash, user: params.request.user });
   if (candidates.length === 0) {
@@ -46,8 +46,13 @@ async function withCredentials(params: GenerationParams, { caller, trace }: Gene
 }
 
 export const byokMiddleware: GenerationMiddleware = {
+  // Synchronous when the organization's credentials are cached: the request's planning takes no promise then.
   transformParams(call: GenerationCall) {
-    return call.deps.byok ? withCredentials(call.params, call, call.deps.byok) : call.params;
+    const byok = call.deps.byok;
+    if (!byok) return call.params;
+    const { params } = call;
+    const credentials = byok.credentialsFor(call.caller.orgId);
+    return Array.isArray(credentials) ? withCredentials(params, call, credentials) : credentials.then((list) => withCredentials(params, call, list));
   },
 };
 

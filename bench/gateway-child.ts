@@ -1,0 +1,96 @@
+// The bench's gateway process (bench/gateway-process.ts: npm start's runtime with a benchmark key), forked
+// and spoken to over IPC. `npm run bench` runs it as npm start does (bundled first, bin/local/bundle.mjs);
+// `npm run bench:ab` runs it either way, to compare the two.
+import { fork, type ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
+import { PROJECT_ROOT } from '../bin/build.js';
+import { bundleLocal } from '../bin/local/bundle.mjs';
+import { keepOutput, stopGatewayChild, type Cleanup } from './children.js';
+import type { FromGateway, ToGateway } from './gateway-process.js';
+
+export type WithoutId<T> = T extends unknown ? Omit<T, 'id'> : never;
+
+export interface GatewayChild {
+  url: string;
+  key: string;
+  /** A key with one guardrail of 20 patterns (bench/guardrail-patterns.ts). */
+  guardedKey: string;
+  child: ChildProcess;
+  dynamodbPid: number | undefined;
+  /** Sends a request over IPC; resolves with its answer (a `done` with an error once the process is gone). */
+  call(message: WithoutId<ToGateway>): Promise<FromGateway>;
+  /** Its last 200 chunks of output. */
+  output(): string;
+}
+
+export interface GatewayChildOptions {
+  /** Names it in errors and in the cleanup. */
+  label: string;
+  /** `bundle` (as npm start runs it; the default) or `tsx` (each module transformed as it loads). */
+  variant?: 'bundle' | 'tsx';
+  /** On top of this process's environment (BENCH_DATA_DIR, BENCH_SIMULATOR_URL …). */
+  env: NodeJS.ProcessEnv;
+  cleanup: Cleanup;
+}
+
+export async function forkGateway(options: GatewayChildOptions): Promise<GatewayChild> {
+  const { label, cleanup } = options;
+  const entry = join(PROJECT_ROOT, 'bench', 'gateway-process.ts');
+  const tsx = options.variant === 'tsx';
+  // With npm start's 32 MB semi-spaces, so a busy gateway scavenges less often.
+  const child = fork(tsx ? entry : bundleLocal(entry), [], {
+    cwd: PROJECT_ROOT,
+    execArgv: ['--max-semi-space-size=32', ...(tsx ? ['--import', 'tsx'] : ['--enable-source-maps'])],
+    env: { ...process.env, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true', ...options.env },
+    stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+  });
+  const output = keepOutput(child);
+
+  cleanup.add(label, () => stopGatewayChild(child, { type: 'stop', id: 0 } satisfies ToGateway));
+
+  let nextId = 1;
+  const pending = new Map<number, (message: FromGateway) => void>();
+  const started = await new Promise<Extract<FromGateway, { type: 'ready' }>>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${label} did not start within 120 s:\n${output()}`)), 120_000);
+    child.on('message', (message: FromGateway) => {
+      if (message.type === 'ready') {
+        clearTimeout(timer);
+        resolve(message);
+      } else if (message.type === 'failed') {
+        clearTimeout(timer);
+        reject(new Error(`${label} failed to start: ${message.error}\n${output()}`));
+      } else {
+        pending.get(message.id)?.(message);
+        pending.delete(message.id);
+      }
+    });
+    child.once('exit', (code, signal) => {
+      clearTimeout(timer);
+      reject(new Error(`${label} exited (${code ?? signal}) during start-up:\n${output()}`));
+    });
+  });
+  cleanup.killOnExit(started.dynamodbPid);
+  child.on('exit', (code, signal) => {
+    for (const resolve of pending.values()) resolve({ type: 'done', id: -1, error: `${label} exited (${code ?? signal})` });
+    pending.clear();
+  });
+  return {
+    url: started.url,
+    key: started.key,
+    guardedKey: started.guardedKey,
+    dynamodbPid: started.dynamodbPid,
+    child,
+    output,
+    call(message) {
+      const id = nextId++;
+      return new Promise((resolve, reject) => {
+        if (!child.connected) {
+          reject(new Error(`${label} is not running:\n${output()}`));
+          return;
+        }
+        pending.set(id, resolve);
+        child.send({ ...message, id } as ToGateway);
+      });
+    },
+  };
+}
