@@ -24,6 +24,9 @@ export type ToGateway =
   | { type: 'cpu'; id: number }
   | { type: 'profile-start'; id: number; intervalUs: number }
   | { type: 'profile-stop'; id: number; file: string }
+  /** A sampling heap profile of the objects that outlive a young-generation collection (bench/survivors.ts). */
+  | { type: 'heap-sample-start'; id: number; intervalBytes: number; all?: boolean }
+  | { type: 'heap-sample-stop'; id: number; file: string }
   | { type: 'stub-ledger'; id: number; on: boolean }
   | { type: 'key-cache-ttl'; id: number; ms: number | null }
   /** The meter aggregator's lags (page written → applied, ms) since the last ask; `reset` drops them. */
@@ -175,6 +178,33 @@ process.on('message', (message: ToGateway) => {
         try {
           if (!session) throw new Error('profiler not started');
           const { profile } = await session.post('Profiler.stop');
+          session.disconnect();
+          session = undefined;
+          writeFileSync(message.file, JSON.stringify(profile));
+          send({ type: 'done', id: message.id });
+        } catch (err) {
+          send({ type: 'done', id: message.id, error: String(err) });
+        }
+        return;
+      }
+      case 'heap-sample-start': {
+        try {
+          session = new Session();
+          session.connect();
+          await session.post('HeapProfiler.enable');
+          // Objects a scavenge frees are left out (unless `all`); those that survive one (promoted, or
+          // collected later by a full collection) are kept: what makes a scavenge long.
+          await session.post('HeapProfiler.startSampling', { samplingInterval: message.intervalBytes, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: message.all === true } as never);
+          send({ type: 'done', id: message.id });
+        } catch (err) {
+          send({ type: 'done', id: message.id, error: String(err) });
+        }
+        return;
+      }
+      case 'heap-sample-stop': {
+        try {
+          if (!session) throw new Error('heap sampling not started');
+          const { profile } = await session.post('HeapProfiler.stopSampling');
           session.disconnect();
           session = undefined;
           writeFileSync(message.file, JSON.stringify(profile));

@@ -6,7 +6,7 @@ import { SourceMap } from 'node:module';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
-interface CallFrame {
+export interface CallFrame {
   functionName: string;
   url: string;
   lineNumber: number;
@@ -61,6 +61,15 @@ const maps = new Map<string, { map: SourceMap; dir: string } | undefined>();
  * frame of code esbuild added (its helpers) is put on the mapped line before it.
  */
 export function withSources(profile: CpuProfile): CpuProfile {
+  const nodes = profile.nodes.map((node) => {
+    const callFrame = toSource(node.callFrame);
+    return callFrame === node.callFrame ? node : { ...node, callFrame };
+  });
+  return { ...profile, nodes };
+}
+
+/** One frame moved to its TypeScript source (see withSources); the frame itself when it has no source map. */
+export function toSource(frame: CallFrame): CallFrame {
   const mapOf = (url: string) => {
     if (!maps.has(url)) {
       const file = url.startsWith('file://') ? fileURLToPath(url) : '';
@@ -70,15 +79,17 @@ export function withSources(profile: CpuProfile): CpuProfile {
     }
     return maps.get(url);
   };
-  const nodes = profile.nodes.map((node) => {
-    const found = node.callFrame.url ? mapOf(node.callFrame.url) : undefined;
-    if (!found) return node;
-    const entry = found.map.findEntry(node.callFrame.lineNumber, node.callFrame.columnNumber) as { originalSource?: string; originalLine?: number; originalColumn?: number };
-    if (!entry.originalSource) return node;
-    const source = entry.originalSource.startsWith('file://') ? entry.originalSource : pathToFileURL(resolve(found.dir, entry.originalSource)).href;
-    return { ...node, callFrame: { ...node.callFrame, url: source, lineNumber: entry.originalLine ?? 0, columnNumber: entry.originalColumn ?? 0 } };
-  });
-  return { ...profile, nodes };
+  const found = frame.url ? mapOf(frame.url) : undefined;
+  if (!found) return frame;
+  const entry = found.map.findEntry(frame.lineNumber, frame.columnNumber) as { originalSource?: string; originalLine?: number; originalColumn?: number };
+  if (!entry.originalSource) return frame;
+  const source = entry.originalSource.startsWith('file://') ? entry.originalSource : pathToFileURL(resolve(found.dir, entry.originalSource)).href;
+  return { ...frame, url: source, lineNumber: entry.originalLine ?? 0, columnNumber: entry.originalColumn ?? 0 };
+}
+
+/** Where a frame is, as the summaries print it: a path under the project (packages without node_modules/), and its line. */
+export function frameWhere(frame: CallFrame): string {
+  return frame.url ? `${shortUrl(frame.url)}:${frame.lineNumber + 1}` : ':0';
 }
 
 /** The area a frame belongs to: a package, one of our directories, a Node subsystem, or a VM state. */

@@ -1,6 +1,6 @@
 // How a page's records are stored: compressed JSON that gives back every field and amount exactly (beyond
 // 2^53 too), read from bytes (the SDK) or base64 (a Lambda stream event), and pages of the old list format.
-import { deflateRawSync } from 'node:zlib';
+import { deflateRawSync, inflateRawSync } from 'node:zlib';
 import { describe, expect, it } from '@jest/globals';
 import { decodeEntries, encodeEntries, MEASURE_EVERY, RecordSizes, recordJson } from '../../lambdas/billing/page-codec.js';
 import { pageFromItem, pageToItem } from '../../lambdas/billing/page-repository.js';
@@ -79,7 +79,10 @@ describe('page codec', () => {
   it('counts a record\'s stored bytes: its JSON while small; beyond, measured compressed, then estimated at the measured ratio', () => {
     const record = generationRecord('gen-1795514400-ABCDEFGHIJKL00');
     const json = new RecordSizes().storedBytes(record, 10_000);
-    expect(json).toBeGreaterThan(400);
+    // Uncompressed: the bytes of the page's JSON (a list of the one entry), as encodeEntries writes it.
+    const entry = `[${JSON.stringify({ ...recordToAttributes(record, (nanos) => Number(nanos)), claim: { kind: 'hold', amount: Number(record.reserved) } })}]`;
+    expect(json).toBe(Buffer.byteLength(entry));
+    expect(json).toBe(inflateRawSync(encodeEntries([{ record, claim: { kind: 'hold', amount: record.reserved } }])).byteLength);
     const sizes = new RecordSizes();
     const measured = sizes.storedBytes(record, 100);
     expect(measured).toBe(deflateRawSync(`[${JSON.stringify({ ...recordToAttributes(record), claim: { kind: 'hold', amount: 100 } })}]`, { windowBits: 10, memLevel: 4, level: 1 }).byteLength);
