@@ -22,6 +22,7 @@ import { chatCompletion, chatUsage, ChatStreamWriter, type ReplyIdentity } from 
 import { responseResult, responsesUsage, ResponsesStreamWriter } from './formats/to-responses.js';
 import { fromMessages } from './formats/from-messages.js';
 import { messagesResult, messagesUsage, MessagesStreamWriter } from './formats/to-messages.js';
+import { estimatePromptTokens } from './estimate.js';
 import { embeddingsReply, embeddingsUsage, fromEmbeddings } from './formats/embeddings.js';
 import type { StreamEvent } from '../providers/types.js';
 import { SSE_DONE, SSE_KEEPALIVE } from './formats/sse.js';
@@ -169,7 +170,8 @@ function streamWriter(request: InferenceRequest, identity: ReplyIdentity): Forma
       };
     }
     case 'messages': {
-      const writer = new MessagesStreamWriter(identity);
+      const prompt = estimatePromptTokens(request.params);
+      const writer = new MessagesStreamWriter(identity, prompt.text + prompt.images);
       return {
         start: () => writer.start(),
         event: (event) => writer.event(event),

@@ -19,7 +19,7 @@ export const inferenceRoutes = [
     tag: 'Inference', summary: 'Responses-format generation (JSON, or SSE with stream: true); stateless', body: responsesRequestSchema, maxBodyBytes: INFERENCE_MAX_BODY_BYTES,
   },
   {
-    operationId: 'createMessage', method: 'POST', path: '/messages', fn: 'inference', auth: 'inference',
+    operationId: 'createMessage', method: 'POST', path: '/messages', fn: 'inference', auth: 'inference', errorMetadata: 'anthropic',
     tag: 'Inference', summary: 'Anthropic Messages-format generation (JSON, or SSE with stream: true), for Anthropic SDKs', body: messagesRequestSchema, maxBodyBytes: INFERENCE_MAX_BODY_BYTES,
   },
   {

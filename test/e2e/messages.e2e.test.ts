@@ -43,7 +43,11 @@ describe('Anthropic SDK against POST /messages', () => {
     const stream = anthropic.messages.stream({ model: 'simulator/echo', max_tokens: 64, messages: [{ role: 'user', content: 'Stream this back, please.' }] });
     const types: string[] = [];
     let text = '';
-    stream.on('streamEvent', (event) => { types.push(event.type); });
+    let startTokens: number | undefined;
+    stream.on('streamEvent', (event) => {
+      types.push(event.type);
+      if (event.type === 'message_start') startTokens = event.message.usage.input_tokens;
+    });
     stream.on('text', (delta) => { text += delta; });
     const message = await stream.finalMessage();
     expect(text).toBe('Stream this back, please.');
@@ -51,6 +55,10 @@ describe('Anthropic SDK against POST /messages', () => {
     expect(message.stop_reason).toBe('end_turn');
     expect(message.usage.output_tokens).toBeGreaterThan(0);
     expect(types[0]).toBe('message_start');
+    // message_start counts the prompt (an estimate there; message_delta carries the provider's count), as
+    // clients that read input tokens only from it (LangChain) need.
+    expect(startTokens).toBeGreaterThan(0);
+    expect(message.usage.input_tokens).toBeGreaterThan(0);
     expect(types.at(-1)).toBe('message_stop');
     expect(types).toContain('content_block_delta');
   });
@@ -85,6 +93,24 @@ describe('Anthropic SDK against POST /messages', () => {
     const stranger = new Anthropic({ apiKey: generateKeyText(), baseURL: gateway.baseUrl.replace(/\/v1$/, ''), maxRetries: 0 });
     await expect(stranger.messages.create({ model: 'simulator/echo', max_tokens: 16, messages: [{ role: 'user', content: 'x' }] })).rejects.toBeInstanceOf(Anthropic.AuthenticationError);
     await expect(anthropic.messages.create({ model: 'simulator/error-429', max_tokens: 16, messages: [{ role: 'user', content: 'x' }] })).rejects.toBeInstanceOf(Anthropic.RateLimitError);
+  });
+
+  it('answers errors in Anthropic\'s envelope (the SDK\'s error type and our message), with the code other clients read', async () => {
+    const limited = await anthropic.messages.create({ model: 'simulator/error-429', max_tokens: 16, messages: [{ role: 'user', content: 'x' }] }).catch((err: unknown) => err);
+    expect(limited).toBeInstanceOf(Anthropic.RateLimitError);
+    expect((limited as InstanceType<typeof Anthropic.APIError>).type).toBe('rate_limit_error');
+    expect((limited as InstanceType<typeof Anthropic.APIError>).error).toMatchObject({ type: 'error', error: { type: 'rate_limit_error', code: 429, message: expect.stringContaining('simulator') } });
+    const invalid = await anthropic.messages.create({ model: 'simulator/echo', max_tokens: 16, messages: [] }).catch((err: unknown) => err);
+    expect((invalid as InstanceType<typeof Anthropic.APIError>).type).toBe('invalid_request_error');
+    expect((invalid as InstanceType<typeof Anthropic.APIError>).message).toContain('messages');
+    // Before the first byte of a stream, the same envelope.
+    const streamed = await anthropic.messages.create({ model: 'simulator/error-429', max_tokens: 16, stream: true, messages: [{ role: 'user', content: 'x' }] }).catch((err: unknown) => err);
+    expect((streamed as InstanceType<typeof Anthropic.APIError>).type).toBe('rate_limit_error');
+    // Other routes keep the OpenRouter envelope.
+    const chat = await fetch(`${gateway.baseUrl}/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${userKey}`, 'content-type': 'application/json' }, body: JSON.stringify({ model: 'simulator/echo', messages: [] }) });
+    const body = await chat.json() as Record<string, unknown>;
+    expect(body.type).toBeUndefined();
+    expect(body.error).toEqual(expect.not.objectContaining({ type: expect.anything() }));
   });
 });
 

@@ -4,6 +4,7 @@
 import type { FinishReason, GenerationResult, StreamEvent, Usage } from '../../providers/types.js';
 import { costFields, type CostBreakdown } from '../../billing/cost.js';
 import { sseEvent } from './sse.js';
+import { anthropicErrorType } from '../../platform/http/anthropic-error-type.js';
 import type { ReplyIdentity } from './to-chat.js';
 
 type StopReason = 'end_turn' | 'max_tokens' | 'tool_use' | 'refusal';
@@ -63,21 +64,6 @@ export function messagesResult(identity: ReplyIdentity, result: GenerationResult
   };
 }
 
-/** The `type` of an Anthropic error object for an HTTP status. */
-export function messagesErrorType(status: number): string {
-  switch (status) {
-    case 400: case 413: case 422: return 'invalid_request_error';
-    case 401: return 'authentication_error';
-    case 402: return 'billing_error';
-    case 403: return 'permission_error';
-    case 404: return 'not_found_error';
-    case 408: case 504: return 'timeout_error';
-    case 429: return 'rate_limit_error';
-    case 529: return 'overloaded_error';
-    default: return 'api_error';
-  }
-}
-
 /** Stateful: turns internal stream events into Anthropic's events, one content block open at a time. */
 export class MessagesStreamWriter {
   private started = false;
@@ -87,7 +73,12 @@ export class MessagesStreamWriter {
   private calledTools = false;
   private finish: FinishReason = 'stop';
 
-  constructor(private readonly identity: ReplyIdentity) {}
+  /**
+   * @param promptTokens the input tokens message_start reports. Anthropic counts them before the first
+   *   token and some clients (LangChain) read them only there; the gateway knows the provider's count only
+   *   at the end (message_delta, which carries the whole usage), so this is the prompt's estimate.
+   */
+  constructor(private readonly identity: ReplyIdentity, private readonly promptTokens = 0) {}
 
   start(): string {
     this.started = true;
@@ -95,7 +86,7 @@ export class MessagesStreamWriter {
       type: 'message_start',
       message: {
         id: this.identity.id, type: 'message', role: 'assistant', model: this.identity.model, provider: this.identity.provider,
-        content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 0, output_tokens: 0 },
+        content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: this.promptTokens, output_tokens: 0 },
       },
     });
   }
@@ -159,6 +150,6 @@ export class MessagesStreamWriter {
 
   /** A failure after the first byte: Anthropic's error event (the stream ends with it). */
   error(status: number, message: string, metadata?: Record<string, unknown>): string {
-    return this.close() + sseEvent('error', { type: 'error', error: { type: messagesErrorType(status), message, code: status, ...(metadata ? { metadata } : {}) } });
+    return this.close() + sseEvent('error', { type: 'error', error: { type: anthropicErrorType(status), message, code: status, ...(metadata ? { metadata } : {}) } });
   }
 }

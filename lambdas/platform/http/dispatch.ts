@@ -3,7 +3,7 @@
 import type { GatewayRequest } from './request.js';
 import { DEFAULT_MAX_BODY_BYTES, type OperationResult, type RouteDef } from './route.js';
 import type { RouteMatch } from './router.js';
-import { BadRequestError, echo, MethodNotAllowedError, NotFoundError, PayloadTooLargeError, toErrorReply, withLifecycleMetadata } from './errors.js';
+import { BadRequestError, echo, MethodNotAllowedError, NotFoundError, PayloadTooLargeError, toErrorReply, withAnthropicType, withLifecycleMetadata, type ErrorEnvelope } from './errors.js';
 import type { Authenticator } from './auth.js';
 import { parseJsonBody, validate } from './validation.js';
 import type { Logger } from '../logger.js';
@@ -27,13 +27,13 @@ export async function dispatch(
   deps: DispatchDeps,
   defer?: (work: Promise<unknown>) => void,
 ): Promise<OperationResult> {
-  let lifecycleErrors = false;
+  let flavour: RouteDef['errorMetadata'];
   try {
     const found = match(request.method, request.path);
     if (found.kind === 'not-found') throw new NotFoundError(`No route for ${echo(request.method, 16)} ${echo(request.path, 128)}`);
     if (found.kind === 'method-not-allowed') throw new MethodNotAllowedError(request.method, found.allowed);
     const { route, params } = found;
-    lifecycleErrors = route.errorMetadata === 'lifecycle';
+    flavour = route.errorMetadata;
     // No identifier is this long; refusing here also keeps every store key within DynamoDB's key size limits.
     for (const [name, value] of Object.entries(params)) {
       if (Buffer.byteLength(value) > MAX_PATH_PARAM_BYTES) throw new NotFoundError(`Not found: path parameter ${name} is longer than ${MAX_PATH_PARAM_BYTES} bytes`);
@@ -53,8 +53,14 @@ export async function dispatch(
     return result;
   } catch (err) {
     const reply = toErrorReply(err, request.requestId, deps.log);
-    return { status: reply.status, headers: reply.headers, body: lifecycleErrors ? withLifecycleMetadata(reply.body) : reply.body };
+    return { status: reply.status, headers: reply.headers, body: flavoured(reply.body, flavour) };
   }
+}
+
+function flavoured(body: ErrorEnvelope, flavour: RouteDef['errorMetadata']): ErrorEnvelope {
+  if (flavour === 'lifecycle') return withLifecycleMetadata(body);
+  if (flavour === 'anthropic') return withAnthropicType(body);
+  return body;
 }
 
 /**

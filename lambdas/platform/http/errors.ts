@@ -1,6 +1,7 @@
 // The HTTP side of errors: the error map from domain errors to statuses, the few errors only HTTP has
 // (invalid input at the edge, no route, wrong method, body too large, the store unreachable), and the one
 // envelope every failure is written as.
+import { anthropicErrorType } from './anthropic-error-type.js';
 import {
   ClientClosedError, ConflictError as DomainConflict, DomainError, ForbiddenError as DomainForbidden, InsufficientFundsError, InvalidInputError,
   NotFoundError as DomainNotFound, TooLargeError, UnauthenticatedError, UnavailableError, UnprocessableError, UpstreamError,
@@ -130,7 +131,10 @@ function bounded(value: unknown, depth = 0): unknown {
 }
 
 export interface ErrorEnvelope {
-  error: { code: number; message: string; metadata?: Record<string, unknown> };
+  /** Anthropic's envelope (POST /messages): always "error". */
+  type?: 'error';
+  /** `type`: Anthropic's error type (POST /messages), beside the code every route gives. */
+  error: { type?: string; code: number; message: string; metadata?: Record<string, unknown> };
   service_metadata?: unknown;
   user_id?: string | null;
 }
@@ -169,6 +173,15 @@ export function toErrorReply(err: unknown, requestId: string, log: Logger = STDE
     headers: err instanceof HttpError ? { ...err.headers } : {},
     body: { error: { code: status, message, metadata: { ...(deliberate ? bounded(err.metadata ?? {}) as Record<string, unknown> : {}), request_id: requestId } }, ...(deliberate ? err.envelope : {}) },
   };
+}
+
+/**
+ * The envelope of POST /messages: Anthropic's shape (`{type: "error", error: {type, message}}`, which
+ * Anthropic's SDKs read for their error's `type`) with the code and metadata every other route gives, so
+ * that a client of either kind finds what it reads.
+ */
+export function withAnthropicType(body: ErrorEnvelope): ErrorEnvelope {
+  return Object.assign({ type: 'error' as const }, body, { error: Object.assign({ type: anthropicErrorType(body.error.code) }, body.error) });
 }
 
 const LIFECYCLE_REASONS: Record<number, string> = {

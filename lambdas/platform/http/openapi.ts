@@ -6,7 +6,13 @@ import { fullPath } from './router.js';
 type JsonSchema = Record<string, unknown>;
 
 const errorEnvelope = z.object({
-  error: z.object({ code: z.number().int(), message: z.string(), metadata: z.record(z.string(), z.unknown()).optional() }),
+  type: z.literal('error').optional().describe('POST /messages only: Anthropic\'s envelope'),
+  error: z.object({
+    type: z.string().optional().describe('POST /messages only: Anthropic\'s error type (invalid_request_error, authentication_error, rate_limit_error …)'),
+    code: z.number().int(),
+    message: z.string(),
+    metadata: z.record(z.string(), z.unknown()).optional(),
+  }),
   user_id: z.string().nullable().optional(),
 });
 

@@ -39,9 +39,10 @@ export interface RouteDef {
   maxBodyBytes?: number;
   /**
    * The error envelope's flavour: 'lifecycle' (the intern routes, @openrouter/sdk's InternLifecycleError)
-   * adds `reason` and `retryable` to any metadata.
+   * adds `reason` and `retryable` to any metadata; 'anthropic' (POST /messages, for Anthropic's SDKs) adds
+   * Anthropic's `type: "error"` and `error.type` beside the usual code and message.
    */
-  errorMetadata?: 'lifecycle';
+  errorMetadata?: 'lifecycle' | 'anthropic';
 }
 
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
