@@ -11,6 +11,7 @@ import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import { createGatewayApp, type GatewayAppOptions } from '../../lib/app.js';
 import { ConfigError } from '../../lib/config.js';
 import type { GatewayStack } from '../../lib/gateway-stack.js';
+import { CORS_ALLOWED_HEADERS } from '../../lambdas/platform/http/cors.js';
 import { TABLE_ACTIONS } from '../../lib/gateway-function.js';
 import { routesOf } from '../../lambdas/app/routes.js';
 import { fullPath } from '../../lambdas/platform/http/router.js';
@@ -234,7 +235,7 @@ describe('functions', () => {
       Cors: {
         AllowOrigins: ['*'],
         AllowMethods: ['POST'],
-        AllowHeaders: ['authorization', 'x-api-key', 'anthropic-version', 'anthropic-beta', 'content-type', 'x-service-metadata', 'x-service-experimental-metadata', 'x-session-id'],
+        AllowHeaders: [...CORS_ALLOWED_HEADERS],
         MaxAge: 3600,
       },
     });
@@ -672,7 +673,7 @@ describe('management API CORS', () => {
       CorsConfiguration: {
         AllowOrigins: ['*'],
         AllowMethods: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'],
-        AllowHeaders: ['authorization', 'x-api-key', 'anthropic-version', 'anthropic-beta', 'content-type', 'x-service-metadata', 'x-service-experimental-metadata', 'x-session-id'],
+        AllowHeaders: [...CORS_ALLOWED_HEADERS],
         MaxAge: 3600,
       },
     });
