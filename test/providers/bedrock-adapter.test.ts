@@ -364,6 +364,25 @@ describe('Bedrock Converse adapter', () => {
     expect(String(upstream.received.at(-1)!.headers.authorization)).toContain('Credential=AKIDSTATIC/');
   });
 
+  it('signs requests to a plain-http fake (the simulator under npm start) without any AWS credentials around', async () => {
+    const saved = { id: process.env.AWS_ACCESS_KEY_ID, secret: process.env.AWS_SECRET_ACCESS_KEY, profile: process.env.AWS_PROFILE };
+    delete process.env.AWS_ACCESS_KEY_ID;
+    delete process.env.AWS_SECRET_ACCESS_KEY;
+    // A profile that does not exist: the SDK's chain finds nothing in the environment, files or instance metadata.
+    process.env.AWS_PROFILE = 'gateway-test-no-such-profile';
+    try {
+      const local = createBedrockAdapter({ region: 'us-east-1', endpoint: upstream.url });
+      upstream.reply(jsonReply('bedrock/converse-text.json'));
+      await local.generate(simple);
+      expect(String(upstream.received.at(-1)!.headers.authorization)).toContain('Credential=local/');
+    } finally {
+      process.env.AWS_ACCESS_KEY_ID = saved.id;
+      process.env.AWS_SECRET_ACCESS_KEY = saved.secret;
+      if (saved.profile === undefined) delete process.env.AWS_PROFILE;
+      else process.env.AWS_PROFILE = saved.profile;
+    }
+  });
+
   it('reports a refused connection as a retryable network failure, and a caller abort as aborted', async () => {
     const dead = createBedrockAdapter({ region: 'us-east-1', endpoint: 'http://127.0.0.1:1' });
     await expect(dead.generate(simple)).rejects.toMatchObject({ kind: 'network', retryable: true, status: 502 });

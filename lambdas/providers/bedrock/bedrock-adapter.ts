@@ -10,6 +10,7 @@ import { ProviderError } from '../provider-error.js';
 import { bedrockSupportedParameters, convertToBedrockConverse } from './convert-to-bedrock-converse.js';
 import { mapBedrockStopReason } from './map-bedrock-stop-reason.js';
 import { STREAM_EXCEPTION_MEMBERS, converseResponseSchema, converseStreamEventSchema } from './bedrock-converse-api-types.js';
+import { isLocalFake, LOCAL_FAKE_CREDENTIALS } from './local-fake.js';
 import { withoutSdkLogging } from '../../platform/aws/quiet-client.js';
 import { bedrockError, converseResult, mapBedrockUsage } from './bedrock-results.js';
 
@@ -40,8 +41,9 @@ export function createBedrockAdapter(settings: BedrockSettings = {}): ProviderAd
   const client = settings.client ?? withoutSdkLogging(new BedrockRuntimeClient({
     ...(settings.region ? { region: settings.region } : {}),
     ...(settings.endpoint ? { endpoint: settings.endpoint } : {}),
-    // The client's default HTTP/2 handler needs TLS (ALPN); plain-http fakes speak HTTP/1.1.
-    ...(settings.endpoint?.startsWith('http:') ? { requestHandler: new NodeHttpHandler() } : {}),
+    // The client's default HTTP/2 handler needs TLS (ALPN); plain-http fakes speak HTTP/1.1, and sign with
+    // any key (npm start has no AWS account: the SDK's credential chain would find nothing).
+    ...(isLocalFake(settings.endpoint) ? { requestHandler: new NodeHttpHandler(), credentials: LOCAL_FAKE_CREDENTIALS } : {}),
     maxAttempts: 1,
   }));
 

@@ -18,6 +18,7 @@ import type { ProviderBatchApi, ProviderBatchOutcome } from '../batch-api.js';
 import { convertToBedrockConverse } from './convert-to-bedrock-converse.js';
 import { converseResponseSchema } from './bedrock-converse-api-types.js';
 import { EXCEPTION_STATUS, bedrockError, converseResult } from './bedrock-results.js';
+import { isLocalFake, LOCAL_FAKE_CREDENTIALS } from './local-fake.js';
 import { withoutSdkLogging } from '../../platform/aws/quiet-client.js';
 
 /** Bedrock's quota: a batch inference job takes at least this many records (fewer run live, through the gateway). */
@@ -96,7 +97,7 @@ export function createBedrockBatchApi(settings: BedrockBatchSettings): ProviderB
   // Loaded on first use: only the batch steps need the control plane's client.
   const control = () => client ??= import('@aws-sdk/client-bedrock').then((sdk) => ({
     sdk,
-    client: settings.client ?? withoutSdkLogging(new sdk.BedrockClient({ ...controlPlaneOf(settings.endpoint, settings.region), maxAttempts: 3 })),
+    client: settings.client ?? withoutSdkLogging(new sdk.BedrockClient({ ...controlPlaneOf(settings.endpoint, settings.region), ...(isLocalFake(settings.endpoint) ? { credentials: LOCAL_FAKE_CREDENTIALS } : {}), maxAttempts: 3 })),
   }));
   const send = async <T>(make: (sdk: typeof import('@aws-sdk/client-bedrock')) => unknown): Promise<T> => {
     const { sdk, client: bedrock } = await control();
