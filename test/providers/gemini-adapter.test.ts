@@ -164,12 +164,15 @@ describe('Gemini adapter', () => {
     });
   });
 
-  it('maps a function call reply to a tool call with a synthesized id', async () => {
+  it('maps a function call reply to a tool call with a synthesized id, unique across replies', async () => {
     upstream.reply({ json: fixtureJson('google/generate-content-function-call.json') });
     const result = await adapter.generate(simple);
     expect(result.tool_calls).toEqual([
-      { id: 'call_0', name: 'schedule_meeting', arguments: '{"attendees":["Bob","Alice"],"date":"2025-03-27","time":"10:00","topic":"Q3 planning"}' },
+      { id: expect.stringMatching(/^call_[0-9a-f]{24}$/), name: 'schedule_meeting', arguments: '{"attendees":["Bob","Alice"],"date":"2025-03-27","time":"10:00","topic":"Q3 planning"}' },
     ]);
+    upstream.reply({ json: fixtureJson('google/generate-content-function-call.json') });
+    const again = await adapter.generate(simple);
+    expect(again.tool_calls[0]!.id).not.toBe(result.tool_calls[0]!.id);
     expect(result).toMatchObject({ text: '', finish_reason: 'tool_calls', native_finish_reason: 'STOP' });
     expect(result.usage).toEqual({ input_tokens: 111, output_tokens: 86, cached_input_tokens: 0, cache_write_tokens: 0, reasoning_tokens: 50 });
   });
@@ -224,13 +227,15 @@ describe('Gemini adapter', () => {
     expect(events).toEqual([
       // The step's thought signature, on its first function-call part, comes first (it goes back next turn).
       { type: 'reasoning-signature', signature: 'CiIBVKhc7oDqJc3JNmOLfOPtNNVLJyJKIG9yZfXJ1c2VR1Yx' },
-      { type: 'tool-call-delta', index: 0, id: 'call_0', name: 'get_weather', arguments_delta: '{"location":"Paris"}' },
-      { type: 'tool-call-delta', index: 1, id: 'call_1', name: 'get_weather', arguments_delta: '{"location":"London"}' },
+      { type: 'tool-call-delta', index: 0, id: expect.stringMatching(/^call_[0-9a-f]{24}$/), name: 'get_weather', arguments_delta: '{"location":"Paris"}' },
+      { type: 'tool-call-delta', index: 1, id: expect.stringMatching(/^call_[0-9a-f]{24}$/), name: 'get_weather', arguments_delta: '{"location":"London"}' },
       {
         type: 'finish', finish_reason: 'tool_calls', native_finish_reason: 'STOP', provider_id: '6oHLaL2QH4uGz7IP9cW-gQ4',
         usage: { input_tokens: 50, output_tokens: 35, cached_input_tokens: 0, cache_write_tokens: 0, reasoning_tokens: 20 },
       },
     ]);
+    const ids = events.flatMap((event) => (event.type === 'tool-call-delta' ? [event.id] : []));
+    expect(new Set(ids).size).toBe(2);
   });
 
   it('streams thought summaries as reasoning deltas', async () => {

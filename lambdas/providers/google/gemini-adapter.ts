@@ -1,4 +1,5 @@
 // Adapter for the Google Gemini API (AI Studio): generateContent and streamGenerateContent?alt=sse.
+import { newToolCallId } from '../tool-call-id.js';
 import { nodeFetch } from '../http-client.js';
 import type { CallOptions, FetchLike, GenerationRequest, GenerationResult, ProviderAdapter, StreamEvent, ToolCall, UpstreamResponse, Usage } from '../types.js';
 import { emptyUsage } from '../types.js';
@@ -48,9 +49,9 @@ export function mapGeminiUsage(usage: GeminiUsageMetadata): Usage {
   };
 }
 
-/** Gemini has no call ids (or sometimes gives one): `call_<index>` in reply order otherwise. */
-function toolCallOf(call: NonNullable<GeminiPart['functionCall']>, index: number): ToolCall {
-  return { id: call.id ?? `call_${index}`, name: call.name, arguments: JSON.stringify(call.args ?? {}) };
+/** Gemini has no call ids (or sometimes gives one): a new unique one otherwise. */
+function toolCallOf(call: NonNullable<GeminiPart['functionCall']>): ToolCall {
+  return { id: call.id ?? newToolCallId(), name: call.name, arguments: JSON.stringify(call.args ?? {}) };
 }
 
 function modelPath(model: string): string {
@@ -120,7 +121,7 @@ export function createGeminiAdapter(settings: GeminiSettings): ProviderAdapter {
       for (const part of candidate?.content?.parts ?? []) {
         // Gemini signs the step on its first function call (or text) part; it goes back on the next turn.
         signature ??= part.thoughtSignature ?? undefined;
-        if (part.functionCall) toolCalls.push(toolCallOf(part.functionCall, toolCalls.length));
+        if (part.functionCall) toolCalls.push(toolCallOf(part.functionCall));
         else if (part.text && part.thought) reasoning += part.text;
         else if (part.text) text += part.text;
       }
@@ -170,7 +171,7 @@ export function createGeminiAdapter(settings: GeminiSettings): ProviderAdapter {
               yield { type: 'reasoning-signature', signature: part.thoughtSignature };
             }
             if (part.functionCall) {
-              const call = toolCallOf(part.functionCall, toolCalls);
+              const call = toolCallOf(part.functionCall);
               yield { type: 'tool-call-delta', index: toolCalls, id: call.id, name: call.name, arguments_delta: call.arguments };
               toolCalls += 1;
             } else if (part.text && part.thought) {

@@ -1,5 +1,6 @@
 // Adapter for OpenAI Chat Completions and every OpenAI-compatible endpoint (base URL + key:
 // Groq, Together, Mistral, DeepSeek, Ollama, vLLM …).
+import { newToolCallId } from '../tool-call-id.js';
 import { nodeFetch } from '../http-client.js';
 import type { CallOptions, GenerationRequest, GenerationResult, ProviderAdapter, StreamEvent, ToolCall, Usage, FetchLike } from '../types.js';
 import { postJson, readJson, parseUpstream, parseJsonText, transportError } from '../http.js';
@@ -35,8 +36,8 @@ export function mapOpenAIUsage(usage: OpenAIChatUsage): Usage {
 export function chatCompletionResult(body: z.output<typeof openAIChatResponseSchema>): GenerationResult {
   const choice = body.choices[0]!;
   const message = choice.message;
-  const toolCalls: ToolCall[] = (message.tool_calls ?? []).map((call, index) => ({
-    id: call.id ?? `call_${index}`,
+  const toolCalls: ToolCall[] = (message.tool_calls ?? []).map((call) => ({
+    id: call.id ?? newToolCallId(),
     name: call.function?.name ?? '',
     arguments: call.function?.arguments ?? '',
   }));
