@@ -3,7 +3,7 @@
 // until its first event, never after, and is then watched by an idle timer.
 import { Abort } from '../platform/abort.js';
 import { ProviderError } from '../providers/provider-error.js';
-import type { GenerationResult, StreamEvent } from '../providers/types.js';
+import type { CallOptions, GenerationResult, StreamEvent } from '../providers/types.js';
 import type { Caller, EngineDeps } from './engine.js';
 import type { InferenceRequest } from './inference-request.js';
 import { abortedError, asProviderError, upstreamError } from './provider-failure.js';
@@ -207,7 +207,9 @@ export async function generate({ request, caller, trace, deps, signal }: Attempt
 export async function startStream({ request, caller, trace, deps, signal }: AttemptOptions): Promise<Streaming> {
   const { value, candidate, attempt } = await withFallbacks(trace, deps, signal, async (candidate, attempt) => {
     const adapter = await adapterFor(candidate, trace, deps);
-    const iterator = adapter.stream(withUser(requestFor(candidate, request.params), caller, request), { signal: attempt.signal })[Symbol.asyncIterator]();
+    const options: CallOptions = { signal: attempt.signal };
+    if (request.echoUpstreamBody) options.onBody = (body) => { trace.upstreamBody = body; };
+    const iterator = adapter.stream(withUser(requestFor(candidate, request.params), caller, request), options)[Symbol.asyncIterator]();
     try {
       const first = await iterator.next();
       if (first.done) throw new ProviderError({ provider: candidate.endpoint.provider, kind: 'invalid-response', status: 502, message: 'Upstream stream ended without any event' });

@@ -32,6 +32,8 @@ export interface InferenceRequest {
   plugins: Plugin[];
   /** The request as received, for echoing settings back (Responses). */
   echo: Record<string, unknown>;
+  /** `debug.echo_upstream_body` of a streamed chat completion or Responses request: the stream opens with the body sent upstream. */
+  echoUpstreamBody?: boolean;
 }
 
 /** Internal parameter → the OpenRouter parameter name that endpoints list as supported. */

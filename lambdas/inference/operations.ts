@@ -156,6 +156,8 @@ interface FormatWriter {
   end(end: StreamEnd, metadata: Record<string, unknown>): string;
   /** A failure as the stream's error frame, preceded by the stream's first frames if none was written yet. */
   error(failure: HttpError, metadata: Record<string, unknown>): string;
+  /** debug.echo_upstream_body: the body sent upstream, as the stream's first frame (chat completions). */
+  debug?(upstreamBody: unknown): string;
 }
 
 function streamWriter(request: InferenceRequest, identity: ReplyIdentity): FormatWriter {
@@ -167,6 +169,7 @@ function streamWriter(request: InferenceRequest, identity: ReplyIdentity): Forma
         event: (event) => writer.event(event),
         end: (end, metadata) => writer.usage(chatUsage(end.usage, end.cost, end.isByok), metadata) + SSE_DONE,
         error: (failure) => writer.error(failure.status, failure.message, failure.metadata),
+        debug: (upstreamBody) => writer.debug(upstreamBody),
       };
     }
     case 'messages': {
@@ -189,6 +192,7 @@ function streamWriter(request: InferenceRequest, identity: ReplyIdentity): Forma
         event: (event) => writer.event(event),
         end: (end, metadata) => writer.finish(end.result.finish_reason, responsesUsage(end.usage, end.cost, end.isByok), Math.floor(Date.now() / 1000), metadata) + SSE_DONE,
         error: (failure, metadata) => (started ? '' : (started = true, writer.start())) + writer.error(failure.status, failure.message, metadata),
+        debug: (upstreamBody) => writer.debug(upstreamBody),
       };
     }
   }
@@ -357,6 +361,7 @@ async function writeStream(options: StreamReplyOptions & { body: Readable; strea
     const { candidate } = outcome.start;
     const identity = identityOf(trace, candidate, undefined);
     const writer = streamWriter(request, identity);
+    if (request.echoUpstreamBody && trace.upstreamBody !== undefined && writer.debug) push(writer.debug(trace.upstreamBody));
     push(writer.start());
     // The first bytes go out at once: the client's time to first byte does not wait for a burst.
     await nextTick();

@@ -25,6 +25,8 @@ export interface AttemptRecord {
 /** What happened while routing one request: for service_metadata and the generation record. */
 export interface RouteTrace {
   generationId: string;
+  /** What was sent to the provider last (a streamed chat completion's debug.echo_upstream_body only). */
+  upstreamBody?: unknown;
   requested: string;
   plan: RoutingPlan;
   attempts: AttemptRecord[];

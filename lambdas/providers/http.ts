@@ -12,6 +12,8 @@ export interface PostOptions {
   headers: Record<string, string>;
   body: unknown;
   signal?: AbortSignal | undefined;
+  /** CallOptions.onBody: given the body before it is sent. */
+  onBody?: ((body: unknown) => void) | undefined;
   /** Pulls a human message and code out of the provider's error body. */
   describeError?: (body: unknown) => { message?: string; code?: string } | undefined;
 }
@@ -27,6 +29,7 @@ export function postJson(options: PostOptions): Promise<UpstreamResponse> {
 export async function callUpstream(options: Omit<PostOptions, 'body'> & { body?: unknown; method?: 'GET' | 'POST'; text?: string }): Promise<UpstreamResponse> {
   let response: UpstreamResponse;
   const method = options.method ?? 'POST';
+  if (options.onBody && method === 'POST') options.onBody(options.text ?? options.body);
   try {
     response = await options.fetch(options.url, method === 'GET'
       ? { method, headers: options.headers, signal: options.signal }

@@ -165,6 +165,8 @@ export type StreamEvent =
 
 export interface CallOptions {
   signal?: AbortSignal;
+  /** Given the JSON body the adapter sends upstream, just before it goes (a request's debug.echo_upstream_body). */
+  onBody?: (body: unknown) => void;
 }
 
 /** A provider adapter: one wire format, translated both ways. Factories take settings and an injectable fetch. */

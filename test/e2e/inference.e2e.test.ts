@@ -189,6 +189,26 @@ describe('@openrouter/sdk', () => {
     expect(chunks.at(-1)!.usage).toMatchObject({ promptTokens: expect.any(Number), completionTokens: expect.any(Number), cost: expect.any(Number), isByok: false });
   });
 
+  it('debug.echo_upstream_body: a chat stream opens with a chunk without choices that shows the body sent upstream', async () => {
+    const reply = await fetch(`${gateway.baseUrl}/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${userKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'simulator/echo', stream: true, debug: { echo_upstream_body: true }, messages: [{ role: 'user', content: 'Show the upstream body.' }] }),
+    });
+    const chunks = (await reply.text()).split('\n').filter((line) => line.startsWith('data: {')).map((line) => JSON.parse(line.slice(6)) as Record<string, unknown>);
+    expect(chunks[0]).toMatchObject({ object: 'chat.completion.chunk', choices: [], debug: { echo_upstream_body: { model: 'echo', stream: true, messages: [{ role: 'user', content: 'Show the upstream body.' }] } } });
+    expect(chunks.slice(1).some((chunk) => 'debug' in chunk)).toBe(false);
+    // It parses with the SDK too, and without the flag (or without streaming) there is none.
+    const viaSdk = await drain(streamOf(await sdk.chat.send({ chatRequest: { model: 'simulator/echo', stream: true, debug: { echoUpstreamBody: true }, messages: [{ role: 'user', content: 'x' }] } })));
+    expect(viaSdk[0]!.choices).toEqual([]);
+    const plain = await fetch(`${gateway.baseUrl}/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${userKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'simulator/echo', stream: true, messages: [{ role: 'user', content: 'x' }] }),
+    });
+    expect(await plain.text()).not.toContain('echo_upstream_body');
+  });
+
   it('chat.send streaming on a cut stream ends with a typed error chunk', async () => {
     const stream = await sdk.chat.send({ chatRequest: { model: 'simulator/cut-stream', stream: true, messages: [{ role: 'user', content: 'this reply will be cut off somewhere in the middle' }] } });
     const chunks = await drain(streamOf(stream));
@@ -231,6 +251,16 @@ describe('@openrouter/sdk', () => {
     const completed = events.at(-1) as Extract<(typeof events)[number], { type: 'response.completed' }>;
     expect(completed.response.outputText).toBe('Stream the events.');
     expect(completed.response.usage!.costDetails).toMatchObject({ upstreamInferenceInputCost: expect.any(Number), upstreamInferenceOutputCost: expect.any(Number) });
+  });
+
+  it('debug.echo_upstream_body: a Responses stream opens with response.debug, the body sent upstream (it parses)', async () => {
+    const events = await drain(streamOf(await sdk.responses.send({ responsesRequest: { model: 'simulator/echo', input: 'Show the upstream body.', stream: true, debug: { echoUpstreamBody: true } } as never })));
+    expect(unknownPaths(events)).toEqual([]);
+    expect(events.map((event) => event.type).slice(0, 2)).toEqual(['response.debug', 'response.created']);
+    const debug = events[0] as Extract<(typeof events)[number], { type: 'response.debug' }>;
+    // The simulator's endpoint speaks OpenAI chat: the body is the translated request, with the upstream model.
+    expect(debug.debug.echoUpstreamBody).toMatchObject({ model: 'echo', stream: true, messages: [{ role: 'user', content: 'Show the upstream body.' }] });
+    expect(events.map((event) => (event as { sequenceNumber?: number }).sequenceNumber)).toEqual(events.map((_event, index) => index));
   });
 
   it('responses.send streaming on a cut stream: error and response.failed parse', async () => {

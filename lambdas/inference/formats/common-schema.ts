@@ -100,7 +100,9 @@ export const pluginSchema = z.discriminatedUnion('id', [
 export type Plugin = z.infer<typeof pluginSchema>;
 
 export const traceSchema = z.record(z.string(), z.unknown());
-export const debugSchema = z.object({ echo_upstream_body: z.boolean().optional() });
+export const debugSchema = z.object({
+  echo_upstream_body: z.boolean().optional().describe('Streaming only: the stream opens with the request body sent to the provider (a chat chunk without choices, or a response.debug event)'),
+});
 export const imageConfigSchema = z.record(z.string(), z.union([z.string(), z.number(), z.array(z.unknown())]));
 
 export const stopServerToolsWhenSchema = z.array(z.discriminatedUnion('type', [

@@ -171,5 +171,7 @@ export function fromChat(body: ChatRequest): InferenceRequest {
     ...(responseFormat ? { response_format: responseFormat } : {}),
     ...(reasoning ? { reasoning } : {}),
   };
-  return { format: 'chat', ...routingFields(body, plugins), params, echo: {} };
+  const request: InferenceRequest = { format: 'chat', ...routingFields(body, plugins), params, echo: {} };
+  if (body.stream === true && body.debug?.echo_upstream_body === true) request.echoUpstreamBody = true;
+  return request;
 }

@@ -111,7 +111,7 @@ export function fromResponses(body: ResponsesRequest): InferenceRequest {
     ...(responseFormat ? { response_format: responseFormat } : {}),
     ...(reasoning ? { reasoning } : {}),
   };
-  return {
+  const request: InferenceRequest = {
     format: 'responses',
     ...routingFields(body, plugins),
     params,
@@ -136,4 +136,6 @@ export function fromResponses(body: ResponsesRequest): InferenceRequest {
       background: false,
     },
   };
+  if (body.stream === true && body.debug?.echo_upstream_body === true) request.echoUpstreamBody = true;
+  return request;
 }

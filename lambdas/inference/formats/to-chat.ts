@@ -107,6 +107,11 @@ export class ChatStreamWriter {
     });
   }
 
+  /** debug.echo_upstream_body: a chunk without choices that shows the request body sent to the provider. */
+  debug(upstreamBody: unknown): string {
+    return this.chunk([], { debug: { echo_upstream_body: upstreamBody } });
+  }
+
   private delta(delta: Record<string, unknown>): string {
     return this.chunk([{ index: 0, delta, finish_reason: null, native_finish_reason: null, logprobs: null }]);
   }

@@ -114,6 +114,11 @@ export class ResponsesStreamWriter {
     return sseEvent(type, { type, sequence_number: this.sequence++, ...payload });
   }
 
+  /** debug.echo_upstream_body: the body sent to the provider, as the stream's first event (before response.created). */
+  debug(upstreamBody: unknown): string {
+    return this.emit('response.debug', { debug: { echo_upstream_body: upstreamBody } });
+  }
+
   start(): string {
     const response = responseObject(this.identity, this.echo, { status: 'in_progress', output: [], usage: null });
     return this.emit('response.created', { response }) + this.emit('response.in_progress', { response });

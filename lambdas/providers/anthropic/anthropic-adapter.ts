@@ -116,7 +116,7 @@ export function createAnthropicAdapter(settings: AnthropicSettings): ProviderAda
   };
 
   const post = (body: unknown, options: CallOptions) =>
-    postJson({ provider, fetch: fetchFn, url, headers, body, signal: options.signal, describeError: describeAnthropicError });
+    postJson({ provider, fetch: fetchFn, url, headers, body, signal: options.signal, onBody: options.onBody, describeError: describeAnthropicError });
 
   return {
     provider,

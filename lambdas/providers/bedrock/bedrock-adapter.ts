@@ -134,6 +134,7 @@ export function createBedrockAdapter(settings: BedrockSettings = {}): ProviderAd
 
     async *stream(request: GenerationRequest, options: CallOptions = {}): AsyncGenerator<StreamEvent> {
       const input = convertToBedrockConverse(request, provider);
+      options.onBody?.(input);
       const excludeReasoning = request.reasoning?.exclude === true;
       let stopReason: string | undefined;
       let usage: Usage | undefined;

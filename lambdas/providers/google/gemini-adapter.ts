@@ -69,7 +69,7 @@ export function createGeminiAdapter(settings: GeminiSettings): ProviderAdapter {
     let retryDelayMs: number | undefined;
     try {
       return await postJson({
-        provider, fetch: fetchFn, url, headers, body, signal: options.signal,
+        provider, fetch: fetchFn, url, headers, body, signal: options.signal, onBody: options.onBody,
         describeError: (errorBody) => {
           const described = describeGeminiError(errorBody);
           retryDelayMs = described?.retryAfterMs;

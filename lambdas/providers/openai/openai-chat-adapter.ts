@@ -61,7 +61,7 @@ export function createOpenAIChatAdapter(settings: OpenAIChatSettings): ProviderA
   const headers = { ...(settings.apiKey ? { authorization: `Bearer ${settings.apiKey}` } : {}), ...settings.headers };
 
   const post = (body: unknown, options: CallOptions, to = url) =>
-    postJson({ provider, fetch: fetchFn, url: to, headers, body, signal: options.signal, describeError: describeOpenAIError });
+    postJson({ provider, fetch: fetchFn, url: to, headers, body, signal: options.signal, onBody: options.onBody, describeError: describeOpenAIError });
   const embeddingsUrl = `${settings.baseURL.replace(/\/+$/, '')}/embeddings`;
 
   /** POST /embeddings: float vectors, put back in input order by their index. */

@@ -98,7 +98,7 @@ export function createOpenAIResponsesAdapter(settings: OpenAIResponsesSettings):
   const headers = { ...(settings.apiKey ? { authorization: `Bearer ${settings.apiKey}` } : {}), ...settings.headers };
 
   const post = (body: unknown, options: CallOptions) =>
-    postJson({ provider, fetch: fetchFn, url, headers, body, signal: options.signal, describeError: describeOpenAIError });
+    postJson({ provider, fetch: fetchFn, url, headers, body, signal: options.signal, onBody: options.onBody, describeError: describeOpenAIError });
 
   return {
     provider,
