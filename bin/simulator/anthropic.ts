@@ -65,7 +65,9 @@ export const anthropic: WireFormat = {
         }
       }
     }
-    return { model, upstream: upstreamName(model), stream: body.stream === true, lastUserText, inputChars, maxTokens, toolName };
+    const choice = body.tool_choice;
+    const forcedTool = isObject(choice) && choice.type === 'tool' && typeof choice.name === 'string' ? choice.name : undefined;
+    return { model, upstream: upstreamName(model), stream: body.stream === true, lastUserText, inputChars, maxTokens, toolName, forcedTool };
   },
 
   error,

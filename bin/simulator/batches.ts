@@ -26,7 +26,7 @@ export function bufferedAnswer(format: WireFormat, body: unknown): { status: num
   if (typeof parsed === 'string') return format.error('invalid', parsed);
   switch (parsed.upstream) {
     case 'echo': case 'tool-call': case 'cut-stream': {
-      const reply = parsed.upstream === 'tool-call' && parsed.toolName !== undefined ? toolReply(parsed.toolName, parsed) : textReply(parsed.lastUserText, parsed);
+      const reply = parsed.forcedTool !== undefined ? toolReply(parsed.forcedTool, parsed) : parsed.upstream === 'tool-call' && parsed.toolName !== undefined ? toolReply(parsed.toolName, parsed) : textReply(parsed.lastUserText, parsed);
       return { status: 200, body: format.render(parsed, reply) };
     }
     case 'error-429': return format.error('rate_limit', '');

@@ -18,6 +18,8 @@ export interface ParsedRequest {
   maxTokens: number | undefined;
   /** Name of the first declared function tool, if any. */
   toolName: string | undefined;
+  /** A tool the request makes the model call (Anthropic's tool_choice {type: 'tool'}): any model then calls it. */
+  forcedTool?: string | undefined;
 }
 
 export type Reply =

@@ -204,7 +204,9 @@ export function startSimulator(options: SimulatorOptions): Promise<Simulator> {
       case 'echo':
       case 'tool-call':
       case 'cut-stream': {
-        const reply = parsed.upstream === 'tool-call' && parsed.toolName !== undefined
+        const reply = parsed.forcedTool !== undefined
+          ? toolReply(parsed.forcedTool, parsed)
+          : parsed.upstream === 'tool-call' && parsed.toolName !== undefined
           ? toolReply(parsed.toolName, parsed)
           : textReply(parsed.lastUserText, parsed);
         const cut = parsed.upstream === 'cut-stream';

@@ -201,11 +201,11 @@ export function createAnthropicBatchApi(settings: BatchApiSettings): ProviderBat
     kind: 'anthropic',
 
     check(request) {
-      convertToAnthropicMessages(request, { stream: false, provider });
+      convertToAnthropicMessages(request, { stream: false, provider, emulateJson: false });
     },
 
     async submit(lines) {
-      const requests = lines.map(({ customId, request }) => ({ custom_id: customId, params: convertToAnthropicMessages(request, { stream: false, provider }) }));
+      const requests = lines.map(({ customId, request }) => ({ custom_id: customId, params: convertToAnthropicMessages(request, { stream: false, provider, emulateJson: false }) }));
       const batch = parseUpstream(provider, anthropicBatchSchema, await (await call(`${base}/messages/batches`, { body: { requests } })).json());
       return batch.id;
     },

@@ -4,6 +4,8 @@
 // read (its unions fall back to "unknown" silently; see test/support/sdk-shapes.ts).
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import OpenAI, { APIError, AuthenticationError, BadRequestError, InternalServerError, PermissionDeniedError, RateLimitError } from 'openai';
+import { zodResponseFormat, zodTextFormat } from 'openai/helpers/zod';
+import * as z from 'zod';
 import { OpenRouter } from '@openrouter/sdk';
 import {
   BadGatewayResponseError, BadRequestResponseError, ForbiddenResponseError, OpenRouterError, PaymentRequiredResponseError, RequestTimeoutResponseError,
@@ -107,6 +109,21 @@ describe('openai client against simulator/echo', () => {
     expect(first.choices[0]!.finish_reason).toBe('tool_calls');
     expect(call).toMatchObject({ type: 'function', function: { name: 'lookup' } });
     expect(JSON.parse((call as { function: { arguments: string } }).function.arguments)).toEqual({ echo: 'find cats' });
+  });
+
+  it('structured output through an Anthropic endpoint (a forced tool): chat.completions.parse, streamed too, and responses.parse', async () => {
+    const Echo = z.object({ echo: z.string() });
+    const parsed = await openai.chat.completions.parse({ model: 'simulator/echo-anthropic', messages: [{ role: 'user', content: 'structured please' }], response_format: zodResponseFormat(Echo, 'echo') });
+    expect(parsed.choices[0]!.message.parsed).toEqual({ echo: 'structured please' });
+    expect(parsed.choices[0]!.message.tool_calls ?? []).toEqual([]);
+    expect(parsed.choices[0]!.finish_reason).toBe('stop');
+    const json = await openai.chat.completions.create({ model: 'simulator/echo-anthropic', messages: [{ role: 'user', content: 'any object' }], response_format: { type: 'json_object' } });
+    expect(JSON.parse(json.choices[0]!.message.content!)).toEqual({ echo: 'any object' });
+    const stream = openai.chat.completions.stream({ model: 'simulator/echo-anthropic', messages: [{ role: 'user', content: 'streamed structure' }], response_format: zodResponseFormat(Echo, 'echo') });
+    const final = await stream.finalChatCompletion();
+    expect(final.choices[0]!.message.parsed).toEqual({ echo: 'streamed structure' });
+    const response = await openai.responses.parse({ model: 'simulator/echo-anthropic', input: 'responses structure', text: { format: zodTextFormat(Echo, 'echo') } });
+    expect(response.output_parsed).toEqual({ echo: 'responses structure' });
   });
 
   it('chat.completions.stream: the helper accumulates the final completion, tool calls included', async () => {

@@ -2,6 +2,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createAnthropicAdapter, supportedParameters } from '../../lambdas/providers/anthropic/anthropic-adapter.js';
 import { ProviderError } from '../../lambdas/providers/provider-error.js';
+import { convertToAnthropicMessages } from '../../lambdas/providers/anthropic/convert-to-anthropic-messages.js';
 import type { GenerationRequest, ProviderAdapter, StreamEvent } from '../../lambdas/providers/types.js';
 import { collect, fixtureJson, fixtureSse, startFakeUpstream, type FakeUpstream } from '../support/fake-upstream.js';
 
@@ -158,17 +159,74 @@ describe('Anthropic adapter: request translation', () => {
     expect(await sentBody({ reasoning: { exclude: true } })).not.toHaveProperty('thinking');
   });
 
-  it('refuses response_format and audio with a 400 instead of dropping them, without calling upstream', async () => {
+  it('asks for a JSON response format through a tool the model is made to call', async () => {
+    const schema = { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] };
+    const tool = { name: 'lookup', parameters: { type: 'object', properties: {} } };
+    expect(await sentBody({ response_format: { type: 'json_schema', name: 'place', description: 'Where it is', schema } })).toMatchObject({
+      tools: [{ name: 'json_output', description: expect.stringContaining('place object: Where it is'), input_schema: schema }],
+      tool_choice: { type: 'tool', name: 'json_output' },
+    });
+    expect(await sentBody({ response_format: { type: 'json_object' } })).toMatchObject({
+      tools: [{ name: 'json_output', input_schema: { type: 'object', additionalProperties: true } }],
+      tool_choice: { type: 'tool', name: 'json_output' },
+    });
+    // With tools of the caller's: one of them or the JSON tool (any); a name taken by one of them is not reused.
+    const withTools = await sentBody({ response_format: { type: 'json_object' }, tools: [tool, { name: 'json_output' }] });
+    expect((withTools.tools as Array<{ name: string }>).map((entry) => entry.name)).toEqual(['lookup', 'json_output', 'json_output_2']);
+    expect(withTools.tool_choice).toEqual({ type: 'any' });
+    // A tool the caller forces is kept; tool_choice none leaves the JSON tool alone.
+    expect((await sentBody({ response_format: { type: 'json_object' }, tools: [tool], tool_choice: { name: 'lookup' } })).tool_choice).toEqual({ type: 'tool', name: 'lookup' });
+    expect((await sentBody({ response_format: { type: 'json_object' }, tools: [tool], tool_choice: 'none' })).tool_choice).toEqual({ type: 'tool', name: 'json_output' });
+    // Extended thinking allows no forced tool: the system prompt asks for it instead.
+    const thinking = await sentBody({ response_format: { type: 'json_object' }, reasoning: { effort: 'low' } });
+    expect(thinking).not.toHaveProperty('tool_choice');
+    expect(thinking.system).toEqual([{ type: 'text', text: 'Answer by calling the json_output tool with your answer as its input.' }]);
+  });
+
+  it('gives the JSON tool\'s call back as the reply\'s text, not as a tool call', async () => {
+    const message = fixtureJson('anthropic/message.json') as Record<string, unknown>;
+    upstream.reply({ json: { ...message, stop_reason: 'tool_use', content: [{ type: 'tool_use', id: 'toolu_1', name: 'json_output', input: { city: 'Paris' } }] } });
+    const result = await adapter.generate({ ...simple, response_format: { type: 'json_object' } });
+    expect(result).toMatchObject({ text: '{"city":"Paris"}', tool_calls: [], finish_reason: 'stop', native_finish_reason: 'tool_use' });
+    // Another tool's call is still a tool call.
+    upstream.reply({ json: { ...message, stop_reason: 'tool_use', content: [{ type: 'tool_use', id: 'toolu_2', name: 'lookup', input: { q: 'x' } }] } });
+    const other = await adapter.generate({ ...simple, response_format: { type: 'json_object' }, tools: [{ name: 'lookup' }] });
+    expect(other).toMatchObject({ text: '', tool_calls: [{ id: 'toolu_2', name: 'lookup', arguments: '{"q":"x"}' }], finish_reason: 'tool_calls' });
+  });
+
+  it('streams the JSON tool\'s input as text deltas, and a call that streamed no input as its whole input', async () => {
+    const chunks = (deltas: string[], input = '{}') => [
+      'event: message_start\ndata: {"type":"message_start","message":{"id":"msg_j","usage":{"input_tokens":5,"output_tokens":1}}}\n\n',
+      `event: content_block_start\ndata: {"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"toolu_j","name":"json_output","input":${input}}}\n\n`,
+      ...deltas.map((partial) => `event: content_block_delta\ndata: ${JSON.stringify({ type: 'content_block_delta', index: 0, delta: { type: 'input_json_delta', partial_json: partial } })}\n\n`),
+      'event: content_block_stop\ndata: {"type":"content_block_stop","index":0}\n\n',
+      'event: message_delta\ndata: {"type":"message_delta","delta":{"stop_reason":"tool_use"},"usage":{"output_tokens":7}}\n\n',
+      'event: message_stop\ndata: {"type":"message_stop"}\n\n',
+    ];
+    const textOf = (events: StreamEvent[]) => events.filter((event) => event.type === 'text-delta').map((event) => (event as { delta: string }).delta);
+    upstream.reply({ chunks: chunks(['{"city":', ' "Par', 'is"}']) });
+    const events = await collect(adapter.stream({ ...simple, response_format: { type: 'json_schema', name: 'place', schema: { type: 'object' } } }));
+    expect(textOf(events)).toEqual(['{"city":', ' "Par', 'is"}']);
+    expect(events.some((event) => event.type === 'tool-call-delta')).toBe(false);
+    expect(events.at(-1)).toMatchObject({ type: 'finish', finish_reason: 'stop', native_finish_reason: 'tool_use' });
+    upstream.reply({ chunks: chunks([], '{"city":"Rome"}') });
+    expect(textOf(await collect(adapter.stream({ ...simple, response_format: { type: 'json_object' } })))).toEqual(['{"city":"Rome"}']);
+  });
+
+  it('refuses audio with a 400 instead of dropping it, without calling upstream; Message Batches refuse JSON formats', async () => {
     const before = upstream.received.length;
-    const err = await adapter.generate({ ...simple, response_format: { type: 'json_schema', name: 'out', schema: { type: 'object' } } }).catch((e: unknown) => e);
-    expect(err).toBeInstanceOf(ProviderError);
-    expect(err).toMatchObject({ kind: 'http', status: 400, retryable: false });
-    expect((err as Error).message).toContain('response_format');
-    await expect(collect(adapter.stream({ ...simple, response_format: { type: 'json_object' } }))).rejects.toMatchObject({ status: 400 });
     await expect(adapter.generate({ ...simple, messages: [{ role: 'user', content: [{ type: 'audio', data: 'AAAA', format: 'wav' }] }] })).rejects.toMatchObject({ status: 400 });
     expect(upstream.received.length).toBe(before);
-    expect(supportedParameters).not.toContain('response_format');
-    expect(supportedParameters).toEqual(expect.arrayContaining(['temperature', 'top_p', 'top_k', 'stop', 'max_output_tokens', 'tools', 'tool_choice', 'reasoning']));
+    const err = (() => {
+      try {
+        return convertToAnthropicMessages({ ...simple, response_format: { type: 'json_object' } }, { stream: false, provider: 'anthropic', emulateJson: false });
+      } catch (e) {
+        return e;
+      }
+    })();
+    expect(err).toBeInstanceOf(ProviderError);
+    expect(err).toMatchObject({ kind: 'http', status: 400, retryable: false, message: expect.stringContaining('response_format json_object') });
+    expect(supportedParameters).toEqual(expect.arrayContaining(['temperature', 'top_p', 'top_k', 'stop', 'max_output_tokens', 'tools', 'tool_choice', 'reasoning', 'response_format']));
   });
 });
 

@@ -1,11 +1,11 @@
 // Adapter for the Anthropic Messages API (POST {baseURL}/messages), non-streaming and SSE streaming.
 import { nodeFetch } from '../http-client.js';
-import type { CallOptions, FetchLike, GenerationRequest, GenerationResult, ProviderAdapter, StreamEvent, ToolCall, Usage } from '../types.js';
+import type { CallOptions, FetchLike, FinishReason, GenerationRequest, GenerationResult, ProviderAdapter, StreamEvent, ToolCall, Usage } from '../types.js';
 import { emptyUsage } from '../types.js';
 import { parseJsonText, parseUpstream, postJson, readJson, transportError } from '../http.js';
 import { parseSse } from '../sse.js';
 import { ProviderError } from '../provider-error.js';
-import { convertToAnthropicMessages } from './convert-to-anthropic-messages.js';
+import { convertToAnthropicMessages, jsonOutputTool } from './convert-to-anthropic-messages.js';
 import { mapAnthropicFinishReason } from './map-anthropic-finish-reason.js';
 import { anthropicErrorStatus, anthropicMessageSchema, anthropicStreamEventSchema, describeAnthropicError, type AnthropicUsage } from './anthropic-api-types.js';
 import type * as z from 'zod';
@@ -13,8 +13,8 @@ import type * as z from 'zod';
 export const ANTHROPIC_VERSION = '2023-06-01';
 
 /**
- * The GenerationRequest fields this adapter honours. response_format is absent on purpose: Anthropic has no
- * native equivalent, so the router must not send it (and the adapter refuses it with a 400 if it comes anyway).
+ * The GenerationRequest fields this adapter honours. response_format has no native equivalent: JSON formats are
+ * asked for through a tool (convert-to-anthropic-messages.ts, JSON_OUTPUT_TOOL) and the call comes back as text.
  */
 export const supportedParameters: readonly string[] = [
   'max_output_tokens',
@@ -26,6 +26,7 @@ export const supportedParameters: readonly string[] = [
   'tool_choice',
   'parallel_tool_calls',
   'reasoning',
+  'response_format',
   'user',
 ];
 
@@ -66,10 +67,15 @@ function mergeUsage(earlier: AnthropicUsage | null | undefined, later: Anthropic
 
 type BlockState =
   | { kind: 'tool'; index: number; input: unknown; argumentsSent: boolean }
+  /** The call of the JSON-output tool (a JSON response format): its input is streamed as the reply's text. */
+  | { kind: 'json'; input: unknown; sent: boolean }
   | { kind: 'text' | 'thinking' | 'other' };
 
-/** An Anthropic message (a live reply, or a Message Batches result's `message`) as the internal result. */
-export function messageResult(body: z.output<typeof anthropicMessageSchema>): GenerationResult {
+/**
+ * An Anthropic message (a live reply, or a Message Batches result's `message`) as the internal result.
+ * `jsonTool`: the tool a JSON response format was asked for through (jsonOutputTool): its call's input is the text.
+ */
+export function messageResult(body: z.output<typeof anthropicMessageSchema>, jsonTool?: string): GenerationResult {
   let text = '';
   const reasoning: string[] = [];
   let signature: string | undefined;
@@ -84,7 +90,8 @@ export function messageResult(body: z.output<typeof anthropicMessageSchema>): Ge
         if (block.signature) signature = block.signature;
         break;
       case 'tool_use':
-        toolCalls.push({ id: block.id, name: block.name, arguments: JSON.stringify(block.input ?? {}) });
+        if (block.name === jsonTool) text += JSON.stringify(block.input ?? {});
+        else toolCalls.push({ id: block.id, name: block.name, arguments: JSON.stringify(block.input ?? {}) });
         break;
       default:
         // redacted_thinking and server-side blocks have no internal counterpart.
@@ -98,11 +105,17 @@ export function messageResult(body: z.output<typeof anthropicMessageSchema>): Ge
     ...(reasoning.length ? { reasoning: reasoning.join('\n\n') } : {}),
     ...(signature ? { reasoning_signature: signature } : {}),
     tool_calls: toolCalls,
-    finish_reason: mapAnthropicFinishReason(body.stop_reason, toolCalls.length > 0),
+    finish_reason: jsonFinish(body.stop_reason, toolCalls.length > 0, jsonTool),
     ...(body.stop_reason ? { native_finish_reason: body.stop_reason } : {}),
     usage: mapAnthropicUsage(body.usage),
     ...(serviceTier ? { service_tier: serviceTier } : {}),
   };
+}
+
+/** The finish reason; a stop to call the JSON-output tool alone is the answer's end, not a tool call. */
+function jsonFinish(stopReason: string | null | undefined, hasToolCalls: boolean, jsonTool: string | undefined): FinishReason {
+  if (jsonTool !== undefined && stopReason === 'tool_use' && !hasToolCalls) return 'stop';
+  return mapAnthropicFinishReason(stopReason, hasToolCalls);
 }
 
 export function createAnthropicAdapter(settings: AnthropicSettings): ProviderAdapter {
@@ -124,7 +137,7 @@ export function createAnthropicAdapter(settings: AnthropicSettings): ProviderAda
     async generate(request: GenerationRequest, options: CallOptions = {}): Promise<GenerationResult> {
       const response = await post(convertToAnthropicMessages(request, { stream: false, provider }), options);
       const body = await readJson(provider, response, anthropicMessageSchema, options.signal);
-      return messageResult(body);
+      return messageResult(body, jsonOutputTool(request));
     },
 
     async *stream(request: GenerationRequest, options: CallOptions = {}): AsyncGenerator<StreamEvent> {
@@ -136,6 +149,7 @@ export function createAnthropicAdapter(settings: AnthropicSettings): ProviderAda
       let sawStop = false;
       let sawReasoning = false;
       let toolCount = 0;
+      const json = jsonOutputTool(request);
       const blocks = new Map<number, BlockState>();
       try {
         for await (const sse of parseSse(response.body)) {
@@ -147,7 +161,9 @@ export function createAnthropicAdapter(settings: AnthropicSettings): ProviderAda
               break;
             case 'content_block_start': {
               const block = event.content_block;
-              if (block.type === 'tool_use') {
+              if (block.type === 'tool_use' && block.name === json) {
+                blocks.set(event.index, { kind: 'json', input: block.input, sent: false });
+              } else if (block.type === 'tool_use') {
                 const state: BlockState = { kind: 'tool', index: toolCount++, input: block.input, argumentsSent: false };
                 blocks.set(event.index, state);
                 yield { type: 'tool-call-delta', index: state.index, id: block.id, name: block.name, arguments_delta: '' };
@@ -175,6 +191,11 @@ export function createAnthropicAdapter(settings: AnthropicSettings): ProviderAda
               } else if (delta.type === 'thinking_delta' && state?.kind === 'thinking') {
                 sawReasoning = true;
                 yield { type: 'reasoning-delta', delta: delta.thinking };
+              } else if (delta.type === 'input_json_delta' && state?.kind === 'json') {
+                if (delta.partial_json) {
+                  state.sent = true;
+                  yield { type: 'text-delta', delta: delta.partial_json };
+                }
               } else if (delta.type === 'input_json_delta' && state?.kind === 'tool') {
                 if (delta.partial_json) {
                   state.argumentsSent = true;
@@ -192,6 +213,9 @@ export function createAnthropicAdapter(settings: AnthropicSettings): ProviderAda
               if (state?.kind === 'tool' && !state.argumentsSent) {
                 state.argumentsSent = true;
                 yield { type: 'tool-call-delta', index: state.index, arguments_delta: JSON.stringify(state.input ?? {}) };
+              } else if (state?.kind === 'json' && !state.sent) {
+                state.sent = true;
+                yield { type: 'text-delta', delta: JSON.stringify(state.input ?? {}) };
               }
               break;
             }
@@ -222,7 +246,7 @@ export function createAnthropicAdapter(settings: AnthropicSettings): ProviderAda
       const serviceTier = usage?.service_tier;
       yield {
         type: 'finish',
-        finish_reason: mapAnthropicFinishReason(stopReason, toolCount > 0),
+        finish_reason: jsonFinish(stopReason, toolCount > 0, json),
         ...(stopReason ? { native_finish_reason: stopReason } : {}),
         usage: usage ? mapAnthropicUsage(usage) : emptyUsage(),
         ...(providerId ? { provider_id: providerId } : {}),

@@ -14,8 +14,11 @@
 //   and the budget is cut to fit (max_tokens is only raised when even the minimum budget would not fit).
 // - An assistant message's reasoning is sent back as a `thinking` block only when it has its signature; Anthropic
 //   rejects unsigned thinking.
-// - Anthropic has no response_format: json_object / json_schema are refused with a 400, never dropped silently.
-//   Audio input is refused the same way.
+// - Anthropic has no response_format: json_object / json_schema are asked for through a tool (JSON_OUTPUT_TOOL)
+//   whose input schema is the format's schema and which the model is made to call (tool_choice), and the adapter
+//   turns that call back into the reply's text. With tools of the caller's the model must call one of them or it
+//   (tool_choice any); with extended thinking, which allows no forced tool, it is told to in the system prompt.
+//   Message Batches (emulateJson false) refuse them with a 400, never dropping them silently; so is audio input.
 import { dataUrlText, parseDataUrl } from '../data-url.js';
 import { ProviderError } from '../provider-error.js';
 import type { CacheControl, ContentPart, FunctionTool, GenerationRequest, Message, ReasoningConfig, ReasoningEffort, ToolChoice } from '../types.js';
@@ -179,10 +182,33 @@ function convertToolChoice(choice: ToolChoice | undefined, parallel: boolean | u
   return { type: 'tool', name: choice.name, ...noParallel };
 }
 
-export function convertToAnthropicMessages(request: GenerationRequest, options: { stream: boolean; provider: string }): Record<string, unknown> {
+/** The name of the tool a JSON response format is asked for through: its input is the answer. */
+export const JSON_OUTPUT_TOOL = 'json_output';
+
+/** The JSON-output tool of a request (JSON_OUTPUT_TOOL, or a variant no tool of the caller's has), if its format wants JSON. */
+export function jsonOutputTool(request: Pick<GenerationRequest, 'response_format' | 'tools'>): string | undefined {
+  const format = request.response_format;
+  if (!format || format.type === 'text') return undefined;
+  const taken = new Set(request.tools?.map((tool) => tool.name));
+  let name = JSON_OUTPUT_TOOL;
+  for (let n = 2; taken.has(name); n += 1) name = `${JSON_OUTPUT_TOOL}_${n}`;
+  return name;
+}
+
+function jsonTool(request: GenerationRequest, name: string): Record<string, unknown> {
+  const format = request.response_format!;
+  if (format.type === 'json_schema') {
+    const described = format.description ? `: ${format.description}` : '';
+    return { name, description: `Give your answer as this tool's input: the ${format.name} object${described}.`, input_schema: format.schema };
+  }
+  return { name, description: 'Give your answer as this tool\'s input: a JSON object.', input_schema: { type: 'object', additionalProperties: true } };
+}
+
+export function convertToAnthropicMessages(request: GenerationRequest, options: { stream: boolean; provider: string; emulateJson?: boolean }): Record<string, unknown> {
   const { provider } = options;
-  if (request.response_format && request.response_format.type !== 'text') {
-    throw unsupported(provider, `Anthropic does not support response_format ${request.response_format.type}`);
+  const json = jsonOutputTool(request);
+  if (json !== undefined && options.emulateJson === false) {
+    throw unsupported(provider, `Anthropic does not support response_format ${request.response_format!.type} in Message Batches`);
   }
   const { system, messages } = convertMessages(request.messages, provider);
   const { maxTokens, budget } = tokenLimits(request);
@@ -198,6 +224,22 @@ export function convertToAnthropicMessages(request: GenerationRequest, options: 
     body.tools = request.tools.map(convertTool);
     const toolChoice = convertToolChoice(request.tool_choice, request.parallel_tool_calls);
     if (toolChoice) body.tool_choice = toolChoice;
+  }
+  if (json !== undefined) {
+    body.tools = [...(body.tools as unknown[] | undefined ?? []), jsonTool(request, json)];
+    const choice = request.tool_choice;
+    const callerTools = request.tools?.length ? request.tools : undefined;
+    if (budget !== undefined) {
+      // Extended thinking allows no forced tool: the model is told instead.
+      system.push({ type: 'text', text: `Answer by calling the ${json} tool with your answer as its input${callerTools ? ' (or call one of the other tools first)' : ''}.` });
+    } else if (callerTools && choice !== 'none' && choice !== undefined && typeof choice === 'object') {
+      // The caller forces one of its tools: kept (its answer comes from that tool's result, next turn).
+    } else if (callerTools && choice !== 'none') {
+      body.tool_choice = { type: 'any', ...(request.parallel_tool_calls === false ? { disable_parallel_tool_use: true } : {}) };
+    } else {
+      body.tool_choice = { type: 'tool', name: json };
+    }
+    if (system.length && !body.system) body.system = system;
   }
   if (budget !== undefined) body.thinking = { type: 'enabled', budget_tokens: budget };
   return body;
