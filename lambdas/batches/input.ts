@@ -7,6 +7,7 @@
 // A bad line never fails the batch: it becomes that item's error (the batch's results say which and why),
 // and the others run. Only the input as a whole can fail it: over the byte limit (413, TooLargeError, thrown
 // as soon as the limit is passed, before anything beyond it is read).
+import { MAX_JSON_DEPTH, nestsDeeperThan } from '../platform/json-depth.js';
 import type { z } from 'zod';
 import { InvalidInputError, TooLargeError } from '../platform/errors.js';
 import { describeIssues } from '../platform/http/validation.js';
@@ -161,6 +162,9 @@ export class BatchItemChecker {
       value = JSON.parse(line.text);
     } catch (err) {
       return failed(line.number, null, 'invalid_json', `Line ${line.number} is not valid JSON: ${(err as Error).message.slice(0, 200)}`, null);
+    }
+    if (nestsDeeperThan(line.text)) {
+      return failed(line.number, null, 'invalid_json', `Line ${line.number} nests objects and arrays more than ${MAX_JSON_DEPTH} levels deep`, null);
     }
     return this.check(value, line.number);
   }

@@ -30,13 +30,15 @@ export async function callUpstream(options: Omit<PostOptions, 'body'> & { body?:
   let response: UpstreamResponse;
   const method = options.method ?? 'POST';
   if (options.onBody && method === 'POST') options.onBody(options.text ?? options.body);
+  // Serialized before the exchange: a body that cannot be (a bug of ours) is not a network failure to retry.
+  const sent = method === 'GET' ? undefined : options.text ?? JSON.stringify(options.body);
   try {
     response = await options.fetch(options.url, method === 'GET'
       ? { method, headers: options.headers, signal: options.signal }
       : {
         method,
         headers: options.text !== undefined ? options.headers : { 'content-type': 'application/json', ...options.headers },
-        body: options.text ?? JSON.stringify(options.body),
+        body: sent,
         signal: options.signal,
       });
   } catch (err) {

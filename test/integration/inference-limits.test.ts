@@ -247,6 +247,22 @@ describe('POST /chat/completions limits', () => {
     expect(json.error.message).toMatch(/^Malformed JSON body/);
   });
 
+  it('refuses JSON nested deeper than 128 levels with 400, wherever it is (tool schemas, response formats), and takes 128', async () => {
+    const nested = (depth: number) => `${'{"a":'.repeat(depth - 1)}{}${'}'.repeat(depth - 1)}`;
+    // The body's own object, the tools list, the tool and its function: 4 levels around the schema.
+    const body = (depth: number) => `{"model":"simulator/echo","messages":[{"role":"user","content":"hi"}],"tools":[{"type":"function","function":{"name":"t","parameters":${nested(depth)}}}]}`;
+    const deep = await handleInference(httpEvent({ method: 'POST', path: CHAT, key, rawBody: body(5000) }), store.deps);
+    expect(deep.statusCode).toBe(400);
+    expect((JSON.parse(deep.body as string) as Json).error.message).toBe('JSON body nests objects and arrays more than 128 levels deep');
+    const deepFormat = `{"model":"simulator/echo","messages":[{"role":"user","content":"hi"}],"response_format":{"type":"json_schema","json_schema":{"name":"x","schema":${nested(300)}}}}`;
+    expect((await handleInference(httpEvent({ method: 'POST', path: CHAT, key, rawBody: deepFormat }), store.deps)).statusCode).toBe(400);
+    // Brackets inside strings are text, not nesting.
+    const bracketText = JSON.stringify({ model: 'simulator/echo', messages: [{ role: 'user', content: '['.repeat(5000) }] });
+    expect((await handleInference(httpEvent({ method: 'POST', path: CHAT, key, rawBody: bracketText }), store.deps)).statusCode).toBe(200);
+    expect((await handleInference(httpEvent({ method: 'POST', path: CHAT, key, rawBody: body(128 - 4) }), store.deps)).statusCode).toBe(200);
+    expect((await handleInference(httpEvent({ method: 'POST', path: CHAT, key, rawBody: body(128 - 3) }), store.deps)).statusCode).toBe(400);
+  });
+
   it('rejects a body over 6 MiB with 413', async () => {
     const padding = 'x'.repeat(6 * 1024 * 1024);
     const reply = await handleInference(httpEvent({ method: 'POST', path: CHAT, key, body: chatBody({ messages: [{ role: 'user', content: padding }] }) }), store.deps);

@@ -122,6 +122,8 @@ describe('BatchItemChecker', () => {
   it('reports an unparsable or oversized line as that line\'s error', () => {
     const checker = new BatchItemChecker('/v1/chat/completions');
     expect(checker.checkLine({ number: 4, text: '{"custom_id": ', bytes: 14, offset: 0 })).toMatchObject({ kind: 'error', line: 4, error: { error_type: 'invalid_json', message: expect.stringMatching(/^Line 4 is not valid JSON/) } });
+    const deep = `{"custom_id":"d","body":{"model":"m","messages":[{"role":"user","content":"x"}],"metadata":${'['.repeat(200)}${']'.repeat(200)}}}`;
+    expect(checker.checkLine({ number: 5, text: deep, bytes: deep.length, offset: 0 })).toMatchObject({ kind: 'error', line: 5, error: { error_type: 'invalid_json', message: 'Line 5 nests objects and arrays more than 128 levels deep' } });
     expect(checker.checkLine({ number: 5, text: null, bytes: 7_000_000, offset: 0 })).toMatchObject({ kind: 'error', line: 5, error: { error_type: 'line_too_large' } });
   });
 

@@ -1,15 +1,19 @@
 // Untrusted input becomes typed data only here: JSON parsing and zod validation, with 400s that name the field.
 import type { z } from 'zod';
 import { BadRequestError, echo, PayloadTooLargeError } from './errors.js';
+import { MAX_JSON_DEPTH, nestsDeeperThan } from '../json-depth.js';
 
 export function parseJsonBody(body: Buffer | undefined, maxBytes: number): unknown {
   if (body === undefined || body.length === 0) return undefined;
   if (body.length > maxBytes) throw new PayloadTooLargeError(maxBytes);
+  let value: unknown;
   try {
-    return JSON.parse(body.toString('utf8'));
+    value = JSON.parse(body.toString('utf8'));
   } catch (err) {
     throw new BadRequestError(`Malformed JSON body: ${echo((err as Error).message, 200)}`);
   }
+  if (nestsDeeperThan(body)) throw new BadRequestError(`JSON body nests objects and arrays more than ${MAX_JSON_DEPTH} levels deep`);
+  return value;
 }
 
 export function validate<S extends z.ZodType>(schema: S, value: unknown, where: 'body' | 'query'): z.output<S> {
