@@ -58,6 +58,13 @@ afterAll(async () => {
 const guardrails = (method: string, path: string, body?: unknown, key = admin, query?: Record<string, string>) => manage(store.deps, key, method, `/guardrails${path}`, body, query);
 
 describe('guardrail routes', () => {
+  it('answers 413 naming the store\'s limit when a guardrail within the body limit would be a record over 400 KB', async () => {
+    const long = (i: number) => `simulator/${String(i).padStart(4, '0')}-${'x'.repeat(240)}`;
+    const big = await guardrails('POST', '', { name: 'big', allowed_models: Array.from({ length: 1000 }, (_, i) => long(i)), ignored_models: Array.from({ length: 1000 }, (_, i) => long(i + 1000)) });
+    expect(big.status).toBe(413);
+    expect(big.json.error).toMatchObject({ code: 413, message: expect.stringContaining('400 KB') });
+  });
+
   it('creates, reads, lists, updates and deletes a guardrail, in the SDK\'s shapes', async () => {
     const created = await guardrails('POST', '', { name: 'Echo only', description: 'tests', allowed_models: ['simulator/echo*'], ignored_providers: ['Simulator-Gemini'] });
     expect(created.status).toBe(201);

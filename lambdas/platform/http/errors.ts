@@ -151,7 +151,7 @@ export interface ErrorReply {
  */
 export function toErrorReply(err: unknown, requestId: string, log: Logger = STDERR): ErrorReply {
   if (err instanceof DomainError) return toErrorReply(httpErrorOf(err), requestId, log);
-  const unreachable = err instanceof HttpError ? undefined : storeUnreachable(err) ?? storeBusy(err);
+  const unreachable = err instanceof HttpError ? undefined : storeUnreachable(err) ?? storeBusy(err) ?? storeItemTooLarge(err);
   if (unreachable) return toErrorReply(unreachable, requestId, log);
   if (err instanceof HttpError && err.status < 500) {
     const error: ErrorEnvelope['error'] = { code: err.status, message: echo(err.message, MAX_ERROR_MESSAGE_CHARS) };
@@ -250,6 +250,18 @@ export function storeBusy(err: unknown): ServiceUnavailableError | undefined {
   const name = (err as { name?: unknown }).name;
   if (typeof name !== 'string' || !BUSY_ERRORS.has(name)) return undefined;
   return new ServiceUnavailableError('The gateway\'s database or key service is busy; try again shortly', { headers: { 'retry-after': '1' }, cause: err });
+}
+
+/**
+ * A write DynamoDB refused for its size: an item holds at most 400 KB, and a body within a route's limit can
+ * still make a larger one (a guardrail of long model lists, a preset's system prompt). It is the request's
+ * data, so 413, not a 500. Only errors of the AWS SDK are taken.
+ */
+export function storeItemTooLarge(err: unknown): HttpError | undefined {
+  if (typeof err !== 'object' || err === null || !('$metadata' in err)) return undefined;
+  const { name, message } = err as { name?: unknown; message?: unknown };
+  if (name !== 'ValidationException' || typeof message !== 'string' || !/item size (to update )?has exceeded the maximum allowed size/i.test(message)) return undefined;
+  return new HttpError(413, 'Too large to store: what this request would save exceeds the store\'s 400 KB per record; send less (shorter texts or lists)', { cause: err });
 }
 
 /** Where a failure before any deps exist (start-up) is logged. */
