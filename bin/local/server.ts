@@ -178,7 +178,7 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
       res.end();
       return;
     }
-    const url = new URL(req.url ?? '/', 'http://localhost');
+    const url = requestUrl(req);
     const body = await readBody(req, maxBody);
     const event = toEvent(req, url, body, requestId);
     const context = lambdaContext(requestId, timeoutMs);
@@ -242,6 +242,19 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
       await closed;
     },
   };
+}
+
+/**
+ * The request target as a URL. An absolute-form target (`GET http://host/path`, as proxies send) whose host
+ * cannot be parsed is the client's error: 400, as API Gateway answers it.
+ */
+function requestUrl(req: IncomingMessage): URL {
+  try {
+    return new URL(req.url ?? '/', 'http://localhost');
+  } catch {
+    req.resume();
+    throw new HttpError(400, 'Bad request target: not a path or a URL');
+  }
 }
 
 /** Resolves once every promise in `pending` (as it is then) has settled, or after `ms`. */

@@ -73,6 +73,23 @@ describe('local server', () => {
     expect(Object.getPrototypeOf(lastEvent!.queryStringParameters)).toBe(Object.prototype);
   });
 
+  it('answers an absolute-form request target whose host cannot be parsed with a 400 envelope, and serves one that can', async () => {
+    const { port } = new URL(server.url);
+    const raw = (target: string) => new Promise<string>((resolve) => {
+      const socket = net.connect(Number(port), '127.0.0.1');
+      let text = '';
+      socket.on('data', (chunk: Buffer) => { text += chunk.toString(); });
+      socket.on('close', () => resolve(text));
+      socket.end(`GET ${target} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`);
+    });
+    for (const target of ['http://[bad/api/v1/models', 'http://a:99999/api/v1/keys', 'http://%zz/health']) {
+      const reply = await raw(target);
+      expect(reply).toMatch(/^HTTP\/1\.1 400/);
+      expect(JSON.parse(/\{.*\}/s.exec(reply.slice(reply.indexOf('\r\n\r\n')))![0]).error).toMatchObject({ code: 400, message: 'Bad request target: not a path or a URL' });
+    }
+    expect(await raw('http://localhost/api/v1/keys')).toMatch(/^HTTP\/1\.1 200/);
+  });
+
   it('answers CORS preflight itself and lets any origin read replies', async () => {
     const preflight = await rawRequest('/api/v1/chat/completions', { method: 'OPTIONS', headers: { origin: 'https://app.example', 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization' } });
     expect(preflight.status).toBe(204);
