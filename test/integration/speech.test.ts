@@ -87,6 +87,14 @@ describe('audio', () => {
     const ownVoice = await speak({ model: 'simulator/tts-elevenlabs', input: 'eleven-marker three', voice: 'my-cloned-voice-id', response_format: 'pcm' });
     expect(ownVoice.status).toBe(200);
     expect(upstream.find((request) => JSON.stringify(request.body).includes('eleven-marker three'))!.path).toBe('/v1/text-to-speech/my-cloned-voice-id/stream');
+    // But a voice that is a path segment (.., .) or anything but an id is refused, and nothing goes upstream.
+    const before = upstream.length;
+    for (const voice of ['..', '.', 'a/b', 'x y']) {
+      const refused = await speak({ model: 'simulator/tts-elevenlabs', input: 'eleven-marker four', voice });
+      expect(refused.status).toBe(400);
+      expect(refused.json!.error.message).toContain('is not an ElevenLabs voice id');
+    }
+    expect(upstream.length).toBe(before);
   });
 
   it('refuses a non-default speed for a model without speed control, and takes speed 1', async () => {

@@ -5,6 +5,7 @@ import { nodeFetch } from '../http-client.js';
 import { postJson } from '../http.js';
 import type { CallOptions, FetchLike, GenerationRequest, ProviderAdapter, StreamEvent } from '../types.js';
 import { audioEvents, speechOf, speechOnly } from './audio-stream.js';
+import { ProviderError } from '../provider-error.js';
 
 export interface ElevenLabsSettings {
   provider: string;
@@ -27,8 +28,14 @@ export function describeElevenLabsError(body: unknown): { message?: string; code
   return undefined;
 }
 
-export function convertToElevenLabs(request: GenerationRequest): { path: string; body: Record<string, unknown> } {
-  const speech = speechOf('elevenlabs', request);
+/** An ElevenLabs voice id: letters and digits (21m00Tcm4TlvDq8ikWAM), never a path segment such as `..`. */
+const VOICE_ID = /^[A-Za-z0-9_-]{1,64}$/;
+
+export function convertToElevenLabs(request: GenerationRequest, provider = 'elevenlabs'): { path: string; body: Record<string, unknown> } {
+  const speech = speechOf(provider, request);
+  if (!VOICE_ID.test(speech.voice ?? '')) {
+    throw new ProviderError({ provider, kind: 'http', status: 400, message: `Voice "${(speech.voice ?? '').slice(0, 64)}" is not an ElevenLabs voice id (letters, digits, - and _)` });
+  }
   const options = speech.options ?? {};
   const voiceSettings = { ...(options.voice_settings as Record<string, unknown> | undefined), ...(speech.speed !== undefined ? { speed: speech.speed } : {}) };
   return {
@@ -47,7 +54,7 @@ export function createElevenLabsAdapter(settings: ElevenLabsSettings): ProviderA
     generate: speechOnly(provider),
     async *stream(request: GenerationRequest, options: CallOptions = {}): AsyncGenerator<StreamEvent> {
       const speech = speechOf(provider, request);
-      const { path, body } = convertToElevenLabs(request);
+      const { path, body } = convertToElevenLabs(request, provider);
       const response = await postJson({ provider, fetch, url: base + path, headers, body, signal: options.signal, describeError: describeElevenLabsError });
       yield* audioEvents(provider, response, speech, options.signal);
     },
