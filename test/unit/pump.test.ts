@@ -103,6 +103,22 @@ describe('pump', () => {
     expect(slow.writableFinished).toBe(true);
   });
 
+  it('waits for a full destination with one drain listener, however many hand-overs find it full (a client gone but not yet closed)', async () => {
+    // Writes that never complete: the destination stays full, as a response whose client stopped reading.
+    const stuck = new Writable({ highWaterMark: 4, write() { /* never done */ } });
+    const source = new PassThrough();
+    const done = pump(source, stuck).catch(() => undefined);
+    // A source that goes on emitting while paused (as one that ignores pause does), a chunk a turn.
+    for (let i = 0; i < 20; i += 1) {
+      source.emit('data', `chunk-${i}`);
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    expect(stuck.listenerCount('drain')).toBe(1);
+    stuck.destroy();
+    await done;
+    expect(stuck.listenerCount('drain')).toBe(0);
+  });
+
   it('resumes a source paused before, and ends the destination for a source that had already ended (as pipe does)', async () => {
     const paused = new PassThrough();
     paused.pause();

@@ -23,11 +23,23 @@ function endGiven(source: Readable): boolean {
 export function pump(source: Readable, destination: Writable): Promise<void> {
   return new Promise<void>((resolve, reject) => {
     let settled = false;
+    // One drain listener at a time: hand-overs while the destination is still full (its client reads
+    // slowly, or is gone and not yet closed) wait for the same drain instead of adding one each.
+    let awaitingDrain = false;
+    const resume = () => {
+      awaitingDrain = false;
+      source.resume();
+    };
+    const awaitDrain = () => {
+      if (awaitingDrain) return;
+      awaitingDrain = true;
+      destination.once('drain', resume);
+    };
     const settle = (err?: Error) => {
       if (settled) return;
       settled = true;
       source.off('error', onError).off('close', onSourceClose);
-      destination.off('error', onError).off('close', onDestinationClose).off('finish', onFinish);
+      destination.off('error', onError).off('close', onDestinationClose).off('finish', onFinish).off('drain', resume);
       // A late error of either (after the reply finished, or of the other once destroyed) is not a crash.
       source.on('error', ignore);
       destination.on('error', ignore);
@@ -67,7 +79,6 @@ export function pump(source: Readable, destination: Writable): Promise<void> {
       if (last.length > 0) destination.end(last[last.length - 1]);
       else destination.end();
     };
-    const resume = () => source.resume();
     const handOver = () => {
       if (ending || settled) return;
       if (endGiven(source)) return finish();
@@ -76,8 +87,8 @@ export function pump(source: Readable, destination: Writable): Promise<void> {
       heldBytes = 0;
       let room = true;
       for (const chunk of chunks) room = destination.write(chunk);
-      if (!room) destination.once('drain', resume);
-      else if (source.isPaused()) source.resume();
+      if (!room) awaitDrain();
+      else if (!awaitingDrain && source.isPaused()) source.resume();
     };
     source.on('data', (chunk: { length?: number }) => {
       if (held.push(chunk) === 1) process.nextTick(handOver);
@@ -90,7 +101,7 @@ export function pump(source: Readable, destination: Writable): Promise<void> {
     if (source.readableEnded) return finish();
     if (destination.writableNeedDrain) {
       source.pause();
-      destination.once('drain', resume);
+      awaitDrain();
     } else if (source.isPaused()) {
       source.resume();
     }
