@@ -41,6 +41,24 @@ describe('validation', () => {
     expect(() => validate(nested, { metadata: {}, stop: ['a', 'b', 'c'] }, 'body')).toThrow('Invalid body.stop: at most 2 stop sequences');
   });
 
+  it('says what a union field may be, and which item of a list of kinds went wrong where (Responses input)', async () => {
+    const { responsesRequestSchema } = await import('../../lambdas/inference/formats/responses-schema.js');
+    const message = (body: unknown) => {
+      try {
+        validate(responsesRequestSchema, body, 'body');
+        return 'valid';
+      } catch (err) {
+        return (err as Error).message;
+      }
+    };
+    expect(message({ model: 'm' })).toBe('Invalid body.input: required (string or array)');
+    expect(message({ model: 'm', input: 5 })).toBe('Invalid body.input: expected string or array, received number');
+    expect(message({ model: 'm', input: [5] })).toBe('Invalid body.input.0: expected object, received number');
+    // A message item missing its role is a message with a problem, not a function call of the wrong type.
+    expect(message({ model: 'm', input: [{ type: 'message' }] })).toMatch(/^Invalid body\.input\.0\.role: /);
+    expect(message({ model: 'm', input: [{ role: 'user', content: 5 }] })).toBe('Invalid body.input.0.content: expected string or array, received number');
+  });
+
   it('echoes at most a short piece of each field name, names at most five unknown fields and lists at most ten issues', () => {
     const long = 'k'.repeat(10_000);
     expect(() => validate(schema, { name: 'x', [long]: 1 }, 'body')).toThrow(`unknown field(s) "${'k'.repeat(64)}…"`);

@@ -33,10 +33,10 @@ export function validate<S extends z.ZodType>(schema: S, value: unknown, where: 
  * batch item's error).
  */
 export function describeIssues(all: readonly z.core.$ZodIssue[], where: string): { issues: Array<{ path: string; message: string }>; message: string } {
-  const issues = all.slice(0, MAX_ISSUES).map((issue) => ({
-    path: [where, ...issue.path.map((segment) => echo(String(segment)))].join('.'),
-    message: describeIssue(issue),
-  }));
+  const issues = all.slice(0, MAX_ISSUES).map((issue) => {
+    const found = specific(issue);
+    return { path: [where, ...issue.path, ...found.path].map((segment) => echo(String(segment))).join('.'), message: found.message };
+  });
   const first = issues[0] ?? { path: where, message: 'invalid' };
   const more = all.length > 1 ? ` (and ${all.length - 1} more)` : '';
   return { issues, message: `Invalid ${first.path}: ${first.message}${more}` };
@@ -45,17 +45,51 @@ export function describeIssues(all: readonly z.core.$ZodIssue[], where: string):
 const MAX_ISSUES = 10;
 const MAX_KEYS_NAMED = 5;
 
-/** The most specific message: nested record-key and union issues say more than their generic wrappers. */
-function describeIssue(issue: z.core.$ZodIssue): string {
+/**
+ * The most specific message, and the path below the issue's own it belongs to: nested record-key and union
+ * issues say more than their generic wrappers ("Invalid input"). Of a union's branches, the one that got
+ * furthest names the problem: the one whose first failure lies deepest, or, at the same depth, one not refused
+ * for its `type` (another kind of item). When every branch failed on the value's type itself, the message
+ * lists the types it may be.
+ */
+function specific(issue: z.core.$ZodIssue): { path: PropertyKey[]; message: string } {
   if (issue.code === 'unrecognized_keys') {
     const named = issue.keys.slice(0, MAX_KEYS_NAMED).map((key) => `"${echo(key)}"`).join(', ');
-    return `unknown field(s) ${named}${issue.keys.length > MAX_KEYS_NAMED ? ` and ${issue.keys.length - MAX_KEYS_NAMED} more` : ''}`;
+    return { path: [], message: `unknown field(s) ${named}${issue.keys.length > MAX_KEYS_NAMED ? ` and ${issue.keys.length - MAX_KEYS_NAMED} more` : ''}` };
   }
-  if (issue.code === 'invalid_key' && issue.issues.length) return `invalid key: ${describeIssue(issue.issues[0]!)}`;
+  if (issue.code === 'invalid_key' && issue.issues.length) {
+    const inner = specific(issue.issues[0]!);
+    return { path: [], message: `invalid key: ${inner.message}` };
+  }
   if (issue.code === 'invalid_union' && issue.errors.length) {
-    // The branch that got furthest is the one whose failure is not a plain type mismatch.
-    const specific = issue.errors.flat().find((nested) => nested.code !== 'invalid_type' && nested.code !== 'invalid_union');
-    if (specific) return describeIssue(specific);
+    let best: { path: PropertyKey[]; message: string; score: number } | undefined;
+    const expected: string[] = [];
+    let received: string | undefined;
+    for (const branch of issue.errors) {
+      const first = branch[0];
+      if (!first) continue;
+      const typeOnly = first.code === 'invalid_type' && first.path.length === 0;
+      if (typeOnly) {
+        if (!expected.includes(first.expected)) expected.push(first.expected);
+        received ??= /received (\w+)/.exec(first.message)?.[1];
+        continue;
+      }
+      const inner = specific(first);
+      const path = [...first.path, ...inner.path];
+      // A branch refused for its `type` (the item names another kind) is the wrong kind, not a near miss: at
+      // the same depth, another branch's failure says more.
+      const wrongKind = first.code === 'invalid_value' && first.path.at(-1) === 'type';
+      const score = path.length * 2 + (wrongKind ? 0 : 1);
+      if (!best || score > best.score) best = { path, message: inner.message, score };
+    }
+    if (best) return { path: best.path, message: best.message };
+    // A union with a message of its own ("must be a finite number") says it best.
+    if (expected.length && issue.message !== 'Invalid input') return { path: [], message: issue.message };
+    if (expected.length) {
+      const kinds = expected.join(' or ');
+      return { path: [], message: received === 'undefined' ? `required (${kinds})` : `expected ${kinds}${received ? `, received ${received}` : ''}` };
+    }
   }
-  return issue.message;
+  if (issue.code === 'invalid_type' && /received undefined$/.test(issue.message)) return { path: [], message: `required (${issue.expected})` };
+  return { path: [], message: issue.message };
 }
