@@ -29,6 +29,9 @@ try {
 }
 
 // During start-up nothing is in flight: a signal exits at once (DynamoDB Local goes with the process).
+/** A signal repeated within this long of the first is the same stop delivered twice (see stop below). */
+const REPEATED_SIGNAL_MS = 1000;
+
 let stop: (reason: string) => void = (reason) => {
   console.error(`${reason} during start-up: exiting`);
   process.exit(1);
@@ -87,13 +90,16 @@ startLocalRuntime(config, {
   );
   console.log(lines.join('\n'));
 
-  let stopping = false;
+  let stoppingSince: number | undefined;
   stop = (reason: string) => {
-    if (stopping) {
+    if (stoppingSince !== undefined) {
+      // The same signal twice at once is one stop: a signal to the process group reaches this process and
+      // npm, which passes it on (Ctrl-C, or `kill -TERM -<pgid>`). A second one later is someone insisting.
+      if (Date.now() - stoppingSince < REPEATED_SIGNAL_MS) return;
       console.error(`${reason} again: exiting now`);
       process.exit(1);
     }
-    stopping = true;
+    stoppingSince = Date.now();
     console.error(`\n${reason}: stopping the gateway (in-flight requests get up to ${config.shutdownGraceMs} ms), then DynamoDB Local`);
     runtime.stop().then(() => process.exit(0), (err: unknown) => {
       console.error(err);

@@ -53,6 +53,23 @@ describe('npm start stopped by a supervisor', () => {
 
     expect(commands(await survivors(started, 15_000))).toEqual([]);
     expect(await portOpen(port)).toBe(false);
+    // npm passes the signal on, so the gateway gets it twice at once: one stop, a graceful one.
+    expect(gateway.output()).toContain('SIGINT: stopping the gateway');
+    expect(gateway.output()).not.toContain('again: exiting now');
+  }, 120_000);
+
+  it('the same signal twice at once (the process group\'s and npm\'s copy of it) is one graceful stop', async () => {
+    gateway = await startGatewayProcess({}, { viaNpm: true, ownProcessGroup: true });
+    started = processTree(gateway.child.pid!);
+    const node = started.find((proc) => proc.pid !== gateway!.child.pid && /start\.mjs|bin\/start/.test(proc.command));
+    expect(node).toBeDefined();
+
+    process.kill(node!.pid, 'SIGTERM');
+    process.kill(node!.pid, 'SIGTERM');
+
+    expect(commands(await survivors(started, 15_000))).toEqual([]);
+    expect(gateway.output()).toContain('SIGTERM: stopping the gateway');
+    expect(gateway.output()).not.toContain('again: exiting now');
   }, 120_000);
 
   it('npm killed outright (SIGKILL): the gateway notices its parent is gone and stops everything', async () => {
