@@ -1,10 +1,11 @@
-// `npm run bench:survivors`: which allocations outlive a young-generation collection in the gateway under
-// load. A scavenge's pause grows with the bytes it copies (survivors, and those it promotes to the old
-// generation), and a streamed chunk that arrives during one waits for it. This runs the bench's gateway
-// process (bundled, as npm start runs it) in front of the simulator, puts closed-loop load on it (10
-// connections; BENCH_SURVIVORS_STREAM=1 for streamed replies) and takes a sampling heap profile that leaves
-// out what scavenges free: what remains was allocated, survived at least one scavenge, and is either still
-// alive or was freed later by a full collection. It prints the sampled bytes per request by allocating
+// `npm run bench:survivors`: which allocations the gateway under load promotes to the old generation. A
+// scavenge's pause grows with the bytes it copies, and a streamed chunk that arrives during one waits for it;
+// what it promotes is also what later full collections must free. This runs the bench's gateway process
+// (bundled, as npm start runs it) in front of the simulator, puts closed-loop load on it (10 connections;
+// BENCH_SURVIVORS_STREAM=1 for streamed replies) and takes a sampling heap profile that leaves out whatever
+// a scavenge frees: what remains was never freed by one, so it was promoted (and is still alive, or was freed
+// by a full collection), or is alive in the young generation at the end. Objects that survive one scavenge and
+// die before the next are copied once but not counted. It prints the sampled bytes per request by allocating
 // function and by allocation stack. Sampling counts bytes, not time, so a slow machine reads the same.
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';

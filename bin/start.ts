@@ -90,16 +90,17 @@ startLocalRuntime(config, {
   );
   console.log(lines.join('\n'));
 
-  let stoppingSince: number | undefined;
+  let stopping: { reason: string; at: number } | undefined;
   stop = (reason: string) => {
-    if (stoppingSince !== undefined) {
+    if (stopping !== undefined) {
       // The same signal twice at once is one stop: a signal to the process group reaches this process and
-      // npm, which passes it on (Ctrl-C, or `kill -TERM -<pgid>`). A second one later is someone insisting.
-      if (Date.now() - stoppingSince < REPEATED_SIGNAL_MS) return;
+      // npm, which passes it on (Ctrl-C, or `kill -TERM -<pgid>`). A second one later, or another signal, is
+      // someone insisting.
+      if (reason === stopping.reason && Date.now() - stopping.at < REPEATED_SIGNAL_MS) return;
       console.error(`${reason} again: exiting now`);
       process.exit(1);
     }
-    stoppingSince = Date.now();
+    stopping = { reason, at: Date.now() };
     console.error(`\n${reason}: stopping the gateway (in-flight requests get up to ${config.shutdownGraceMs} ms), then DynamoDB Local`);
     runtime.stop().then(() => process.exit(0), (err: unknown) => {
       console.error(err);

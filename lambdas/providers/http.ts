@@ -30,8 +30,15 @@ export async function callUpstream(options: Omit<PostOptions, 'body'> & { body?:
   let response: UpstreamResponse;
   const method = options.method ?? 'POST';
   if (options.onBody && method === 'POST') options.onBody(options.text ?? options.body);
-  // Serialized before the exchange: a body that cannot be (a bug of ours) is not a network failure to retry.
-  const sent = method === 'GET' ? undefined : options.text ?? JSON.stringify(options.body);
+  // Serialized before the exchange: a body that cannot be (a tool call's arguments nested thousands deep, which
+  // the request's own depth check cannot see inside their string) is the request's fault, not the network's:
+  // a 400 that is neither retried nor counted against the endpoint.
+  let sent: string | undefined;
+  try {
+    sent = method === 'GET' ? undefined : options.text ?? JSON.stringify(options.body);
+  } catch (err) {
+    throw new ProviderError({ provider: options.provider, kind: 'http', status: 400, message: `The request could not be written for the provider: ${err instanceof Error ? err.message : String(err)}` });
+  }
   try {
     response = await options.fetch(options.url, method === 'GET'
       ? { method, headers: options.headers, signal: options.signal }

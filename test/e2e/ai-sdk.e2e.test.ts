@@ -21,7 +21,7 @@ beforeAll(async () => {
   const admin = new OpenRouter({ apiKey: ADMIN_KEY, serverURL: gateway.baseUrl, retryConfig: { strategy: 'none' } });
   userKey = (await admin.apiKeys.create({ requestBody: { name: 'e2e ai sdk' } })).key;
   brokeKey = (await admin.apiKeys.create({ requestBody: { name: 'e2e ai sdk broke', limit: 0.000001 } })).key;
-}, 90_000);
+}, 150_000);
 
 afterAll(async () => {
   await gateway?.stop();

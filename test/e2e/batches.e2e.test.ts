@@ -51,7 +51,7 @@ beforeAll(async () => {
   const created = await admin.apiKeys.create({ requestBody: { name: 'e2e batches' } });
   userKey = created.key;
   keyHash = created.data.hash;
-}, 90_000);
+}, 150_000);
 
 afterAll(async () => {
   await gateway?.stop();
@@ -357,7 +357,7 @@ describe('cancelling and deleting', () => {
     const deleted = await call(`/batches/${id}`, { method: 'DELETE' });
     expect(deleted.json).toEqual({ id, object: 'batch', deleted: true });
     expect((await call(`/batches/${id}`)).status).toBe(404);
-  }, 90_000);
+  }, 150_000);
 });
 
 describe('expiry', () => {
@@ -386,5 +386,5 @@ describe('expiry', () => {
     } finally {
       await short.stop();
     }
-  }, 90_000);
+  }, 150_000);
 });

@@ -15,7 +15,7 @@ let router: OpenRouter;
 beforeAll(async () => {
   gateway = await startGatewayProcess({ GATEWAY_ADMIN_KEY: ADMIN_KEY, GATEWAY_INITIAL_CREDITS: '5' });
   router = new OpenRouter({ apiKey: ADMIN_KEY, serverURL: gateway.baseUrl, retryConfig: { strategy: 'none' } });
-}, 90_000);
+}, 150_000);
 
 afterAll(async () => {
   await gateway?.stop();

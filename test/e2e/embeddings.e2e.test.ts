@@ -25,7 +25,7 @@ beforeAll(async () => {
   userKey = created.key;
   openai = new OpenAI({ apiKey: userKey, baseURL: gateway.baseUrl, maxRetries: 0 });
   sdk = new OpenRouter({ apiKey: userKey, serverURL: gateway.baseUrl, retryConfig: { strategy: 'none' } });
-}, 90_000);
+}, 150_000);
 
 afterAll(async () => {
   await gateway?.stop();

@@ -18,7 +18,7 @@ let admin: OpenRouter;
 beforeAll(async () => {
   gateway = await startGatewayProcess({ GATEWAY_ADMIN_KEY: ADMIN_KEY, GATEWAY_INITIAL_CREDITS: '25' });
   admin = new OpenRouter({ apiKey: ADMIN_KEY, serverURL: gateway.baseUrl, retryConfig: { strategy: 'none' } });
-}, 90_000);
+}, 150_000);
 
 afterAll(async () => {
   await gateway?.stop();
@@ -254,7 +254,7 @@ describe('npm start', () => {
     admin = new OpenRouter({ apiKey: ADMIN_KEY, serverURL: gateway.baseUrl, retryConfig: { strategy: 'none' } });
     expect((await admin.apiKeys.get({ hash: kept.data.hash })).data.name).toBe('survives restart');
     expect(gateway.output()).not.toContain('shown once');
-  }, 90_000);
+  }, 150_000);
 });
 
 function portOpen(port: number): Promise<boolean> {

@@ -33,7 +33,7 @@ beforeAll(async () => {
   brokeKey = (await admin.apiKeys.create({ requestBody: { name: 'e2e broke', limit: 0.000001 } })).key;
   openai = new OpenAI({ apiKey: userKey, baseURL: gateway.baseUrl, maxRetries: 0 });
   sdk = new OpenRouter({ apiKey: userKey, serverURL: gateway.baseUrl, retryConfig: { strategy: 'none' } });
-}, 90_000);
+}, 150_000);
 
 afterAll(async () => {
   await gateway?.stop();

@@ -18,7 +18,7 @@ beforeAll(async () => {
   userKey = (await admin.apiKeys.create({ requestBody: { name: 'e2e messages' } })).key;
   // The SDK appends /v1/messages to its base URL.
   anthropic = new Anthropic({ apiKey: userKey, baseURL: gateway.baseUrl.replace(/\/v1$/, ''), maxRetries: 0 });
-}, 90_000);
+}, 150_000);
 
 afterAll(async () => {
   await gateway?.stop();

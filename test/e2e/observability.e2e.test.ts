@@ -62,9 +62,9 @@ beforeAll(async () => {
     GATEWAY_OBSERVABILITY_RETRY_SECONDS: '1',
     GATEWAY_OBSERVABILITY_MAX_RECEIVES: String(MAX_RECEIVES),
     GATEWAY_OBSERVABILITY_TIMEOUT_MS: String(DELIVERY_TIMEOUT_MS),
-  }, 90_000);
+  }, 150_000);
   admin = new OpenRouter({ apiKey: ADMIN_KEY, serverURL: gateway.baseUrl, retryConfig: { strategy: 'none' } });
-}, 90_000);
+}, 150_000);
 
 afterAll(async () => {
   await gateway?.stop();

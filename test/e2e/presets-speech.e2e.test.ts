@@ -17,7 +17,7 @@ beforeAll(async () => {
   const admin = new OpenRouter({ apiKey: ADMIN_KEY, serverURL: gateway.baseUrl, retryConfig: { strategy: 'none' } });
   const created = await admin.apiKeys.create({ requestBody: { name: 'presets and speech' } });
   user = new OpenRouter({ apiKey: created.key, serverURL: gateway.baseUrl, retryConfig: { strategy: 'none' } });
-}, 90_000);
+}, 150_000);
 
 afterAll(async () => {
   await gateway?.stop();

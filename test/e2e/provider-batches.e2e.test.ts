@@ -19,7 +19,7 @@ beforeAll(async () => {
   // A provider batch takes 1.5 s at the simulator.
   gateway = await startGatewayProcess({ GATEWAY_ADMIN_KEY: ADMIN_KEY, SIMULATOR_BATCH_DELAY_MS: '1500' });
   admin = new OpenRouter({ apiKey: ADMIN_KEY, serverURL: gateway.baseUrl, retryConfig: { strategy: 'none' } });
-}, 90_000);
+}, 150_000);
 
 afterAll(async () => {
   await gateway?.stop();
@@ -247,5 +247,5 @@ describe('money', () => {
     } finally {
       await slow.stop();
     }
-  }, 90_000);
+  }, 150_000);
 });

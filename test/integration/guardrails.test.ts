@@ -206,6 +206,25 @@ describe('content filters', () => {
     expect((await manage(store.deps, guarded.text, 'GET', '/key')).json.data.usage).toBe(usage);
   });
 
+  it('blocks a card number split over text parts of one message (the model reads them as one text), and lets parts that only meet harmlessly through', async () => {
+    before = upstream.length;
+    const split = await chatCompletion(store.deps, guarded.text, { model: 'simulator/echo', messages: [{ role: 'user', content: [{ type: 'text', text: 'charge 4111 1111' }, { type: 'text', text: ' 1111 1111 please' }] }] });
+    expect(split.status).toBe(403);
+    expect(split.json.error).toMatchObject({ code: 403, metadata: { patterns: ['credit-card'] } });
+    expect(upstream.length).toBe(before);
+    const harmless = await chatCompletion(store.deps, guarded.text, { model: 'simulator/echo', messages: [{ role: 'user', content: [{ type: 'text', text: 'two ' }, { type: 'text', text: 'parts' }] }] });
+    expect(harmless.status).toBe(200);
+    // A match inside one part that a greedy pattern would run on with the next (an email's domain into
+    // "Thanks") is that part's, redacted as before, not a split one that blocks.
+    const emailed = await chatCompletion(store.deps, guarded.text, { model: 'simulator/echo', messages: [{ role: 'user', content: [{ type: 'text', text: 'split-marker: contact jane@example.com' }, { type: 'text', text: 'Thanks!' }] }] });
+    expect(emailed.status).toBe(200);
+    expect(upstream.find((body) => body.includes('split-marker'))).toContain('[REDACTED:EMAIL]');
+    // A redact pattern split over parts cannot be redacted in place: it blocks.
+    const project = await chatCompletion(store.deps, guarded.text, { model: 'simulator/echo', messages: [{ role: 'user', content: [{ type: 'text', text: 'about project-' }, { type: 'text', text: '42 today' }] }] });
+    expect(project.status).toBe(403);
+    expect(project.json.error.metadata).toMatchObject({ patterns: ['project'] });
+  });
+
   it('blocks a streamed request the same way, before the stream commits to 200', async () => {
     const reply = await chatCompletion(store.deps, guarded.text, { model: 'simulator/echo', stream: true, messages: [{ role: 'user', content: 'card 4111-1111-1111-1111' }] });
     expect(reply.status).toBe(403);

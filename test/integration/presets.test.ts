@@ -40,6 +40,12 @@ function upstreamBodyOf(marker: string): Json {
 }
 
 describe('making presets', () => {
+  it('answers 413 naming the store\'s limit for a preset within the body limit that would be a record over 400 KB', async () => {
+    const big = await presets('POST', '/too-big/messages', { model: 'simulator/echo', system: [{ type: 'text', text: 'S'.repeat(900_000) }], messages: [] });
+    expect(big.status).toBe(413);
+    expect(big.json.error).toMatchObject({ code: 413, message: expect.stringContaining('400 KB') });
+  });
+
   it('creates a preset from a Messages body, keeping only request settings; the reply parses with the SDK', async () => {
     const reply = await presets('POST', '/writer/messages', {
       model: 'simulator/echo', fallbacks: [{ model: 'simulator/echo-2' }], system: 'You write haiku.', max_tokens: 64, temperature: 0.3,

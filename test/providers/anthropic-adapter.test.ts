@@ -174,9 +174,11 @@ describe('Anthropic adapter: request translation', () => {
     const withTools = await sentBody({ response_format: { type: 'json_object' }, tools: [tool, { name: 'json_output' }] });
     expect((withTools.tools as Array<{ name: string }>).map((entry) => entry.name)).toEqual(['lookup', 'json_output', 'json_output_2']);
     expect(withTools.tool_choice).toEqual({ type: 'any' });
-    // A tool the caller forces is kept; tool_choice none leaves the JSON tool alone.
+    // A tool the caller forces is kept; tool_choice none offers the JSON tool alone, forced, once.
     expect((await sentBody({ response_format: { type: 'json_object' }, tools: [tool], tool_choice: { name: 'lookup' } })).tool_choice).toEqual({ type: 'tool', name: 'lookup' });
-    expect((await sentBody({ response_format: { type: 'json_object' }, tools: [tool], tool_choice: 'none' })).tool_choice).toEqual({ type: 'tool', name: 'json_output' });
+    const none = await sentBody({ response_format: { type: 'json_object' }, tools: [tool], tool_choice: 'none' });
+    expect((none.tools as Array<{ name: string }>).map((entry) => entry.name)).toEqual(['json_output']);
+    expect(none.tool_choice).toEqual({ type: 'tool', name: 'json_output', disable_parallel_tool_use: true });
     // Extended thinking allows no forced tool: the system prompt asks for it instead.
     const thinking = await sentBody({ response_format: { type: 'json_object' }, reasoning: { effort: 'low' } });
     expect(thinking).not.toHaveProperty('tool_choice');
@@ -188,6 +190,9 @@ describe('Anthropic adapter: request translation', () => {
     upstream.reply({ json: { ...message, stop_reason: 'tool_use', content: [{ type: 'tool_use', id: 'toolu_1', name: 'json_output', input: { city: 'Paris' } }] } });
     const result = await adapter.generate({ ...simple, response_format: { type: 'json_object' } });
     expect(result).toMatchObject({ text: '{"city":"Paris"}', tool_calls: [], finish_reason: 'stop', native_finish_reason: 'tool_use' });
+    // Text written before the call (extended thinking asks for it instead of forcing it) is not the answer.
+    upstream.reply({ json: { ...message, stop_reason: 'tool_use', content: [{ type: 'text', text: 'Here it is:' }, { type: 'tool_use', id: 'toolu_3', name: 'json_output', input: { a: 1 } }] } });
+    expect((await adapter.generate({ ...simple, response_format: { type: 'json_object' }, reasoning: { effort: 'low' } })).text).toBe('{"a":1}');
     // Another tool's call is still a tool call.
     upstream.reply({ json: { ...message, stop_reason: 'tool_use', content: [{ type: 'tool_use', id: 'toolu_2', name: 'lookup', input: { q: 'x' } }] } });
     const other = await adapter.generate({ ...simple, response_format: { type: 'json_object' }, tools: [{ name: 'lookup' }] });
@@ -211,6 +216,19 @@ describe('Anthropic adapter: request translation', () => {
     expect(events.at(-1)).toMatchObject({ type: 'finish', finish_reason: 'stop', native_finish_reason: 'tool_use' });
     upstream.reply({ chunks: chunks([], '{"city":"Rome"}') });
     expect(textOf(await collect(adapter.stream({ ...simple, response_format: { type: 'json_object' } })))).toEqual(['{"city":"Rome"}']);
+    // Text before the call is held back and dropped; a reply that never calls the tool gives its text at the end.
+    const textFirst = chunks(['{"a":1}']);
+    textFirst.splice(1, 0,
+      'event: content_block_start\ndata: {"type":"content_block_start","index":5,"content_block":{"type":"text","text":""}}\n\n',
+      'event: content_block_delta\ndata: {"type":"content_block_delta","index":5,"delta":{"type":"text_delta","text":"Here it is:"}}\n\n',
+      'event: content_block_stop\ndata: {"type":"content_block_stop","index":5}\n\n');
+    upstream.reply({ chunks: textFirst });
+    expect(textOf(await collect(adapter.stream({ ...simple, response_format: { type: 'json_object' } })))).toEqual(['{"a":1}']);
+    upstream.reply({ chunks: fixtureSse('anthropic/stream-text.sse') });
+    const plain = textOf(await collect(adapter.stream({ ...simple, response_format: { type: 'json_object' } })));
+    expect(plain).toHaveLength(1);
+    upstream.reply({ chunks: fixtureSse('anthropic/stream-text.sse') });
+    expect(plain[0]).toBe(textOf(await collect(adapter.stream(simple))).join(''));
   });
 
   it('refuses audio with a 400 instead of dropping it, without calling upstream; Message Batches refuse JSON formats', async () => {

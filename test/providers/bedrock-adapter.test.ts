@@ -376,10 +376,13 @@ describe('Bedrock Converse adapter', () => {
       await local.generate(simple);
       expect(String(upstream.received.at(-1)!.headers.authorization)).toContain('Credential=local/');
     } finally {
-      process.env.AWS_ACCESS_KEY_ID = saved.id;
-      process.env.AWS_SECRET_ACCESS_KEY = saved.secret;
-      if (saved.profile === undefined) delete process.env.AWS_PROFILE;
-      else process.env.AWS_PROFILE = saved.profile;
+      const restore = (name: string, value: string | undefined) => {
+        if (value === undefined) delete process.env[name];
+        else process.env[name] = value;
+      };
+      restore('AWS_ACCESS_KEY_ID', saved.id);
+      restore('AWS_SECRET_ACCESS_KEY', saved.secret);
+      restore('AWS_PROFILE', saved.profile);
     }
   });
 

@@ -2,7 +2,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createOpenAIChatAdapter } from '../../lambdas/providers/openai/openai-chat-adapter.js';
 import { ProviderError } from '../../lambdas/providers/provider-error.js';
-import type { GenerationRequest, ProviderAdapter } from '../../lambdas/providers/types.js';
+import type { StreamEvent, GenerationRequest, ProviderAdapter } from '../../lambdas/providers/types.js';
 import { collect, fixtureJson, fixtureSse, startFakeUpstream, type FakeUpstream } from '../support/fake-upstream.js';
 
 let upstream: FakeUpstream;
@@ -98,6 +98,24 @@ describe('OpenAI chat adapter', () => {
       { type: 'tool-call-delta', index: 0, arguments_delta: '":"Paris"}' },
     ]);
     expect(events.at(-1)).toMatchObject({ type: 'finish', finish_reason: 'tool_calls', usage: { input_tokens: 50, output_tokens: 15 } });
+  });
+
+  it('gives a streamed tool call without an id (some OpenAI-compatible servers) a unique one of its own, on its first delta only', async () => {
+    const chunk = (delta: unknown, finish: string | null = null) => `data: ${JSON.stringify({ id: 'c', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+    const reply = () => [
+      chunk({ role: 'assistant', tool_calls: [{ index: 0, type: 'function', function: { name: 'look', arguments: '' } }] }),
+      chunk({ tool_calls: [{ index: 0, function: { arguments: '{}' } }] }),
+      chunk({ tool_calls: [{ index: 1, type: 'function', function: { name: 'other', arguments: '{}' } }] }),
+      chunk({}, 'tool_calls'),
+      'data: [DONE]\n\n',
+    ];
+    upstream.reply({ chunks: reply() });
+    const calls = (await collect(adapter.stream(request))).filter((event): event is Extract<StreamEvent, { type: 'tool-call-delta' }> => event.type === 'tool-call-delta');
+    expect(calls.map((call) => call.id)).toEqual([expect.stringMatching(/^call_[0-9a-f]{24}$/), undefined, expect.stringMatching(/^call_[0-9a-f]{24}$/)]);
+    expect(calls[0]!.id).not.toBe(calls[2]!.id);
+    upstream.reply({ chunks: reply() });
+    const again = (await collect(adapter.stream(request))).find((event) => event.type === 'tool-call-delta') as { id?: string };
+    expect(again.id).not.toBe(calls[0]!.id);
   });
 
   it('turns error replies into retryable or final ProviderErrors with Retry-After', async () => {

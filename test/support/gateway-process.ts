@@ -24,7 +24,9 @@ export interface GatewayProcessOptions {
 
 export async function startGatewayProcess(env: Record<string, string> = {}, timeoutOrOptions: number | GatewayProcessOptions = {}): Promise<GatewayProcess> {
   const options = typeof timeoutOrOptions === 'number' ? { timeoutMs: timeoutOrOptions } : timeoutOrOptions;
-  const timeoutMs = options.timeoutMs ?? 60_000;
+  // Generous: on a slow, shared host under the full suite (two test files at once, each with its DynamoDB Local
+  // and gateway), a start has taken over a minute.
+  const timeoutMs = options.timeoutMs ?? 120_000;
   const dataDir = env.GATEWAY_DATA_DIR ?? mkdtempSync(join(tmpdir(), 'gateway-e2e-'));
   const [command, args] = options.viaNpm
     ? ['npm', ['start', '--silent']]

@@ -57,6 +57,8 @@ describe('validation', () => {
     // A message item missing its role is a message with a problem, not a function call of the wrong type.
     expect(message({ model: 'm', input: [{ type: 'message' }] })).toMatch(/^Invalid body\.input\.0\.role: /);
     expect(message({ model: 'm', input: [{ role: 'user', content: 5 }] })).toBe('Invalid body.input.0.content: expected string or array, received number');
+    // Deep in a part of a kind of its own: the part's field, not the type another kind of part would have.
+    expect(message({ model: 'm', input: [{ role: 'assistant', content: [{ type: 'output_text', text: 5 }] }] })).toMatch(/^Invalid body\.input\.0\.content\.0\.text: /);
   });
 
   it('echoes at most a short piece of each field name, names at most five unknown fields and lists at most ten issues', () => {

@@ -36,6 +36,12 @@ const ACTION_RANK = { flag: 0, redact: 1, block: 2 } as const;
 interface Field {
   text: string;
   put?: (redacted: string) => void;
+  /**
+   * A message's text parts joined (the model reads them as one text): `parts` are those parts' fields and
+   * `starts` where each begins in the join. Only a match that crosses from one part into the next and that
+   * the parts' own scans did not find (in part) counts here; not being rewritable, it blocks.
+   */
+  joins?: { parts: Field[]; starts: number[] };
 }
 
 /** Every text of the request a provider receives, with setters that build the redacted request. */
@@ -43,9 +49,19 @@ function fieldsOf(request: InferenceRequest): { fields: Field[]; rebuild: () => 
   const fields: Field[] = [];
   const messages: Message[] = request.params.messages.map((message) => ({ ...message, content: [...message.content] }) as Message);
   messages.forEach((message) => {
+    const parts: Field[] = [];
+    const starts: number[] = [];
+    let joined = '';
     message.content.forEach((part, index) => {
-      if (part.type === 'text') fields.push({ text: part.text, put: (text) => { message.content[index] = { ...part, text }; } });
+      if (part.type !== 'text') return;
+      const field: Field = { text: part.text, put: (text) => { message.content[index] = { ...part, text }; } };
+      fields.push(field);
+      parts.push(field);
+      starts.push(joined.length);
+      joined += part.text;
     });
+    // A pattern split over parts ("SECRET", "999") is still one text to the model.
+    if (parts.length > 1) fields.push({ text: joined, joins: { parts, starts } });
     if (message.role === 'assistant') {
       const assistant = message as Extract<Message, { role: 'assistant' }>;
       assistant.tool_calls?.forEach((toolCall, index) => {
@@ -79,6 +95,26 @@ function fieldsOf(request: InferenceRequest): { fields: Field[]; rebuild: () => 
   };
 }
 
+/**
+ * Whether a match in a message's joined text parts is one only the join shows: it crosses from one part into
+ * the next, and no part's own scan found a match of the same filter that it overlaps (a greedy pattern, an
+ * email's domain say, runs on into the next part from a match the part's scan redacts already).
+ */
+function splitOnly(span: Span, joins: NonNullable<Field['joins']>, own: Map<Field, Span[]> | undefined): boolean {
+  const { parts, starts } = joins;
+  let crosses = false;
+  for (let i = 0; i < parts.length; i += 1) {
+    const start = starts[i]!;
+    const end = start + parts[i]!.text.length;
+    if (span.end <= start || span.start >= end) continue;
+    if (i > 0 && span.start < start) crosses = true;
+    for (const match of own?.get(parts[i]!) ?? []) {
+      if (match.name === span.name && match.start + start < span.end && match.end + start > span.start) return false;
+    }
+  }
+  return crosses;
+}
+
 /** The request's text scanned with every guardrail's content filters: blocked, redacted or reported. */
 function filterContent(call: GenerationCall, guardrails: Guardrail[], params: GenerationParams, scope: Scope): GenerationParams {
   const filtering = guardrails.filter((guardrail) => guardrail.content_filters?.length || guardrail.content_filter_builtins?.length);
@@ -86,9 +122,17 @@ function filterContent(call: GenerationCall, guardrails: Guardrail[], params: Ge
   const { fields, rebuild } = fieldsOf(params.request);
   const found = new Map<Guardrail, Span[]>();
   const redactions = new Map<Field, Span[]>();
+  // Each part's own matches, per guardrail: a joined text's match that overlaps one of them is that match.
+  const partSpans = new Map<Guardrail, Map<Field, Span[]>>();
   for (const field of fields) {
     for (const guardrail of filtering) {
       let spans = scan(field.text, guardrail.content_filter_builtins ?? [], guardrail.content_filters ?? []);
+      if (field.joins) spans = spans.filter((span) => splitOnly(span, field.joins!, partSpans.get(guardrail)));
+      else if (field.put && spans.length) {
+        let own = partSpans.get(guardrail);
+        if (!own) partSpans.set(guardrail, own = new Map());
+        own.set(field, spans);
+      }
       if (spans.length === 0) continue;
       // What cannot be rewritten cannot be redacted: it blocks.
       if (!field.put) spans = spans.map((span) => (span.action === 'redact' ? { ...span, action: 'block' } : span));

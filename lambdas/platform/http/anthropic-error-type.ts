@@ -13,6 +13,7 @@ export function anthropicErrorType(status: number): string {
     case 408: case 504: return 'timeout_error';
     case 429: return 'rate_limit_error';
     case 529: return 'overloaded_error';
-    default: return 'api_error';
+    // Anthropic's API has no other client-error types: the request's fault, not the server's.
+    default: return status < 500 ? 'invalid_request_error' : 'api_error';
   }
 }

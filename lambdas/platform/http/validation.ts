@@ -52,7 +52,7 @@ const MAX_KEYS_NAMED = 5;
  * for its `type` (another kind of item). When every branch failed on the value's type itself, the message
  * lists the types it may be.
  */
-function specific(issue: z.core.$ZodIssue): { path: PropertyKey[]; message: string } {
+function specific(issue: z.core.$ZodIssue): { path: PropertyKey[]; message: string; wrongKind?: boolean } {
   if (issue.code === 'unrecognized_keys') {
     const named = issue.keys.slice(0, MAX_KEYS_NAMED).map((key) => `"${echo(key)}"`).join(', ');
     return { path: [], message: `unknown field(s) ${named}${issue.keys.length > MAX_KEYS_NAMED ? ` and ${issue.keys.length - MAX_KEYS_NAMED} more` : ''}` };
@@ -62,7 +62,7 @@ function specific(issue: z.core.$ZodIssue): { path: PropertyKey[]; message: stri
     return { path: [], message: `invalid key: ${inner.message}` };
   }
   if (issue.code === 'invalid_union' && issue.errors.length) {
-    let best: { path: PropertyKey[]; message: string; score: number } | undefined;
+    let best: { path: PropertyKey[]; message: string; score: number; wrongKind: boolean } | undefined;
     const expected: string[] = [];
     let received: string | undefined;
     for (const branch of issue.errors) {
@@ -76,13 +76,13 @@ function specific(issue: z.core.$ZodIssue): { path: PropertyKey[]; message: stri
       }
       const inner = specific(first);
       const path = [...first.path, ...inner.path];
-      // A branch refused for its `type` (the item names another kind) is the wrong kind, not a near miss: at
-      // the same depth, another branch's failure says more.
-      const wrongKind = first.code === 'invalid_value' && first.path.at(-1) === 'type';
+      // A branch refused for its `type` (the item, or the part deep in it that failed, names another kind) is
+      // the wrong kind, not a near miss: at the same depth, another branch's failure says more.
+      const wrongKind = inner.wrongKind === true || (first.code === 'invalid_value' && first.path.at(-1) === 'type');
       const score = path.length * 2 + (wrongKind ? 0 : 1);
-      if (!best || score > best.score) best = { path, message: inner.message, score };
+      if (!best || score > best.score) best = { path, message: inner.message, score, wrongKind };
     }
-    if (best) return { path: best.path, message: best.message };
+    if (best) return { path: best.path, message: best.message, wrongKind: best.wrongKind };
     // A union with a message of its own ("must be a finite number") says it best.
     if (expected.length && issue.message !== 'Invalid input') return { path: [], message: issue.message };
     if (expected.length) {

@@ -77,6 +77,7 @@ type BlockState =
  */
 export function messageResult(body: z.output<typeof anthropicMessageSchema>, jsonTool?: string): GenerationResult {
   let text = '';
+  let json: string | undefined;
   const reasoning: string[] = [];
   let signature: string | undefined;
   const toolCalls: ToolCall[] = [];
@@ -90,7 +91,7 @@ export function messageResult(body: z.output<typeof anthropicMessageSchema>, jso
         if (block.signature) signature = block.signature;
         break;
       case 'tool_use':
-        if (block.name === jsonTool) text += JSON.stringify(block.input ?? {});
+        if (block.name === jsonTool) json = (json ?? '') + JSON.stringify(block.input ?? {});
         else toolCalls.push({ id: block.id, name: block.name, arguments: JSON.stringify(block.input ?? {}) });
         break;
       default:
@@ -99,6 +100,9 @@ export function messageResult(body: z.output<typeof anthropicMessageSchema>, jso
     }
   }
   const serviceTier = body.usage?.service_tier;
+  // The JSON tool's input is the answer: text written before the call (under extended thinking, where the
+  // call is asked for, not forced) is not part of it.
+  if (json !== undefined) text = json;
   return {
     text,
     ...(body.id ? { provider_id: body.id } : {}),
@@ -150,6 +154,11 @@ export function createAnthropicAdapter(settings: AnthropicSettings): ProviderAda
       let sawReasoning = false;
       let toolCount = 0;
       const json = jsonOutputTool(request);
+      // With a JSON format, text is held back until the JSON tool is called (then dropped: the tool's input is
+      // the answer) or the reply ends without the call (then it is the answer).
+      let heldText: string[] | undefined = json !== undefined ? [] : undefined;
+      /** The JSON tool has been called: text after it is not part of the answer either. */
+      let jsonCalled = false;
       const blocks = new Map<number, BlockState>();
       try {
         for await (const sse of parseSse(response.body)) {
@@ -162,6 +171,8 @@ export function createAnthropicAdapter(settings: AnthropicSettings): ProviderAda
             case 'content_block_start': {
               const block = event.content_block;
               if (block.type === 'tool_use' && block.name === json) {
+                heldText = undefined;
+                jsonCalled = true;
                 blocks.set(event.index, { kind: 'json', input: block.input, sent: false });
               } else if (block.type === 'tool_use') {
                 const state: BlockState = { kind: 'tool', index: toolCount++, input: block.input, argumentsSent: false };
@@ -177,7 +188,8 @@ export function createAnthropicAdapter(settings: AnthropicSettings): ProviderAda
                 }
               } else if (block.type === 'text') {
                 blocks.set(event.index, { kind: 'text' });
-                if (block.text) yield { type: 'text-delta', delta: block.text };
+                if (block.text && heldText) heldText.push(block.text);
+                else if (block.text && !jsonCalled) yield { type: 'text-delta', delta: block.text };
               } else {
                 blocks.set(event.index, { kind: 'other' });
               }
@@ -187,7 +199,8 @@ export function createAnthropicAdapter(settings: AnthropicSettings): ProviderAda
               const state = blocks.get(event.index);
               const delta = event.delta;
               if (delta.type === 'text_delta' && state?.kind === 'text') {
-                yield { type: 'text-delta', delta: delta.text };
+                if (heldText) heldText.push(delta.text);
+                else if (!jsonCalled) yield { type: 'text-delta', delta: delta.text };
               } else if (delta.type === 'thinking_delta' && state?.kind === 'thinking') {
                 sawReasoning = true;
                 yield { type: 'reasoning-delta', delta: delta.thinking };
@@ -243,6 +256,7 @@ export function createAnthropicAdapter(settings: AnthropicSettings): ProviderAda
       if (!sawStop) {
         throw new ProviderError({ provider, kind: 'network', status: 502, message: 'Upstream stream ended before it finished' });
       }
+      if (heldText?.length) yield { type: 'text-delta', delta: heldText.join('') };
       const serviceTier = usage?.service_tier;
       yield {
         type: 'finish',

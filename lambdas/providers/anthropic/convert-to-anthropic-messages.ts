@@ -226,18 +226,23 @@ export function convertToAnthropicMessages(request: GenerationRequest, options: 
     if (toolChoice) body.tool_choice = toolChoice;
   }
   if (json !== undefined) {
-    body.tools = [...(body.tools as unknown[] | undefined ?? []), jsonTool(request, json)];
     const choice = request.tool_choice;
-    const callerTools = request.tools?.length ? request.tools : undefined;
+    // tool_choice none: the caller's tools may not be called, so only the JSON tool is offered.
+    const callerTools = request.tools?.length && choice !== 'none' ? request.tools : undefined;
+    body.tools = [...(callerTools ? body.tools as unknown[] : []), jsonTool(request, json)];
+    delete body.tool_choice;
     if (budget !== undefined) {
-      // Extended thinking allows no forced tool: the model is told instead.
+      // Extended thinking allows no forced tool: the model is told instead (and the adapter keeps only the
+      // tool's input as the answer, should it write something before the call).
       system.push({ type: 'text', text: `Answer by calling the ${json} tool with your answer as its input${callerTools ? ' (or call one of the other tools first)' : ''}.` });
-    } else if (callerTools && choice !== 'none' && choice !== undefined && typeof choice === 'object') {
+    } else if (callerTools && choice !== undefined && typeof choice === 'object') {
       // The caller forces one of its tools: kept (its answer comes from that tool's result, next turn).
-    } else if (callerTools && choice !== 'none') {
+      body.tool_choice = convertToolChoice(choice, request.parallel_tool_calls);
+    } else if (callerTools) {
       body.tool_choice = { type: 'any', ...(request.parallel_tool_calls === false ? { disable_parallel_tool_use: true } : {}) };
     } else {
-      body.tool_choice = { type: 'tool', name: json };
+      // One call: two would be two answers run together.
+      body.tool_choice = { type: 'tool', name: json, disable_parallel_tool_use: true };
     }
     if (system.length && !body.system) body.system = system;
   }

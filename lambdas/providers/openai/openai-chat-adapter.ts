@@ -118,14 +118,17 @@ export function createOpenAIChatAdapter(settings: OpenAIChatSettings): ProviderA
             for (const call of delta?.tool_calls ?? []) {
               const upstreamIndex = call.index ?? 0;
               let index = toolIndexes.get(upstreamIndex);
+              // A call's first delta names it; a server that gives no id gets one of ours (unique, as OpenAI's are).
+              let id = call.id ?? undefined;
               if (index === undefined) {
                 index = toolIndexes.size;
                 toolIndexes.set(upstreamIndex, index);
+                id ??= newToolCallId();
               }
               yield {
                 type: 'tool-call-delta',
                 index,
-                ...(call.id ? { id: call.id } : {}),
+                ...(id ? { id } : {}),
                 ...(call.function?.name ? { name: call.function.name } : {}),
                 arguments_delta: call.function?.arguments ?? '',
               };
