@@ -125,6 +125,8 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
     maxHeaderSize: limits.maxHeaderBytes,
     // How often the header and request timeouts are checked (Node's default, 30 s, lets a slow client linger).
     connectionsCheckingInterval: Math.min(1000, limits.headersTimeoutMs),
+    // Node would answer a request without Host with an empty 400: serve() answers it with the envelope.
+    requireHostHeader: false,
   }, (req, res) => {
     const requestId = randomUUID();
     const exchange = new Exchange(req, res, requestId);
@@ -158,6 +160,14 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
   // must be refused as on AWS): it keeps them all (maxHeaderSize still bounds their bytes) and serve()
   // answers 431 above the cap instead.
   server.maxHeadersCount = 0;
+  // An Expect other than 100-continue: 417 with the envelope (Node's own answer has no body).
+  server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
+    req.resume();
+    res.shouldKeepAlive = false;
+    const body = JSON.stringify({ error: { code: 417, message: 'Expectation Failed: only Expect: 100-continue is supported' } });
+    res.writeHead(417, { 'content-type': 'application/json', 'x-content-type-options': 'nosniff', 'content-length': Buffer.byteLength(body) });
+    res.end(body);
+  });
 
   async function serve(req: IncomingMessage, res: ServerResponse, requestId: string): Promise<void> {
     // CORS as the Function URL and the HTTP API answer it on AWS: any origin, bearer keys, no cookies.
@@ -167,6 +177,10 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
     if (req.rawHeaders.length / 2 > limits.maxHeadersCount) {
       req.resume();
       throw new HttpError(431, `More than ${limits.maxHeadersCount} request headers`);
+    }
+    if (req.headers.host === undefined && req.httpVersionMinor >= 1) {
+      req.resume();
+      throw new HttpError(400, 'Bad request: HTTP/1.1 requires a Host header');
     }
     if (req.method === 'OPTIONS' && req.headers['access-control-request-method']) {
       req.resume();

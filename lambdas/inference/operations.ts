@@ -156,7 +156,7 @@ interface FormatWriter {
   end(end: StreamEnd, metadata: Record<string, unknown>): string;
   /** A failure as the stream's error frame, preceded by the stream's first frames if none was written yet. */
   error(failure: HttpError, metadata: Record<string, unknown>): string;
-  /** debug.echo_upstream_body: the body sent upstream, as the stream's first frame (chat completions). */
+  /** debug.echo_upstream_body: the body sent upstream, as the stream's first frame (chat completions, Responses). */
   debug?(upstreamBody: unknown): string;
 }
 

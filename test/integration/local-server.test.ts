@@ -90,6 +90,26 @@ describe('local server', () => {
     expect(await raw('http://localhost/api/v1/keys')).toMatch(/^HTTP\/1\.1 200/);
   });
 
+  it('answers a request without Host, and an Expect it cannot meet, with the envelope (not Node\'s empty replies)', async () => {
+    const { port } = new URL(server.url);
+    const raw = (head: string) => new Promise<string>((resolve) => {
+      const socket = net.connect(Number(port), '127.0.0.1');
+      let text = '';
+      socket.on('data', (chunk: Buffer) => { text += chunk.toString(); });
+      socket.on('close', () => resolve(text));
+      socket.end(`${head}\r\n\r\n`);
+    });
+    const envelope = (reply: string) => JSON.parse(/\{.*\}/s.exec(reply.slice(reply.indexOf('\r\n\r\n')))![0]).error;
+    const hostless = await raw('GET /api/v1/keys HTTP/1.1\r\nConnection: close');
+    expect(hostless).toMatch(/^HTTP\/1\.1 400/);
+    expect(envelope(hostless)).toEqual({ code: 400, message: 'Bad request: HTTP/1.1 requires a Host header' });
+    const expectation = await raw('POST /api/v1/keys HTTP/1.1\r\nHost: x\r\nExpect: bogus\r\nContent-Length: 2\r\nConnection: close');
+    expect(expectation).toMatch(/^HTTP\/1\.1 417/);
+    expect(envelope(expectation)).toMatchObject({ code: 417 });
+    // HTTP/1.0 has no Host requirement.
+    expect(await raw('GET /api/v1/keys HTTP/1.0')).toMatch(/^HTTP\/1\.1 200/);
+  });
+
   it('answers CORS preflight itself and lets any origin read replies', async () => {
     const preflight = await rawRequest('/api/v1/chat/completions', { method: 'OPTIONS', headers: { origin: 'https://app.example', 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization' } });
     expect(preflight.status).toBe(204);
