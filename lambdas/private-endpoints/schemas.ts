@@ -5,9 +5,15 @@
 import * as z from 'zod';
 import { usdToNanos } from '../platform/money.js';
 
+/** A price per token above this is a mistake (the dearest models cost cents per thousand tokens). */
+const MAX_USD_PER_TOKEN_NANOS = 1_000n * 1_000_000_000n;
+
 const usdPerToken = z.string().max(32).superRefine((value, ctx) => {
   try {
-    if (usdToNanos(value) < 0n) ctx.addIssue({ code: 'custom', message: 'must not be negative' });
+    if (value.trim() !== value) ctx.addIssue({ code: 'custom', message: 'must be a decimal USD amount per token without spaces' });
+    const nanos = usdToNanos(value);
+    if (nanos < 0n) ctx.addIssue({ code: 'custom', message: 'must not be negative' });
+    else if (nanos > MAX_USD_PER_TOKEN_NANOS) ctx.addIssue({ code: 'custom', message: 'must be at most 1000 USD per token' });
   } catch (err) {
     ctx.addIssue({ code: 'custom', message: `must be a decimal USD amount per token, at most 9 decimal places (${(err as Error).message})` });
   }

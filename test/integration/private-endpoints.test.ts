@@ -130,6 +130,8 @@ describe('private endpoint states', () => {
     expect((await pe('POST', '', draftBody({ model_permaslug: 'nobody/none' }))).json.error.message).toMatch(/model_not_found/);
     expect((await pe('POST', '', draftBody({ provider_slug: 'nobody' }))).json.error.message).toMatch(/provider_not_found/);
     expect((await pe('POST', '', draftBody({ pricing: { prompt: '-1', completion: '0' } }))).json.error.message).toMatch(/body\.pricing\.prompt/);
+    expect((await pe('POST', '', draftBody({ pricing: { prompt: '99999999999999999999999999999', completion: '0' } }))).json.error.message).toBe('Invalid body.pricing.prompt: must be at most 1000 USD per token');
+    expect((await pe('POST', '', draftBody({ pricing: { prompt: ' 1 ', completion: '0' } }))).json.error.message).toMatch(/body\.pricing\.prompt: must be a decimal USD amount per token without spaces/);
     expect((await pe('POST', '', draftBody({ base_url: 'ftp://x' }))).json.error.message).toMatch(/body\.base_url/);
     const onAws = store.depsWith({ GATEWAY_PRIVATE_ENDPOINT_PRIVATE_HOSTS: '' });
     const refused = await manage(onAws, admin, 'POST', '/private-endpoints', draftBody());
