@@ -14,8 +14,8 @@ import os from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { PROJECT_ROOT } from '../bin/build.js';
-import { Cleanup, startChild, stopChild, waitForOutput, type Child } from './children.js';
-import { forkGateway } from './gateway-child.js';
+import { Cleanup } from './children.js';
+import { forkGateway, startZeroLatencySimulator } from './gateway-child.js';
 import { runLoad, type RequestSpec } from './load.js';
 import { median } from './stats.js';
 
@@ -60,12 +60,7 @@ async function startGateway(label: string, variant: 'tsx' | 'bundle', dataDir: s
 async function main(): Promise<void> {
   const tmp = mkdtempSync(join(os.tmpdir(), 'gateway-ab-'));
   cleanup.addFinal('temp dir', () => rmSync(tmp, { recursive: true, force: true }));
-  const simulator: Child = startChild('simulator', process.execPath, ['--import', 'tsx', join(PROJECT_ROOT, 'bin', 'simulator.ts')], {
-    cwd: PROJECT_ROOT,
-    env: { ...process.env, SIMULATOR_PORT: '0', SIMULATOR_CHUNK_DELAY_MS: '0', SIMULATOR_FIRST_BYTE_DELAY_MS: '0' },
-  });
-  cleanup.add('simulator', () => stopChild(simulator.process));
-  const simulatorUrl = (await waitForOutput(simulator, /listening on (http:\/\/127\.0\.0\.1:\d+)/, 30_000))[1]!;
+  const simulatorUrl = (await startZeroLatencySimulator(cleanup)).url;
   const gateways = [
     await startGateway(`A (${argv[0]})`, argv[0] as Variant, join(tmp, 'a'), simulatorUrl),
     await startGateway(`B (${argv[1]})`, argv[1] as Variant, join(tmp, 'b'), simulatorUrl),

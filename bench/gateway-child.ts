@@ -5,7 +5,7 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { PROJECT_ROOT } from '../bin/build.js';
 import { bundleLocal } from '../bin/local/bundle.mjs';
-import { keepOutput, stopGatewayChild, type Cleanup } from './children.js';
+import { keepOutput, startChild, stopChild, stopGatewayChild, waitForOutput, type Cleanup } from './children.js';
 import type { FromGateway, ToGateway } from './gateway-process.js';
 
 export type WithoutId<T> = T extends unknown ? Omit<T, 'id'> : never;
@@ -93,4 +93,15 @@ export async function forkGateway(options: GatewayChildOptions): Promise<Gateway
       });
     },
   };
+}
+
+/** The upstream simulator with no delays, as a process of its own (stopped by `cleanup`): its URL and pid. */
+export async function startZeroLatencySimulator(cleanup: Cleanup): Promise<{ url: string; pid: number | undefined }> {
+  const simulator = startChild('simulator', process.execPath, ['--import', 'tsx', join(PROJECT_ROOT, 'bin', 'simulator.ts')], {
+    cwd: PROJECT_ROOT,
+    env: { ...process.env, SIMULATOR_PORT: '0', SIMULATOR_CHUNK_DELAY_MS: '0', SIMULATOR_FIRST_BYTE_DELAY_MS: '0' },
+  });
+  cleanup.add('simulator', () => stopChild(simulator.process));
+  const url = (await waitForOutput(simulator, /listening on (http:\/\/127\.0\.0\.1:\d+)/, 30_000))[1]!;
+  return { url, pid: simulator.process.pid };
 }

@@ -144,6 +144,32 @@ async function main(): Promise<void> {
   send({ type: 'ready', url: runtime.url, key, guardedKey: guarded.key as string, dynamodbPid: dynamodb.javaPid() });
 }
 
+/** Runs `work` and answers `done` (with the error, if it failed). */
+async function answer(id: number, work: () => Promise<void>): Promise<void> {
+  try {
+    await work();
+    send({ type: 'done', id });
+  } catch (err) {
+    send({ type: 'done', id, error: String(err) });
+  }
+}
+
+/** An inspector session for a profiler, begun by `begin`. */
+async function startSession(begin: (inspector: Session) => Promise<void>): Promise<void> {
+  session = new Session();
+  session.connect();
+  await begin(session);
+}
+
+/** Ends the session's profiler with `end` and writes what it gives to `file`. */
+async function stopSession(notStarted: string, end: (inspector: Session) => Promise<unknown>, file: string): Promise<void> {
+  if (!session) throw new Error(notStarted);
+  const profile = await end(session);
+  session.disconnect();
+  session = undefined;
+  writeFileSync(file, JSON.stringify(profile));
+}
+
 process.on('message', (message: ToGateway) => {
   void (async () => {
     switch (message.type) {
@@ -161,59 +187,23 @@ process.on('message', (message: ToGateway) => {
         send({ type: 'cpu', id: message.id, user: usage.user, system: usage.system, minorFaults: process.resourceUsage().minorPageFault, aggregator, rss: process.memoryUsage.rss(), eluIdle: elu.idle, eluActive: elu.active, loopDelay, gc });
         return;
       }
-      case 'profile-start': {
-        try {
-          session = new Session();
-          session.connect();
-          await session.post('Profiler.enable');
-          await session.post('Profiler.setSamplingInterval', { interval: message.intervalUs });
-          await session.post('Profiler.start');
-          send({ type: 'done', id: message.id });
-        } catch (err) {
-          send({ type: 'done', id: message.id, error: String(err) });
-        }
-        return;
-      }
-      case 'profile-stop': {
-        try {
-          if (!session) throw new Error('profiler not started');
-          const { profile } = await session.post('Profiler.stop');
-          session.disconnect();
-          session = undefined;
-          writeFileSync(message.file, JSON.stringify(profile));
-          send({ type: 'done', id: message.id });
-        } catch (err) {
-          send({ type: 'done', id: message.id, error: String(err) });
-        }
-        return;
-      }
-      case 'heap-sample-start': {
-        try {
-          session = new Session();
-          session.connect();
-          await session.post('HeapProfiler.enable');
-          // Objects a scavenge frees are left out (unless `all`); those that survive one (promoted, or
-          // collected later by a full collection) are kept: what makes a scavenge long.
-          await session.post('HeapProfiler.startSampling', { samplingInterval: message.intervalBytes, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: message.all === true } as never);
-          send({ type: 'done', id: message.id });
-        } catch (err) {
-          send({ type: 'done', id: message.id, error: String(err) });
-        }
-        return;
-      }
-      case 'heap-sample-stop': {
-        try {
-          if (!session) throw new Error('heap sampling not started');
-          const { profile } = await session.post('HeapProfiler.stopSampling');
-          session.disconnect();
-          session = undefined;
-          writeFileSync(message.file, JSON.stringify(profile));
-          send({ type: 'done', id: message.id });
-        } catch (err) {
-          send({ type: 'done', id: message.id, error: String(err) });
-        }
-        return;
-      }
+      case 'profile-start':
+        return answer(message.id, () => startSession(async (inspector) => {
+          await inspector.post('Profiler.enable');
+          await inspector.post('Profiler.setSamplingInterval', { interval: message.intervalUs });
+          await inspector.post('Profiler.start');
+        }));
+      case 'profile-stop':
+        return answer(message.id, () => stopSession('profiler not started', async (inspector) => (await inspector.post('Profiler.stop')).profile, message.file));
+      case 'heap-sample-start':
+        return answer(message.id, () => startSession(async (inspector) => {
+          await inspector.post('HeapProfiler.enable');
+          // Objects a scavenge frees are left out (unless `all`); those it promotes (alive at the end, or
+          // freed later by a full collection) are kept.
+          await inspector.post('HeapProfiler.startSampling', { samplingInterval: message.intervalBytes, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: message.all === true } as never);
+        }));
+      case 'heap-sample-stop':
+        return answer(message.id, () => stopSession('heap sampling not started', async (inspector) => (await inspector.post('HeapProfiler.stopSampling')).profile, message.file));
       case 'stub-ledger': {
         // What-if analysis only (`npm run bench -- --what-if`): no reservation, settlement or generation
         // record reaches DynamoDB, so the share of cost and latency that the accounting accounts for can be

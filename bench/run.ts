@@ -20,10 +20,10 @@ import os from 'node:os';
 import { join, relative } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { buildBundle, bundleComposition, formatBytes, PROJECT_ROOT } from '../bin/build.js';
-import { Cleanup, machineCpu, processCpuMicros, type MachineCpu, startChild, stopChild, waitForOutput, type Child } from './children.js';
+import { Cleanup, machineCpu, processCpuMicros, type MachineCpu } from './children.js';
 import { coldImports } from './cold-import.js';
 import type { FromGateway, GcPauses, ToGateway } from './gateway-process.js';
-import { forkGateway, type GatewayChild, type WithoutId } from './gateway-child.js';
+import { forkGateway, startZeroLatencySimulator, type GatewayChild, type WithoutId } from './gateway-child.js';
 import { runLoad, send, newAgent, type PhaseResult, type RequestSpec } from './load.js';
 import { formatSummary, longTasks, summarize, type CpuProfile, type LongTask } from './profile.js';
 import { distribution, int, median, ms, Samples, type Distribution } from './stats.js';
@@ -310,12 +310,8 @@ async function main(): Promise<number> {
   cleanup.addFinal('temp dir', () => rmSync(tmp, { recursive: true, force: true }));
 
   log('starting the simulator (zero latency)');
-  const simulator: Child = startChild('simulator', process.execPath, ['--import', 'tsx', join(PROJECT_ROOT, 'bin', 'simulator.ts')], {
-    cwd: PROJECT_ROOT,
-    env: { ...process.env, SIMULATOR_PORT: '0', SIMULATOR_CHUNK_DELAY_MS: '0', SIMULATOR_FIRST_BYTE_DELAY_MS: '0' },
-  });
-  cleanup.add('simulator', () => stopChild(simulator.process));
-  const simulatorUrl = (await waitForOutput(simulator, /listening on (http:\/\/127\.0\.0\.1:\d+)/, 30_000))[1]!;
+  const simulator = await startZeroLatencySimulator(cleanup);
+  const simulatorUrl = simulator.url;
 
   const timed: TimedUpstream = await startTimedUpstream({ chunkDelayMs: CHUNK_DELAY_MS });
   cleanup.add('timed upstream', () => timed.close());
@@ -334,7 +330,7 @@ async function main(): Promise<number> {
   log('starting the gateway (DynamoDB Local + handlers) and creating a regular API key');
   const gateway = await startGateway(join(tmp, 'gateway'), simulatorUrl, catalogFile);
   log(`  gateway ${gateway.url}, simulator ${simulatorUrl}, timed upstream ${timed.url}`);
-  const cpu = () => cpuSnapshot(gateway, simulator.process.pid);
+  const cpu = () => cpuSnapshot(gateway, simulator.pid);
 
   // 3. Requests.
   const content = taggedText('bench', MESSAGE_CHARS);

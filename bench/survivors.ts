@@ -11,8 +11,8 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
 import { PROJECT_ROOT } from '../bin/build.js';
-import { Cleanup, startChild, stopChild, waitForOutput, type Child } from './children.js';
-import { forkGateway } from './gateway-child.js';
+import { Cleanup } from './children.js';
+import { forkGateway, startZeroLatencySimulator } from './gateway-child.js';
 import { runLoad, type RequestSpec } from './load.js';
 import { frameWhere, toSource, type CallFrame } from './profile.js';
 
@@ -33,12 +33,7 @@ interface SamplingNode {
 async function main(): Promise<void> {
   const tmp = mkdtempSync(join(os.tmpdir(), 'gateway-survivors-'));
   cleanup.addFinal('temp dir', () => rmSync(tmp, { recursive: true, force: true }));
-  const simulator: Child = startChild('simulator', process.execPath, ['--import', 'tsx', join(PROJECT_ROOT, 'bin', 'simulator.ts')], {
-    cwd: PROJECT_ROOT,
-    env: { ...process.env, SIMULATOR_PORT: '0', SIMULATOR_CHUNK_DELAY_MS: '0', SIMULATOR_FIRST_BYTE_DELAY_MS: '0' },
-  });
-  cleanup.add('simulator', () => stopChild(simulator.process));
-  const simulatorUrl = (await waitForOutput(simulator, /listening on (http:\/\/127\.0\.0\.1:\d+)/, 30_000))[1]!;
+  const simulatorUrl = (await startZeroLatencySimulator(cleanup)).url;
   const gateway = await forkGateway({ label: 'gateway', env: { BENCH_DATA_DIR: join(tmp, 'data'), BENCH_SIMULATOR_URL: simulatorUrl }, cleanup });
   const body = Buffer.from(JSON.stringify({ model: 'simulator/echo', stream, messages: [{ role: 'user', content: 'The quick brown fox jumps over the lazy dog. '.repeat(5) }] }));
   const spec: RequestSpec = {

@@ -2,7 +2,7 @@
 // parsed value (token estimates, the SDK's marshalling, JSON.stringify of a record's copy) recurses, and a
 // body of 5,000 nested arrays ran it out of stack: a request is refused at MAX_JSON_DEPTH instead. One pass
 // over the bytes, skipping strings: structural characters and quotes are ASCII, never part of a multi-byte
-// UTF-8 sequence, so the bytes of a Buffer are scanned as they are.
+// UTF-8 sequence, so the bytes are scanned as they are.
 
 /** Nesting of objects and arrays a request body (or a batch line) may have: far beyond any real schema or tool input. */
 export const MAX_JSON_DEPTH = 128;
@@ -18,11 +18,12 @@ const CLOSE_BRACKET = 93;
 export function nestsDeeperThan(json: Uint8Array | string, max = MAX_JSON_DEPTH): boolean {
   // Each level takes at least one character: text this short cannot nest deeper.
   if (json.length <= max) return false;
-  const at = typeof json === 'string' ? (i: number) => json.charCodeAt(i) : (i: number) => json[i]!;
+  // Text (a batch line, off the request path) is scanned as its bytes: one loop, and no call per byte.
+  const bytes = typeof json === 'string' ? Buffer.from(json, 'utf8') : json;
   let depth = 0;
   let inString = false;
-  for (let i = 0; i < json.length; i += 1) {
-    const c = at(i);
+  for (let i = 0; i < bytes.length; i += 1) {
+    const c = bytes[i]!;
     if (inString) {
       if (c === BACKSLASH) i += 1;
       else if (c === QUOTE) inString = false;

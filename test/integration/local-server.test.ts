@@ -33,6 +33,23 @@ beforeAll(async () => {
 });
 afterAll(() => server.close());
 
+/** A request written as raw bytes (`head`: request line and headers), and everything the server sends back before it closes. */
+function rawExchange(head: string): Promise<string> {
+  const { port } = new URL(server.url);
+  return new Promise<string>((resolve) => {
+    const socket = net.connect(Number(port), '127.0.0.1');
+    let text = '';
+    socket.on('data', (chunk: Buffer) => { text += chunk.toString(); });
+    socket.on('close', () => resolve(text));
+    socket.end(`${head}\r\n\r\n`);
+  });
+}
+
+/** The error envelope in a raw reply's (possibly chunked) body. */
+function envelopeOf(reply: string): Record<string, unknown> {
+  return (JSON.parse(/\{.*\}/s.exec(reply.slice(reply.indexOf('\r\n\r\n')))![0]) as { error: Record<string, unknown> }).error;
+}
+
 function rawRequest(path: string, init: { method?: string; headers?: Record<string, string>; body?: string } = {}) {
   return fetch(`${server.url}${path}`, { method: init.method ?? 'GET', headers: init.headers, body: init.body });
 }
@@ -74,40 +91,24 @@ describe('local server', () => {
   });
 
   it('answers an absolute-form request target whose host cannot be parsed with a 400 envelope, and serves one that can', async () => {
-    const { port } = new URL(server.url);
-    const raw = (target: string) => new Promise<string>((resolve) => {
-      const socket = net.connect(Number(port), '127.0.0.1');
-      let text = '';
-      socket.on('data', (chunk: Buffer) => { text += chunk.toString(); });
-      socket.on('close', () => resolve(text));
-      socket.end(`GET ${target} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`);
-    });
+    const get = (target: string) => rawExchange(`GET ${target} HTTP/1.1\r\nHost: x\r\nConnection: close`);
     for (const target of ['http://[bad/api/v1/models', 'http://a:99999/api/v1/keys', 'http://%zz/health']) {
-      const reply = await raw(target);
+      const reply = await get(target);
       expect(reply).toMatch(/^HTTP\/1\.1 400/);
-      expect(JSON.parse(/\{.*\}/s.exec(reply.slice(reply.indexOf('\r\n\r\n')))![0]).error).toMatchObject({ code: 400, message: 'Bad request target: not a path or a URL' });
+      expect(envelopeOf(reply)).toMatchObject({ code: 400, message: 'Bad request target: not a path or a URL' });
     }
-    expect(await raw('http://localhost/api/v1/keys')).toMatch(/^HTTP\/1\.1 200/);
+    expect(await get('http://localhost/api/v1/keys')).toMatch(/^HTTP\/1\.1 200/);
   });
 
   it('answers a request without Host, and an Expect it cannot meet, with the envelope (not Node\'s empty replies)', async () => {
-    const { port } = new URL(server.url);
-    const raw = (head: string) => new Promise<string>((resolve) => {
-      const socket = net.connect(Number(port), '127.0.0.1');
-      let text = '';
-      socket.on('data', (chunk: Buffer) => { text += chunk.toString(); });
-      socket.on('close', () => resolve(text));
-      socket.end(`${head}\r\n\r\n`);
-    });
-    const envelope = (reply: string) => JSON.parse(/\{.*\}/s.exec(reply.slice(reply.indexOf('\r\n\r\n')))![0]).error;
-    const hostless = await raw('GET /api/v1/keys HTTP/1.1\r\nConnection: close');
+    const hostless = await rawExchange('GET /api/v1/keys HTTP/1.1\r\nConnection: close');
     expect(hostless).toMatch(/^HTTP\/1\.1 400/);
-    expect(envelope(hostless)).toEqual({ code: 400, message: 'Bad request: HTTP/1.1 requires a Host header' });
-    const expectation = await raw('POST /api/v1/keys HTTP/1.1\r\nHost: x\r\nExpect: bogus\r\nContent-Length: 2\r\nConnection: close');
+    expect(envelopeOf(hostless)).toEqual({ code: 400, message: 'Bad request: HTTP/1.1 requires a Host header' });
+    const expectation = await rawExchange('POST /api/v1/keys HTTP/1.1\r\nHost: x\r\nExpect: bogus\r\nContent-Length: 2\r\nConnection: close');
     expect(expectation).toMatch(/^HTTP\/1\.1 417/);
-    expect(envelope(expectation)).toMatchObject({ code: 417 });
+    expect(envelopeOf(expectation)).toMatchObject({ code: 417 });
     // HTTP/1.0 has no Host requirement.
-    expect(await raw('GET /api/v1/keys HTTP/1.0')).toMatch(/^HTTP\/1\.1 200/);
+    expect(await rawExchange('GET /api/v1/keys HTTP/1.0')).toMatch(/^HTTP\/1\.1 200/);
   });
 
   it('answers CORS preflight itself and lets any origin read replies', async () => {

@@ -240,15 +240,19 @@ const BUSY_ERRORS = new Set([
   'ProvisionedThroughputExceededException', 'RequestLimitExceeded', 'TransactionInProgressException', 'KMSInternalException',
 ]);
 
+/** An error of the AWS SDK (it carries `$metadata`), with its name and message; undefined for anything else. */
+function sdkError(err: unknown): { name?: unknown; message?: unknown } | undefined {
+  return typeof err === 'object' && err !== null && '$metadata' in err ? err as { name?: unknown; message?: unknown } : undefined;
+}
+
 /**
  * A request that failed because DynamoDB (or KMS) was busy or failing for a moment is a 503 with a
  * Retry-After, as one whose store cannot be reached is, not a 500: nothing about the request was wrong.
  * Only errors of the AWS SDK (they carry `$metadata`) are taken: an error of ours with such a name is a bug.
  */
 export function storeBusy(err: unknown): ServiceUnavailableError | undefined {
-  if (typeof err !== 'object' || err === null || !('$metadata' in err)) return undefined;
-  const name = (err as { name?: unknown }).name;
-  if (typeof name !== 'string' || !BUSY_ERRORS.has(name)) return undefined;
+  const sdk = sdkError(err);
+  if (!sdk || typeof sdk.name !== 'string' || !BUSY_ERRORS.has(sdk.name)) return undefined;
   return new ServiceUnavailableError('The gateway\'s database or key service is busy; try again shortly', { headers: { 'retry-after': '1' }, cause: err });
 }
 
@@ -258,8 +262,9 @@ export function storeBusy(err: unknown): ServiceUnavailableError | undefined {
  * data, so 413, not a 500. Only errors of the AWS SDK are taken.
  */
 export function storeItemTooLarge(err: unknown): HttpError | undefined {
-  if (typeof err !== 'object' || err === null || !('$metadata' in err)) return undefined;
-  const { name, message } = err as { name?: unknown; message?: unknown };
+  const sdk = sdkError(err);
+  if (!sdk) return undefined;
+  const { name, message } = sdk;
   if (name !== 'ValidationException' || typeof message !== 'string' || !/item size (to update )?has exceeded the maximum allowed size/i.test(message)) return undefined;
   return new HttpError(413, 'Too large to store: what this request would save exceeds the store\'s 400 KB per record; send less (shorter texts or lists)', { cause: err });
 }
