@@ -426,12 +426,14 @@ describe('reset windows', () => {
   it('daily usage restarts at midnight UTC, weekly on Monday, monthly on the 1st; the daily limit with them', async () => {
     const text = 'reset me';
     const { cost, reserved } = await probe(text);
+    // The key is made on the test's clock too: made on the real one, its meters would start in the real day,
+    // and once that is later than the test's a Saturday's spend would belong to a day already over for them.
+    at('2026-11-28T23:30:00Z'); // Saturday
     const owner = await account();
     // Room for one request a day: after it, what is left is below one reservation.
     const key = await newKey(owner, { limit: Number(reserved) / 1e9, limit_reset: 'daily' });
     const usage = async () => (await manage(owner.admin, 'GET', `/keys/${key.hash}`)).json.data as Json;
     try {
-      at('2026-11-28T23:30:00Z'); // Saturday
       expect((await chat(key.text, text)).status).toBe(200);
       const refused = await chat(key.text, text);
       expect(refused.status).toBe(402);
