@@ -2,6 +2,7 @@
 // and spoken to over IPC. `npm run bench` runs it as npm start does (bundled first, bin/local/bundle.mjs);
 // `npm run bench:ab` runs it either way, to compare the two.
 import { fork, type ChildProcess } from 'node:child_process';
+import { createWriteStream } from 'node:fs';
 import { join } from 'node:path';
 import { PROJECT_ROOT } from '../bin/build.js';
 import { bundleLocal } from '../bin/local/bundle.mjs';
@@ -38,13 +39,23 @@ export async function forkGateway(options: GatewayChildOptions): Promise<Gateway
   const entry = join(PROJECT_ROOT, 'bench', 'gateway-process.ts');
   const tsx = options.variant === 'tsx';
   // With npm start's 32 MB semi-spaces, so a busy gateway scavenges less often.
+  // BENCH_GATEWAY_NODE_ARGS: more flags for the gateway's node (e.g. `--trace-gc-nvp`), space-separated;
+  // BENCH_GATEWAY_OUTPUT: a file that gets a copy of everything the gateway prints (V8's traces go to stdout).
+  const extraArgs = (process.env.BENCH_GATEWAY_NODE_ARGS ?? '').split(' ').filter(Boolean);
   const child = fork(tsx ? entry : bundleLocal(entry), [], {
     cwd: PROJECT_ROOT,
-    execArgv: ['--max-semi-space-size=32', ...(tsx ? ['--import', 'tsx'] : ['--enable-source-maps'])],
+    execArgv: ['--max-semi-space-size=32', ...(tsx ? ['--import', 'tsx'] : ['--enable-source-maps']), ...extraArgs],
     env: { ...process.env, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true', ...options.env },
     stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
   });
   const output = keepOutput(child);
+  const copyTo = process.env.BENCH_GATEWAY_OUTPUT;
+  if (copyTo) {
+    const file = createWriteStream(copyTo, { flags: 'a' });
+    child.stdout?.on('data', (chunk: Buffer) => file.write(chunk));
+    child.stderr?.on('data', (chunk: Buffer) => file.write(chunk));
+    child.once('exit', () => file.end());
+  }
 
   cleanup.add(label, () => stopGatewayChild(child, { type: 'stop', id: 0 } satisfies ToGateway));
 

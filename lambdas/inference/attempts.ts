@@ -27,11 +27,16 @@ export interface Generated {
   firstTokenMs: number;
 }
 
+/** A stream's events: iterated once, and closed early with return() (an async generator is one). */
+export interface StreamEvents extends AsyncIterableIterator<StreamEvent> {
+  return(value?: unknown): Promise<IteratorResult<StreamEvent>>;
+}
+
 export interface Streaming {
   trace: RouteTrace;
   candidate: Candidate;
   /** Every event after the first has arrived; failures after this point are mid-stream errors. */
-  events: AsyncGenerator<StreamEvent>;
+  events: StreamEvents;
   firstTokenMs: number;
 }
 
@@ -226,28 +231,70 @@ export async function startStream({ request, caller, trace, deps, signal }: Atte
   const idle = setTimeout(() => {
     attempt.abort(new ProviderError({ provider: endpoint.provider, kind: 'timeout', status: 408, message: 'Upstream stream stalled' }));
   }, deps.config.streamIdleTimeoutMs);
-  async function* events(): AsyncGenerator<StreamEvent> {
-    try {
-      yield value.first;
-      for (;;) {
-        idle.refresh();
-        const next = await value.iterator.next();
-        if (next.done) return;
-        yield next.value;
-      }
-    } finally {
-      clearTimeout(idle);
-      attempt.detach();
-    }
-  }
-  const generator = events();
-  const originalReturn = generator.return.bind(generator);
-  // Closing the stream early (client gone, mid-stream error) closes the upstream iterator too.
-  generator.return = async (result) => {
-    clearTimeout(idle);
-    attempt.detach();
-    await value.iterator.return?.(undefined).catch(() => undefined);
-    return originalReturn(result);
+  const events = new WatchedEvents(value.first, value.iterator, idle, attempt);
+  return { trace, candidate, events, firstTokenMs };
+}
+
+/**
+ * A stream's events after its first, each pushing the idle timer back; once the upstream's events end (done
+ * or failed) or the stream is closed early, the timer is cleared and the attempt detached, and closing early
+ * closes the upstream iterator too. A plain object that hands on the upstream's own promises (one `then`
+ * per event), not an async generator, whose every event cost a promise for next(), an await and a yield's
+ * await on top of the upstream's.
+ */
+class WatchedEvents implements StreamEvents {
+  private first: StreamEvent | undefined;
+  private over = false;
+  private readonly onStep = (step: IteratorResult<StreamEvent>): IteratorResult<StreamEvent> => {
+    if (step.done) this.finish();
+    return step;
   };
-  return { trace, candidate, events: generator, firstTokenMs };
+  private readonly onFailure = (error: unknown): never => {
+    this.finish();
+    throw error;
+  };
+
+  constructor(
+    first: StreamEvent,
+    private readonly upstream: AsyncIterator<StreamEvent>,
+    private readonly idle: NodeJS.Timeout,
+    private readonly attempt: { detach(): void },
+  ) {
+    this.first = first;
+  }
+
+  next(): Promise<IteratorResult<StreamEvent>> {
+    if (this.over) return Promise.resolve({ done: true, value: undefined });
+    const first = this.first;
+    if (first !== undefined) {
+      this.first = undefined;
+      return Promise.resolve({ done: false, value: first });
+    }
+    this.idle.refresh();
+    return this.upstream.next().then(this.onStep, this.onFailure);
+  }
+
+  async return(value?: unknown): Promise<IteratorResult<StreamEvent>> {
+    const open = !this.over;
+    this.finish();
+    if (open) await this.upstream.return?.(undefined).catch(() => undefined);
+    return { done: true, value: value as undefined };
+  }
+
+  async throw(error?: unknown): Promise<IteratorResult<StreamEvent>> {
+    await this.return();
+    throw error;
+  }
+
+  [Symbol.asyncIterator](): this {
+    return this;
+  }
+
+  private finish(): void {
+    if (this.over) return;
+    this.over = true;
+    this.first = undefined;
+    clearTimeout(this.idle);
+    this.attempt.detach();
+  }
 }

@@ -288,6 +288,9 @@ async function streamReply(options: StreamReplyOptions): Promise<OperationResult
   }
 
   const body = new Readable({
+    // Frames are text and stay text on their way to the response (which encodes them as it writes): without
+    // an encoding, every push() copied its frame into a Buffer first.
+    encoding: 'utf8',
     read() { /* frames are pushed as they are produced */ },
     destroy(error, callback) {
       // The client went away (or the response stream failed): stop the upstream call now. A body destroyed

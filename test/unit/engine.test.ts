@@ -356,7 +356,7 @@ describe('the request deadline', () => {
 });
 
 describe('streams', () => {
-  async function drain(stream: AsyncGenerator<StreamEvent>): Promise<string[]> {
+  async function drain(stream: AsyncIterable<StreamEvent>): Promise<string[]> {
     const out: string[] = [];
     for await (const event of stream) if (event.type === 'text-delta') out.push(event.delta);
     return out;
@@ -371,6 +371,60 @@ describe('streams', () => {
     expect(streaming.candidate.endpoint.provider).toBe('beta');
     expect(attempts(trace)).toEqual(['alpha 503', 'alpha 503', 'beta ok']);
     expect(await drain(streaming.events)).toEqual(['hel', 'lo']);
+  });
+
+  /** A stream step whose events tell when the adapter's stream stopped reading them early. */
+  function closable(...deltas: string[]): { step: Step; closed: () => boolean } {
+    let closed = false;
+    const list = deltas.map((delta) => ({ type: 'text-delta', delta }) as StreamEvent);
+    const answer = Object.assign(list, {
+      [Symbol.iterator]() {
+        const inner = Array.prototype[Symbol.iterator].call(list) as IterableIterator<StreamEvent>;
+        return { next: () => inner.next(), return: () => { closed = true; return { done: true, value: undefined }; }, [Symbol.iterator]() { return this; } };
+      },
+    });
+    return { step: () => answer, closed: () => closed };
+  }
+
+  it('closes the upstream when the stream is closed early, and reads nothing after', async () => {
+    const s = setup();
+    const upstream = closable('a', 'b', 'c');
+    s.adapters.script('alpha', upstream.step);
+    const request = inference({ stream: true });
+    const trace = startTrace(request, caller, s.deps);
+    const streaming = await startStream({ request, caller, trace, deps: s.deps, signal: NEVER_ABORTED });
+    expect(await streaming.events.next()).toEqual({ done: false, value: { type: 'text-delta', delta: 'a' } });
+    expect(await streaming.events.next()).toEqual({ done: false, value: { type: 'text-delta', delta: 'b' } });
+    expect(upstream.closed()).toBe(false);
+    expect(await streaming.events.return(undefined)).toEqual({ done: true, value: undefined });
+    expect(upstream.closed()).toBe(true);
+    expect(await streaming.events.next()).toEqual({ done: true, value: undefined });
+  });
+
+  it('hands on a failure after the first event, then is over', async () => {
+    const s = setup();
+    const first = { type: 'text-delta', delta: 'first' } as StreamEvent;
+    // One event, then the upstream fails.
+    const answer = Object.assign([first], {
+      [Symbol.iterator]() {
+        let sent = false;
+        return {
+          next: (): IteratorResult<StreamEvent> => {
+            if (sent) throw new ProviderError({ provider: 'alpha', kind: 'network', status: 502, message: 'cut mid-way' });
+            sent = true;
+            return { done: false, value: first };
+          },
+          [Symbol.iterator]() { return this; },
+        };
+      },
+    });
+    s.adapters.script('alpha', () => answer);
+    const request = inference({ stream: true });
+    const trace = startTrace(request, caller, s.deps);
+    const streaming = await startStream({ request, caller, trace, deps: s.deps, signal: NEVER_ABORTED });
+    expect((await streaming.events.next()).value).toEqual({ type: 'text-delta', delta: 'first' });
+    await expect(streaming.events.next()).rejects.toThrow('cut mid-way');
+    expect(await streaming.events.next()).toEqual({ done: true, value: undefined });
   });
 
   it('replies 502 at once to a stream that ends without any event', async () => {
