@@ -7,11 +7,15 @@
 // Variants:
 //   tsx      bench/gateway-process.ts through tsx (each module transformed as it loads, as `npm start` ran it before)
 //   bundle   the same entry bundled first (bin/local/bundle.mjs, as `npm start` and `npm run bench` run it)
+//   <dir>    another checkout's gateway process, bundled: a change against the commit before it, e.g.
+//            `git worktree add /tmp/base HEAD~1 && ln -s $PWD/node_modules /tmp/base/node_modules`, then
+//            `npm run bench:ab -- /tmp/base bundle`
+// BENCH_AB_STREAM=1 loads both with streamed replies (the simulator's echo, about 30 events) instead.
 //
 // Each gateway has its own DynamoDB Local on disk; one simulator serves both. A measurement, not a test.
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { PROJECT_ROOT } from '../bin/build.js';
 import { Cleanup } from './children.js';
@@ -22,11 +26,14 @@ import { median } from './stats.js';
 const VARIANTS = ['tsx', 'bundle'] as const;
 type Variant = typeof VARIANTS[number];
 const isVariant = (value: string): value is Variant => (VARIANTS as readonly string[]).includes(value);
+/** Another checkout: a directory with the bench's gateway process in it. */
+const isCheckout = (value: string) => existsSync(join(value, 'bench', 'gateway-process.ts'));
 const argv = process.argv.slice(2);
 const rounds = Number(process.env.BENCH_AB_ROUNDS ?? 8);
 const roundMs = Number(process.env.BENCH_AB_ROUND_MS ?? 3000);
-if (argv.length !== 2 || !argv.every(isVariant)) {
-  console.error(`usage: npm run bench:ab -- <${VARIANTS.join('|')}> <${VARIANTS.join('|')}>  (BENCH_AB_ROUNDS, BENCH_AB_ROUND_MS)`);
+const stream = process.env.BENCH_AB_STREAM === '1';
+if (argv.length !== 2 || !argv.every((value) => isVariant(value) || isCheckout(value))) {
+  console.error(`usage: npm run bench:ab -- <${VARIANTS.join('|')}|dir> <${VARIANTS.join('|')}|dir>  (BENCH_AB_ROUNDS, BENCH_AB_ROUND_MS, BENCH_AB_STREAM=1)`);
   process.exit(2);
 }
 const cleanup = new Cleanup();
@@ -41,8 +48,9 @@ interface Gateway {
   rss(): Promise<number>;
 }
 
-async function startGateway(label: string, variant: 'tsx' | 'bundle', dataDir: string, simulatorUrl: string): Promise<Gateway> {
-  const gateway = await forkGateway({ label, variant, env: { BENCH_DATA_DIR: dataDir, BENCH_SIMULATOR_URL: simulatorUrl }, cleanup });
+async function startGateway(label: string, variant: string, dataDir: string, simulatorUrl: string): Promise<Gateway> {
+  const env = { BENCH_DATA_DIR: dataDir, BENCH_SIMULATOR_URL: simulatorUrl };
+  const gateway = await forkGateway(isVariant(variant) ? { label, variant, env, cleanup } : { label, root: resolve(variant), env, cleanup });
   const ask = async () => {
     const message = await gateway.call({ type: 'cpu' });
     if (message.type !== 'cpu') throw new Error(`${label}: ${JSON.stringify(message)}`);
@@ -62,10 +70,10 @@ async function main(): Promise<void> {
   cleanup.addFinal('temp dir', () => rmSync(tmp, { recursive: true, force: true }));
   const simulatorUrl = (await startZeroLatencySimulator(cleanup)).url;
   const gateways = [
-    await startGateway(`A (${argv[0]})`, argv[0] as Variant, join(tmp, 'a'), simulatorUrl),
-    await startGateway(`B (${argv[1]})`, argv[1] as Variant, join(tmp, 'b'), simulatorUrl),
+    await startGateway(`A (${argv[0]})`, argv[0]!, join(tmp, 'a'), simulatorUrl),
+    await startGateway(`B (${argv[1]})`, argv[1]!, join(tmp, 'b'), simulatorUrl),
   ];
-  const body = Buffer.from(JSON.stringify({ model: 'simulator/echo', messages: [{ role: 'user', content: 'The quick brown fox jumps over the lazy dog. '.repeat(5) }] }));
+  const body = Buffer.from(JSON.stringify({ model: 'simulator/echo', stream, messages: [{ role: 'user', content: 'The quick brown fox jumps over the lazy dog. '.repeat(5) }] }));
   const spec = (gateway: Gateway): RequestSpec => ({
     url: new URL('/api/v1/chat/completions', gateway.url),
     headers: { 'content-type': 'application/json', authorization: `Bearer ${gateway.key}` },

@@ -4,6 +4,7 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { createWriteStream } from 'node:fs';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { PROJECT_ROOT } from '../bin/build.js';
 import { bundleLocal } from '../bin/local/bundle.mjs';
 import { keepOutput, startChild, stopChild, stopGatewayChild, waitForOutput, type Cleanup } from './children.js';
@@ -29,6 +30,11 @@ export interface GatewayChildOptions {
   label: string;
   /** `bundle` (as npm start runs it; the default) or `tsx` (each module transformed as it loads). */
   variant?: 'bundle' | 'tsx';
+  /**
+   * Another checkout of the project (a git worktree of an earlier commit, with its node_modules) whose
+   * gateway process runs instead of this one's, bundled by its own bin/local/bundle.mjs (bench:ab).
+   */
+  root?: string;
   /** On top of this process's environment (BENCH_DATA_DIR, BENCH_SIMULATOR_URL …). */
   env: NodeJS.ProcessEnv;
   cleanup: Cleanup;
@@ -36,14 +42,16 @@ export interface GatewayChildOptions {
 
 export async function forkGateway(options: GatewayChildOptions): Promise<GatewayChild> {
   const { label, cleanup } = options;
-  const entry = join(PROJECT_ROOT, 'bench', 'gateway-process.ts');
+  const root = options.root ?? PROJECT_ROOT;
+  const entry = join(root, 'bench', 'gateway-process.ts');
   const tsx = options.variant === 'tsx';
+  const bundle = options.root === undefined ? bundleLocal : ((await import(pathToFileURL(join(root, 'bin', 'local', 'bundle.mjs')).href)) as { bundleLocal: typeof bundleLocal }).bundleLocal;
   // With npm start's 32 MB semi-spaces, so a busy gateway scavenges less often.
   // BENCH_GATEWAY_NODE_ARGS: more flags for the gateway's node (e.g. `--trace-gc-nvp`), space-separated;
   // BENCH_GATEWAY_OUTPUT: a file that gets a copy of everything the gateway prints (V8's traces go to stdout).
   const extraArgs = (process.env.BENCH_GATEWAY_NODE_ARGS ?? '').split(' ').filter(Boolean);
-  const child = fork(tsx ? entry : bundleLocal(entry), [], {
-    cwd: PROJECT_ROOT,
+  const child = fork(tsx ? entry : bundle(entry), [], {
+    cwd: root,
     execArgv: ['--max-semi-space-size=32', ...(tsx ? ['--import', 'tsx'] : ['--enable-source-maps']), ...extraArgs],
     env: { ...process.env, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true', ...options.env },
     stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
@@ -106,11 +114,14 @@ export async function forkGateway(options: GatewayChildOptions): Promise<Gateway
   };
 }
 
-/** The upstream simulator with no delays, as a process of its own (stopped by `cleanup`): its URL and pid. */
-export async function startZeroLatencySimulator(cleanup: Cleanup): Promise<{ url: string; pid: number | undefined }> {
+/**
+ * The upstream simulator with no delays (or `chunkDelayMs` between a stream's chunks), as a process of its
+ * own (stopped by `cleanup`): its URL and pid.
+ */
+export async function startZeroLatencySimulator(cleanup: Cleanup, chunkDelayMs = 0): Promise<{ url: string; pid: number | undefined }> {
   const simulator = startChild('simulator', process.execPath, ['--import', 'tsx', join(PROJECT_ROOT, 'bin', 'simulator.ts')], {
     cwd: PROJECT_ROOT,
-    env: { ...process.env, SIMULATOR_PORT: '0', SIMULATOR_CHUNK_DELAY_MS: '0', SIMULATOR_FIRST_BYTE_DELAY_MS: '0' },
+    env: { ...process.env, SIMULATOR_PORT: '0', SIMULATOR_CHUNK_DELAY_MS: String(chunkDelayMs), SIMULATOR_FIRST_BYTE_DELAY_MS: '0' },
   });
   cleanup.add('simulator', () => stopChild(simulator.process));
   const url = (await waitForOutput(simulator, /listening on (http:\/\/127\.0\.0\.1:\d+)/, 30_000))[1]!;

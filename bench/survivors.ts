@@ -20,6 +20,12 @@ const durationMs = Number(process.env.BENCH_SURVIVORS_MS ?? 6000);
 const stream = process.env.BENCH_SURVIVORS_STREAM === '1';
 /** BENCH_SURVIVORS_ALL=1: every allocation sampled, those a scavenge frees included (what makes scavenges frequent). */
 const all = process.env.BENCH_SURVIVORS_ALL === '1';
+/**
+ * BENCH_SURVIVORS_CHUNK_MS: the simulator waits this long between a stream's chunks (with
+ * BENCH_SURVIVORS_STREAM=1), as in the bench's chunk phase: requests stay in flight, and what they hold
+ * is what a scavenge then copies.
+ */
+const chunkDelayMs = Number(process.env.BENCH_SURVIVORS_CHUNK_MS ?? 0);
 const cleanup = new Cleanup();
 const log = (line: string) => console.error(`[survivors] ${line}`);
 
@@ -33,7 +39,7 @@ interface SamplingNode {
 async function main(): Promise<void> {
   const tmp = mkdtempSync(join(os.tmpdir(), 'gateway-survivors-'));
   cleanup.addFinal('temp dir', () => rmSync(tmp, { recursive: true, force: true }));
-  const simulatorUrl = (await startZeroLatencySimulator(cleanup)).url;
+  const simulatorUrl = (await startZeroLatencySimulator(cleanup, chunkDelayMs)).url;
   const gateway = await forkGateway({ label: 'gateway', env: { BENCH_DATA_DIR: join(tmp, 'data'), BENCH_SIMULATOR_URL: simulatorUrl }, cleanup });
   const body = Buffer.from(JSON.stringify({ model: 'simulator/echo', stream, messages: [{ role: 'user', content: 'The quick brown fox jumps over the lazy dog. '.repeat(5) }] }));
   const spec: RequestSpec = {
