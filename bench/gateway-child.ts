@@ -46,13 +46,13 @@ export async function forkGateway(options: GatewayChildOptions): Promise<Gateway
   const entry = join(root, 'bench', 'gateway-process.ts');
   const tsx = options.variant === 'tsx';
   const bundle = options.root === undefined ? bundleLocal : ((await import(pathToFileURL(join(root, 'bin', 'local', 'bundle.mjs')).href)) as { bundleLocal: typeof bundleLocal }).bundleLocal;
-  // With npm start's 32 MB semi-spaces, so a busy gateway scavenges less often.
-  // BENCH_GATEWAY_NODE_ARGS: more flags for the gateway's node (e.g. `--trace-gc-nvp`), space-separated;
-  // BENCH_GATEWAY_OUTPUT: a file that gets a copy of everything the gateway prints (V8's traces go to stdout).
-  const extraArgs = (process.env.BENCH_GATEWAY_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  // npm start's 32 MB semi-spaces (a busy gateway scavenges less often), unless BENCH_GATEWAY_NODE_FLAGS (as
+  // for bench:batch) gives the gateway's node flags instead, space-separated (e.g. `--max-semi-space-size=32 --trace-gc-nvp`); BENCH_GATEWAY_OUTPUT: a
+  // file that gets a copy of everything the gateway prints (V8's traces go to stdout).
+  const nodeFlags = process.env.BENCH_GATEWAY_NODE_FLAGS?.split(' ').filter(Boolean) ?? ['--max-semi-space-size=32'];
   const child = fork(tsx ? entry : bundle(entry), [], {
     cwd: root,
-    execArgv: ['--max-semi-space-size=32', ...(tsx ? ['--import', 'tsx'] : ['--enable-source-maps']), ...extraArgs],
+    execArgv: [...nodeFlags, ...(tsx ? ['--import', 'tsx'] : ['--enable-source-maps'])],
     env: { ...process.env, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true', ...options.env },
     stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
   });
