@@ -45,4 +45,47 @@ describe('SSE parsing', () => {
   it('a lone CR ending one chunk and LF starting the next make one line end', async () => {
     expect(await parse(['data: a\r', '\n\r', '\ndata: b\r\n\r\n'])).toEqual([event('a'), event('b')]);
   });
+
+  it('stops reading the body when the reader stops early, and gives nothing after', async () => {
+    const read: string[] = [];
+    let closed = false;
+    const body = {
+      [Symbol.asyncIterator]() {
+        const chunks = ['data: one\n\ndata: two\n\n', 'data: three\n\n', 'data: four\n\n'];
+        return {
+          next: async () => {
+            const chunk = chunks.shift();
+            if (chunk === undefined) return { done: true as const, value: undefined };
+            read.push(chunk);
+            return { done: false as const, value: new TextEncoder().encode(chunk) };
+          },
+          return: async () => {
+            closed = true;
+            return { done: true as const, value: undefined };
+          },
+        };
+      },
+    };
+    const events = parseSse(body);
+    const seen: string[] = [];
+    for await (const event of events) {
+      seen.push(event.data);
+      if (event.data === 'three') break;
+    }
+    expect(seen).toEqual(['one', 'two', 'three']);
+    expect(read).toHaveLength(2);
+    expect(closed).toBe(true);
+    expect(await events.next()).toEqual({ done: true, value: undefined });
+  });
+
+  it('hands on a failure of the body after the events before it, then is over', async () => {
+    async function* body() {
+      yield new TextEncoder().encode('data: one\n\ndata: tw');
+      throw new Error('connection reset');
+    }
+    const events = parseSse(body());
+    expect((await events.next()).value).toEqual(event('one'));
+    await expect(events.next()).rejects.toThrow('connection reset');
+    expect(await events.next()).toEqual({ done: true, value: undefined });
+  });
 });
