@@ -81,6 +81,18 @@ describe('making presets', () => {
     });
   });
 
+  it('stores and reads back user JSON with keys named "constructor" (a schema property, a price), which the store\'s marshaller took for a class', async () => {
+    const schema = { type: 'object', properties: { constructor: { type: 'string' }, name: { constructor: { name: 'String' } } } };
+    const reply = await presets('POST', '/ctor/chat/completions', {
+      model: 'simulator/echo', response_format: { type: 'json_schema', json_schema: { name: 'answer', schema } }, provider: { max_price: { constructor: 1 } }, messages: [],
+    });
+    expect(reply.status).toBe(200);
+    const read = await presets('GET', '/ctor');
+    expect(read.status).toBe(200);
+    expect(read.json.data.designated_version.config.response_format.json_schema.schema).toEqual(schema);
+    expect(read.json.data.designated_version.config.provider.max_price).toEqual({ constructor: 1 });
+  });
+
   it('refuses bad bodies with a 400 naming the field, and bad slugs before any store access', async () => {
     const tooMany = await presets('POST', '/x/messages', { model: 'a/b', fallbacks: [1, 2, 3, 4].map((n) => ({ model: `a/${n}` })) });
     expect(tooMany.status).toBe(400);

@@ -13,6 +13,16 @@ describe('validation', () => {
     expect(() => parseJsonBody(Buffer.from('{"a":1}'), 3)).toThrow(PayloadTooLargeError);
   });
 
+  it('refuses bodies that would not be kept as given: bytes that are not UTF-8, keys named __proto__, unpaired surrogates', () => {
+    expect(() => parseJsonBody(Buffer.from([0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, 0xff, 0xfe, 0x22, 0x7d]), 100)).toThrow('Request body is not valid UTF-8');
+    expect(() => parseJsonBody(Buffer.from('{"metadata":{"__proto__":"x"}}'), 100)).toThrow('body.metadata has a key named "__proto__", which is not accepted');
+    expect(() => parseJsonBody(Buffer.from('{"value":["ok","\\ud800x"]}'), 100)).toThrow('body.value.1 contains an unpaired UTF-16 surrogate');
+    expect(() => parseJsonBody(Buffer.from('{"\\udc00":1}'), 100)).toThrow('body has a key with an unpaired UTF-16 surrogate');
+    // Paired surrogates (an emoji escaped, as Python's json sends it), the text "__proto__" as a value, and
+    // UTF-8 text are kept.
+    expect(parseJsonBody(Buffer.from('{"a":"\\ud83d\\ude00","b":"__proto__","c":"caf\u00e9"}'), 100)).toEqual({ a: '😀', b: '__proto__', c: 'café' });
+  });
+
   it('names the failing field with its path', () => {
     expect(() => validate(schema, { name: 'x', nested: { n: 3 } }, 'body')).toThrow(/^Invalid body\.nested\.n: /);
     expect(() => validate(schema, { name: 1 }, 'body')).toThrow(/^Invalid body\.name: /);

@@ -3,6 +3,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { withoutSdkLogging } from '../aws/quiet-client.js';
 import { retryTransactionConflicts } from './conflict-retry.js';
+import { storeUserKeysAsMaps } from './user-keys.js';
 
 export interface StoreConfig {
   tableName: string;
@@ -18,13 +19,13 @@ export function storeConfigFromEnv(env: NodeJS.ProcessEnv = process.env): StoreC
 
 export function createDocumentClient(config: Pick<StoreConfig, 'endpoint' | 'region'>): DynamoDBDocumentClient {
   const local = Boolean(config.endpoint);
-  const client = retryTransactionConflicts(withoutSdkLogging(new DynamoDBClient({
+  const client = storeUserKeysAsMaps(retryTransactionConflicts(withoutSdkLogging(new DynamoDBClient({
     endpoint: config.endpoint,
     region: config.region ?? (local ? 'local' : undefined),
     // DynamoDB Local accepts any credentials; never reach for a real profile when pointed at it.
     ...(local ? { credentials: { accessKeyId: 'local', secretAccessKey: 'local' } } : {}),
     maxAttempts: 3,
-  })));
+  }))));
   return DynamoDBDocumentClient.from(client, {
     marshallOptions: { removeUndefinedValues: true },
   });

@@ -1,4 +1,5 @@
 // Untrusted input becomes typed data only here: JSON parsing and zod validation, with 400s that name the field.
+import { isUtf8 } from 'node:buffer';
 import type { z } from 'zod';
 import { BadRequestError, echo, PayloadTooLargeError } from './errors.js';
 import { MAX_JSON_DEPTH, nestsDeeperThan } from '../json-depth.js';
@@ -6,6 +7,9 @@ import { MAX_JSON_DEPTH, nestsDeeperThan } from '../json-depth.js';
 export function parseJsonBody(body: Buffer | undefined, maxBytes: number): unknown {
   if (body === undefined || body.length === 0) return undefined;
   if (body.length > maxBytes) throw new PayloadTooLargeError(maxBytes);
+  // Decoding would put U+FFFD in place of bytes that are not UTF-8: a secret, a name or a prompt would be
+  // stored or sent other than it was given.
+  if (!isUtf8(body)) throw new BadRequestError('Request body is not valid UTF-8');
   let value: unknown;
   try {
     value = JSON.parse(body.toString('utf8'));
@@ -13,7 +17,42 @@ export function parseJsonBody(body: Buffer | undefined, maxBytes: number): unkno
     throw new BadRequestError(`Malformed JSON body: ${echo((err as Error).message, 200)}`);
   }
   if (nestsDeeperThan(body)) throw new BadRequestError(`JSON body nests objects and arrays more than ${MAX_JSON_DEPTH} levels deep`);
+  // Rare in a body, so looked for in its bytes first (one search each) and walked for only when present.
+  const protoKey = body.includes('"__proto__"');
+  const surrogate = body.includes('\\ud') || body.includes('\\uD');
+  if (protoKey || surrogate) {
+    const problem = unstorable(value, 'body', protoKey, surrogate);
+    if (problem) throw new BadRequestError(problem);
+  }
   return value;
+}
+
+const LONE_SURROGATE = /\p{Cs}/u;
+
+/**
+ * What in a parsed body cannot be kept as given: a key named `__proto__` (an object built from it loses
+ * that key: it sets the prototype instead), or text with half of a UTF-16 surrogate pair (`"\ud800"`),
+ * which no UTF-8 store or upstream can carry. Depth is bounded by the check before.
+ */
+function unstorable(value: unknown, path: string, protoKey: boolean, surrogate: boolean): string | undefined {
+  if (typeof value === 'string') {
+    return surrogate && LONE_SURROGATE.test(value) ? `${path} contains an unpaired UTF-16 surrogate (not valid Unicode text)` : undefined;
+  }
+  if (value === null || typeof value !== 'object') return undefined;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i += 1) {
+      const problem = unstorable(value[i], `${path}.${i}`, protoKey, surrogate);
+      if (problem) return problem;
+    }
+    return undefined;
+  }
+  for (const key of Object.keys(value)) {
+    if (protoKey && key === '__proto__') return `${path} has a key named "__proto__", which is not accepted`;
+    if (surrogate && LONE_SURROGATE.test(key)) return `${path} has a key with an unpaired UTF-16 surrogate (not valid Unicode text)`;
+    const problem = unstorable((value as Record<string, unknown>)[key], `${path}.${echo(key)}`, protoKey, surrogate);
+    if (problem) return problem;
+  }
+  return undefined;
 }
 
 export function validate<S extends z.ZodType>(schema: S, value: unknown, where: 'body' | 'query'): z.output<S> {
