@@ -12,3 +12,9 @@ declare module 's3rver' {
     close(): Promise<void>;
   }
 }
+
+declare module 's3rver/lib/models/error.js' {
+  export default class S3Error extends Error {
+    constructor(code: string, message: string, detail?: Record<string, unknown>);
+  }
+}

@@ -224,6 +224,12 @@ export function createBatchOperations(deps: BatchPorts): BatchOperations {
       if (!upload || upload.org_id !== principal.key.org_id || upload.workspace_id !== principal.key.workspace_id) throw new NotFoundError(`Upload ${params.id} not found`);
       if (upload.status !== 'uploading') return { body: uploadView(upload) };
       if (now() >= upload.expires_at) throw new InvalidInputError(`Upload ${upload.id} expired; start another`);
+      // Parts are numbered 1 to the count the upload was given, each once, in order (as S3 requires).
+      const count = Math.ceil(upload.bytes / upload.part_bytes);
+      const misnumbered = body.parts.findIndex((part, index) => part.part_number > count || (index > 0 && part.part_number <= body.parts[index - 1]!.part_number));
+      if (misnumbered !== -1) {
+        throw new InvalidInputError(`parts[${misnumbered}]: upload ${upload.id} has parts 1 to ${count}, each listed once in ascending order; part_number ${body.parts[misnumbered]!.part_number} is not`, { metadata: { param: 'parts' } });
+      }
       try {
         await objects.completeUpload(upload.key, upload.s3_upload_id, body.parts);
       } catch (err) {

@@ -236,6 +236,28 @@ describe('an uploaded input', () => {
     expect((batch.results![0]!.response!.body as any).model).toBe('simulator/echo');
   }, 60_000);
 
+  it('refuses with a 400 a completion naming a part never uploaded, a wrong ETag or a part past the upload\'s count, and stays up', async () => {
+    const input = Buffer.from(`${JSON.stringify({ custom_id: 'p1', body: chat('parts') })}\n`);
+    const started = await call('/batches/uploads', { body: { bytes: input.length } });
+    expect(started.status).toBe(201);
+    // Never uploaded: the local S3 read the missing part's file without a handler, and its process died.
+    const missing = await call(`/batches/uploads/${started.json.id}/complete`, { body: { parts: [{ part_number: 1, etag: '"x"' }] } });
+    expect(missing.status).toBe(400);
+    expect(missing.json.error).toMatchObject({ message: expect.stringContaining('The parts do not complete upload'), metadata: { param: 'parts' } });
+    const past = await call(`/batches/uploads/${started.json.id}/complete`, { body: { parts: [{ part_number: 2, etag: '"x"' }] } });
+    expect(past.status).toBe(400);
+    expect(past.json.error.message).toContain('has parts 1 to 1');
+    const part = started.json.parts[0] as { url: string };
+    const put = await fetch(part.url, { method: 'PUT', body: input });
+    expect(put.status).toBe(200);
+    const wrongTag = await call(`/batches/uploads/${started.json.id}/complete`, { body: { parts: [{ part_number: 1, etag: '"0123456789abcdef0123456789abcdef"' }] } });
+    expect(wrongTag.status).toBe(400);
+    const completed = await call(`/batches/uploads/${started.json.id}/complete`, { body: { parts: [{ part_number: 1, etag: put.headers.get('etag')! }] } });
+    expect(completed.status).toBe(200);
+    expect(completed.json).toMatchObject({ status: 'completed', bytes: input.length });
+    expect((await fetch(new URL('/health', gateway.baseUrl))).status).toBe(200);
+  }, 60_000);
+
   it('refuses an input announced over 200 MB with a 413, before anything is sent', async () => {
     const reply = await call('/batches/uploads', { body: { bytes: 200 * 1024 * 1024 + 1 } });
     expect(reply.status).toBe(413);
