@@ -1,5 +1,6 @@
 // Wire shapes of the BYOK routes (public OpenRouter API: BYOKKey, CreateBYOKKeyRequest, UpdateBYOKKeyRequest).
 import * as z from 'zod';
+import { keyText } from '../platform/http/header-text.js';
 
 // Bounded so that a credential's item stays far below DynamoDB's 400 KB item limit.
 const stringList = z.array(z.string().min(1).max(200)).max(200).nullable();
@@ -19,13 +20,13 @@ const optionalFields = {
 
 export const createByokBody = z.strictObject({
   provider: z.string().min(1).max(64),
-  key: z.string().min(1, 'must not be empty').max(8192),
+  key: keyText(1, 8192),
   workspace_id: z.string().min(1).max(128).optional(),
   ...optionalFields,
 });
 
 export const updateByokBody = z.strictObject({
-  key: z.string().min(1, 'must not be empty').max(8192).optional(),
+  key: keyText(1, 8192).optional(),
   ...optionalFields,
 });
 

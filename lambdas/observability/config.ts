@@ -5,6 +5,7 @@ import { randomBytes } from 'node:crypto';
 import * as z from 'zod';
 import { hostOfUrl } from '../vault/index.js';
 import { isPrivateAddress } from '../platform/public-address.js';
+import { headerValue, keyText } from '../platform/http/header-text.js';
 import type { DestinationType } from './types.js';
 
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,128}$/;
@@ -15,7 +16,7 @@ const RESERVED_HEADERS = new Set([
   'connection', 'keep-alive', 'transfer-encoding', 'upgrade', 'expect', 'te', 'trailer', 'proxy-authorization', 'proxy-connection',
 ]);
 
-const headers = z.record(z.string(), z.string().max(4096).refine((value) => !/[\r\n]/.test(value), 'header values must not contain line breaks'))
+const headers = z.record(z.string(), headerValue(4096))
   .superRefine((map, ctx) => {
     const names = Object.keys(map);
     if (names.length > 20) ctx.addIssue({ code: 'custom', message: 'at most 20 headers' });
@@ -58,9 +59,9 @@ const SCHEMAS = {
     pathTemplate: z.string().min(1).max(512).default('{prefix}/{date}'),
     region: z.string().regex(/^[a-z0-9-]{2,32}$/, 'must be an AWS region').optional(),
     endpoint: httpUrl.optional(),
-    accessKeyId: z.string().min(1).max(256),
-    secretAccessKey: z.string().min(1).max(256),
-    sessionToken: z.string().min(1).max(4096).optional(),
+    accessKeyId: keyText(1, 256),
+    secretAccessKey: keyText(1, 256),
+    sessionToken: keyText(1, 4096).optional(),
   }),
 } satisfies Record<DestinationType, z.ZodType>;
 

@@ -4,6 +4,7 @@
 // workspace the endpoint serves (`workspace_id`).
 import * as z from 'zod';
 import { usdToNanos } from '../platform/money.js';
+import { keyText } from '../platform/http/header-text.js';
 
 /** A price per token above this is a mistake (the dearest models cost cents per thousand tokens). */
 const MAX_USD_PER_TOKEN_NANOS = 1_000n * 1_000_000_000n;
@@ -44,7 +45,7 @@ export const createPrivateEndpointBody = z.strictObject({
   /** Validate, then activate, in the same call (the workspace must be the endpoint's). */
   activate: z.strictObject({ workspace_id: z.string().min(1).max(128) }).optional(),
   /** The upstream API key: sealed in the vault, released only to the base URL's host. */
-  api_key: z.string().min(1).max(4096),
+  api_key: keyText(1, 4096),
   /** The workspace whose requests it serves (default: the key's). */
   workspace_id: z.string().min(1).max(128).optional(),
 });
@@ -55,7 +56,7 @@ export const updatePrivateEndpointBody = z.strictObject({
   declared_zdr: z.boolean().nullable().optional(),
   declared_region: region.optional(),
   /** A new upstream key (needed when the base URL moves to another host). */
-  api_key: z.string().min(1).max(4096).optional(),
+  api_key: keyText(1, 4096).optional(),
 });
 
 export const validateBody = z.strictObject({ workspace_id: z.string().min(1).max(128) });

@@ -118,6 +118,11 @@ describe('BYOK routes', () => {
     expect((await manage(owner.admin, 'POST', '/byok', { provider: 'acme', key: 'k', is_fallback: true, is_byok_only: true })).status).toBe(400);
     expect((await manage(owner.admin, 'POST', '/byok', { provider: 'acme', key: 'k', allowed_api_key_hashes: [other.keyHash] })).status).toBe(400);
     expect((await manage(owner.admin, 'POST', '/byok', { provider: 'acme', key: '' })).status).toBe(400);
+    // A key that cannot go in an HTTP header would fail every request made with it (node:http refuses to send it).
+    for (const key of ['a\u0000b', 'sk-key\n', 'sk key', 'sk-caf\u00e9']) {
+      const refused = await manage(owner.admin, 'POST', '/byok', { provider: 'acme', key });
+      expect([refused.status, refused.json.error.message]).toEqual([400, expect.stringContaining('body.key: must be printable ASCII without spaces or line breaks')]);
+    }
     expect((await manage(owner.key, 'GET', '/byok')).status).toBe(403);
     const created = await manage(owner.admin, 'POST', '/byok', { provider: 'acme', key: 'k-1234567890' });
     expect((await manage(other.admin, 'GET', `/byok/${created.json.data.id}`)).status).toBe(404);

@@ -103,6 +103,8 @@ describe('private endpoint states', () => {
     expect((await pe('PATCH', `/${id}`, { upstream_model_id: 'my-finetune', declared_zdr: true })).json.data.validation).toMatchObject({ passed: true, stale: false });
     expect((await pe('PATCH', `/${id}`, { declared_zdr: null })).json.data).toMatchObject({ upstream_model_id: 'my-finetune', declared_zdr: null });
     // A new key makes it stale too.
+    const unsendable = await pe('PATCH', `/${id}`, { api_key: 'a\u0000b' });
+    expect([unsendable.status, unsendable.json.error.message]).toEqual([400, expect.stringContaining('body.api_key: must be printable ASCII')]);
     expect((await pe('PATCH', `/${id}`, { api_key: 'sk-private-rotated-0123456789' })).json.data.validation.stale).toBe(true);
     await pe('POST', `/${id}/validate`, { workspace_id: workspaceId });
     expect(calls.at(-1)!.authorization).toBe('Bearer sk-private-rotated-0123456789');

@@ -55,6 +55,12 @@ describe('destination configs', () => {
     expect(() => newConfig('webhook', { url: 'https://user:pw@example.com' })).toThrow(/without credentials/);
     expect(() => newConfig('langfuse', { publicKey: 'pk' })).toThrow(/body\.config\.secretKey/);
     expect(() => newConfig('webhook', { url: 'https://example.com', headers: { 'Content-Type': 'text/plain' } })).toThrow(/Content-Type is set by the gateway/);
+    // What node:http cannot send: control characters and characters above U+00FF, in header values and in credentials.
+    expect(() => newConfig('webhook', { url: 'https://example.com', headers: { 'x-a': 'caf\u00e9\u2603' } })).toThrow(/characters above U\+00FF/);
+    expect(() => newConfig('webhook', { url: 'https://example.com', headers: { 'x-a': 'a\u0000b' } })).toThrow(/control characters/);
+    expect(newConfig('webhook', { url: 'https://example.com', headers: { 'x-a': 'Bearer a\tb caf\u00e9' } })).toMatchObject({ headers: { 'x-a': 'Bearer a\tb caf\u00e9' } });
+    expect(() => newConfig('s3', { bucketName: 'my-bucket', accessKeyId: 'AK\u0000IA', secretAccessKey: 'x' })).toThrow(/printable ASCII/);
+    expect(() => newConfig('s3', { bucketName: 'my-bucket', accessKeyId: 'AKIA', secretAccessKey: 'x', sessionToken: 't\u2603' })).toThrow(/printable ASCII/);
     expect(() => newConfig('webhook', { url: 'https://example.com', extra: 1 })).toThrow(ConfigError);
     const made = newConfig('webhook', { url: 'https://example.com/hook' });
     expect(made.secret).toMatch(/^whsec_[A-Za-z0-9_-]{32}$/);
