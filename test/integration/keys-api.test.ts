@@ -119,9 +119,12 @@ describe('limits sent as JSON numbers', () => {
     expect(patched.json.data.limit).toBe(0.00003675);
     expect((await store.deps.keys.get(hash))!.limit).toBe(36_750n);
 
-    // Below half a nano-dollar is a limit of 0, not an error.
+    // Below half a nano-dollar would be a limit of 0 (nothing allowed): refused, naming it; 0 itself is a limit.
     const tiny = await call({ method: 'PATCH', path: `/api/v1/keys/${hash}`, key: admin, body: { limit: 1e-10 } });
-    expect(tiny.json.data).toMatchObject({ limit: 0, limit_remaining: 0 });
+    expect([tiny.status, tiny.json.error.message]).toEqual([400, 'Invalid body.limit: must be 0 or at least 0.000000001 (it rounds to 0 at the nearest nano-dollar)']);
+    expect((await store.deps.keys.get(hash))!.limit).toBe(36_750n);
+    const zero = await call({ method: 'PATCH', path: `/api/v1/keys/${hash}`, key: admin, body: { limit: 0 } });
+    expect(zero.json.data).toMatchObject({ limit: 0, limit_remaining: 0 });
     expect((await store.deps.keys.get(hash))!.limit).toBe(0n);
   });
 

@@ -15,7 +15,6 @@ describe('usdAmount', () => {
   it('parses to nano-dollars, rounded to the nearest', () => {
     expect(parse({ limit: JSON.parse('0.000036750000000000004') as number })).toEqual({ limit: 36_750n });
     expect(parse({ limit: 0.0000000015, amount: 0.0000000005, price: '0.0000000025' })).toEqual({ limit: 2n, amount: 1n, price: 3n });
-    expect(parse({ limit: 1e-10 })).toEqual({ limit: 0n });
     expect(parse({ limit: -0 })).toEqual({ limit: 0n });
     expect(parse({ limit: 1e9, price: '1000000000' })).toEqual({ limit: 10n ** 18n, price: 10n ** 18n });
     expect(parse({ limit: null })).toEqual({ limit: null });
@@ -33,6 +32,9 @@ describe('usdAmount', () => {
       [{ limit: true }, 'Invalid body.limit: must be a number (USD)'],
       [{ amount: 0 }, 'Invalid body.amount: must be greater than 0'],
       [{ amount: 1e-10 }, 'Invalid body.amount: must be greater than 0 (it rounds to 0 at the nearest nano-dollar)'],
+      // A positive limit or price that would round to 0 (allow nothing) is refused too; 0 itself is a limit.
+      [{ limit: 4e-10 }, 'Invalid body.limit: must be 0 or at least 0.000000001 (it rounds to 0 at the nearest nano-dollar)'],
+      [{ price: '0.0000000001' }, 'Invalid body.price: must be 0 or at least 0.000000001 (it rounds to 0 at the nearest nano-dollar)'],
       [{ amount: null }, 'Invalid body.amount: must be a number (USD)'],
       [{ price: 'cheap' }, 'Invalid body.price: must be a number, or decimal text like "0.5"'],
       [{ price: '-1' }, 'Invalid body.price: must be a number, or decimal text like "0.5"'],

@@ -1,5 +1,6 @@
 // "A USD amount from a client" as a zod schema: key limits, workspace budgets, credit grants and max_price all
-// use it, so each refuses the same things with a 400 naming the field, and each rounds to the nearest nano-dollar.
+// use it, so each refuses the same things with a 400 naming the field, and each rounds to the nearest nano-dollar
+// (a positive amount that would round to 0 is refused rather than taken as 0).
 import * as z from 'zod';
 import { MoneyFormatError, roundUsdToNanos, type Nanos } from '../money.js';
 
@@ -41,8 +42,13 @@ export function usdAmount(options: UsdAmountOptions = {}): z.ZodType<Nanos> {
       ctx.addIssue({ code: 'custom', message: tooLarge, input: value });
       return z.NEVER;
     }
-    if (options.positive && nanos === 0n) {
-      const message = Number(value) === 0 ? 'must be greater than 0' : 'must be greater than 0 (it rounds to 0 at the nearest nano-dollar)';
+    // A positive amount below half a nano-dollar would become 0: a limit or budget that allows nothing, a
+    // price cap that lets only free models through, a grant of nothing. Said, not done silently.
+    const roundedAway = nanos === 0n && Number(value) > 0;
+    if (roundedAway || (options.positive && nanos === 0n)) {
+      const message = !roundedAway ? 'must be greater than 0'
+        : options.positive ? 'must be greater than 0 (it rounds to 0 at the nearest nano-dollar)'
+          : 'must be 0 or at least 0.000000001 (it rounds to 0 at the nearest nano-dollar)';
       ctx.addIssue({ code: 'custom', message, input: value });
       return z.NEVER;
     }
