@@ -9,9 +9,16 @@ import { keyText } from '../platform/http/header-text.js';
 /** A price per token above this is a mistake (the dearest models cost cents per thousand tokens). */
 const MAX_USD_PER_TOKEN_NANOS = 1_000n * 1_000_000_000n;
 
+/** Plain decimal text, as the catalog's prices are written ("0.000002"): no sign, exponent or leading zeros. */
+const PRICE_TEXT = /^(0|[1-9]\d*)(\.\d+)?$/;
+
 const usdPerToken = z.string().max(32).superRefine((value, ctx) => {
   try {
-    if (value.trim() !== value) ctx.addIssue({ code: 'custom', message: 'must be a decimal USD amount per token without spaces' });
+    // Stored and shown as given: text other than a plain decimal ("-0", "+1", "1e-6", "007") is refused.
+    if (!PRICE_TEXT.test(value)) {
+      ctx.addIssue({ code: 'custom', message: 'must be a plain decimal USD amount per token, like "0.000002" (no sign, exponent, spaces or leading zeros)' });
+      return;
+    }
     const nanos = usdToNanos(value);
     if (nanos < 0n) ctx.addIssue({ code: 'custom', message: 'must not be negative' });
     else if (nanos > MAX_USD_PER_TOKEN_NANOS) ctx.addIssue({ code: 'custom', message: 'must be at most 1000 USD per token' });

@@ -133,7 +133,9 @@ describe('private endpoint states', () => {
     expect((await pe('POST', '', draftBody({ provider_slug: 'nobody' }))).json.error.message).toMatch(/provider_not_found/);
     expect((await pe('POST', '', draftBody({ pricing: { prompt: '-1', completion: '0' } }))).json.error.message).toMatch(/body\.pricing\.prompt/);
     expect((await pe('POST', '', draftBody({ pricing: { prompt: '99999999999999999999999999999', completion: '0' } }))).json.error.message).toBe('Invalid body.pricing.prompt: must be at most 1000 USD per token');
-    expect((await pe('POST', '', draftBody({ pricing: { prompt: ' 1 ', completion: '0' } }))).json.error.message).toMatch(/body\.pricing\.prompt: must be a decimal USD amount per token without spaces/);
+    for (const text of [' 1 ', '-0', '+1', '1e-6', '007', '.5', '1.']) {
+      expect((await pe('POST', '', draftBody({ pricing: { prompt: text, completion: '0' } }))).json.error.message).toMatch(/body\.pricing\.prompt: must be a plain decimal USD amount per token, like "0\.000002"/);
+    }
     expect((await pe('POST', '', draftBody({ base_url: 'ftp://x' }))).json.error.message).toMatch(/body\.base_url/);
     const onAws = store.depsWith({ GATEWAY_PRIVATE_ENDPOINT_PRIVATE_HOSTS: '' });
     const refused = await manage(onAws, admin, 'POST', '/private-endpoints', draftBody());
