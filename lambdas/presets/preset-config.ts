@@ -9,6 +9,7 @@ import {
   REASONING_EFFORTS, reasoningSchema, SERVICE_TIERS, sessionIdSchema, stopServerToolsWhenSchema, temperatureSchema, topPSchema, traceSchema, userSchema,
 } from '../inference/formats/common-schema.js';
 import { responseFormatSchema } from '../inference/formats/chat-schema.js';
+import { refuseStoredResponseFields } from '../inference/formats/responses-schema.js';
 import type { PresetConfig } from './types.js';
 
 /** A value checked against `schema` but kept as sent (the provider preferences' prices would otherwise become nano-dollars). */
@@ -135,7 +136,7 @@ export const presetFromResponsesBody = z.looseObject({
       z.object({ type: z.literal('json_schema'), name: z.string().min(1).max(64), schema: jsonSchemaObject, strict: z.boolean().nullish(), description: z.string().optional() }),
     ]).optional(),
   }).nullish(),
-});
+}).superRefine((body, ctx) => refuseStoredResponseFields(body, ctx));
 
 export type PresetFromMessages = z.output<typeof presetFromMessagesBody>;
 export type PresetFromChat = z.output<typeof presetFromChatBody>;

@@ -114,6 +114,10 @@ describe('making presets', () => {
     const plugins = await presets('POST', '/x/chat/completions', { model: 'a/b', plugins: [{ id: 'web' }] });
     expect(plugins.status).toBe(400);
     expect(plugins.json.error.message).toMatch(/plugins.*"web" is not available/);
+    // What POST /responses refuses (responses are not stored) is refused in a preset made from one too.
+    const previous = await presets('POST', '/x/responses', { model: 'a/b', input: 'x', previous_response_id: 'resp_1' });
+    expect([previous.status, previous.json.error.message]).toEqual([400, expect.stringMatching(/previous_response_id: is not supported/)]);
+    expect((await presets('POST', '/x/responses', { model: 'a/b', background: true })).status).toBe(400);
     const slug = await presets('POST', '/-bad/messages', { model: 'a/b' });
     expect(slug.status).toBe(400);
     expect(slug.json.error.message).toMatch(/slug/);

@@ -149,12 +149,17 @@ export const responsesRequestSchema = z.object({
   if (body.model === undefined && body.models === undefined && body.preset === undefined) {
     ctx.addIssue({ code: 'custom', path: ['model'], message: 'model or models is required (or a preset)' });
   }
+  refuseStoredResponseFields(body, ctx);
+});
+
+/** What needs stored responses, which this gateway does not keep: refused in a request, and in a preset made from one. */
+export function refuseStoredResponseFields(body: Record<string, unknown>, ctx: z.RefinementCtx): void {
   if (body.background === true) {
     ctx.addIssue({ code: 'custom', path: ['background'], message: 'is not supported: responses are not stored, so they cannot run in the background; stream instead' });
   }
   if (body.previous_response_id !== undefined && body.previous_response_id !== null) {
     ctx.addIssue({ code: 'custom', path: ['previous_response_id'], message: 'is not supported: responses are not stored; send the full history in input' });
   }
-});
+}
 export type ResponsesRequest = z.infer<typeof responsesRequestSchema>;
 export type ResponsesTool = z.infer<typeof functionTool>;
