@@ -149,6 +149,16 @@ export function createObservabilityOperations(deps: ObservabilityPorts): Observa
       // Sealed first: a destination is never stored without the secrets it needs.
       if (fields.length) await sealer().store(destination, secrets);
       await deps.destinations.put(destination);
+      // Creates that raced past the count above: the oldest MAX_PER_TYPE stay (by creation, then id), the
+      // rest take themselves back out and are refused as a late one would have been.
+      const ranked = (await deps.destinations.list(orgId, true))
+        .filter((entry) => entry.workspace_id === workspaceId && entry.type === type)
+        .sort((a, b) => a.created_at.localeCompare(b.created_at) || a.id.localeCompare(b.id));
+      if (ranked.findIndex((entry) => entry.id === id) >= MAX_PER_TYPE) {
+        await deps.destinations.delete(orgId, id);
+        if (fields.length) await sealer().remove(destination);
+        throw new InvalidInputError(`Invalid body.type: a workspace has at most ${MAX_PER_TYPE} ${type} destinations (it has ${MAX_PER_TYPE})`);
+      }
       deps.invalidate(orgId);
       const view = destinationView(destination);
       // A signing secret the gateway made is shown once, here.

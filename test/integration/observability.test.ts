@@ -123,6 +123,14 @@ describe('observability routes', () => {
     await refused({ name: 'x', type: 'webhook', config: { url: 'http://169.254.169.254/latest/meta-data' } }, /169\.254\.169\.254 is a private or loopback address/, admin, onAws);
   });
 
+  it('keeps a workspace to 5 destinations of a type when 8 are created at once', async () => {
+    const racer = (await (await createTenant(deps, 'organization', 'Racers')).addKey('management')).text;
+    const replies = await Promise.all(Array.from({ length: 8 }, (_, n) => create({ name: `r${n}`, type: 'otel-collector', config: { endpoint: 'https://collector.example.com/v1/traces' } }, racer)));
+    expect(replies.map((reply) => reply.status).sort()).toEqual([201, 201, 201, 201, 201, 400, 400, 400]);
+    for (const reply of replies.filter((r) => r.status === 400)) expect(reply.json.error.message).toMatch(/at most 5 otel-collector destinations/);
+    expect((await manage(deps, racer, 'GET', '/observability/destinations')).json.total_count).toBe(5);
+  });
+
   it('binds secrets to the destination\'s host: moving it needs them again, and the vault releases them to the new host only', async () => {
     const created = await create({ name: 'hook', type: 'webhook', config: { url: `${collectorUrl}/hook`, secret: 'first-secret-0123456789', headers: { authorization: 'Bearer abcdefghijklmnop' } } });
     const id = created.json.data.id as string;
