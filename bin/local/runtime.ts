@@ -14,6 +14,9 @@ import { ensureTable } from '../../lambdas/platform/dynamo/create-table.js';
 import { usdToNanos, MoneyFormatError } from '../../lambdas/platform/money.js';
 import { DEFAULT_SIMULATOR_BATCH_DELAY_MS, type Simulator } from '../simulator/server.js';
 import { startAggregatorProcess, type AggregatorProcess } from './aggregator-process.js';
+import { LocalPageJournal, storeJournaledRecords } from './page-journal.js';
+import { PageRepository } from '../../lambdas/billing/page-repository.js';
+import { PageWriter } from '../../lambdas/billing/pages.js';
 import { startAwsStandIns, startBatchRunner, startSimulatorProcess, type BatchRunner, type SimulatorProcess } from './child-parts.js';
 import type { GenerationRecord } from '../../lambdas/generations/index.js';
 
@@ -311,6 +314,13 @@ export async function startLocalRuntime(config: LocalConfig, output: RuntimeOutp
       organizations: deps.organizations, keys: deps.keys, adminKeyText: config.adminKey, initialCredits, internProgramme: config.internProgramme, now: new Date(),
     });
     const pageFeeder = await aggregatorStart;
+    // Records a predecessor killed mid-way had settled (their replies written) but not yet stored in a page:
+    // stored now, from its journal, before anything it held is given back below.
+    const journalDir = join(config.dataDir, 'page-journal');
+    await storeJournaledRecords(journalDir, new PageRepository(deps.store.db, deps.store.tableName), log);
+    const journal = new LocalPageJournal(journalDir);
+    if (!(deps.engine.pages instanceof PageWriter)) throw new Error('the engine\'s page writer is not a PageWriter: records could not be journaled');
+    deps.engine.pages.journal = journal;
     // A predecessor that died (SIGKILL, a crash) could not give its leases back nor release its holds: take
     // them back before serving, once the aggregator has applied the records it left in the stream (so that
     // what the leases still hold is exactly what they did not spend).
@@ -406,6 +416,8 @@ export async function startLocalRuntime(config: LocalConfig, output: RuntimeOutp
             await deps.engine.pages.flush();
             await deps.engine.observability?.flush();
           }
+          // Its records are in stored pages (or, with the store gone, kept for the next start).
+          journal.close();
           // Requests that finished during the drain wrote pages: the aggregator takes them before the store stops
           // (unless the store is gone for good: then they wait in its stream for the next start).
           if (storeState !== 'down' && !(await pageFeeder.drain({ timeoutMs: PAGE_DRAIN_MS }))) {

@@ -46,6 +46,7 @@ export function engineConfigFromEnv(env: NodeJS.ProcessEnv = process.env): Engin
     keepAliveMs: positiveInt(env, 'GATEWAY_KEEPALIVE_MS', DEFAULT_ENGINE_CONFIG.keepAliveMs),
     region: env.AWS_REGION || DEFAULT_ENGINE_CONFIG.region,
     leases: env.GATEWAY_LEASES !== 'off',
+    pageFlushMs: positiveInt(env, 'GATEWAY_PAGE_FLUSH_MS', DEFAULT_ENGINE_CONFIG.pageFlushMs),
   };
 }
 
@@ -117,7 +118,7 @@ export function createEngineDeps(db: DynamoDBDocumentClient, tableName: string, 
     sessions: new StickySessions(),
     generations,
     ledger,
-    pages: new PageWriter({ store: new PageRepository(db, tableName), log, sleep }),
+    pages: new PageWriter({ store: new PageRepository(db, tableName), log, sleep, flushDelayMs: settings.engine.pageFlushMs }),
     generationIds: new GenerationIds(),
     ...(leases ? { leases } : {}),
     endpointFailures: new EndpointFailureRepository(db, tableName),

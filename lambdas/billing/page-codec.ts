@@ -108,9 +108,18 @@ function entryInfra(record: GenerationRecord): string {
 /** `,"claim":`: what an entry's JSON adds before its claim (the claim's closing brace takes the place of the record's). */
 const CLAIM_PREFIX_BYTES = ',"claim":'.length;
 
-function entryJson(entry: PageEntry): string {
+/** An entry as a page stores it (its record with its infrastructure cost and claim), as JSON text. */
+export function entryJson(entry: PageEntry): string {
+  if (entry.text !== undefined) return entry.text;
   const base = entry.json ?? recordJson(entry.record);
   return `${base.slice(0, -1)}${entryInfra(entry.record)},"claim":${JSON.stringify(claimToItem(entry.claim))}}`;
+}
+
+/** An entry from its JSON text (entryJson's). */
+export function entryFromJson(text: string): PageEntry {
+  const stored = JSON.parse(text) as unknown;
+  if (stored === null || typeof stored !== 'object' || Array.isArray(stored)) throw new Error('a page entry is not a JSON object');
+  return entryFromStored(stored as Record<string, unknown>, amountFromJson);
 }
 
 export function encodeEntries(entries: readonly PageEntry[]): Buffer {

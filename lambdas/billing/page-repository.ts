@@ -59,6 +59,29 @@ export class PageRepository implements PageStore {
     }
   }
 
+  /** A block's stored pages: the highest seq and the ids of the records in them. */
+  async blockContents(block: string): Promise<{ maxSeq: number; ids: Set<string> }> {
+    const ids = new Set<string>();
+    let maxSeq = 0;
+    let start: Record<string, unknown> | undefined;
+    do {
+      const result = await this.db.send(new QueryCommand({
+        TableName: this.tableName,
+        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :pages)',
+        ExpressionAttributeValues: { ':pk': itemKeys.pagesOf(block).pk, ':pages': itemKeys.pageSortPrefix },
+        ConsistentRead: true,
+        ...(start ? { ExclusiveStartKey: start } : {}),
+      }));
+      for (const item of result.Items ?? []) {
+        const page = pageFromItem(item);
+        maxSeq = Math.max(maxSeq, page.seq);
+        for (const entry of page.entries) ids.add(entry.record.id);
+      }
+      start = result.LastEvaluatedKey;
+    } while (start);
+    return { maxSeq, ids };
+  }
+
   /** The record of a generation, from its block's pages: one Query of at most BLOCK_SIZE records. */
   async find(generationId: string): Promise<GenerationRecord | undefined> {
     const block = blockOf(generationId);

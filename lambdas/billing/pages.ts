@@ -85,6 +85,8 @@ export interface PageEntry {
   claim: Claim;
   /** The record's JSON without its infrastructure cost, if made already (page-codec.ts recordJson). */
   json?: string;
+  /** The whole entry's JSON as its page stores it, if made already (page-codec.ts entryJson: the journal's line). */
+  text?: string;
 }
 
 export interface Page {
@@ -94,6 +96,12 @@ export interface Page {
   entries: PageEntry[];
   /** Epoch ms the page was written (stored; the aggregator's lag is measured from it). */
   writtenAt?: number;
+}
+
+/** Keeps records between their settlement and their page's store (PageWriter.journal). */
+export interface PageJournal {
+  added(entry: PageEntry): void;
+  stored(entries: readonly PageEntry[]): void;
 }
 
 /** Where pages are stored (page-repository.ts): a put that is safe to repeat. */
@@ -147,6 +155,13 @@ export class PageWriter {
    * request is running at that moment (under a closed loop of a few connections that is often).
    */
   shared = false;
+  /**
+   * Where a process that may be killed between a reply and its record's page (npm start: one process, many
+   * requests, pages shared for up to FLUSH_DELAY_MS and written after the replies) keeps each record the
+   * moment it is added, until its page is stored: bin/local/page-journal.ts. On Lambda the invocation
+   * writes its page before it ends, and there is none.
+   */
+  journal: PageJournal | undefined;
   private readonly pending = new Map<string, PendingPage>();
   private readonly seqs = new Map<string, number>();
   private readonly inFlight = new Set<Promise<void>>();
@@ -158,6 +173,8 @@ export class PageWriter {
     const block = blockOf(entry.record.id);
     if (block === undefined) throw new Error(`generation id ${entry.record.id} names no page block`);
     const items = entryItems(entry);
+    // Kept before add returns, so before the reply it settles can be written.
+    this.journal?.added(entry);
     return new Promise((resolve) => {
       let page = this.pending.get(block);
       if (page && items.some((item) => !page!.items.has(item)) && new Set([...page.items, ...items]).size > MAX_TRANSACTION_ITEMS) {
@@ -200,6 +217,8 @@ export class PageWriter {
     this.seqs.set(block, seq);
     const page: Page = { block, seq, entries: queue.map((pending) => pending.entry) };
     const done = this.store(page).then((result) => {
+      // A page that could not be stored stays in the journal, for the next start to store.
+      if (result.stored) this.journal?.stored(page.entries);
       const share = result.stored ? result.writeUnits / queue.length : 0;
       for (const pending of queue) pending.resolve({ stored: result.stored, writeUnits: share });
     });

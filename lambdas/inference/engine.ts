@@ -5,7 +5,7 @@ import type { Catalog } from '../catalog/index.js';
 import type { AdapterRegistry } from '../providers/registry.js';
 import type { GenerationRepository } from '../generations/index.js';
 import type { Ledger } from '../billing/ledger.js';
-import type { GenerationIds, PageWriter } from '../billing/pages.js';
+import { FLUSH_DELAY_MS, type GenerationIds, type PageWriter } from '../billing/pages.js';
 import type { LeasePool } from '../billing/leases.js';
 import type { GenerationMetrics } from '../billing/metrics.js';
 import type { EndpointFailureRepository } from '../catalog/index.js';
@@ -49,6 +49,12 @@ export interface EngineConfig {
   region: string;
   /** Budget leases (GATEWAY_LEASES, on unless `off`): requests reserve from a process's lease in memory. */
   leases: boolean;
+  /**
+   * How long a finished record waits for others to share its page (GATEWAY_PAGE_FLUSH_MS; pages.ts
+   * FLUSH_DELAY_MS by default). Only a process that shares pages waits (npm start); Lambda writes each
+   * invocation's page at its end.
+   */
+  pageFlushMs: number;
 }
 
 export const DEFAULT_ENGINE_CONFIG: EngineConfig = {
@@ -60,6 +66,7 @@ export const DEFAULT_ENGINE_CONFIG: EngineConfig = {
   retry: DEFAULT_RETRY_POLICY,
   region: 'local',
   leases: true,
+  pageFlushMs: FLUSH_DELAY_MS,
 };
 
 export interface EngineDeps {

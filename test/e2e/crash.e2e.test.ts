@@ -107,3 +107,35 @@ it('a run killed with a lease held and a stream in flight: the restart takes its
   expect(leases.filter((lease) => lease.state === 'swept')).toHaveLength(swept);
   expect(leases.find((lease) => lease.lease_id === streamLeases[0]!.lease_id)?.state).toBe('swept');
 }, 180_000);
+
+it('a run killed after its replies and before their pages: the restart stores the journaled records, and each reply is charged once', async () => {
+  // Records wait a minute for their page: every reply below is written, and none of their pages, when the kill comes.
+  gateway = await startGatewayProcess({ GATEWAY_ADMIN_KEY: ADMIN_KEY, GATEWAY_INITIAL_CREDITS: '25', GATEWAY_PAGE_FLUSH_MS: '60000' });
+  started = processTree(gateway.child.pid!);
+  const { dataDir } = gateway;
+  const user = await createRegularKey(gateway.baseUrl, ADMIN_KEY, 'unwritten');
+  const replies: Reply[] = [];
+  for (let i = 0; i < 4; i += 1) replies.push(await chat(gateway.baseUrl, user.key, `Served before the kill, request ${i}.`, i % 2 === 1));
+  const atKill = await tableWhen(dataDir, 'the table', () => true);
+  const written = new Set(atKill.pages.flatMap((page) => page.entries.map((entry) => entry.record.id)));
+  expect(replies.filter((reply) => written.has(reply.id))).toEqual([]);
+  await gateway.stop('SIGKILL');
+  expect((await survivors(started, 15_000)).map((proc) => proc.command)).toEqual([]);
+
+  gateway = await startGatewayProcess({ GATEWAY_DATA_DIR: dataDir, GATEWAY_ADMIN_KEY: ADMIN_KEY });
+  started = processTree(gateway.child.pid!);
+  expect(gateway.output()).toMatch(/stored 4 generation record\(s\) the previous run had settled but not written/);
+  await tableWhen(dataDir, 'every page applied', (table) => table.unapplied.length === 0);
+  expect(await gateway.stop('SIGTERM')).toBe(0);
+
+  const table = await readStoppedStore(dataDir);
+  const records = table.pages.flatMap((page) => page.entries.map((entry) => entry.record)).filter((record) => record.org_id === user.orgId);
+  expect(records.map((record) => record.id).sort()).toEqual(replies.map((reply) => reply.id).sort());
+  // Charged what each reply said it cost, once, and nothing left held (the dead run's lease was taken back
+  // after the records were applied, so what it gives back excludes them).
+  const charged = replies.reduce((total, reply) => total + reply.cost, 0n);
+  expect(records.reduce((total, record) => total + record.cost.total, 0n)).toBe(charged);
+  expect(table.organization(user.orgId)).toEqual({ credits: CREDITS, usage: charged, balance: CREDITS - charged, held: 0n });
+  expect(table.key(user.hash)).toEqual({ usage: charged, held: 0n });
+  expect(table.holds(user.orgId)).toEqual([]);
+}, 180_000);

@@ -1,0 +1,84 @@
+// npm start's journal of records between settlement and their page (bin/local/page-journal.ts): a record is in
+// a file from the moment it is added until its page is stored, a file whose records are all stored is
+// deleted, and the next start stores exactly the journaled records no stored page holds, each after its
+// block's last page.
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync, appendFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from '@jest/globals';
+import { LocalPageJournal, storeJournaledRecords, type JournalStore } from '../../bin/local/page-journal.js';
+import type { Page, PageEntry } from '../../lambdas/billing/pages.js';
+import { generationRecord } from '../support/records.js';
+
+const dirs: string[] = [];
+afterEach(() => {
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+function tempDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'page-journal-'));
+  dirs.push(dir);
+  return dir;
+}
+
+const entry = (id: string, amount = 7n): PageEntry => ({ record: generationRecord(id), claim: { kind: 'lease', leaseId: 'lease-1', amount } });
+const A0 = 'gen-1795514400-AAAAAAAAAAAA00';
+const A1 = 'gen-1795514400-AAAAAAAAAAAA01';
+const A2 = 'gen-1795514400-AAAAAAAAAAAA02';
+const B0 = 'gen-1795514400-BBBBBBBBBBBB00';
+
+/** A page store that holds what it is given; `pages` is what was there before. */
+function fakeStore(pages: Page[]): JournalStore & { put: (page: Page) => Promise<void>; pages: Page[] } {
+  return {
+    pages,
+    async blockContents(block) {
+      const ofBlock = pages.filter((page) => page.block === block);
+      return { maxSeq: Math.max(0, ...ofBlock.map((page) => page.seq)), ids: new Set(ofBlock.flatMap((page) => page.entries.map((e) => e.record.id))) };
+    },
+    async put(page) {
+      pages.push(page);
+    },
+  };
+}
+
+describe('page journal', () => {
+  it('keeps a record from its add until its page is stored, then deletes the closed file', () => {
+    const dir = tempDir();
+    const journal = new LocalPageJournal(dir);
+    journal.added(entry(A0));
+    journal.added(entry(A1));
+    const [file] = readdirSync(dir);
+    expect(readFileSync(join(dir, file!), 'utf8').trim().split('\n')).toHaveLength(2);
+    journal.stored([entry(A0)]);
+    journal.close();
+    // One record still waits for its page: the file stays, for the next start.
+    expect(existsSync(join(dir, file!))).toBe(true);
+    journal.stored([entry(A1)]);
+    expect(readdirSync(dir)).toEqual([]);
+  });
+
+  it('the next start stores the journaled records no page holds, after each block\'s last seq, and deletes the files', async () => {
+    const dir = tempDir();
+    const journal = new LocalPageJournal(dir);
+    for (const id of [A0, A1, A2, B0]) journal.added(entry(id, 11n));
+    // Killed here: A0's page (seq 4 of its block) was stored, the others were not; the last line was cut.
+    const [file] = readdirSync(dir);
+    appendFileSync(join(dir, file!), '{"id":"gen-1795514400-AAAAAAAAAAAA03","org_');
+    const journaled = readFileSync(join(dir, file!), 'utf8');
+    const store = fakeStore([{ block: 'AAAAAAAAAAAA', seq: 4, entries: [entry(A0, 11n)] }]);
+    const logged: string[] = [];
+    expect(await storeJournaledRecords(dir, store, (line) => logged.push(line))).toBe(3);
+    const added = store.pages.slice(1).map((page) => ({ block: page.block, seq: page.seq, ids: page.entries.map((e) => e.record.id), amounts: page.entries.map((e) => e.claim.amount) }));
+    expect(added).toEqual([
+      { block: 'AAAAAAAAAAAA', seq: 5, ids: [A1], amounts: [11n] },
+      { block: 'AAAAAAAAAAAA', seq: 6, ids: [A2], amounts: [11n] },
+      { block: 'BBBBBBBBBBBB', seq: 1, ids: [B0], amounts: [11n] },
+    ]);
+    expect(store.pages[1]!.entries[0]!.record).toEqual({ ...entry(A1).record, infra: null });
+    expect(logged).toEqual(['stored 3 generation record(s) the previous run had settled but not written']);
+    expect(readdirSync(dir)).toEqual([]);
+    // The same journal again (a start killed before it deleted the files): nothing is stored twice.
+    writeFileSync(join(dir, file!), journaled);
+    expect(await storeJournaledRecords(dir, store, () => undefined)).toBe(0);
+    expect(store.pages).toHaveLength(4);
+  });
+});
