@@ -33,15 +33,26 @@ export class LocalPageJournal implements PageJournal {
   /** The file each record not yet stored was written to, by generation id. */
   private readonly fileOf = new Map<string, JournalFile>();
 
-  constructor(private readonly directory: string) {
+  private failing = false;
+
+  constructor(private readonly directory: string, private readonly log: (line: string) => void = () => undefined) {
     mkdirSync(directory, { recursive: true });
   }
 
   added(entry: PageEntry): void {
-    if (this.fd === undefined || this.written >= ROTATE_AFTER) this.rotate();
     // Made once: the page writes the same text.
     entry.text = entryJson(entry);
-    writeSync(this.fd!, `${entry.text}\n`);
+    try {
+      if (this.fd === undefined || this.written >= ROTATE_AFTER) this.rotate();
+      writeSync(this.fd!, `${entry.text}\n`);
+    } catch (err) {
+      // A full or read-only disk: the record still goes to its page as before, only without the journal's
+      // protection against a kill; said once per stretch of failures, not per request.
+      if (!this.failing) this.log(`cannot write the page journal in ${this.directory} (${String(err)}): records are not protected against a crash until it can`);
+      this.failing = true;
+      return;
+    }
+    this.failing = false;
     this.written += 1;
     this.current!.open += 1;
     this.fileOf.set(entry.record.id, this.current!);
@@ -66,6 +77,7 @@ export class LocalPageJournal implements PageJournal {
     this.closeCurrent();
     this.sequence += 1;
     const path = join(this.directory, `${Date.now()}-${process.pid}-${this.sequence}.jsonl`);
+    mkdirSync(this.directory, { recursive: true });
     this.fd = openSync(path, 'a');
     this.current = { path, open: 0, closed: false };
     this.written = 0;

@@ -318,7 +318,7 @@ export async function startLocalRuntime(config: LocalConfig, output: RuntimeOutp
     // stored now, from its journal, before anything it held is given back below.
     const journalDir = join(config.dataDir, 'page-journal');
     await storeJournaledRecords(journalDir, new PageRepository(deps.store.db, deps.store.tableName), log);
-    const journal = new LocalPageJournal(journalDir);
+    const journal = new LocalPageJournal(journalDir, log);
     if (!(deps.engine.pages instanceof PageWriter)) throw new Error('the engine\'s page writer is not a PageWriter: records could not be journaled');
     deps.engine.pages.journal = journal;
     // A predecessor that died (SIGKILL, a crash) could not give its leases back nor release its holds: take

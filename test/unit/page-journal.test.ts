@@ -56,6 +56,23 @@ describe('page journal', () => {
     expect(readdirSync(dir)).toEqual([]);
   });
 
+  it('a journal that cannot be written leaves records to their pages, and says so once', () => {
+    const dir = tempDir();
+    const logged: string[] = [];
+    const journal = new LocalPageJournal(join(dir, 'journal'), (line) => logged.push(line));
+    // Its directory turned into a file: nothing can be opened there.
+    rmSync(join(dir, 'journal'), { recursive: true });
+    writeFileSync(join(dir, 'journal'), 'not a directory');
+    const first = entry(A0);
+    expect(() => journal.added(first)).not.toThrow();
+    journal.added(entry(A1));
+    expect(logged).toHaveLength(1);
+    expect(logged[0]).toMatch(/cannot write the page journal .* records are not protected against a crash/);
+    // The entry's text is made all the same, for its page.
+    expect(first.text).toContain(A0);
+    journal.stored([first]);
+  });
+
   it('the next start stores the journaled records no page holds, after each block\'s last seq, and deletes the files', async () => {
     const dir = tempDir();
     const journal = new LocalPageJournal(dir);
