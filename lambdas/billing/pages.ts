@@ -234,8 +234,9 @@ export class PageWriter {
         return { stored: true, writeUnits };
       } catch (err) {
         if (Date.now() >= deadline) {
-          // Everything needed to charge these by hand: the records and what they held.
-          this.deps.log.error('generation page not stored; reconcile by hand', {
+          // Everything needed to charge these by hand: the records and what they held (or, with a journal,
+          // where the next start finds them: it stores them itself, and nothing is to be done by hand).
+          this.deps.log.error(this.journal ? 'generation page not stored; kept in the page journal, which the next start stores' : 'generation page not stored; reconcile by hand', {
             block: page.block,
             seq: page.seq,
             error: String(err),
