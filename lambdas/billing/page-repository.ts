@@ -63,22 +63,11 @@ export class PageRepository implements PageStore {
   async blockContents(block: string): Promise<{ maxSeq: number; ids: Set<string> }> {
     const ids = new Set<string>();
     let maxSeq = 0;
-    let start: Record<string, unknown> | undefined;
-    do {
-      const result = await this.db.send(new QueryCommand({
-        TableName: this.tableName,
-        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :pages)',
-        ExpressionAttributeValues: { ':pk': itemKeys.pagesOf(block).pk, ':pages': itemKeys.pageSortPrefix },
-        ConsistentRead: true,
-        ...(start ? { ExclusiveStartKey: start } : {}),
-      }));
-      for (const item of result.Items ?? []) {
-        const page = pageFromItem(item);
-        maxSeq = Math.max(maxSeq, page.seq);
-        for (const entry of page.entries) ids.add(entry.record.id);
-      }
-      start = result.LastEvaluatedKey;
-    } while (start);
+    for await (const item of this.pagesOf(block)) {
+      const page = pageFromItem(item);
+      maxSeq = Math.max(maxSeq, page.seq);
+      for (const entry of page.entries) ids.add(entry.record.id);
+    }
     return { maxSeq, ids };
   }
 
@@ -86,6 +75,15 @@ export class PageRepository implements PageStore {
   async find(generationId: string): Promise<GenerationRecord | undefined> {
     const block = blockOf(generationId);
     if (block === undefined) return undefined;
+    for await (const item of this.pagesOf(block)) {
+      const found = decodeEntries(item).find((entry) => entry.record.id === generationId);
+      if (found) return found.record;
+    }
+    return undefined;
+  }
+
+  /** The items of a block's pages, read consistently, a Query page at a time. */
+  private async *pagesOf(block: string): AsyncGenerator<Record<string, unknown>> {
     let start: Record<string, unknown> | undefined;
     do {
       const result = await this.db.send(new QueryCommand({
@@ -95,12 +93,8 @@ export class PageRepository implements PageStore {
         ConsistentRead: true,
         ...(start ? { ExclusiveStartKey: start } : {}),
       }));
-      for (const item of result.Items ?? []) {
-        const found = decodeEntries(item).find((entry) => entry.record.id === generationId);
-        if (found) return found.record;
-      }
+      yield* result.Items ?? [];
       start = result.LastEvaluatedKey;
     } while (start);
-    return undefined;
   }
 }
