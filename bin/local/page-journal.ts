@@ -7,8 +7,15 @@
 // operating system keeps whatever happens to the process), and the next start stores every record it finds
 // there that no page holds, before it takes back leases and holds.
 //
-// A file takes ROTATE_AFTER records, then the next one begins; a file whose records are all in stored pages
-// is deleted. One line per record: the entry's JSON as a page stores it (page-codec.ts).
+// A stream killed mid-way would otherwise leave nothing: its record is made when it ends. So when a stream
+// begins (the provider has answered and billed the prompt; the client starts to receive the reply), a
+// provisional record is journaled, which charges its prompt at an estimate and no output; its own record,
+// added when it ends, takes its place, and a request that ends without one (its hold given back) withdraws it.
+//
+// A file takes ROTATE_AFTER lines, then the next one begins; a file whose records are all in stored pages
+// (and whose provisional records are all replaced or withdrawn) is deleted. One line per record: the entry's
+// JSON as a page stores it (page-codec.ts); a provisional record's line is `p` and that JSON, a withdrawal's
+// `w` and the generation id.
 import { closeSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { entryFromJson, entryJson } from '../../lambdas/billing/page-codec.js';
@@ -19,7 +26,7 @@ const ROTATE_AFTER = 4096;
 
 interface JournalFile {
   path: string;
-  /** Records written to it whose page is not stored yet. */
+  /** Records written to it whose page is not stored yet, and provisional records that still stand. */
   open: number;
   /** No more records go to it. */
   closed: boolean;
@@ -32,6 +39,8 @@ export class LocalPageJournal implements PageJournal {
   private sequence = 0;
   /** The file each record not yet stored was written to, by generation id. */
   private readonly fileOf = new Map<string, JournalFile>();
+  /** The file each provisional record that still stands was written to, by generation id. */
+  private readonly provisionalFileOf = new Map<string, JournalFile>();
 
   private failing = false;
 
@@ -42,20 +51,57 @@ export class LocalPageJournal implements PageJournal {
   added(entry: PageEntry): void {
     // Made once: the page writes the same text.
     entry.text = entryJson(entry);
+    const file = this.write(`${entry.text}\n`);
+    // Its provisional record no longer stands once this one is written (or, should it not be, once the
+    // record is on its way to its page anyway).
+    this.replaceProvisional(entry.record.id);
+    if (!file) return;
+    file.open += 1;
+    this.fileOf.set(entry.record.id, file);
+  }
+
+  provisional(entry: PageEntry): void {
+    const file = this.write(`p${entryJson(entry)}\n`);
+    if (!file) return;
+    file.open += 1;
+    this.provisionalFileOf.set(entry.record.id, file);
+  }
+
+  withdrawn(generationId: string): void {
+    if (!this.provisionalFileOf.has(generationId)) return;
+    // Written before the hold is given back: a kill after it must not charge what was released.
+    // Should it not be written, the provisional record's file may still be deleted with the others.
+    this.write(`w${JSON.stringify(generationId)}\n`);
+    this.replaceProvisional(generationId);
+  }
+
+  /** Appends `line` to the current file (a new one when due): the file, or undefined when it cannot be written. */
+  private write(line: string): JournalFile | undefined {
     try {
       if (this.fd === undefined || this.written >= ROTATE_AFTER) this.rotate();
-      writeSync(this.fd!, `${entry.text}\n`);
+      writeSync(this.fd!, line);
     } catch (err) {
-      // A full or read-only disk: the record still goes to its page as before, only without the journal's
+      // A full or read-only disk: records still go to their pages as before, only without the journal's
       // protection against a kill; said once per stretch of failures, not per request.
       if (!this.failing) this.log(`cannot write the page journal in ${this.directory} (${String(err)}): records are not protected against a crash until it can`);
       this.failing = true;
-      return;
+      return undefined;
     }
     this.failing = false;
     this.written += 1;
-    this.current!.open += 1;
-    this.fileOf.set(entry.record.id, this.current!);
+    return this.current!;
+  }
+
+  private replaceProvisional(generationId: string): void {
+    const file = this.provisionalFileOf.get(generationId);
+    if (!file) return;
+    this.provisionalFileOf.delete(generationId);
+    this.release(file);
+  }
+
+  private release(file: JournalFile): void {
+    file.open -= 1;
+    if (file.open === 0 && file.closed) rmSync(file.path, { force: true });
   }
 
   stored(entries: readonly PageEntry[]): void {
@@ -63,8 +109,7 @@ export class LocalPageJournal implements PageJournal {
       const file = this.fileOf.get(entry.record.id);
       if (!file) continue;
       this.fileOf.delete(entry.record.id);
-      file.open -= 1;
-      if (file.open === 0 && file.closed) rmSync(file.path, { force: true });
+      this.release(file);
     }
   }
 
@@ -102,8 +147,9 @@ export interface JournalStore {
 /**
  * Stores every record the journal files in `directory` hold that no stored page holds (a previous run's,
  * killed before their pages were stored), each in a page of its own under its block after the block's
- * last seq, then deletes the files. Returns how many records it stored. A line that cannot be read (the
- * last one, cut by the kill) is skipped: its record's reply had not been written.
+ * last seq, then deletes the files. A provisional record is stored only when its request has no record of
+ * its own and was not withdrawn: a stream the kill cut. Returns how many records it stored. A line that
+ * cannot be read (the last one, cut by the kill) is skipped: its record's reply had not been written.
  */
 export async function storeJournaledRecords(directory: string, store: JournalStore, log: (line: string) => void): Promise<number> {
   let names: string[];
@@ -112,35 +158,50 @@ export async function storeJournaledRecords(directory: string, store: JournalSto
   } catch {
     return 0;
   }
-  const byBlock = new Map<string, Map<string, PageEntry>>();
+  const records = new Map<string, PageEntry>();
+  const provisional = new Map<string, PageEntry>();
+  const withdrawn = new Set<string>();
   for (const name of names) {
     for (const line of readFileSync(join(directory, name), 'utf8').split('\n')) {
-      if (line.length === 0) continue;
-      let entry: PageEntry;
       try {
-        entry = entryFromJson(line);
+        if (line.startsWith('{')) {
+          const entry = entryFromJson(line);
+          records.set(entry.record.id, entry);
+        } else if (line.startsWith('p')) {
+          const entry = entryFromJson(line.slice(1));
+          provisional.set(entry.record.id, entry);
+        } else if (line.startsWith('w')) {
+          withdrawn.add(String(JSON.parse(line.slice(1))));
+        }
       } catch {
         continue;
       }
-      const block = blockOf(entry.record.id);
-      if (block === undefined) continue;
-      let entries = byBlock.get(block);
-      if (!entries) byBlock.set(block, (entries = new Map()));
-      entries.set(entry.record.id, entry);
     }
   }
+  for (const [id, entry] of provisional) if (!records.has(id) && !withdrawn.has(id)) records.set(id, entry);
+  const byBlock = new Map<string, PageEntry[]>();
+  for (const [id, entry] of records) {
+    const block = blockOf(id);
+    if (block === undefined) continue;
+    let entries = byBlock.get(block);
+    if (!entries) byBlock.set(block, (entries = []));
+    entries.push(entry);
+  }
   let stored = 0;
+  let cut = 0;
   for (const [block, entries] of byBlock) {
     const { maxSeq, ids } = await store.blockContents(block);
     let seq = maxSeq;
-    for (const entry of entries.values()) {
+    for (const entry of entries) {
       if (ids.has(entry.record.id)) continue;
       seq += 1;
       await store.put({ block, seq, entries: [entry] });
-      stored += 1;
+      if (provisional.get(entry.record.id) === entry) cut += 1;
+      else stored += 1;
     }
   }
   for (const name of names) rmSync(join(directory, name), { force: true });
   if (stored > 0) log(`stored ${stored} generation record(s) the previous run had settled but not written`);
-  return stored;
+  if (cut > 0) log(`charged ${cut} stream(s) the previous run was serving when it stopped: their prompts, at an estimate, and no output`);
+  return stored + cut;
 }

@@ -70,8 +70,10 @@ function failedResult(customId: string, id: string | null, error: HttpError): Ba
  * then whether it was stored, or was another run's duplicate (charged nothing, its draw given back). One per
  * run: two runs of an item share its generation id.
  */
-class RunPage implements Pick<PageWriter, 'add' | 'flush' | 'shared'> {
+class RunPage implements Pick<PageWriter, 'add' | 'flush' | 'shared' | 'journaled' | 'provisional' | 'withdraw'> {
   shared = true;
+  /** A batch item's record waits for its item's commit, not in a journal (and items are never streamed). */
+  readonly journaled = false;
   private entry: PageEntry | undefined;
   private resolveStored: ((stored: StoredEntry) => void) | undefined;
   private onArrival: ((entry: PageEntry) => void) | undefined;
@@ -100,6 +102,10 @@ class RunPage implements Pick<PageWriter, 'add' | 'flush' | 'shared'> {
   async flush(): Promise<void> {
     // Nothing waits here on its own: the record waits for its item's commit.
   }
+
+  provisional(): void {}
+
+  withdraw(): void {}
 }
 
 /**

@@ -95,6 +95,11 @@ export function leaseSize(headroom: Headroom, ratePerS: number, request: Nanos, 
 export type LeaseSource = Pick<LeasePool, 'reserve' | 'settle' | 'release'> & { returnAll?(timeoutMs?: number): Promise<void>; retireKey?(hash: string): void };
 
 /** A request's reservation from a lease. */
+/** What a request that reserved `draw` and was charged `charged` claims from its lease: the charge, up to the draw. */
+export function leaseSpend(draw: LeaseDraw, charged: Nanos): Nanos {
+  return charged < draw.amount ? (charged < 0n ? 0n : charged) : draw.amount;
+}
+
 export interface LeaseDraw {
   readonly leaseId: string;
   readonly amount: Nanos;
@@ -191,7 +196,7 @@ export class LeasePool {
     const lease = this.draws.get(draw);
     if (!lease) throw new Error(`lease draw of ${draw.leaseId} settled twice`);
     this.draws.delete(draw);
-    const spent = charged < draw.amount ? (charged < 0n ? 0n : charged) : draw.amount;
+    const spent = leaseSpend(draw, charged);
     // The part not spent can serve other requests at once; the spent part waits for its page.
     lease.available += draw.amount - spent;
     return {

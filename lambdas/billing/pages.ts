@@ -102,6 +102,13 @@ export interface Page {
 export interface PageJournal {
   added(entry: PageEntry): void;
   stored(entries: readonly PageEntry[]): void;
+  /**
+   * The record a stream in flight is charged should the process die before it ends (its prompt, no output),
+   * kept until its own record is added or the request is withdrawn.
+   */
+  provisional(entry: PageEntry): void;
+  /** The request of a provisional record ended without a record of its own (its hold was given back). */
+  withdrawn(generationId: string): void;
 }
 
 /** Where pages are stored (page-repository.ts): a put that is safe to repeat. */
@@ -168,6 +175,24 @@ export class PageWriter {
   private timer: NodeJS.Timeout | undefined;
 
   constructor(private readonly deps: PageWriterDeps) {}
+
+  /** Whether records are journaled: only then is a provisional record worth making. */
+  get journaled(): boolean {
+    return this.journal !== undefined;
+  }
+
+  /**
+   * Journals what a request in flight is charged should the process be killed before its own record is
+   * added (PageJournal.provisional); nothing without a journal. Never stored by this process.
+   */
+  provisional(entry: PageEntry): void {
+    this.journal?.provisional(entry);
+  }
+
+  /** The request ended without a record: its provisional one, if any, no longer stands. */
+  withdraw(generationId: string): void {
+    this.journal?.withdrawn(generationId);
+  }
 
   add(entry: PageEntry): Promise<StoredEntry> {
     const block = blockOf(entry.record.id);

@@ -78,7 +78,7 @@ export interface EngineDeps {
   /** Reserves before the provider call, and gives back a hold that ends without a record. */
   ledger: Ledger;
   /** Where finished generations' records go (in pages); the meter aggregator settles their holds. */
-  pages: Pick<PageWriter, 'add' | 'flush' | 'shared'>;
+  pages: Pick<PageWriter, 'add' | 'flush' | 'shared' | 'journaled' | 'provisional' | 'withdraw'>;
   /** Budget leases the process reserves from in memory (absent: every request holds exactly). */
   leases?: LeasePool;
   /** Generation ids, which name the page block their record is stored under. */

@@ -17,7 +17,7 @@ import { guardrailMiddleware } from './middleware/guardrails.js';
 import { privateEndpointMiddleware } from './middleware/private-endpoints.js';
 import { abortedError, upstreamError } from './provider-failure.js';
 import type { Candidate } from './routing.js';
-import { complete, release, releaseOrCharge, reserve, type Accounted, type Completion } from './settlement.js';
+import { complete, journalProvisional, release, releaseOrCharge, reserve, type Accounted, type Completion } from './settlement.js';
 import { isShuttingDown, shuttingDownError } from '../platform/shutdown.js';
 import { gather, newStreamState, resultFromState } from './stream-state.js';
 import { startTrace, type RouteTrace } from './trace.js';
@@ -200,6 +200,16 @@ class Run {
     return provider.catch(() => undefined);
   }
 
+  /** Journals the stream's provisional record (settlement.ts journalProvisional): never a reason for the stream to fail. */
+  journalProvisional(hold: Hold, streaming: Streaming): void {
+    const { deps, trace } = this.call;
+    try {
+      journalProvisional({ request: this.request, caller: this.call.caller, trace, deps, candidate: streaming.candidate, hold, firstTokenMs: streaming.firstTokenMs });
+    } catch (err) {
+      deps.log.warn('provisional record not journaled', { generation_id: trace.generationId, error: String(err) });
+    }
+  }
+
   /**
    * Settles at the generation's cost. Should accounting throw before the ledger's settle began, the hold
    * is released instead; complete() throws nothing once it began (so a hold is never both settled and released).
@@ -377,6 +387,8 @@ async function* produce(run: Run, hold: Hold): AsyncGenerator<GenerationEvent> {
     throw err;
   }
   const state = newStreamState();
+  // Under npm start, what the stream is charged should the process be killed before it ends.
+  if (call.deps.pages.journaled) run.journalProvisional(hold, streaming);
   try {
     yield { type: 'start', candidate: streaming.candidate, firstTokenMs: streaming.firstTokenMs };
     let failure: DomainError | undefined;

@@ -3,6 +3,7 @@
 // aggregator applies to the meters and the rollups, then the EMF line; or the hold given back. Failed attempts are added to their endpoints' failure counts either way. Only the pipeline
 // (run-generation.ts) calls these, once per request.
 import type { Hold } from '../billing/ledger.js';
+import { leaseSpend } from '../billing/leases.js';
 import { speechUsage } from '../providers/speech/audio-stream.js';
 import { affordableOutputTokens, estimateUsage, reservationFor, reservedOutputTokens } from './estimate.js';
 import { endedByShutdown, hourOf } from '../billing/rollups.js';
@@ -131,6 +132,7 @@ async function reserveFor({ request, caller, trace, deps }: SettlementOptions, s
 
 /** The request failed before any usage: give the hold back (to its lease, or the ledger). The reply need not wait for it. */
 export function release(hold: Hold, deps: EngineDeps): Promise<unknown> {
+  if (deps.pages.journaled) deps.pages.withdraw(hold.generationId);
   if (hold.draw) deps.leases?.release(hold.draw);
   const trace = tracesOfHolds.get(hold);
   tracesOfHolds.delete(hold);
@@ -256,37 +258,7 @@ export function complete({ request, caller, trace, deps, candidate, completion, 
   if (completion.status === 'error' && !endedByShutdown({ status: completion.status, error: completion.error ?? null })) deps.health.recordFailure(candidate.key, now);
   else if (completion.status !== 'cancelled') deps.health.recordSuccess(candidate.key);
   if (request.sessionId && completion.status !== 'error' && completion.status !== 'cancelled') deps.sessions.set(`${caller.orgId}:${request.sessionId}`, candidate.key, now);
-  const record: GenerationRecord = {
-    id: trace.generationId,
-    org_id: caller.orgId,
-    workspace_id: caller.workspaceId,
-    key_hash: caller.keyHash,
-    model: candidate.endpoint.model,
-    provider: candidate.endpoint.provider,
-    upstream_model: candidate.endpoint.upstream_model,
-    provider_id: completion.result.provider_id ?? null,
-    api: request.format,
-    streamed: completion.streamed,
-    status: completion.status,
-    finish_reason: completion.result.finish_reason ?? null,
-    native_finish_reason: completion.result.native_finish_reason ?? null,
-    usage,
-    cost,
-    is_byok: isByok,
-    service_tier: completion.result.service_tier ?? candidate.serviceTier ?? null,
-    attempts: trace.attempts.length,
-    created_at: new Date(deps.clock().getTime() - Math.round(now - trace.startedAt)).toISOString(),
-    latency_ms: Math.round(now - trace.startedAt),
-    first_token_ms: completion.firstTokenMs === null ? null : Math.round(completion.firstTokenMs),
-    generation_time_ms: Math.round(now - trace.startedAt - (completion.firstTokenMs ?? 0)),
-    session_id: request.sessionId ?? null,
-    user_hash: hashedUser(caller.orgId, request.user) ?? null,
-    error: completion.error ?? null,
-    reserved: hold.amount,
-    usage_estimated: completion.usageEstimated === true,
-    provider_responses: trace.attempts.map((attempt) => ({ provider: attempt.provider, model: attempt.model, status: attempt.status === 'ok' ? 200 : attempt.status })),
-    ...(hold.charges ? { spend_meters: hold.charges } : {}),
-  };
+  const record = recordOf({ request, caller, trace, deps, candidate, completion, hold }, usage, cost, now);
   // What serving it cost on AWS, up to now (the reply has ended): it travels in the record. DynamoDB: the
   // reservation (measured), the record's share of its page (estimated from its size: the write reports its
   // capacity only after the record is in it) and the aggregator's delete of the hold (a small item in a
@@ -341,6 +313,68 @@ export function complete({ request, caller, trace, deps, candidate, completion, 
   // finds the trace).
   tracesOfHolds.delete(hold);
   return { usage, cost, isByok, persisted };
+}
+
+/** The generation record of a request that ends (or would end) as `completion` says, at `cost`. */
+function recordOf({ request, caller, trace, deps, candidate, completion, hold }: Omit<CompleteOptions, 'invocation'>, usage: Usage, cost: CostBreakdown, now: number): GenerationRecord {
+  return {
+    id: trace.generationId,
+    org_id: caller.orgId,
+    workspace_id: caller.workspaceId,
+    key_hash: caller.keyHash,
+    model: candidate.endpoint.model,
+    provider: candidate.endpoint.provider,
+    upstream_model: candidate.endpoint.upstream_model,
+    provider_id: completion.result.provider_id ?? null,
+    api: request.format,
+    streamed: completion.streamed,
+    status: completion.status,
+    finish_reason: completion.result.finish_reason ?? null,
+    native_finish_reason: completion.result.native_finish_reason ?? null,
+    usage,
+    cost,
+    is_byok: candidate.byok !== undefined,
+    service_tier: completion.result.service_tier ?? candidate.serviceTier ?? null,
+    attempts: trace.attempts.length,
+    created_at: new Date(deps.clock().getTime() - Math.round(now - trace.startedAt)).toISOString(),
+    latency_ms: Math.round(now - trace.startedAt),
+    first_token_ms: completion.firstTokenMs === null ? null : Math.round(completion.firstTokenMs),
+    generation_time_ms: Math.round(now - trace.startedAt - (completion.firstTokenMs ?? 0)),
+    session_id: request.sessionId ?? null,
+    user_hash: hashedUser(caller.orgId, request.user) ?? null,
+    error: completion.error ?? null,
+    reserved: hold.amount,
+    usage_estimated: completion.usageEstimated === true,
+    provider_responses: trace.attempts.map((attempt) => ({ provider: attempt.provider, model: attempt.model, status: attempt.status === 'ok' ? 200 : attempt.status })),
+    ...(hold.charges ? { spend_meters: hold.charges } : {}),
+  };
+}
+
+/**
+ * Journals what a stream that has begun is charged should the process die before it ends (npm start's page
+ * journal: nothing is done without one): as a stream the gateway's shutdown cut before its first event, its
+ * prompt at an estimate and no output, from what it holds. The provider has billed the prompt, and the
+ * client has begun to receive the reply; what the stream produces after this is not counted (a lower
+ * bound). Its own record, when added, takes its place; a release withdraws it.
+ */
+export function journalProvisional({ request, caller, trace, deps, candidate, hold, firstTokenMs }: SettlementOptions & { candidate: Candidate; hold: Hold; firstTokenMs: number }): void {
+  const usage = request.params.speech ? speechUsage(request.params.speech) : estimateUsage(request.params, '');
+  const cost = computeCost(usage, candidate.endpoint.pricing);
+  const completion: Completion = {
+    status: 'error',
+    // The shutdown's error: a gateway that died says nothing about the endpoint (rollups.ts endedByShutdown).
+    result: { finish_reason: 'error', usage },
+    firstTokenMs,
+    streamed: true,
+    usageEstimated: true,
+    error: { status: 503, message: shuttingDownMessage },
+  };
+  const record = recordOf({ request, caller, trace, deps, candidate, completion, hold }, usage, cost, deps.now());
+  const charged = candidate.byok !== undefined ? 0n : cost.total;
+  const claim: Claim = hold.unheld ? { kind: 'none', amount: 0n }
+    : hold.draw ? { kind: 'lease', leaseId: hold.draw.leaseId, amount: leaseSpend(hold.draw, charged) }
+      : { kind: 'hold', amount: hold.amount };
+  deps.pages.provisional({ record, claim });
 }
 
 /**

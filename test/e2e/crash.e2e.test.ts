@@ -1,7 +1,8 @@
 // `npm start` killed outright (SIGKILL) while it holds a budget lease and a long stream is in flight, then
 // started again on the same data directory: the new run takes the dead run's leases back at start-up, and
 // every record the dead run wrote is charged exactly once (whether the aggregator applied it before the
-// crash or applies it from the stream after the sweep), with nothing held once the new run has stopped.
+// crash or applies it from the stream after the sweep), the stream it cut is charged its prompt, and
+// nothing is held once the new run has stopped.
 import { afterEach, expect, it } from '@jest/globals';
 import { generateKeyText } from '../../lambdas/keys/key-format.js';
 import { startGatewayProcess, type GatewayProcess } from '../support/gateway-process.js';
@@ -91,9 +92,13 @@ it('a run killed with a lease held and a stream in flight: the restart takes its
   const ids = records.map((record) => record.id);
   expect(new Set(ids).size).toBe(ids.length);
   expect(ids).toEqual(expect.arrayContaining([...before, ...burst, ...after].map((reply) => reply.id)));
-  // The stream was killed mid-way: its record was never written, so it is not charged at all (what it
-  // reserved went back with its lease).
-  expect(ids).not.toContain(stream.id);
+  // The stream was killed mid-way: its own record was never made, and the restart stored its provisional
+  // one from the journal: its prompt at an estimate, no output, from its lease (the rest of what it
+  // reserved went back with the lease).
+  expect(gateway.output()).toMatch(/charged 1 stream\(s\) the previous run was serving when it stopped/);
+  const streamRecord = records.find((record) => record.id === stream.id);
+  expect(streamRecord).toMatchObject({ status: 'error', streamed: true, usage_estimated: true, error: { status: 503 }, usage: { output_tokens: 0 } });
+  expect(streamRecord!.cost.total).toBeGreaterThan(0n);
 
   // Every written record charged exactly once, on every meter, and nothing held.
   const charged = records.reduce((total, record) => total + record.cost.total, 0n);

@@ -34,6 +34,18 @@ export class FakePages {
   /** Whether pages are stored (false: as when the store failed for good). */
   stored = true;
   shared = false;
+  /** As a PageWriter with a journal (npm start): streams then make provisional records. */
+  journaled = false;
+  readonly provisionals: PageEntry[] = [];
+  readonly withdrawn: string[] = [];
+
+  provisional(entry: PageEntry): void {
+    this.provisionals.push(entry);
+  }
+
+  withdraw(generationId: string): void {
+    this.withdrawn.push(generationId);
+  }
 
   async add(entry: PageEntry): Promise<StoredEntry> {
     const { record } = entry;

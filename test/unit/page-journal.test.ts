@@ -98,4 +98,48 @@ describe('page journal', () => {
     expect(await storeJournaledRecords(dir, store, () => undefined)).toBe(0);
     expect(store.pages).toHaveLength(4);
   });
+
+  it('a provisional record stands until its own record replaces it or it is withdrawn, and keeps its file until then', () => {
+    const dir = tempDir();
+    const journal = new LocalPageJournal(dir);
+    journal.provisional(entry(A0, 3n));
+    journal.provisional(entry(A1, 3n));
+    const [file] = readdirSync(dir);
+    expect(readFileSync(join(dir, file!), 'utf8').split('\n').filter(Boolean).map((line) => line[0])).toEqual(['p', 'p']);
+    journal.close();
+    const record = entry(A0, 9n);
+    journal.added(record);
+    journal.withdrawn(A1);
+    // A withdrawal of a request with no provisional record writes nothing.
+    journal.withdrawn(A2);
+    // The provisional records no longer stand: their closed file went; the record and the withdrawal wait in the next.
+    expect(existsSync(join(dir, file!))).toBe(false);
+    const [next] = readdirSync(dir);
+    expect(readFileSync(join(dir, next!), 'utf8').split('\n').filter(Boolean).map((line) => line[0])).toEqual(['{', 'w']);
+    journal.stored([record]);
+    journal.close();
+    expect(readdirSync(dir)).toEqual([]);
+  });
+
+  it('the next start charges a stream the kill cut (its provisional record), never one replaced or withdrawn', async () => {
+    const dir = tempDir();
+    const journal = new LocalPageJournal(dir);
+    // A0 ended (its record replaces the provisional one), A1 was withdrawn, A2 and B0 were cut by the kill;
+    // B0's provisional record had been stored by a page already (as if by another run).
+    for (const id of [A0, A1, A2, B0]) journal.provisional(entry(id, 3n));
+    journal.added(entry(A0, 9n));
+    journal.withdrawn(A1);
+    const store = fakeStore([{ block: 'BBBBBBBBBBBB', seq: 2, entries: [entry(B0, 3n)] }]);
+    const logged: string[] = [];
+    expect(await storeJournaledRecords(dir, store, (line) => logged.push(line))).toBe(2);
+    expect(store.pages.slice(1).map((page) => ({ block: page.block, seq: page.seq, ids: page.entries.map((e) => e.record.id), amounts: page.entries.map((e) => e.claim.amount) }))).toEqual([
+      { block: 'AAAAAAAAAAAA', seq: 1, ids: [A0], amounts: [9n] },
+      { block: 'AAAAAAAAAAAA', seq: 2, ids: [A2], amounts: [3n] },
+    ]);
+    expect(logged).toEqual([
+      'stored 1 generation record(s) the previous run had settled but not written',
+      'charged 1 stream(s) the previous run was serving when it stopped: their prompts, at an estimate, and no output',
+    ]);
+    expect(readdirSync(dir)).toEqual([]);
+  });
 });

@@ -259,6 +259,55 @@ describe('runGeneration, streamed', () => {
   });
 });
 
+describe('provisional records (a process that journals its records: npm start)', () => {
+  it('journals, when a stream begins, what it is charged should the process die: its prompt at an estimate, no output, from its hold', async () => {
+    const { deps, ledger } = setup({ alpha: failing(503), beta: streaming('hel', 'lo') });
+    ledger.pages.journaled = true;
+    const run = runGeneration({ request: inference({ stream: true }), caller, deps, stream: true, errorStatus });
+    const stream = await run.result;
+    const first = await stream.next();
+    expect(first.value).toMatchObject({ type: 'start' });
+    // Made before the start event reaches the consumer; the record itself is not added yet.
+    expect(ledger.pages.provisionals).toHaveLength(1);
+    expect(ledger.settled).toEqual([]);
+    const { record, claim } = ledger.pages.provisionals[0]!;
+    expect(record).toMatchObject({
+      id: run.trace.generationId, model: 'm/beta', provider: 'beta', streamed: true, status: 'error', finish_reason: 'error',
+      usage_estimated: true, attempts: 2, error: { status: 503, message: 'The gateway is shutting down; retry the request' },
+      usage: { output_tokens: 0 }, reserved: 1_000_000n,
+    });
+    expect(record.usage.input_tokens).toBeGreaterThan(0);
+    // The estimate's prompt at the endpoint's price (0.000001 per token), nothing for output.
+    expect(record.cost.total).toBe(BigInt(record.usage.input_tokens) * 1_000n);
+    expect(claim).toEqual({ kind: 'hold', amount: 1_000_000n });
+    // The stream ends as usual: its own record is added, and nothing is withdrawn.
+    await collect(stream);
+    expect(ledger.endings).toEqual(['settled completed']);
+    expect(ledger.pages.withdrawn).toEqual([]);
+  });
+
+  it('journals nothing for a stream that fails before it begins (its hold is released, its withdrawal asked), a buffered request, or without a journal', async () => {
+    const failed = setup({ alpha: failing(503), beta: failing(500) });
+    failed.ledger.pages.journaled = true;
+    const stream = await runGeneration({ request: inference({ stream: true }), caller, deps: failed.deps, stream: true, errorStatus }).result;
+    await expect(stream.next()).rejects.toBeInstanceOf(DomainError);
+    await settle();
+    expect(failed.ledger.endings).toEqual(['released']);
+    expect(failed.ledger.pages.provisionals).toEqual([]);
+    expect(failed.ledger.pages.withdrawn).toEqual(failed.ledger.reserved);
+
+    const buffered = setup({ alpha: { generate: async () => result('done') } });
+    buffered.ledger.pages.journaled = true;
+    await runGeneration({ request: inference(), caller, deps: buffered.deps, stream: false, errorStatus }).result;
+    expect(buffered.ledger.pages.provisionals).toEqual([]);
+
+    const unjournaled = setup({ alpha: streaming('hi') });
+    await collect(await runGeneration({ request: inference({ stream: true }), caller, deps: unjournaled.deps, stream: true, errorStatus }).result);
+    expect(unjournaled.ledger.pages.provisionals).toEqual([]);
+    expect(unjournaled.ledger.endings).toEqual(['settled completed']);
+  });
+});
+
 describe('middleware', () => {
   it('applies transformParams in order, then wraps the call with the first middleware outermost', async () => {
     const { deps, ledger } = setup({ alpha: { generate: async () => result('from alpha') }, beta: { generate: async () => result('from beta') } });
