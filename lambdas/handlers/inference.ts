@@ -3,7 +3,7 @@
 import type { Readable } from 'node:stream';
 import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
 import { createRouter } from '../platform/http/router.js';
-import { routesOf } from '../app/routes.js';
+import { inferenceRoutes } from '../inference/routes.js';
 import { dispatch } from '../platform/http/dispatch.js';
 import { dispatchDepsOf } from '../app/dispatch-deps.js';
 import { fromLambdaEvent } from '../platform/http/request.js';
@@ -15,7 +15,10 @@ import { consoleLogger, type Logger } from '../platform/logger.js';
 import { Abort } from '../platform/abort.js';
 import { pump } from '../platform/http/pump.js';
 
-const match = createRouter(routesOf('inference'));
+// The inference function's routes from their own module: the whole table (app/routes.ts, whose routesOf
+// ('inference') is exactly these: test/unit/router.test.ts) would bring every management route's schemas
+// into this bundle.
+const match = createRouter(inferenceRoutes);
 /** Invocations running in this process: one at a time on Lambda, many under npm start's server. */
 let running = 0;
 /** Where a failed start-up (no deps yet) is logged. */

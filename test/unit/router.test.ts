@@ -1,7 +1,8 @@
 import { describe, expect, it } from '@jest/globals';
 import { createRouter } from '../../lambdas/platform/http/router.js';
 import type { RouteDef } from '../../lambdas/platform/http/route.js';
-import { routes } from '../../lambdas/app/routes.js';
+import { routes, routesOf } from '../../lambdas/app/routes.js';
+import { inferenceRoutes } from '../../lambdas/inference/routes.js';
 
 const route = (operationId: string, method: RouteDef['method'], path: string, extra: Partial<RouteDef> = {}): RouteDef =>
   ({ operationId, method, path, fn: 'management', auth: 'none', tag: 't', summary: 's', ...extra });
@@ -66,6 +67,11 @@ describe('router', () => {
 });
 
 describe('route table', () => {
+  it('gives the inference function exactly the routes of inference/routes.ts, which its handler imports alone', () => {
+    expect(routesOf('inference')).toEqual(inferenceRoutes.filter((route) => route.fn === 'inference'));
+    expect(inferenceRoutes.every((route) => route.fn === 'inference')).toBe(true);
+  });
+
   it('declares a pattern for every path parameter and none for parameters it does not have', () => {
     for (const entry of routes as readonly RouteDef[]) {
       const names = [...entry.path.matchAll(/\{([^}]+)\}/g)].map((found) => found[1]).sort();
