@@ -1,5 +1,6 @@
 // Wire shapes of the batch routes (SPEC "Batch"): the create body and the Batch object.
 import * as z from 'zod';
+import { queryIntOr } from '../platform/http/query-int.js';
 import { BATCH_ENDPOINTS } from './input.js';
 import { BATCH_STATUSES } from './lifecycle.js';
 
@@ -60,13 +61,13 @@ export const batchObject = z.object({
 });
 export type BatchObject = z.infer<typeof batchObject>;
 
-const pageLimit = (max: number, fallback: number) => z.coerce.number().int().min(1).max(max).default(fallback);
+const pageLimit = (max: number, fallback: number) => queryIntOr(1, max, fallback);
 
 export const getBatchQuery = z.strictObject({
   /** Results shown with the batch, at most (default 100, at most 1,000). */
   results_limit: pageLimit(1000, 100),
   /** Results after this input line (from the previous page's `results_next`). */
-  results_after: z.coerce.number().int().min(0).max(999_999_998).default(0),
+  results_after: queryIntOr(0, 999_999_998, 0),
 });
 
 export const listBatchesQuery = z.strictObject({

@@ -1,5 +1,6 @@
 // Wire shapes of the BYOK routes (public OpenRouter API: BYOKKey, CreateBYOKKeyRequest, UpdateBYOKKeyRequest).
 import * as z from 'zod';
+import { queryInt } from '../platform/http/query-int.js';
 import { keyText } from '../platform/http/header-text.js';
 
 // Bounded so that a credential's item stays far below DynamoDB's 400 KB item limit.
@@ -31,8 +32,8 @@ export const updateByokBody = z.strictObject({
 });
 
 export const listByokQuery = z.object({
-  offset: z.coerce.number().int().min(0).max(1_000_000).optional(),
-  limit: z.coerce.number().int().min(1).max(100).optional(),
+  offset: queryInt(0, 1_000_000).optional(),
+  limit: queryInt(1, 100).optional(),
   provider: z.string().min(1).max(64).optional(),
   workspace_id: z.string().min(1).max(128).optional(),
 });

@@ -1,9 +1,10 @@
 // Wire shapes of GET /models and GET /models/user (the public OpenRouter model object).
 import * as z from 'zod';
+import { queryInt } from '../platform/http/query-int.js';
 
 export const listModelsQuery = z.object({
-  offset: z.coerce.number().int().min(0).optional(),
-  limit: z.coerce.number().int().min(1).max(1000).optional(),
+  offset: queryInt(0).optional(),
+  limit: queryInt(1, 1000).optional(),
   category: z.string().optional(),
   supported_parameters: z.string().optional(),
   output_modalities: z.string().max(200).optional().describe('Comma-separated output modalities a model must offer (text, image, embeddings, audio; "speech" is text to speech); "all" or none: every model'),

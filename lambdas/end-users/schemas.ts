@@ -2,6 +2,7 @@
 // an API key's record (limit, limit_reset, include_byok_in_limit, limit_remaining, usage per window), which
 // is what an end user's limit works like.
 import * as z from 'zod';
+import { queryInt } from '../platform/http/query-int.js';
 import { usdAmount } from '../platform/http/usd-amount.js';
 import { limitUsageFields } from '../keys/index.js';
 
@@ -37,6 +38,6 @@ export const endUserReply = z.object({ data: endUserSchema });
 export const endUserListReply = z.object({ data: z.array(endUserSchema), total_count: z.number().int() });
 
 export const endUserListQuery = z.object({
-  offset: z.coerce.number().int().min(0).max(1_000_000).optional(),
-  limit: z.coerce.number().int().min(1).max(100).optional(),
+  offset: queryInt(0, 1_000_000).optional(),
+  limit: queryInt(1, 100).optional(),
 });

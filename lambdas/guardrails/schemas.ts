@@ -1,6 +1,7 @@
 // Wire shapes of the guardrail routes (public OpenRouter API: Guardrail, CreateGuardrailRequest,
 // UpdateGuardrailRequest, KeyAssignment), as @openrouter/sdk's guardrails.* send and parse them.
 import * as z from 'zod';
+import { queryInt } from '../platform/http/query-int.js';
 import { BUILTIN_SLUGS, patternProblem } from './content-filters.js';
 import { usdAmount } from '../platform/http/usd-amount.js';
 
@@ -63,14 +64,14 @@ export const updateGuardrailBody = z.strictObject({
 });
 
 export const guardrailListQuery = z.object({
-  offset: z.coerce.number().int().min(0).max(1_000_000).optional(),
-  limit: z.coerce.number().int().min(1).max(100).optional(),
+  offset: queryInt(0, 1_000_000).optional(),
+  limit: queryInt(1, 100).optional(),
   workspace_id: z.string().min(1).max(128).optional(),
 });
 
 export const pageQuery = z.object({
-  offset: z.coerce.number().int().min(0).max(1_000_000).optional(),
-  limit: z.coerce.number().int().min(1).max(100).optional(),
+  offset: queryInt(0, 1_000_000).optional(),
+  limit: queryInt(1, 100).optional(),
 });
 
 export const keyHashesBody = z.strictObject({ key_hashes: hashes });

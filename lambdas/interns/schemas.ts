@@ -1,6 +1,7 @@
 // Wire shapes of the intern routes (docs/API.md "Interns" is generated from them; names as in the public
 // OpenRouter API: Intern*).
 import * as z from 'zod';
+import { queryInt } from '../platform/http/query-int.js';
 
 export const INTERN_STATUSES = ['awaiting_slack_install', 'queued', 'provisioning', 'running', 'failed', 'stopped', 'destroying', 'destroy_failed'] as const;
 
@@ -40,7 +41,7 @@ export const updateInternBody = z.strictObject({
 });
 
 export const listInternsQuery = z.object({
-  limit: z.coerce.number().int().min(1).max(500).optional(),
+  limit: queryInt(1, 500).optional(),
   status: z.string().max(200).optional(),
   starting_after: z.string().max(256).optional(),
   workspace_id: z.string().min(1).max(128).optional(),

@@ -1,5 +1,6 @@
 // Wire shapes of the key management routes (request bodies, query and replies), as docs/API.md "API Keys" shows them.
 import * as z from 'zod';
+import { queryInt } from '../platform/http/query-int.js';
 import { MAX_CLIENT_USD, usdAmount } from '../platform/http/usd-amount.js';
 
 export const limitResetSchema = z.enum(['daily', 'weekly', 'monthly']).nullable()
@@ -31,7 +32,7 @@ export const updateKeyBody = z.strictObject({
 const booleanQuery = z.enum(['true', 'false', '1', '0']).transform((value) => value === 'true' || value === '1');
 
 export const listKeysQuery = z.object({
-  offset: z.coerce.number().int().min(0).max(1_000_000).optional(),
+  offset: queryInt(0, 1_000_000).optional(),
   include_disabled: booleanQuery.optional(),
   workspace_id: z.string().min(1).max(128).optional(),
 });

@@ -2,6 +2,7 @@
 // CreateObservabilityDestinationRequest, UpdateObservabilityDestinationRequest), as @openrouter/sdk's
 // observability.* send and parse them.
 import * as z from 'zod';
+import { queryInt } from '../platform/http/query-int.js';
 import { patternProblem } from '../guardrails/index.js';
 import { DESTINATION_TYPES, FILTER_FIELDS, FILTER_OPERATORS } from './types.js';
 
@@ -60,8 +61,8 @@ export const updateDestinationBody = z.strictObject({
 });
 
 export const destinationListQuery = z.object({
-  offset: z.coerce.number().int().min(0).max(1_000_000).optional(),
-  limit: z.coerce.number().int().min(1).max(100).optional(),
+  offset: queryInt(0, 1_000_000).optional(),
+  limit: queryInt(1, 100).optional(),
   workspace_id: z.string().min(1).max(128).optional(),
 });
 

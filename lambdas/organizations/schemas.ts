@@ -1,5 +1,6 @@
 // Wire shapes of the organization settings routes (docs/API.md "Organization").
 import * as z from 'zod';
+import { queryInt } from '../platform/http/query-int.js';
 
 export const organizationSettingsSchema = z.object({
   id: z.string(),
@@ -13,8 +14,8 @@ export const updateOrganizationSettingsBody = z.strictObject({
 });
 
 export const memberPageQuery = z.object({
-  offset: z.coerce.number().int().min(0).max(1_000_000).optional(),
-  limit: z.coerce.number().int().min(1).max(100).optional(),
+  offset: queryInt(0, 1_000_000).optional(),
+  limit: queryInt(1, 100).optional(),
 });
 
 export const memberListReply = z.object({

@@ -1,5 +1,6 @@
 // The preset routes' path parameters, queries and replies (the shapes @openrouter/sdk's presets.* parse).
 import * as z from 'zod';
+import { queryInt } from '../platform/http/query-int.js';
 import type { PathParam } from '../platform/http/route.js';
 import { PRESET_SLUG, PRESET_SLUG_RULE } from '../inference/formats/common-schema.js';
 
@@ -7,8 +8,8 @@ export const presetSlugParam: PathParam = { pattern: PRESET_SLUG, expected: `a p
 export const presetVersionParam: PathParam = { pattern: /^[1-9][0-9]{0,8}$/, expected: 'a version number (1, 2, 3 …)' };
 
 export const presetPageQuery = z.object({
-  limit: z.coerce.number().int().min(1).max(100).optional(),
-  offset: z.coerce.number().int().min(0).optional(),
+  limit: queryInt(1, 100).optional(),
+  offset: queryInt(0).optional(),
 });
 
 const presetVersion = z.object({

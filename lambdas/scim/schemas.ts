@@ -2,11 +2,12 @@
 // ScimSyncJob) and the SCIM 2.0 Users and Groups an identity provider pushes (RFC 7643/7644, the parts
 // Okta and Entra ID use; unknown attributes and extensions are accepted and ignored, as SCIM servers do).
 import * as z from 'zod';
+import { queryInt } from '../platform/http/query-int.js';
 
 const role = z.enum(['admin', 'member']);
 const pageQuery = z.object({
-  offset: z.coerce.number().int().min(0).max(1_000_000).optional(),
-  limit: z.coerce.number().int().min(1).max(100).optional(),
+  offset: queryInt(0, 1_000_000).optional(),
+  limit: queryInt(1, 100).optional(),
 });
 
 export const createMappingBody = z.strictObject({ scim_group_id: z.string().min(1).max(128), workspace_id: z.string().min(1).max(128), role });
@@ -58,8 +59,8 @@ export const scimPatchBody = z.looseObject({
 });
 export const scimListQuery = z.object({
   filter: z.string().max(512).optional(),
-  startIndex: z.coerce.number().int().min(1).max(1_000_000).optional(),
-  count: z.coerce.number().int().min(0).max(1000).optional(),
+  startIndex: queryInt(1, 1_000_000).optional(),
+  count: queryInt(0, 1000).optional(),
 });
 export const scimResource = z.record(z.string(), z.unknown());
 export const scimListReply = z.object({ schemas: z.array(z.string()), totalResults: z.number().int(), startIndex: z.number().int(), itemsPerPage: z.number().int(), Resources: z.array(scimResource) });

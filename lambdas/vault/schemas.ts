@@ -1,6 +1,7 @@
 // Wire shapes of the vault routes (docs/API.md "Vault" is generated from them; names as in the public
 // OpenRouter API: VaultSecret*).
 import * as z from 'zod';
+import { queryInt } from '../platform/http/query-int.js';
 import { MAX_HOSTS, MAX_HOST_LENGTH } from './hosts.js';
 
 export const SECRET_NAME = /^(?!.*__)[a-z]([a-z0-9_]*[a-z0-9])?$/;
@@ -12,8 +13,8 @@ export const putSecretBody = z.strictObject({
 });
 
 export const pageQuery = z.object({
-  limit: z.coerce.number().int().min(1).max(100).optional(),
-  offset: z.coerce.number().int().min(0).max(10_000).optional(),
+  limit: queryInt(1, 100).optional(),
+  offset: queryInt(0, 10_000).optional(),
 });
 
 export const secretSchema = z.object({

@@ -1,6 +1,7 @@
 // Wire shapes of the workspace and workspace budget routes (public OpenRouter API: Workspace,
 // WorkspaceBudget, UpsertWorkspaceBudgetRequest).
 import * as z from 'zod';
+import { queryInt } from '../platform/http/query-int.js';
 import { usdAmount } from '../platform/http/usd-amount.js';
 import { SLUG_PATTERN } from '../organizations/index.js';
 
@@ -40,8 +41,8 @@ export const updateWorkspaceBody = z.strictObject({
 });
 
 export const listWorkspacesQuery = z.object({
-  offset: z.coerce.number().int().min(0).max(1_000_000).optional(),
-  limit: z.coerce.number().int().min(1).max(100).optional(),
+  offset: queryInt(0, 1_000_000).optional(),
+  limit: queryInt(1, 100).optional(),
 });
 
 export const workspaceSchema = z.object({
