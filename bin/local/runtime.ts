@@ -14,7 +14,7 @@ import { ensureTable } from '../../lambdas/platform/dynamo/create-table.js';
 import { usdToNanos, MoneyFormatError } from '../../lambdas/platform/money.js';
 import { DEFAULT_SIMULATOR_BATCH_DELAY_MS, type Simulator } from '../simulator/server.js';
 import { startAggregatorProcess, type AggregatorProcess } from './aggregator-process.js';
-import { LocalPageJournal, storeJournaledRecords } from './page-journal.js';
+import { dataDirJournal, LocalPageJournal, pageJournalDir, storeJournaledRecords } from './page-journal.js';
 import { PageRepository } from '../../lambdas/billing/page-repository.js';
 import { PageWriter } from '../../lambdas/billing/pages.js';
 import { startAwsStandIns, startBatchRunner, startSimulatorProcess, type BatchRunner, type SimulatorProcess } from './child-parts.js';
@@ -47,6 +47,8 @@ export interface LocalConfig {
   port: number;
   host: string;
   dataDir: string;
+  /** Where records wait for their page (page-journal.ts pageJournalDir: GATEWAY_PAGE_JOURNAL_DIR, or in memory where there is a tmpfs). */
+  pageJournalDir?: string;
   tableName: string;
   adminKey?: string | undefined;
   initialCredits: string;
@@ -89,6 +91,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): LocalConfig
     port,
     host: env.HOST || '127.0.0.1',
     dataDir: resolve(env.GATEWAY_DATA_DIR || '.gateway-data'),
+    pageJournalDir: pageJournalDir(env.GATEWAY_DATA_DIR || '.gateway-data', env),
     tableName: env.TABLE_NAME || 'gateway',
     adminKey: env.GATEWAY_ADMIN_KEY || undefined,
     initialCredits: env.GATEWAY_INITIAL_CREDITS ?? '100',
@@ -316,8 +319,9 @@ export async function startLocalRuntime(config: LocalConfig, output: RuntimeOutp
     const pageFeeder = await aggregatorStart;
     // Records a predecessor killed mid-way had settled (their replies written) but not yet stored in a page:
     // stored now, from its journal, before anything it held is given back below.
-    const journalDir = join(config.dataDir, 'page-journal');
-    await storeJournaledRecords(journalDir, new PageRepository(deps.store.db, deps.store.tableName), log);
+    const journalDir = config.pageJournalDir ?? pageJournalDir(config.dataDir);
+    const pageRepository = new PageRepository(deps.store.db, deps.store.tableName);
+    for (const dir of new Set([journalDir, dataDirJournal(config.dataDir), pageJournalDir(config.dataDir, {})])) await storeJournaledRecords(dir, pageRepository, log);
     const journal = new LocalPageJournal(journalDir, log);
     if (!(deps.engine.pages instanceof PageWriter)) throw new Error('the engine\'s page writer is not a PageWriter: records could not be journaled');
     deps.engine.pages.journal = journal;

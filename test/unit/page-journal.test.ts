@@ -6,7 +6,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSy
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from '@jest/globals';
-import { LocalPageJournal, storeJournaledRecords, type JournalStore } from '../../bin/local/page-journal.js';
+import { LocalPageJournal, pageJournalDir, storeJournaledRecords, type JournalStore } from '../../bin/local/page-journal.js';
 import type { Page, PageEntry } from '../../lambdas/billing/pages.js';
 import { generationRecord } from '../support/records.js';
 
@@ -118,7 +118,7 @@ describe('page journal', () => {
     expect(readFileSync(join(dir, next!), 'utf8').split('\n').filter(Boolean).map((line) => line[0])).toEqual(['{', 'w']);
     journal.stored([record]);
     journal.close();
-    expect(readdirSync(dir)).toEqual([]);
+    expect(existsSync(dir)).toBe(false);
   });
 
   it('the next start charges a stream the kill cut (its provisional record), never one replaced or withdrawn', async () => {
@@ -141,5 +141,27 @@ describe('page journal', () => {
       'charged 1 stream(s) the previous run was serving when it stopped: their prompts, at an estimate, and no output',
     ]);
     expect(readdirSync(dir)).toEqual([]);
+  });
+
+  it('lives in shared memory when the system has it, one directory per data directory; else in the data directory; or where GATEWAY_PAGE_JOURNAL_DIR says', () => {
+    const shm = tempDir();
+    const inMemory = pageJournalDir('/srv/gateway-data', {}, shm);
+    expect(inMemory).toMatch(new RegExp(`^${shm}/model-gateway-[0-9a-f]{16}-page-journal$`));
+    expect(pageJournalDir('/srv/gateway-data/', {}, shm)).toBe(inMemory);
+    expect(pageJournalDir('/srv/other-data', {}, shm)).not.toBe(inMemory);
+    expect(pageJournalDir('/srv/gateway-data', {}, join(shm, 'missing'))).toBe('/srv/gateway-data/page-journal');
+    expect(pageJournalDir('/srv/gateway-data', { GATEWAY_PAGE_JOURNAL_DIR: '/var/lib/journal' }, shm)).toBe('/var/lib/journal');
+  });
+
+  it('a clean stop removes the journal\'s directory once nothing waits in it, and leaves it while records do', () => {
+    const dir = join(tempDir(), 'journal');
+    const journal = new LocalPageJournal(dir);
+    const record = entry(A0);
+    journal.added(record);
+    journal.close();
+    expect(readdirSync(dir)).toHaveLength(1);
+    journal.stored([record]);
+    journal.close();
+    expect(existsSync(dir)).toBe(false);
   });
 });
