@@ -107,8 +107,12 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
     const match = matchAny(method, path);
     if (match.kind === 'found') return match.route.fn;
     if (match.kind === 'method-not-allowed') {
-      const sibling = (routes as readonly RouteDef[]).find((route) => match.allowed.includes(route.method) && matchAny(route.method, path).kind === 'found');
-      return sibling?.fn ?? 'management';
+      // The function that serves the path with a method it allows answers the 405 (GET on an inference
+      // route reaches the inference function's URL on AWS).
+      for (const allowed of match.allowed) {
+        const sibling = matchAny(allowed, path);
+        if (sibling.kind === 'found') return sibling.route.fn;
+      }
     }
     return 'management';
   }

@@ -22,12 +22,14 @@ export async function handleManagement(event: APIGatewayProxyEventV2, deps: Gate
     const reply = toErrorReply(new Error('stream result on a buffered route'), request.requestId, deps.log);
     return { statusCode: reply.status, headers, body: JSON.stringify(reply.body) };
   }
-  if (result.kind === 'text') return { statusCode: result.status ?? 200, headers, body: result.body };
   if (result.status === 204) {
     const { 'content-type': _type, ...rest } = headers;
     return { statusCode: 204, headers: rest, body: '' };
   }
-  return { statusCode: result.status ?? 200, headers, body: JSON.stringify(result.body) };
+  const body = result.kind === 'text' ? result.body : JSON.stringify(result.body);
+  // HEAD: the headers GET would send, its length among them, and no body.
+  if (request.method === 'HEAD') return { statusCode: result.status ?? 200, headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) }, body: '' };
+  return { statusCode: result.status ?? 200, headers, body };
 }
 
 export const handler = middy<APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Error, Context>()

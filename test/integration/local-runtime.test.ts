@@ -58,6 +58,26 @@ describe('npm start console', () => {
     expect(statSync(file).mode & 0o777).toBe(0o600);
   });
 
+  it('answers HEAD as GET without the body: the headers, the length GET\'s body has, and the status of errors', async () => {
+    for (const [path, key] of [['/health', undefined], ['/api/v1/key', userKey], ['/api/v1/models', undefined]] as const) {
+      const get = await fetch(`${runtime.url}${path}`, { headers: key ? { authorization: `Bearer ${key}` } : {} });
+      const getBody = Buffer.from(await get.arrayBuffer());
+      const head = await fetch(`${runtime.url}${path}`, { method: 'HEAD', headers: key ? { authorization: `Bearer ${key}` } : {} });
+      expect({ path, status: head.status, type: head.headers.get('content-type') }).toEqual({ path, status: get.status, type: get.headers.get('content-type') });
+      expect(Number(head.headers.get('content-length'))).toBe(getBody.length);
+      expect((await head.arrayBuffer()).byteLength).toBe(0);
+    }
+    expect((await fetch(`${runtime.url}/api/v1/key`, { method: 'HEAD' })).status).toBe(401);
+    expect((await fetch(`${runtime.url}/api/v1/no-such-route`, { method: 'HEAD' })).status).toBe(404);
+    // A POST-only route does not take it.
+    const refused = await fetch(`${runtime.url}/api/v1/chat/completions`, { method: 'HEAD', headers: { authorization: `Bearer ${userKey}` } });
+    expect(refused.status).toBe(405);
+    // Nor GET: the inference function answers it, as its URL does on AWS (the management function had, with a 404).
+    const get = await fetch(`${runtime.url}/api/v1/chat/completions`, { headers: { authorization: `Bearer ${userKey}` } });
+    expect(get.status).toBe(405);
+    expect(((await get.json()) as { error: { message: string } }).error.message).toMatch(/allowed: POST/);
+  });
+
   it('prints one short line per request, without JSON or metrics lines', async () => {
     const openai = new OpenAI({ apiKey: userKey, baseURL: `${runtime.url}/api/v1`, maxRetries: 0 });
     out = '';

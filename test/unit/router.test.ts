@@ -26,11 +26,20 @@ describe('router', () => {
   });
 
   it('tells a wrong method (with the allowed ones) from an unknown path', () => {
-    expect(match('DELETE', '/api/v1/keys')).toEqual({ kind: 'method-not-allowed', allowed: ['GET', 'POST'] });
+    expect(match('DELETE', '/api/v1/keys')).toEqual({ kind: 'method-not-allowed', allowed: ['GET', 'HEAD', 'POST'] });
+    expect(match('PUT', '/api/v1/organization/settings')).toEqual({ kind: 'method-not-allowed', allowed: ['GET', 'HEAD'] });
     expect(match('GET', '/api/v1/nope')).toEqual({ kind: 'not-found' });
     expect(match('GET', '/keys')).toEqual({ kind: 'not-found' });
     expect(match('GET', '/api/v1/keys/a/b')).toEqual({ kind: 'not-found' });
     expect(match('GET', '/api/v1/health')).toEqual({ kind: 'not-found' });
+  });
+
+  it('routes HEAD as GET, and nowhere GET does not go', () => {
+    expect(match('HEAD', '/api/v1/keys/abc')).toEqual({ kind: 'found', route: expect.objectContaining({ operationId: 'get' }), params: { hash: 'abc' } });
+    expect(match('HEAD', '/health')).toMatchObject({ kind: 'found', route: { operationId: 'health' } });
+    expect(match('HEAD', '/api/v1/nope')).toEqual({ kind: 'not-found' });
+    const postOnly = createRouter([route('make', 'POST', '/things')]);
+    expect(postOnly('HEAD', '/api/v1/things')).toEqual({ kind: 'method-not-allowed', allowed: ['POST'] });
   });
 
   it('treats undecodable parameters as no match instead of throwing', () => {
@@ -56,7 +65,7 @@ describe('router', () => {
     const first = ordered('GET', '/api/v1/things/special');
     expect(first).toEqual({ kind: 'found', route: expect.objectContaining({ operationId: 'byName' }), params: { name: 'special' } });
     expect(ordered('POST', '/api/v1/things/special')).toMatchObject({ kind: 'found', route: { operationId: 'make' }, params: {} });
-    expect(ordered('DELETE', '/api/v1/things/special')).toEqual({ kind: 'method-not-allowed', allowed: ['GET', 'GET', 'POST'] });
+    expect(ordered('DELETE', '/api/v1/things/special')).toEqual({ kind: 'method-not-allowed', allowed: ['GET', 'HEAD', 'POST'] });
     // A caller that changes its params changes nobody else's.
     (first as { params: Record<string, string> }).params.name = 'changed';
     expect(ordered('GET', '/api/v1/things/special')).toMatchObject({ params: { name: 'special' } });

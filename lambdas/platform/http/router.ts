@@ -1,5 +1,5 @@
 // Matches a method and path against the route table: a route with its path parameters,
-// the methods the path does allow (for 405), or nothing (404).
+// the methods the path does allow (for 405), or nothing (404). HEAD matches what GET does.
 import type { RouteDef } from './route.js';
 
 export const API_PREFIX = '/api/v1';
@@ -26,7 +26,7 @@ export function createRouter<R extends RouteDef>(routes: readonly R[]): (method:
       const params = matchSegments(entry.segments, segments);
       if (!params) continue;
       if (entry.route.method === method) return { kind: 'found', route: entry.route, params };
-      allowed.push(entry.route.method);
+      if (!allowed.includes(entry.route.method)) allowed.push(entry.route.method, ...(entry.route.method === 'GET' ? ['HEAD'] : []));
     }
     return allowed.length ? { kind: 'method-not-allowed', allowed } : { kind: 'not-found' };
   };
@@ -42,7 +42,9 @@ export function createRouter<R extends RouteDef>(routes: readonly R[]): (method:
   // An encoded slash is a separator, as a literal one is: no path parameter holds a slash, and the openai
   // client's models.retrieve('simulator/echo') asks for /models/simulator%2Fecho, which is the model
   // /models/{author}/{slug}. Static routes are matched the same way, so they keep winning.
-  return (method, path) => {
+  return (requested, path) => {
+    // HEAD is GET without the body (RFC 9110 9.3.2): routed as GET, and the handler sends no body.
+    const method = requested === 'HEAD' ? 'GET' : requested;
     const found = known.get(path)?.get(method);
     if (found?.kind === 'found') return { kind: 'found', route: found.route, params: Object.assign({}, found.params) };
     return matchSegmentsOf(method, split(path.replace(/%2f/gi, '/')));
