@@ -8,7 +8,7 @@
 // there that no page holds, before it takes back leases and holds.
 //
 // A stream killed mid-way would otherwise leave nothing: its record is made when it ends. So when a stream
-// begins (the provider has answered and billed the prompt; the client starts to receive the reply), a
+// begins (the provider's first event: it has answered and billed the prompt; the reply's first bytes follow), a
 // provisional record is journaled, which charges its prompt at an estimate and no output; its own record,
 // added when it ends, takes its place, and a request that ends without one (its hold given back) withdraws it.
 //
@@ -50,10 +50,15 @@ const ROTATE_AFTER = 4096;
 
 interface JournalFile {
   path: string;
-  /** Records written to it whose page is not stored yet, and provisional records that still stand. */
+  /**
+   * Records written to it whose page is not stored yet, provisional records that still stand, and
+   * withdrawals of provisional records whose file is still there.
+   */
   open: number;
   /** No more records go to it. */
   closed: boolean;
+  /** Files holding withdrawals of this file's provisional records: each kept until this one is deleted. */
+  withdrawals?: JournalFile[];
 }
 
 export class LocalPageJournal implements PageJournal {
@@ -68,7 +73,7 @@ export class LocalPageJournal implements PageJournal {
 
   private failing = false;
 
-  constructor(private readonly directory: string, private readonly log: (line: string) => void = () => undefined) {
+  constructor(private readonly directory: string, private readonly log: (line: string) => void = () => undefined, private readonly rotateAfter = ROTATE_AFTER) {
     mkdirSync(directory, { recursive: true });
   }
 
@@ -92,17 +97,24 @@ export class LocalPageJournal implements PageJournal {
   }
 
   withdrawn(generationId: string): void {
-    if (!this.provisionalFileOf.has(generationId)) return;
-    // Written before the hold is given back: a kill after it must not charge what was released.
-    // Should it not be written, the provisional record's file may still be deleted with the others.
-    this.write(`w${JSON.stringify(generationId)}\n`);
+    const provisional = this.provisionalFileOf.get(generationId);
+    if (!provisional) return;
+    // Written before the hold is given back: a kill after it must not charge what was released. The
+    // withdrawal's file is kept as long as the provisional record's is (which other records may keep):
+    // without it, a next start would charge the provisional record. Should the withdrawal not be written,
+    // the provisional record's file may still be deleted with the others.
+    const file = this.write(`w${JSON.stringify(generationId)}\n`);
+    if (file && file !== provisional) {
+      file.open += 1;
+      (provisional.withdrawals ??= []).push(file);
+    }
     this.replaceProvisional(generationId);
   }
 
   /** Appends `line` to the current file (a new one when due): the file, or undefined when it cannot be written. */
   private write(line: string): JournalFile | undefined {
     try {
-      if (this.fd === undefined || this.written >= ROTATE_AFTER) this.rotate();
+      if (this.fd === undefined || this.written >= this.rotateAfter) this.rotate();
       writeSync(this.fd!, line);
     } catch (err) {
       // A full or read-only disk: records still go to their pages as before, only without the journal's
@@ -125,7 +137,13 @@ export class LocalPageJournal implements PageJournal {
 
   private release(file: JournalFile): void {
     file.open -= 1;
-    if (file.open === 0 && file.closed) rmSync(file.path, { force: true });
+    if (file.open === 0 && file.closed) this.delete(file);
+  }
+
+  private delete(file: JournalFile): void {
+    rmSync(file.path, { force: true });
+    // Its provisional records are gone: their withdrawals need not be kept.
+    for (const withdrawal of file.withdrawals?.splice(0) ?? []) this.release(withdrawal);
   }
 
   stored(entries: readonly PageEntry[]): void {
@@ -165,7 +183,7 @@ export class LocalPageJournal implements PageJournal {
     closeSync(this.fd);
     this.fd = undefined;
     this.current.closed = true;
-    if (this.current.open === 0) rmSync(this.current.path, { force: true });
+    if (this.current.open === 0) this.delete(this.current);
     this.current = undefined;
   }
 }

@@ -354,7 +354,7 @@ function recordOf({ request, caller, trace, deps, candidate, completion, hold }:
  * Journals what a stream that has begun is charged should the process die before it ends (npm start's page
  * journal: nothing is done without one): as a stream the gateway's shutdown cut before its first event, its
  * prompt at an estimate and no output, from what it holds. The provider has billed the prompt, and the
- * client has begun to receive the reply; what the stream produces after this is not counted (a lower
+ * reply's first bytes are about to be written; what the stream produces after this is not counted (a lower
  * bound). Its own record, when added, takes its place; a release withdraws it.
  */
 export function journalProvisional({ request, caller, trace, deps, candidate, hold, firstTokenMs }: SettlementOptions & { candidate: Candidate; hold: Hold; firstTokenMs: number }): void {

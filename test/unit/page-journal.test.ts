@@ -164,4 +164,32 @@ describe('page journal', () => {
     journal.close();
     expect(existsSync(dir)).toBe(false);
   });
+
+  it('keeps a withdrawal as long as the file of the provisional record it withdraws', async () => {
+    const dir = tempDir();
+    // Two lines a file.
+    const journal = new LocalPageJournal(dir, () => undefined, 2);
+    const waiting = entry(A0);
+    journal.added(waiting);
+    journal.provisional(entry(A1, 3n));
+    const [first] = readdirSync(dir);
+    // A1 is withdrawn in the next file, whose other record is then stored; a third file begins.
+    journal.withdrawn(A1);
+    const stored = entry(A2);
+    journal.added(stored);
+    journal.stored([stored]);
+    journal.added(entry(B0));
+    expect(readdirSync(dir)).toHaveLength(3);
+    // Killed here: A0 still waits in the first file beside A1's provisional record, so the second file's
+    // withdrawal must still be there for the next start (which charges A0 and B0, never A1).
+    const copy = tempDir();
+    for (const name of readdirSync(dir)) writeFileSync(join(copy, name), readFileSync(join(dir, name)));
+    const store = fakeStore([{ block: 'AAAAAAAAAAAA', seq: 1, entries: [stored] }]);
+    expect(await storeJournaledRecords(copy, store, () => undefined)).toBe(2);
+    expect(store.pages.slice(1).flatMap((page) => page.entries.map((e) => e.record.id)).sort()).toEqual([A0, B0]);
+    // Once A0 is stored the first file goes, and the withdrawal's file with it.
+    journal.stored([waiting]);
+    expect(readdirSync(dir)).toHaveLength(1);
+    expect(readdirSync(dir)).not.toContain(first);
+  });
 });
