@@ -26,27 +26,39 @@ import { blockOf, type Page, type PageEntry, type PageJournal } from '../../lamb
 export const dataDirJournal = (dataDir: string) => join(dataDir, 'page-journal');
 
 /**
- * Where the journal of `dataDir`'s gateway lives: GATEWAY_PAGE_JOURNAL_DIR if set; else, where the system
- * has a shared-memory file system (Linux's /dev/shm, a tmpfs), a directory there named after the data
- * directory; else `<dataDir>/page-journal`. In memory, a write never waits for the disk: on a disk DynamoDB
- * Local syncs its files to, each append could wait behind its journal commits, and measured with `npm run
- * bench:ab` the gateway spent 8-26 % more CPU per request with the journal on disk. A tmpfs keeps what was
- * written when the process dies, which is what the journal is for; not across a reboot of the machine
- * (where an unsynced write to a disk is not certain either).
+ * Where the journal of `dataDir`'s gateway lives: GATEWAY_PAGE_JOURNAL_DIR if set (one gateway to a
+ * directory); else, where the system has a shared-memory file system (Linux's /dev/shm, a tmpfs), a
+ * directory there named after the data directory (its path, device and inode: a data directory deleted and
+ * made again is another, whose start does not store the old one's records); else `<dataDir>/page-journal`.
+ * In memory, a write never waits for the disk: on a disk DynamoDB Local syncs its files to, each append
+ * could wait behind its journal commits, and measured with `npm run bench:ab` the gateway spent 8-26 % more
+ * CPU per request with the journal on disk. A tmpfs keeps what was written when the process dies, which is
+ * what the journal is for; not across a reboot of the machine (where an unsynced write to a disk is not
+ * certain either). A directory there that another user owns, or that others may read, is not used.
  */
 export function pageJournalDir(dataDir: string, env: NodeJS.ProcessEnv = process.env, shm = '/dev/shm'): string {
   if (env.GATEWAY_PAGE_JOURNAL_DIR) return resolve(env.GATEWAY_PAGE_JOURNAL_DIR);
   try {
     accessSync(shm, constants.W_OK);
-    if (statSync(shm).isDirectory()) return join(shm, `model-gateway-${createHash('sha256').update(resolve(dataDir)).digest('hex').slice(0, 16)}-page-journal`);
+    if (!statSync(shm).isDirectory()) return dataDirJournal(dataDir);
+    const data = statSync(dataDir, { throwIfNoEntry: false });
+    const identity = `${resolve(dataDir)}\0${data?.dev ?? ''}\0${data?.ino ?? ''}`;
+    const dir = join(shm, `model-gateway-${createHash('sha256').update(identity).digest('hex').slice(0, 16)}-page-journal`);
+    const existing = statSync(dir, { throwIfNoEntry: false });
+    if (existing && (!existing.isDirectory() || existing.uid !== process.getuid?.() || (existing.mode & 0o077) !== 0)) return dataDirJournal(dataDir);
+    return dir;
   } catch {
     // No shared memory here (macOS, Windows): the data directory.
   }
   return dataDirJournal(dataDir);
 }
 
-/** Records per journal file. */
-const ROTATE_AFTER = 4096;
+/**
+ * Lines per journal file. A file stays while any record in it waits for its page, and while any provisional
+ * record in it stands: a long stream keeps its file as long as it runs. Small files keep what long streams
+ * hold small (a file of 256 lines is about 300 KB), for a rotation (a close, an open, a delete) every 256.
+ */
+const ROTATE_AFTER = 256;
 
 interface JournalFile {
   path: string;
@@ -74,7 +86,7 @@ export class LocalPageJournal implements PageJournal {
   private failing = false;
 
   constructor(private readonly directory: string, private readonly log: (line: string) => void = () => undefined, private readonly rotateAfter = ROTATE_AFTER) {
-    mkdirSync(directory, { recursive: true });
+    mkdirSync(directory, { recursive: true, mode: 0o700 });
   }
 
   added(entry: PageEntry): void {
@@ -141,7 +153,14 @@ export class LocalPageJournal implements PageJournal {
   }
 
   private delete(file: JournalFile): void {
-    rmSync(file.path, { force: true });
+    try {
+      rmSync(file.path, { force: true });
+    } catch (err) {
+      // Left behind, a next start reads it again (and skips what pages hold), with the withdrawals it needs;
+      // never a reason for a request to fail.
+      this.log(`cannot delete the page journal file ${file.path} (${String(err)})`);
+      return;
+    }
     // Its provisional records are gone: their withdrawals need not be kept.
     for (const withdrawal of file.withdrawals?.splice(0) ?? []) this.release(withdrawal);
   }
@@ -172,8 +191,8 @@ export class LocalPageJournal implements PageJournal {
     this.closeCurrent();
     this.sequence += 1;
     const path = join(this.directory, `${Date.now()}-${process.pid}-${this.sequence}.jsonl`);
-    mkdirSync(this.directory, { recursive: true });
-    this.fd = openSync(path, 'a');
+    mkdirSync(this.directory, { recursive: true, mode: 0o700 });
+    this.fd = openSync(path, 'a', 0o600);
     this.current = { path, open: 0, closed: false };
     this.written = 0;
   }

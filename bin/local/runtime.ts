@@ -47,7 +47,7 @@ export interface LocalConfig {
   port: number;
   host: string;
   dataDir: string;
-  /** Where records wait for their page (page-journal.ts pageJournalDir: GATEWAY_PAGE_JOURNAL_DIR, or in memory where there is a tmpfs). */
+  /** Where records wait for their page (GATEWAY_PAGE_JOURNAL_DIR); by default page-journal.ts pageJournalDir: in memory where there is a tmpfs. */
   pageJournalDir?: string;
   tableName: string;
   adminKey?: string | undefined;
@@ -91,7 +91,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): LocalConfig
     port,
     host: env.HOST || '127.0.0.1',
     dataDir: resolve(env.GATEWAY_DATA_DIR || '.gateway-data'),
-    pageJournalDir: pageJournalDir(env.GATEWAY_DATA_DIR || '.gateway-data', env),
+    ...(env.GATEWAY_PAGE_JOURNAL_DIR ? { pageJournalDir: resolve(env.GATEWAY_PAGE_JOURNAL_DIR) } : {}),
     tableName: env.TABLE_NAME || 'gateway',
     adminKey: env.GATEWAY_ADMIN_KEY || undefined,
     initialCredits: env.GATEWAY_INITIAL_CREDITS ?? '100',
@@ -319,7 +319,7 @@ export async function startLocalRuntime(config: LocalConfig, output: RuntimeOutp
     const pageFeeder = await aggregatorStart;
     // Records a predecessor killed mid-way had settled (their replies written) but not yet stored in a page:
     // stored now, from its journal, before anything it held is given back below.
-    const journalDir = config.pageJournalDir ?? pageJournalDir(config.dataDir);
+    const journalDir = config.pageJournalDir ?? pageJournalDir(config.dataDir, {});
     const pageRepository = new PageRepository(deps.store.db, deps.store.tableName);
     for (const dir of new Set([journalDir, dataDirJournal(config.dataDir), pageJournalDir(config.dataDir, {})])) await storeJournaledRecords(dir, pageRepository, log);
     const journal = new LocalPageJournal(journalDir, log);

@@ -53,7 +53,8 @@ export async function handleInference(
   return {
     statusCode: result.status ?? 200,
     headers: { 'content-type': 'application/json', 'x-request-id': request.requestId, ...result.headers },
-    body: JSON.stringify(result.body),
+    // Every inference route is a POST: a HEAD gets its 405 without a body.
+    body: request.method === 'HEAD' ? '' : JSON.stringify(result.body),
   };
 }
 

@@ -2,7 +2,7 @@
 // a file from the moment it is added until its page is stored, a file whose records are all stored is
 // deleted, and the next start stores exactly the journaled records no stored page holds, each after its
 // block's last page.
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync, appendFileSync } from 'node:fs';
+import { appendFileSync, chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from '@jest/globals';
@@ -151,6 +151,34 @@ describe('page journal', () => {
     expect(pageJournalDir('/srv/other-data', {}, shm)).not.toBe(inMemory);
     expect(pageJournalDir('/srv/gateway-data', {}, join(shm, 'missing'))).toBe('/srv/gateway-data/page-journal');
     expect(pageJournalDir('/srv/gateway-data', { GATEWAY_PAGE_JOURNAL_DIR: '/var/lib/journal' }, shm)).toBe('/var/lib/journal');
+  });
+
+  it('names the shared-memory directory after the data directory itself: one deleted and made again gets another', () => {
+    const shm = tempDir();
+    const data = join(tempDir(), 'data');
+    mkdirSync(data);
+    const before = pageJournalDir(data, {}, shm);
+    expect(pageJournalDir(data, {}, shm)).toBe(before);
+    // The inode of the old directory stays taken while it is kept, so the new one's differs.
+    renameSync(data, `${data}-old`);
+    mkdirSync(data);
+    expect(pageJournalDir(data, {}, shm)).not.toBe(before);
+  });
+
+  it('does not use a shared-memory directory that others may read or that is not a directory', () => {
+    const shm = tempDir();
+    const dir = pageJournalDir('/srv/gateway-data', {}, shm);
+    // Made by the journal: only its owner may enter it, and it is used again.
+    const journal = new LocalPageJournal(dir);
+    journal.added(entry(A0));
+    expect(statSync(dir).mode & 0o777).toBe(0o700);
+    expect(readdirSync(dir).map((name) => statSync(join(dir, name)).mode & 0o777)).toEqual([0o600]);
+    expect(pageJournalDir('/srv/gateway-data', {}, shm)).toBe(dir);
+    chmodSync(dir, 0o755);
+    expect(pageJournalDir('/srv/gateway-data', {}, shm)).toBe('/srv/gateway-data/page-journal');
+    rmSync(dir, { recursive: true });
+    writeFileSync(dir, 'planted');
+    expect(pageJournalDir('/srv/gateway-data', {}, shm)).toBe('/srv/gateway-data/page-journal');
   });
 
   it('a clean stop removes the journal\'s directory once nothing waits in it, and leaves it while records do', () => {
