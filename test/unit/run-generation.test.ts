@@ -12,6 +12,7 @@ import { DEFAULT_ENGINE_CONFIG, type Caller, type EngineDeps } from '../../lambd
 import type { InferenceRequest } from '../../lambdas/inference/inference-request.js';
 import type { GenerationMiddleware } from '../../lambdas/inference/middleware.js';
 import { runGeneration, type GenerationEvent, type GenerationStream } from '../../lambdas/inference/run-generation.js';
+import { journalProvisional } from '../../lambdas/inference/settlement.js';
 import { createInferenceOperations } from '../../lambdas/inference/operations.js';
 import { serviceMetadata } from '../../lambdas/inference/service-metadata.js';
 import { ChatStreamWriter } from '../../lambdas/inference/formats/to-chat.js';
@@ -305,6 +306,42 @@ describe('provisional records (a process that journals its records: npm start)',
     await collect(await runGeneration({ request: inference({ stream: true }), caller, deps: unjournaled.deps, stream: true, errorStatus }).result);
     expect(unjournaled.ledger.pages.provisionals).toEqual([]);
     expect(unjournaled.ledger.endings).toEqual(['settled completed']);
+  });
+});
+
+describe('provisional records: what they claim', () => {
+  it('claims from a lease what its settlement would (the charge, up to the draw), nothing of credits with BYOK, and nothing when unheld', async () => {
+    const { deps, ledger } = setup({ alpha: streaming('x') });
+    ledger.pages.journaled = true;
+    const run = runGeneration({ request: inference({ stream: true }), caller, deps, stream: true, errorStatus });
+    await collect(await run.result);
+    const base = ledger.pages.provisionals[0]!;
+    const prompt = base.record.cost.total;
+    const candidate = run.trace.plan.candidates[0]!;
+    const options = { request: inference({ stream: true }), caller, trace: run.trace, deps, candidate, firstTokenMs: 5 };
+    const hold = { generationId: run.trace.generationId, orgId: 'org-1', workspaceId: 'ws-1', keyHash: 'k', amount: 1_000_000n, writeUnits: 0, attempts: 0, readUnits: 0 };
+    journalProvisional({ ...options, hold: { ...hold, draw: { leaseId: 'lease-9', amount: 1_000_000n } } });
+    journalProvisional({ ...options, hold: { ...hold, draw: { leaseId: 'lease-9', amount: prompt - 1n } } });
+    journalProvisional({ ...options, candidate: { ...candidate, byok: { id: 'byok-1' } as never }, hold: { ...hold, draw: { leaseId: 'lease-9', amount: 1_000_000n } } });
+    journalProvisional({ ...options, hold: { ...hold, amount: 0n, unheld: true } });
+    expect(ledger.pages.provisionals.slice(1).map((entry) => [entry.claim, entry.record.is_byok])).toEqual([
+      [{ kind: 'lease', leaseId: 'lease-9', amount: prompt }, false],
+      [{ kind: 'lease', leaseId: 'lease-9', amount: prompt - 1n }, false],
+      [{ kind: 'lease', leaseId: 'lease-9', amount: 0n }, true],
+      [{ kind: 'none', amount: 0n }, false],
+    ]);
+  });
+
+  it('is withdrawn when the stream\'s settlement fails before its record is added (the hold is released instead)', async () => {
+    const { deps, ledger } = setup({ alpha: streaming('x') });
+    ledger.pages.journaled = true;
+    ledger.pages.add = () => { throw new Error('page writer broken'); };
+    const run = runGeneration({ request: inference({ stream: true }), caller, deps, stream: true, errorStatus });
+    await collect(await run.result).catch(() => undefined);
+    await settle();
+    expect(ledger.pages.provisionals).toHaveLength(1);
+    expect(ledger.pages.withdrawn).toEqual([run.trace.generationId]);
+    expect(ledger.endings).toEqual(['released']);
   });
 });
 
