@@ -278,7 +278,7 @@ describe('error envelope', () => {
     expect(await call({ method: 'GET', path: '/api/v1/nothing-here', key: admin })).toMatchObject({ status: 404, json: { error: { code: 404 } } });
     const wrong = await call({ method: 'PUT', path: '/api/v1/keys', key: admin });
     expect(wrong).toMatchObject({ status: 405, json: { error: { code: 405 } } });
-    expect(wrong.headers.allow).toBe('GET, POST');
+    expect(wrong.headers.allow).toBe('GET, HEAD, POST');
     const malformed = await call({ method: 'POST', path: '/api/v1/keys', key: admin, rawBody: '{"name": ' });
     expect(malformed).toMatchObject({ status: 400, json: { error: { code: 400 } } });
     expect(malformed.json.error.message).toMatch(/^Malformed JSON body/);
