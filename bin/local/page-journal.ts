@@ -85,9 +85,8 @@ export class LocalPageJournal implements PageJournal {
 
   private failing = false;
 
-  constructor(private readonly directory: string, private readonly log: (line: string) => void = () => undefined, private readonly rotateAfter = ROTATE_AFTER) {
-    mkdirSync(directory, { recursive: true, mode: 0o700 });
-  }
+  /** The directory is made with the first file: a run that journals nothing leaves nothing behind. */
+  constructor(private readonly directory: string, private readonly log: (line: string) => void = () => undefined, private readonly rotateAfter = ROTATE_AFTER) {}
 
   added(entry: PageEntry): void {
     // Made once: the page writes the same text.

@@ -60,8 +60,7 @@ describe('page journal', () => {
     const dir = tempDir();
     const logged: string[] = [];
     const journal = new LocalPageJournal(join(dir, 'journal'), (line) => logged.push(line));
-    // Its directory turned into a file: nothing can be opened there.
-    rmSync(join(dir, 'journal'), { recursive: true });
+    // Its directory's place taken by a file: nothing can be opened there.
     writeFileSync(join(dir, 'journal'), 'not a directory');
     const first = entry(A0);
     expect(() => journal.added(first)).not.toThrow();
@@ -183,6 +182,9 @@ describe('page journal', () => {
 
   it('a clean stop removes the journal\'s directory once nothing waits in it, and leaves it while records do', () => {
     const dir = join(tempDir(), 'journal');
+    // A run that journals nothing makes no directory.
+    new LocalPageJournal(dir);
+    expect(existsSync(dir)).toBe(false);
     const journal = new LocalPageJournal(dir);
     const record = entry(A0);
     journal.added(record);
