@@ -319,9 +319,10 @@ export async function startLocalRuntime(config: LocalConfig, output: RuntimeOutp
     const pageFeeder = await aggregatorStart;
     // Records a predecessor killed mid-way had settled (their replies written) but not yet stored in a page:
     // stored now, from its journal, before anything it held is given back below.
-    const journalDir = config.pageJournalDir ?? pageJournalDir(config.dataDir, {});
+    const defaultJournalDir = pageJournalDir(config.dataDir, {});
+    const journalDir = config.pageJournalDir ?? defaultJournalDir;
     const pageRepository = new PageRepository(deps.store.db, deps.store.tableName);
-    for (const dir of new Set([journalDir, dataDirJournal(config.dataDir), pageJournalDir(config.dataDir, {})])) await storeJournaledRecords(dir, pageRepository, log);
+    for (const dir of new Set([journalDir, dataDirJournal(config.dataDir), defaultJournalDir])) await storeJournaledRecords(dir, pageRepository, log);
     const journal = new LocalPageJournal(journalDir, log);
     if (!(deps.engine.pages instanceof PageWriter)) throw new Error('the engine\'s page writer is not a PageWriter: records could not be journaled');
     deps.engine.pages.journal = journal;

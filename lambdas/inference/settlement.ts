@@ -132,7 +132,7 @@ async function reserveFor({ request, caller, trace, deps }: SettlementOptions, s
 
 /** The request failed before any usage: give the hold back (to its lease, or the ledger). The reply need not wait for it. */
 export function release(hold: Hold, deps: EngineDeps): Promise<unknown> {
-  if (deps.pages.journaled) deps.pages.withdraw(hold.generationId);
+  deps.pages.withdraw(hold.generationId);
   if (hold.draw) deps.leases?.release(hold.draw);
   const trace = tracesOfHolds.get(hold);
   tracesOfHolds.delete(hold);
@@ -247,7 +247,8 @@ export interface CompleteOptions extends SettlementOptions {
  * record goes into a page (pages.ts) that settles the hold at the actual cost when the aggregator applies
  * it, and `persisted` resolves when the page is stored (or its failure logged). The reply need not wait for it; the invocation must.
  */
-export function complete({ request, caller, trace, deps, candidate, completion, hold, invocation }: CompleteOptions): Accounted & { persisted: Promise<unknown> } {
+export function complete(options: CompleteOptions): Accounted & { persisted: Promise<unknown> } {
+  const { request, caller, trace, deps, candidate, completion, hold, invocation } = options;
   const now = deps.now();
   const usage = completion.result.usage ?? emptyUsage();
   const cost = computeCost(usage, candidate.endpoint.pricing);
@@ -258,7 +259,8 @@ export function complete({ request, caller, trace, deps, candidate, completion, 
   if (completion.status === 'error' && !endedByShutdown({ status: completion.status, error: completion.error ?? null })) deps.health.recordFailure(candidate.key, now);
   else if (completion.status !== 'cancelled') deps.health.recordSuccess(candidate.key);
   if (request.sessionId && completion.status !== 'error' && completion.status !== 'cancelled') deps.sessions.set(`${caller.orgId}:${request.sessionId}`, candidate.key, now);
-  const record = recordOf({ request, caller, trace, deps, candidate, completion, hold }, usage, cost, now);
+  // The options themselves: no second object of the same fields per request.
+  const record = recordOf(options, usage, cost, now);
   // What serving it cost on AWS, up to now (the reply has ended): it travels in the record. DynamoDB: the
   // reservation (measured), the record's share of its page (estimated from its size: the write reports its
   // capacity only after the record is in it) and the aggregator's delete of the hold (a small item in a
