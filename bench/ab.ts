@@ -11,6 +11,9 @@
 //            `git worktree add /tmp/base HEAD~1 && ln -s $PWD/node_modules /tmp/base/node_modules`, then
 //            `npm run bench:ab -- /tmp/base bundle`
 // BENCH_AB_STREAM=1 loads both with streamed replies (the simulator's echo, about 30 events) instead.
+// BENCH_AB_ENV_A / BENCH_AB_ENV_B: `KEY=value` pairs (space-separated) added to that variant's environment
+// only, e.g. one build against itself with an allocator setting: `BENCH_AB_ENV_B='MALLOC_TRIM_THRESHOLD_=…'
+// npm run bench:ab -- bundle bundle`.
 //
 // Each gateway has its own DynamoDB Local on disk; one simulator serves both. A measurement, not a test.
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
@@ -43,13 +46,25 @@ interface Gateway {
   label: string;
   url: string;
   key: string;
-  cpu(): Promise<number>;
+  /** CPU (µs) and minor page faults so far. */
+  cpu(): Promise<{ us: number; faults: number }>;
   /** Resident set size now (bytes). */
   rss(): Promise<number>;
 }
 
-async function startGateway(label: string, variant: string, dataDir: string, simulatorUrl: string): Promise<Gateway> {
-  const env = { BENCH_DATA_DIR: dataDir, BENCH_SIMULATOR_URL: simulatorUrl };
+/** `KEY=value KEY2=value2` as an environment. */
+function envOf(pairs: string | undefined): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const pair of pairs?.split(' ').filter(Boolean) ?? []) {
+    const at = pair.indexOf('=');
+    if (at <= 0) throw new Error(`not KEY=value: ${pair}`);
+    env[pair.slice(0, at)] = pair.slice(at + 1);
+  }
+  return env;
+}
+
+async function startGateway(label: string, variant: string, dataDir: string, simulatorUrl: string, extraEnv: Record<string, string>): Promise<Gateway> {
+  const env = { ...extraEnv, BENCH_DATA_DIR: dataDir, BENCH_SIMULATOR_URL: simulatorUrl };
   const gateway = await forkGateway(isVariant(variant) ? { label, variant, env, cleanup } : { label, root: resolve(variant), env, cleanup });
   const ask = async () => {
     const message = await gateway.call({ type: 'cpu' });
@@ -60,7 +75,7 @@ async function startGateway(label: string, variant: string, dataDir: string, sim
     label,
     url: gateway.url,
     key: gateway.key,
-    cpu: () => ask().then((message) => message.user + message.system),
+    cpu: () => ask().then((message) => ({ us: message.user + message.system, faults: message.minorFaults })),
     rss: () => ask().then((message) => message.rss),
   };
 }
@@ -70,8 +85,8 @@ async function main(): Promise<void> {
   cleanup.addFinal('temp dir', () => rmSync(tmp, { recursive: true, force: true }));
   const simulatorUrl = (await startZeroLatencySimulator(cleanup)).url;
   const gateways = [
-    await startGateway(`A (${argv[0]})`, argv[0]!, join(tmp, 'a'), simulatorUrl),
-    await startGateway(`B (${argv[1]})`, argv[1]!, join(tmp, 'b'), simulatorUrl),
+    await startGateway(`A (${argv[0]}${process.env.BENCH_AB_ENV_A ? ` ${process.env.BENCH_AB_ENV_A}` : ''})`, argv[0]!, join(tmp, 'a'), simulatorUrl, envOf(process.env.BENCH_AB_ENV_A)),
+    await startGateway(`B (${argv[1]}${process.env.BENCH_AB_ENV_B ? ` ${process.env.BENCH_AB_ENV_B}` : ''})`, argv[1]!, join(tmp, 'b'), simulatorUrl, envOf(process.env.BENCH_AB_ENV_B)),
   ];
   const body = Buffer.from(JSON.stringify({ model: 'simulator/echo', stream, messages: [{ role: 'user', content: 'The quick brown fox jumps over the lazy dog. '.repeat(5) }] }));
   const spec = (gateway: Gateway): RequestSpec => ({
@@ -80,20 +95,22 @@ async function main(): Promise<void> {
     body,
   });
   const round = async (gateway: Gateway, durationMs: number) => {
-    let before = 0;
-    let after = 0;
+    let before = { us: 0, faults: 0 };
+    let after = { us: 0, faults: 0 };
     const result = await runLoad({
       connections: 10, warmupMs: 500, durationMs, maxRequests: 1_000_000, request: () => spec(gateway),
       beforeMeasure: async () => { before = await gateway.cpu(); },
       afterMeasure: async () => { after = await gateway.cpu(); },
     });
     if (result.errors) throw new Error(`${gateway.label}: ${result.errors} failed requests (${result.errorSamples.join('; ')})`);
-    return { us: (after - before) / Math.max(1, result.count), rps: (result.count * 1000) / result.elapsedMs };
+    const count = Math.max(1, result.count);
+    return { us: (after.us - before.us) / count, faults: (after.faults - before.faults) / count, rps: (result.count * 1000) / result.elapsedMs };
   };
   log('warming both up');
   for (const gateway of gateways) await round(gateway, 6000);
   const ratios: number[] = [];
   const per: number[][] = [[], []];
+  const faults: number[][] = [[], []];
   for (let r = 0; r < rounds; r++) {
     // Alternate which goes first, so neither always follows the other's leftovers.
     const order = r % 2 === 0 ? [0, 1] : [1, 0];
@@ -102,14 +119,15 @@ async function main(): Promise<void> {
       const measured = await round(gateways[i]!, roundMs);
       got[i] = measured.us;
       per[i]!.push(measured.us);
-      log(`round ${r + 1}: ${gateways[i]!.label} ${measured.us.toFixed(0)} µs/req, ${measured.rps.toFixed(0)} req/s`);
+      faults[i]!.push(measured.faults);
+      log(`round ${r + 1}: ${gateways[i]!.label} ${measured.us.toFixed(0)} µs/req, ${measured.faults.toFixed(2)} minor faults/req, ${measured.rps.toFixed(0)} req/s`);
     }
     ratios.push(got[1]! / got[0]!);
   }
   const sorted = [...ratios].sort((a, b) => a - b);
   const rss = await Promise.all(gateways.map((gateway) => gateway.rss()));
-  console.log(`A = ${gateways[0]!.label}: median ${median(per[0]!).toFixed(0)} µs CPU per request (${per[0]!.map((v) => v.toFixed(0)).join(', ')}); RSS at the end ${(rss[0]! / 2 ** 20).toFixed(0)} MiB`);
-  console.log(`B = ${gateways[1]!.label}: median ${median(per[1]!).toFixed(0)} µs CPU per request (${per[1]!.map((v) => v.toFixed(0)).join(', ')}); RSS at the end ${(rss[1]! / 2 ** 20).toFixed(0)} MiB`);
+  console.log(`A = ${gateways[0]!.label}: median ${median(per[0]!).toFixed(0)} µs CPU per request (${per[0]!.map((v) => v.toFixed(0)).join(', ')}), ${median(faults[0]!).toFixed(2)} minor page faults per request; RSS at the end ${(rss[0]! / 2 ** 20).toFixed(0)} MiB`);
+  console.log(`B = ${gateways[1]!.label}: median ${median(per[1]!).toFixed(0)} µs CPU per request (${per[1]!.map((v) => v.toFixed(0)).join(', ')}), ${median(faults[1]!).toFixed(2)} minor page faults per request; RSS at the end ${(rss[1]! / 2 ** 20).toFixed(0)} MiB`);
   const quartile = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!.toFixed(3);
   const below = ratios.filter((ratio) => ratio < 1).length;
   console.log(`B / A per round: median ${median(ratios).toFixed(3)}, quartiles ${quartile(0.25)}-${quartile(0.75)}, range ${sorted[0]!.toFixed(3)}-${sorted.at(-1)!.toFixed(3)}; B cheaper in ${below} of ${rounds} rounds of ${roundMs} ms (${(performance.now() / 1000).toFixed(0)} s in all)`);

@@ -48,9 +48,10 @@ export async function forkGateway(options: GatewayChildOptions): Promise<Gateway
   const bundle = options.root === undefined ? bundleLocal : ((await import(pathToFileURL(join(root, 'bin', 'local', 'bundle.mjs')).href)) as { bundleLocal: typeof bundleLocal }).bundleLocal;
   // npm start's 32 MB semi-spaces (a busy gateway scavenges less often), unless BENCH_GATEWAY_NODE_FLAGS (as
   // for bench:batch) gives the gateway's node flags instead, space-separated (e.g.
-  // `--max-semi-space-size=32 --trace-gc-nvp`). BENCH_GATEWAY_OUTPUT: a file that gets a copy of everything
-  // the gateway prints (V8's traces go to stdout).
-  const nodeFlags = process.env.BENCH_GATEWAY_NODE_FLAGS?.split(' ').filter(Boolean) ?? ['--max-semi-space-size=32'];
+  // `--max-semi-space-size=32 --trace-gc-nvp`), or commas; `options.env` may set it for one gateway (bench:ab's
+  // BENCH_AB_ENV_B). BENCH_GATEWAY_OUTPUT: a file that gets a copy of everything the gateway prints (V8's
+  // traces go to stdout).
+  const nodeFlags = (options.env.BENCH_GATEWAY_NODE_FLAGS ?? process.env.BENCH_GATEWAY_NODE_FLAGS)?.split(/[ ,]/).filter(Boolean) ?? ['--max-semi-space-size=32'];
   const child = fork(tsx ? entry : bundle(entry), [], {
     cwd: root,
     execArgv: [...nodeFlags, ...(tsx ? ['--import', 'tsx'] : ['--enable-source-maps'])],

@@ -21,6 +21,11 @@ export interface LocalLogger {
   line(text: string): void;
   /** A stored generation: the model and cost its request's line shows, and its EMF line where machine lines go. */
   generation(record: GenerationRecord, timestamp: number): void;
+  /**
+   * A generation a previous run settled and this one stored (from its journal): its metrics line only,
+   * timed at its creation, since no request of this run will show it.
+   */
+  replayed(record: GenerationRecord): void;
   /** A request whose handler has finished. */
   request(done: RequestDone): void;
   /** Flushes and closes the log file, if any. */
@@ -125,6 +130,13 @@ export function createLocalLogger(options: LoggerOptions): LocalLogger {
     }
   };
 
+  const metricsLine = (record: GenerationRecord, timestamp: number) => {
+    if (options.format !== 'json' && !toFile) return;
+    const line = emfLine(record, record.infra ?? undefined, timestamp);
+    toFile?.(line);
+    if (options.format === 'json') out(`${line}\n`);
+  };
+
   return {
     line(text) {
       toFile?.(text);
@@ -136,10 +148,11 @@ export function createLocalLogger(options: LoggerOptions): LocalLogger {
     generation(record, timestamp) {
       // Stored after the reply, before the request is done: its line shows them.
       keep(record.id, { model: record.model, costUsd: nanosToUsd(record.cost.total) });
-      if (options.format !== 'json' && !toFile) return;
-      const line = emfLine(record, record.infra ?? undefined, timestamp);
-      toFile?.(line);
-      if (options.format === 'json') out(`${line}\n`);
+      metricsLine(record, timestamp);
+    },
+    replayed(record) {
+      const created = Date.parse(record.created_at);
+      metricsLine(record, Number.isNaN(created) ? Date.now() : created);
     },
     request(done) {
       const generation = done.generationId ? generations.get(done.generationId) : undefined;

@@ -20,6 +20,7 @@ import { accessSync, closeSync, constants, mkdirSync, openSync, readdirSync, rea
 import { createHash } from 'node:crypto';
 import { join, resolve } from 'node:path';
 import { entryFromJson, entryJson } from '../../lambdas/billing/page-codec.js';
+import type { GenerationRecord } from '../../lambdas/billing/generation-record.js';
 import { blockOf, type Page, type PageEntry, type PageJournal } from '../../lambdas/billing/pages.js';
 
 /** Where the journal lived before it moved to memory: still read at start-up, for a run of an older version. */
@@ -215,11 +216,12 @@ export interface JournalStore {
 /**
  * Stores every record the journal files in `directory` hold that no stored page holds (a previous run's,
  * killed before their pages were stored), each in a page of its own under its block after the block's
- * last seq, then deletes the files. A provisional record is stored only when its request has no record of
- * its own and was not withdrawn: a stream the kill cut. Returns how many records it stored. A line that
- * cannot be read (the last one, cut by the kill) is skipped: its record's reply had not been written.
+ * last seq, then deletes the files; `onStored` is told of each (for its metrics line). A provisional record
+ * is stored only when its request has no record of its own and was not withdrawn: a stream the kill cut.
+ * Returns how many records it stored. A line that cannot be read (the last one, cut by the kill) is
+ * skipped: its record's reply had not been written.
  */
-export async function storeJournaledRecords(directory: string, store: JournalStore, log: (line: string) => void): Promise<number> {
+export async function storeJournaledRecords(directory: string, store: JournalStore, log: (line: string) => void, onStored: (record: GenerationRecord) => void = () => undefined): Promise<number> {
   let names: string[];
   try {
     names = readdirSync(directory).filter((name) => name.endsWith('.jsonl')).sort();
@@ -264,6 +266,7 @@ export async function storeJournaledRecords(directory: string, store: JournalSto
       if (ids.has(entry.record.id)) continue;
       seq += 1;
       await store.put({ block, seq, entries: [entry] });
+      onStored(entry.record);
       if (provisional.get(entry.record.id) === entry) cut += 1;
       else stored += 1;
     }

@@ -322,7 +322,7 @@ export async function startLocalRuntime(config: LocalConfig, output: RuntimeOutp
     const defaultJournalDir = pageJournalDir(config.dataDir, {});
     const journalDir = config.pageJournalDir ?? defaultJournalDir;
     const pageRepository = new PageRepository(deps.store.db, deps.store.tableName);
-    for (const dir of new Set([journalDir, dataDirJournal(config.dataDir), defaultJournalDir])) await storeJournaledRecords(dir, pageRepository, log);
+    for (const dir of new Set([journalDir, dataDirJournal(config.dataDir), defaultJournalDir])) await storeJournaledRecords(dir, pageRepository, log, (record) => logger.replayed(record));
     const journal = new LocalPageJournal(journalDir, log);
     if (!(deps.engine.pages instanceof PageWriter)) throw new Error('the engine\'s page writer is not a PageWriter: records could not be journaled');
     deps.engine.pages.journal = journal;

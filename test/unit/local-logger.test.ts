@@ -54,6 +54,20 @@ describe('local logger', () => {
     expect(readFileSync(file, 'utf8')).toBe(`${emfLine(record, undefined, 1_700_000_000_000)}\n`);
   });
 
+  it('a generation a previous run settled (stored from its journal): its metrics line at its creation time, nothing for a request line', async () => {
+    const record = generationRecord('gen-3', { model: 'simulator/echo', created_at: '2026-11-29T06:00:00.000Z' });
+    const json = capture('json');
+    json.logger.replayed(record);
+    expect(json.out).toEqual([`${emfLine(record, undefined, Date.parse('2026-11-29T06:00:00.000Z'))}\n`]);
+    // A request of this run with the same id (there is none) would not pick its cost up.
+    json.logger.request({ ...DONE, generationId: 'gen-3' });
+    expect(JSON.parse(json.out[1]!)).not.toHaveProperty('cost_usd');
+    const text = capture('text');
+    text.logger.replayed(record);
+    expect(text.out).toEqual([]);
+    expect(text.err).toEqual([]);
+  });
+
   it('text: leaves out successful health probes', () => {
     const { logger, out } = capture('text');
     logger.request({ method: 'GET', path: '/health', status: 200, ms: 1, requestId: 'a' });

@@ -82,7 +82,10 @@ describe('page journal', () => {
     const journaled = readFileSync(join(dir, file!), 'utf8');
     const store = fakeStore([{ block: 'AAAAAAAAAAAA', seq: 4, entries: [entry(A0, 11n)] }]);
     const logged: string[] = [];
-    expect(await storeJournaledRecords(dir, store, (line) => logged.push(line))).toBe(3);
+    const told: string[] = [];
+    expect(await storeJournaledRecords(dir, store, (line) => logged.push(line), (record) => told.push(record.id))).toBe(3);
+    // Each stored record is told of (for its metrics line), none held by a page already.
+    expect(told).toEqual([A1, A2, B0]);
     const added = store.pages.slice(1).map((page) => ({ block: page.block, seq: page.seq, ids: page.entries.map((e) => e.record.id), amounts: page.entries.map((e) => e.claim.amount) }));
     expect(added).toEqual([
       { block: 'AAAAAAAAAAAA', seq: 5, ids: [A1], amounts: [11n] },
