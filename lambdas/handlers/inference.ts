@@ -115,6 +115,9 @@ async function respond(event: APIGatewayProxyEventV2, responseStream: awslambda.
       invocation.responseBytes += Buffer.byteLength(body);
       await new Promise<void>((resolve, reject) => {
         stream.once('error', reject);
+        // A connection that closes before the reply is flushed (its write side already ended: the local
+        // server answered bytes after the body that are not HTTP) says neither 'finish' nor 'error'.
+        stream.once('close', resolve);
         stream.end(body, () => resolve());
       });
     } else {

@@ -93,6 +93,26 @@ describe('duplicate credentials', () => {
   });
 });
 
+describe('a connection broken right after a request\'s body', () => {
+  it('leaves no request in flight, with or without a key, whatever the route (bytes after the body that are not HTTP)', async () => {
+    const { port } = new URL(gateway.url);
+    const big = 'x'.repeat(1_000_000);
+    const sends = [regular, undefined].flatMap((key) => ['/api/v1/chat/completions', '/api/v1/keys'].map((path) => [
+      `POST ${path} HTTP/1.1`, 'Host: x', ...(key ? [`Authorization: Bearer ${key}`] : []), 'Content-Type: application/json',
+      `Content-Length: ${big.length}`, 'Connection: close', '', `${big}JUNKJUNK`,
+    ].join('\r\n')));
+    await Promise.all(sends.map((text) => new Promise<void>((resolve) => {
+      const socket = connect(Number(port), '127.0.0.1', () => socket.end(text));
+      socket.on('data', () => undefined);
+      socket.on('close', () => resolve());
+      socket.on('error', () => resolve());
+    })));
+    const deadline = Date.now() + 5000;
+    while (gateway.inFlight > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(gateway.inFlight).toBe(0);
+  });
+});
+
 describe('path parameters', () => {
   it('refuses a parameter that does not match its pattern with 400 naming it, without echoing it, before authentication', async () => {
     for (const [path, name] of [

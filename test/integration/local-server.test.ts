@@ -145,6 +145,37 @@ describe('local server', () => {
     expect(raw).toContain('"code":400');
     expect((await rawRequest('/health')).status).toBe(200);
   });
+
+  it('lets go of a request whose connection broke right after its body (bytes after it that are not HTTP): nothing stays in flight', async () => {
+    // A cap large enough for a body that arrives in many reads.
+    const roomy = await startLocalServer({ port: 0, handlers: { inference, management }, maxBodyBytes: 4 * 1024 * 1024, log: () => undefined });
+    const url = new URL(roomy.url);
+    const big = 'x'.repeat(1_000_000);
+    const sends = [
+      `POST /api/v1/keys HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${big.length}\r\nConnection: close\r\n\r\n${big}JUNKJUNK`,
+      // The body complete by its Content-Length, then bytes the parser refuses (after Connection: close).
+      'POST /api/v1/keys HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 10\r\nConnection: close\r\n\r\n{"name":"xJUNK',
+      'POST /api/v1/keys HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 0\r\nConnection: close\r\n\r\nJUNK',
+      // A chunked body broken mid-way (a chunk size that is not hex): the request ends without its body.
+      'POST /api/v1/keys HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n4\r\n{"a"\r\nZZ\r\nxx\r\n',
+      // A keep-alive connection: the same with a request line that is not one.
+      'POST /api/v1/keys HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 4\r\n\r\n{"a"\x01\x02 NOT HTTP\r\n\r\n',
+    ];
+    for (const text of sends) {
+      const raw = await new Promise<string>((resolve) => {
+        const socket = net.connect(Number(url.port), url.hostname, () => socket.write(text));
+        let data = '';
+        socket.on('data', (chunk) => { data += chunk.toString(); });
+        socket.on('close', () => resolve(data));
+      });
+      expect(raw).toMatch(/^HTTP\/1\.1 (400|200)/);
+    }
+    try {
+      await waitFor(() => roomy.inFlight === 0, { timeoutMs: 5000, what: 'no request in flight' });
+    } finally {
+      await roomy.close();
+    }
+  });
 });
 
 describe('streaming through the awslambda shim', () => {
