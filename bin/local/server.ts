@@ -1,6 +1,7 @@
 // The local HTTP server: turns each request into the Function URL / API Gateway v2 event the Lambda
 // handlers get on AWS, picks the function from the route table, and hands streaming handlers the
 // ServerResponse itself as their response stream.
+import { isUtf8 } from 'node:buffer';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { randomUUID } from 'node:crypto';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
@@ -428,7 +429,9 @@ function toEvent(req: IncomingMessage, url: URL, body: Buffer, requestId: string
     if (Object.hasOwn(query, name)) query[name] += `,${value}`;
     else if (name !== '__proto__') query[name] = value;
   }
-  const isText = TEXT_TYPES.test(headers['content-type'] ?? 'application/json');
+  // Text that is not UTF-8 goes base64-encoded, as binary does: decoded, its bad bytes would become U+FFFD
+  // unseen, and the handler's parse refuses it with a 400 instead.
+  const isText = TEXT_TYPES.test(headers['content-type'] ?? 'application/json') && isUtf8(body);
   const now = Date.now();
   const method = (req.method ?? 'GET').toUpperCase();
   return {

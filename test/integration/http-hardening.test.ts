@@ -113,6 +113,27 @@ describe('a connection broken right after a request\'s body', () => {
   });
 });
 
+describe('bodies that are not UTF-8', () => {
+  it('are refused with a 400 on inference and management routes, JSON content type or not, and nothing is charged', async () => {
+    const bytes = (text: string) => Buffer.concat([Buffer.from(text.slice(0, text.indexOf('@'))), Buffer.from([0xff, 0xfe, 0xc3]), Buffer.from(text.slice(text.indexOf('@') + 1))]);
+    const before = await (await fetch(`${gateway.url}/api/v1/key`, { headers: { authorization: `Bearer ${regular}` } })).json() as { data: { usage: number } };
+    const sends: Array<[string, string, Buffer]> = [
+      ['/api/v1/chat/completions', regular, bytes('{"model":"simulator/echo","messages":[{"role":"user","content":"a@"}]}')],
+      ['/api/v1/responses', regular, bytes('{"model":"simulator/echo","input":"a@"}')],
+      ['/api/v1/keys', management, bytes('{"name":"a@"}')],
+    ];
+    for (const [path, key, body] of sends) {
+      for (const type of ['application/json', 'text/plain', 'application/octet-stream']) {
+        const reply = await fetch(`${gateway.url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': type }, body });
+        expect([path, type, reply.status]).toEqual([path, type, 400]);
+        expect(await reply.text()).toContain('not valid UTF-8');
+      }
+    }
+    const after = await (await fetch(`${gateway.url}/api/v1/key`, { headers: { authorization: `Bearer ${regular}` } })).json() as { data: { usage: number } };
+    expect(after.data.usage).toBe(before.data.usage);
+  });
+});
+
 describe('path parameters', () => {
   it('refuses a parameter that does not match its pattern with 400 naming it, without echoing it, before authentication', async () => {
     for (const [path, name] of [

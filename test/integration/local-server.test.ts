@@ -126,6 +126,14 @@ describe('local server', () => {
     expect(lastEvent).toMatchObject({ isBase64Encoded: true, body: Buffer.from([1, 2]).toString('base64') });
   });
 
+  it('passes a text body that is not UTF-8 base64-encoded, so that its bytes reach the handler as sent', async () => {
+    const bytes = Buffer.concat([Buffer.from('{"name":"a'), Buffer.from([0xff, 0xfe, 0xc3]), Buffer.from('"}')]);
+    await fetch(`${server.url}/api/v1/keys`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: bytes });
+    expect(lastEvent).toMatchObject({ isBase64Encoded: true, body: bytes.toString('base64') });
+    await rawRequest('/api/v1/keys', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"name":"é"}' });
+    expect(lastEvent).toMatchObject({ isBase64Encoded: false, body: '{"name":"é"}' });
+  });
+
   it('answers 413 itself, with the envelope, for bodies over its cap', async () => {
     const reply = await rawRequest('/api/v1/keys', { method: 'POST', headers: { 'content-type': 'application/json' }, body: 'x'.repeat(2048) });
     expect(reply.status).toBe(413);
