@@ -140,6 +140,33 @@ describe('local server', () => {
     expect(await reply.json()).toMatchObject({ error: { code: 413 } });
   });
 
+  it('answers 413 with the envelope to a chunked body past its drain cap (64 MB) while the client still sends, rather than resetting the connection', async () => {
+    const reply = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const req = request(`${server.url}/api/v1/keys`, { method: 'POST', headers: { 'content-type': 'application/json' } }, (res) => {
+        let body = '';
+        res.on('data', (chunk: Buffer) => { body += chunk.toString(); });
+        res.on('end', () => resolve({ status: res.statusCode!, body }));
+      });
+      req.on('error', reject);
+      // No Content-Length: node sends it chunked, 1 MB at a time, up to 200 MB (never all of it).
+      const chunk = Buffer.alloc(1024 * 1024, 0x61);
+      let sent = 0;
+      const send = () => {
+        while (sent < 200) {
+          sent += 1;
+          if (!req.write(chunk)) {
+            req.once('drain', send);
+            return;
+          }
+        }
+        req.end();
+      };
+      send();
+    });
+    expect(reply.status).toBe(413);
+    expect(JSON.parse(reply.body)).toMatchObject({ error: { code: 413 } });
+  });
+
   it('answers malformed HTTP with a 400 envelope and keeps serving', async () => {
     const { connect } = await import('node:net');
     const url = new URL(server.url);
