@@ -81,7 +81,7 @@ describe('fromMessages', () => {
     });
     expect(request.user).toBe('user-42');
     expect(request.serviceTier).toBe('default');
-    expect(fromMessages(parse({ model: 'a/b', tool_choice: { type: 'tool', name: 'x' }, thinking: { type: 'disabled' }, messages: [{ role: 'user', content: 'hi' }] })).params)
+    expect(fromMessages(parse({ model: 'a/b', tools: [{ name: 'x' }], tool_choice: { type: 'tool', name: 'x' }, thinking: { type: 'disabled' }, messages: [{ role: 'user', content: 'hi' }] })).params)
       .toMatchObject({ tool_choice: { name: 'x' }, reasoning: { effort: 'none' } });
   });
 
@@ -109,6 +109,16 @@ describe('fromMessages', () => {
       .toThrow(InvalidInputError);
     expect(() => fromMessages(parse({ model: 'a/b', messages: [{ role: 'assistant', content: [{ type: 'tool_result', tool_use_id: 't' }] }] })))
       .toThrow(/body\.messages\.0\.content\.0: an assistant message cannot hold a tool_result block/);
+    // What Anthropic refuses of tools: a tool_choice naming no defined tool, "any" without tools, two tools of one name.
+    const hi = [{ role: 'user', content: 'hi' }];
+    expect(() => fromMessages(parse({ model: 'a/b', tools: [{ name: 'f' }], tool_choice: { type: 'tool', name: 'nope' }, messages: hi })))
+      .toThrow('Invalid body.tool_choice: it names the tool "nope", which body.tools does not define');
+    expect(() => fromMessages(parse({ model: 'a/b', tool_choice: { type: 'any' }, messages: hi })))
+      .toThrow('Invalid body.tool_choice: {"type": "any"} needs tools, and body.tools defines none');
+    expect(() => fromMessages(parse({ model: 'a/b', tools: [{ name: 'f' }, { name: 'g' }, { name: 'f' }], messages: hi })))
+      .toThrow('Invalid body.tools: more than one tool is named "f"; tool names must be unique');
+    expect(fromMessages(parse({ model: 'a/b', tool_choice: { type: 'auto' }, messages: hi })).params.tool_choice).toBe('auto');
+    expect(fromMessages(parse({ model: 'a/b', tool_choice: { type: 'none' }, messages: hi })).params.tool_choice).toBe('none');
     expect(messagesRequestSchema.safeParse({ messages: [{ role: 'user', content: 'hi' }] }).success).toBe(false);
     expect(messagesRequestSchema.safeParse({ model: 'a/b', messages: [] }).success).toBe(false);
   });

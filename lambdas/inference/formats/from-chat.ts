@@ -1,4 +1,5 @@
 // Chat Completions request → InferenceRequest.
+import { echo } from '../../platform/echo.js';
 import { InvalidInputError } from '../../platform/errors.js';
 import type { ContentPart, FunctionTool, Message, ReasoningConfig, ReasoningEffort, ResponseFormat, ToolChoice } from '../../providers/types.js';
 import type { ChatMessage, ChatRequest } from './chat-schema.js';
@@ -60,6 +61,29 @@ export function functionToolsOnly<T extends { type: string }>(tools: T[] | undef
     throw new InvalidInputError(`Invalid body.${field}: server tools (${[...new Set(server.map((tool) => tool.type))].join(', ')}) are not available on this gateway; send function tools`);
   }
   return (tools ?? []) as Array<Extract<T, { type: 'function' }>>;
+}
+
+/**
+ * What OpenAI and Anthropic refuse of a request's tools, refused here before anything goes upstream: two
+ * tools of one name, a tool_choice naming a tool the request does not define, and a tool required
+ * (`"required"`; Messages' `"any"`) of a request without tools. `required` is how the format says it.
+ */
+export function checkTools(tools: readonly FunctionTool[], choice: ToolChoice | undefined, required = '"required"'): void {
+  if (tools.length > 1) {
+    const names = new Set<string>();
+    for (const tool of tools) {
+      if (names.has(tool.name)) throw new InvalidInputError(`Invalid body.tools: more than one tool is named "${echo(tool.name, 128)}"; tool names must be unique`);
+      names.add(tool.name);
+    }
+  }
+  if (choice === undefined || choice === 'auto' || choice === 'none') return;
+  if (choice === 'required') {
+    if (!tools.length) throw new InvalidInputError(`Invalid body.tool_choice: ${required} needs tools, and body.tools defines none`);
+    return;
+  }
+  if (!tools.some((tool) => tool.name === choice.name)) {
+    throw new InvalidInputError(`Invalid body.tool_choice: it names the tool "${echo(choice.name, 128)}", which body.tools does not define`);
+  }
 }
 
 export function rejectPlugins(plugins: InferenceRequest['plugins']): void {
@@ -148,6 +172,7 @@ export function fromChat(body: ChatRequest): InferenceRequest {
   const responseFormat = body.response_format ? toResponseFormat(body.response_format, 'body.response_format') : undefined;
   const toolChoice: ToolChoice | undefined = body.tool_choice == null ? undefined
     : typeof body.tool_choice === 'string' ? body.tool_choice : { name: body.tool_choice.function.name };
+  checkTools(tools, toolChoice);
   const reasoning = toReasoning(body.reasoning, body.reasoning_effort);
   const maxTokens = body.max_completion_tokens ?? body.max_tokens ?? undefined;
   const params: InferenceRequest['params'] = {

@@ -5,7 +5,7 @@
 import { InvalidInputError } from '../../platform/errors.js';
 import type { ContentPart, FunctionTool, Message, ReasoningConfig, ToolChoice } from '../../providers/types.js';
 import type { InferenceRequest } from '../inference-request.js';
-import { modelsAndPreset, rejectPlugins } from './from-chat.js';
+import { checkTools, modelsAndPreset, rejectPlugins } from './from-chat.js';
 import type { MessagesContentBlock, MessagesMessage, MessagesRequest } from './messages-schema.js';
 
 type Block = MessagesContentBlock;
@@ -121,6 +121,7 @@ export function fromMessages(body: MessagesRequest): InferenceRequest {
   const choice = body.tool_choice;
   const toolChoice: ToolChoice | undefined = !choice ? undefined
     : choice.type === 'auto' ? 'auto' : choice.type === 'any' ? 'required' : choice.type === 'none' ? 'none' : { name: choice.name };
+  checkTools(tools, toolChoice, '{"type": "any"}');
   const parallel = choice && choice.type !== 'none' && choice.disable_parallel_tool_use !== undefined ? !choice.disable_parallel_tool_use : undefined;
   const reasoning = reasoningOf(body.thinking);
   const params: InferenceRequest['params'] = {

@@ -2,7 +2,7 @@
 import type { z } from 'zod';
 import type { ContentPart, FunctionTool, Message, ResponseFormat, ToolChoice } from '../../providers/types.js';
 import type { InferenceRequest } from '../inference-request.js';
-import { functionToolsOnly, rejectPlugins, routingFields, toReasoning } from './from-chat.js';
+import { checkTools, functionToolsOnly, rejectPlugins, routingFields, toReasoning } from './from-chat.js';
 import type { InputItem, ResponsesRequest, inputContentPart } from './responses-schema.js';
 
 type Part = z.infer<typeof inputContentPart> | { type: 'output_text'; text: string } | { type: 'refusal'; refusal: string };
@@ -95,6 +95,7 @@ export function fromResponses(body: ResponsesRequest): InferenceRequest {
       : format.type === 'json_object' ? { type: 'json_object' } : undefined;
   const toolChoice: ToolChoice | undefined = body.tool_choice == null ? undefined
     : typeof body.tool_choice === 'string' ? body.tool_choice : { name: body.tool_choice.name };
+  checkTools(tools, toolChoice);
   const reasoning = toReasoning(body.reasoning);
   const params: InferenceRequest['params'] = {
     messages: responsesInputToMessages(body.instructions, body.input as string | InputItem[]),
