@@ -87,10 +87,17 @@ describe('POST /responses limits', () => {
     expect((await expectAcceptedResponses(responsesBody({ background: false }))).background).toBe(false);
   });
 
-  it('rejects store true and accepts store false', async () => {
+  it('rejects store true and accepts store false, and null (as the OpenAI SDK types it) for store and stream', async () => {
     await expectRejected(RESPONSES, responsesBody({ store: true }), 'body.store');
     const accepted = await expectAcceptedResponses(responsesBody({ store: false }));
     expect(accepted.store).toBe(false);
+    expect((await expectAcceptedResponses(responsesBody({ store: null, stream: null }))).store).toBe(false);
+  });
+
+  it('rejects an empty input list itself, before any provider is asked', async () => {
+    const json = await expectRejected(RESPONSES, responsesBody({ input: [] }), 'body.input');
+    expect(json.error.message).toMatch(/at least one item/);
+    expect(json.error.metadata?.provider_name).toBeUndefined();
   });
 
   it('limits metadata to 16 pairs, 64-character keys without brackets and 512-character values', async () => {

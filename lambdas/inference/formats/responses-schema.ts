@@ -107,7 +107,7 @@ export const responsesRequestSchema = z.object({
   models: modelsSchema.optional(),
   /** A preset of the key's workspace applied beneath the request (also `"model": "@preset/<slug>"`). */
   preset: presetSlugSchema.optional(),
-  input: z.union([z.string(), z.array(inputItemSchema)]),
+  input: z.union([z.string(), z.array(inputItemSchema).min(1, 'must hold at least one item')]),
   instructions: z.string().nullish(),
   max_output_tokens: z.number().int().min(1).nullish(),
   max_tool_calls: z.number().int().min(0).max(MAX_TOOL_CALLS, `max_tool_calls is at most ${MAX_TOOL_CALLS}`).nullish(),
@@ -119,8 +119,9 @@ export const responsesRequestSchema = z.object({
   top_logprobs: topLogprobsSchema.nullish(),
   parallel_tool_calls: z.boolean().nullish(),
   background: z.boolean().nullish(),
-  store: z.literal(false, { message: 'store must be false: this gateway keeps no responses' }).optional(),
-  stream: z.boolean().optional(),
+  // Null as absent, as the OpenAI SDK types both (`boolean | null`).
+  store: z.literal(false, { message: 'store must be false: this gateway keeps no responses' }).nullish(),
+  stream: z.boolean().nullish(),
   previous_response_id: z.unknown().optional(),
   include: z.array(z.enum(['file_search_call.results', 'message.input_image.image_url', 'computer_call_output.output.image_url', 'reasoning.encrypted_content', 'code_interpreter_call.outputs'])).nullish(),
   metadata: metadataSchema.nullish(),
