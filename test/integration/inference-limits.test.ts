@@ -176,6 +176,15 @@ describe('POST /responses limits', () => {
   });
 });
 
+describe('malformed function tools', () => {
+  it('are refused naming the field that is wrong, not the tool\'s type', async () => {
+    await expectRejected(CHAT, chatBody({ tools: [{ type: 'function', function: {} }] }), 'body.tools.0.function.name');
+    await expectRejected(CHAT, chatBody({ tools: [{ type: 'function', function: { name: 'f', parameters: 'x' } }] }), 'body.tools.0.function.parameters');
+    await expectRejected(RESPONSES, responsesBody({ tools: [{ type: 'function' }] }), 'body.tools.0.name');
+    await expectRejected(RESPONSES, responsesBody({ tools: [{ type: 'function', name: 'f', parameters: 'x' }] }), 'body.tools.0.parameters');
+  });
+});
+
 describe('POST /chat/completions limits', () => {
   it('bounds temperature, top_p, penalties and top_logprobs', async () => {
     await expectRejected(CHAT, chatBody({ temperature: 2.01 }), 'body.temperature');

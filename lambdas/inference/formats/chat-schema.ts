@@ -64,7 +64,7 @@ const functionTool = z.object({
   }),
   cache_control: cacheControlSchema.optional(),
 });
-const serverTool = z.looseObject({ type: z.string().refine((type) => type !== 'function') });
+const serverTool = z.looseObject({ type: z.string().refine((type) => type !== 'function', { abort: true }) });
 
 export const responseFormatSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('text') }),

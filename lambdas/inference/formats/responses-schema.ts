@@ -86,7 +86,7 @@ const functionTool = z.object({
   async: z.boolean().optional(),
   defer_loading: z.boolean().optional(),
 });
-const serverTool = z.looseObject({ type: z.string().refine((type) => type !== 'function') });
+const serverTool = z.looseObject({ type: z.string().refine((type) => type !== 'function', { abort: true }) });
 
 export const textConfigSchema = z.object({
   format: z.discriminatedUnion('type', [
