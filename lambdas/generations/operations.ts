@@ -133,11 +133,18 @@ async function settledGeneration(deps: GenerationPorts, id: string): Promise<Gen
   }
 }
 
-/** An id handed out in the last RECENT_S seconds (ids start with their second: gen-<unix seconds>-…). */
+/**
+ * An id handed out in the last RECENT_S seconds (ids start with their second: gen-<unix seconds>-…). One
+ * from later than now (beyond clock skew between instances) was never handed out: nothing to wait for.
+ */
 function recent(id: string, nowMs: number): boolean {
   const seconds = Number(/^gen-(\d+)-/.exec(id)?.[1]);
-  return Number.isFinite(seconds) && nowMs / 1000 - seconds <= RECENT_S;
+  const age = nowMs / 1000 - seconds;
+  return Number.isFinite(seconds) && age <= RECENT_S && age >= -CLOCK_SKEW_S;
 }
+
+/** How far ahead of this instance's clock another's may run. */
+const CLOCK_SKEW_S = 60;
 
 /** How long after its start a generation without a hold may still be writing its record: the longest a request runs. */
 const RECENT_S = 900;

@@ -161,6 +161,29 @@ describe('routes that read a generation, right after the reply', () => {
     });
   });
 
+  it('an id stamped later than now was never handed out: 404 at once, without waiting for it', async () => {
+    const owner = await account();
+    const { generations } = store.deps.engine;
+    const get = generations.get.bind(generations);
+    let reads = 0;
+    generations.get = (id) => {
+      reads += 1;
+      return get(id);
+    };
+    try {
+      const now = Math.floor(Date.now() / 1000);
+      expect((await manage(owner.admin, 'GET', '/generation', undefined, { id: `gen-${now + 3600}-AAAAAAAAAAAAAAAAAAAA` })).status).toBe(404);
+      // One read and one second look, not a read every few hundred milliseconds for the settling wait's 5 s.
+      expect(reads).toBe(2);
+      // An id of the last minutes is waited for (its request may still be writing its record).
+      reads = 0;
+      expect((await manage(owner.admin, 'GET', '/generation', undefined, { id: `gen-${now}-AAAAAAAAAAAAAAAAAAAA` })).status).toBe(404);
+      expect(reads).toBeGreaterThan(2);
+    } finally {
+      generations.get = get;
+    }
+  });
+
   it('POST /generation/feedback waits for it too, and the feedback is stored', async () => {
     await withSettlementInFlight(async (owner, id) => {
       const feedback = await manage(owner.admin, 'POST', '/generation/feedback', { generation_id: id, category: 'latency' });
