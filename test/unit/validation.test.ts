@@ -13,6 +13,12 @@ describe('validation', () => {
     expect(() => parseJsonBody(Buffer.from('{"a":1}'), 3)).toThrow(PayloadTooLargeError);
   });
 
+  it('ignores a UTF-8 byte order mark before the JSON text (RFC 8259 allows it), and only there', () => {
+    expect(parseJsonBody(Buffer.from('\ufeff{"a":"é"}'), 100)).toEqual({ a: 'é' });
+    expect(() => parseJsonBody(Buffer.from(' \ufeff{"a":1}'), 100)).toThrow(BadRequestError);
+    expect(() => parseJsonBody(Buffer.from('\ufeff'), 100)).toThrow(BadRequestError);
+  });
+
   it('refuses bodies that would not be kept as given: bytes that are not UTF-8, keys named __proto__, unpaired surrogates', () => {
     expect(() => parseJsonBody(Buffer.from([0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, 0xff, 0xfe, 0x22, 0x7d]), 100)).toThrow('Request body is not valid UTF-8');
     expect(() => parseJsonBody(Buffer.from('{"metadata":{"__proto__":"x"}}'), 100)).toThrow('body.metadata has a key named "__proto__", which is not accepted');
