@@ -23,7 +23,7 @@ export interface LocalLogger {
   generation(record: GenerationRecord, timestamp: number): void;
   /**
    * A generation a previous run settled and this one stored (from its journal): its metrics line only,
-   * timed at its creation, since no request of this run will show it.
+   * timed at its end, since no request of this run will show it.
    */
   replayed(record: GenerationRecord): void;
   /** A request whose handler has finished. */
@@ -151,8 +151,9 @@ export function createLocalLogger(options: LoggerOptions): LocalLogger {
       metricsLine(record, timestamp);
     },
     replayed(record) {
-      const created = Date.parse(record.created_at);
-      metricsLine(record, Number.isNaN(created) ? Date.now() : created);
+      // Timed when it ended (its creation plus its latency), as a live record's line is (when stored).
+      const ended = Date.parse(record.created_at) + record.latency_ms;
+      metricsLine(record, Number.isNaN(ended) ? Date.now() : ended);
     },
     request(done) {
       const generation = done.generationId ? generations.get(done.generationId) : undefined;

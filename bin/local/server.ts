@@ -298,7 +298,7 @@ function writeEnvelope(res: ServerResponse, err: unknown, requestId: string, log
 /**
  * Reads the body up to `maxBytes`. A larger body is still drained (up to a hard cap) before the 413 is
  * sent, so clients that are mid-upload read the envelope instead of failing with EPIPE; past the cap the
- * 413 is sent at once and the rest is dropped as it comes, until the client stops or the request timeout.
+ * 413 is sent at once and the connection closes after it.
  */
 function readBody(req: IncomingMessage, maxBytes: number): Promise<Buffer> {
   const drainCap = Math.max(maxBytes * 4, 64 * 1024 * 1024);
@@ -321,8 +321,9 @@ function readBody(req: IncomingMessage, maxBytes: number): Promise<Buffer> {
     req.on('data', (chunk: Buffer) => {
       size += chunk.length;
       // Past the drain cap (a chunked body, whose size is not declared): the 413 goes out now, with
-      // `connection: close`, and the rest is read and dropped, as for a declared size over the cap.
-      // Destroying the connection here would reset it before the client had read the 413.
+      // `connection: close`, as for a declared size over the cap; the connection closes once it is
+      // written, and the client's further writes fail. Destroying the connection here would reset it
+      // before the 413 was written.
       if (size > drainCap) {
         fail(new PayloadTooLargeError(maxBytes));
         return;

@@ -116,8 +116,9 @@ async function respond(event: APIGatewayProxyEventV2, responseStream: awslambda.
       await new Promise<void>((resolve, reject) => {
         stream.once('error', reject);
         // A connection that closes before the reply is flushed (its write side already ended: the local
-        // server answered bytes after the body that are not HTTP) says neither 'finish' nor 'error'.
-        stream.once('close', resolve);
+        // server answered bytes after the body that are not HTTP) says neither 'finish' nor 'error': a reply
+        // that did not get out is reported as one, as pump() does for a stream.
+        stream.once('close', () => (stream.writableFinished ? resolve() : reject(Object.assign(new Error('premature close'), { code: 'ERR_STREAM_PREMATURE_CLOSE' }))));
         stream.end(body, () => resolve());
       });
     } else {

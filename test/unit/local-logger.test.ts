@@ -54,11 +54,11 @@ describe('local logger', () => {
     expect(readFileSync(file, 'utf8')).toBe(`${emfLine(record, undefined, 1_700_000_000_000)}\n`);
   });
 
-  it('a generation a previous run settled (stored from its journal): its metrics line at its creation time, nothing for a request line', async () => {
-    const record = generationRecord('gen-3', { model: 'simulator/echo', created_at: '2026-11-29T06:00:00.000Z' });
+  it('a generation a previous run settled (stored from its journal): its metrics line at its end, nothing for a request line', async () => {
+    const record = generationRecord('gen-3', { model: 'simulator/echo', created_at: '2026-11-29T06:00:00.000Z', latency_ms: 1500 });
     const json = capture('json');
     json.logger.replayed(record);
-    expect(json.out).toEqual([`${emfLine(record, undefined, Date.parse('2026-11-29T06:00:00.000Z'))}\n`]);
+    expect(json.out).toEqual([`${emfLine(record, undefined, Date.parse('2026-11-29T06:00:01.500Z'))}\n`]);
     // A request of this run with the same id (there is none) would not pick its cost up.
     json.logger.request({ ...DONE, generationId: 'gen-3' });
     expect(JSON.parse(json.out[1]!)).not.toHaveProperty('cost_usd');

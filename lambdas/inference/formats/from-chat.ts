@@ -72,7 +72,7 @@ export function checkTools(tools: readonly FunctionTool[], choice: ToolChoice | 
   if (tools.length > 1) {
     const names = new Set<string>();
     for (const tool of tools) {
-      if (names.has(tool.name)) throw new InvalidInputError(`Invalid body.tools: more than one tool is named "${echo(tool.name, 128)}"; tool names must be unique`);
+      if (names.has(tool.name)) throw new InvalidInputError(`Invalid body.tools: more than one tool is named "${echo(tool.name)}"; tool names must be unique`);
       names.add(tool.name);
     }
   }
@@ -82,7 +82,7 @@ export function checkTools(tools: readonly FunctionTool[], choice: ToolChoice | 
     return;
   }
   if (!tools.some((tool) => tool.name === choice.name)) {
-    throw new InvalidInputError(`Invalid body.tool_choice: it names the tool "${echo(choice.name, 128)}", which body.tools does not define`);
+    throw new InvalidInputError(`Invalid body.tool_choice: it names the tool "${echo(choice.name)}", which body.tools does not define`);
   }
 }
 
