@@ -109,7 +109,7 @@ describe('fromMessages', () => {
       .toThrow(InvalidInputError);
     expect(() => fromMessages(parse({ model: 'a/b', messages: [{ role: 'assistant', content: [{ type: 'tool_result', tool_use_id: 't' }] }] })))
       .toThrow(/body\.messages\.0\.content\.0: an assistant message cannot hold a tool_result block/);
-    // What Anthropic refuses of tools: a tool_choice naming no defined tool, "any" without tools, two tools of one name.
+    // Tools no provider can serve as asked: a tool_choice naming no defined tool, "any" without tools, two tools of one name.
     const hi = [{ role: 'user', content: 'hi' }];
     expect(() => fromMessages(parse({ model: 'a/b', tools: [{ name: 'f' }], tool_choice: { type: 'tool', name: 'nope' }, messages: hi })))
       .toThrow('Invalid body.tool_choice: it names the tool "nope", which body.tools does not define');

@@ -1,5 +1,5 @@
-// What OpenAI refuses of a request's tools, refused by the gateway before anything goes upstream, in the
-// Chat Completions and Responses formats (Messages: messages-format.test.ts).
+// Tools no provider can serve as asked, refused by the gateway before anything goes upstream, in the Chat
+// Completions and Responses formats (Messages: messages-format.test.ts).
 import { describe, expect, it } from '@jest/globals';
 import { fromChat } from '../../lambdas/inference/formats/from-chat.js';
 import { chatRequestSchema } from '../../lambdas/inference/formats/chat-schema.js';

@@ -64,9 +64,10 @@ export function functionToolsOnly<T extends { type: string }>(tools: T[] | undef
 }
 
 /**
- * What OpenAI and Anthropic refuse of a request's tools, refused here before anything goes upstream: two
- * tools of one name, a tool_choice naming a tool the request does not define, and a tool required
- * (`"required"`; Messages' `"any"`) of a request without tools. `required` is how the format says it.
+ * Tools no provider can serve as asked, refused here before anything goes upstream: two tools of one name
+ * (Anthropic refuses them: "Tool names must be unique"), a tool_choice naming a tool the request does not
+ * define, and a tool required (`"required"`; Messages' `"any"`) of a request without tools. `required` is
+ * how the format says the latter.
  */
 export function checkTools(tools: readonly FunctionTool[], choice: ToolChoice | undefined, required = '"required"'): void {
   if (tools.length > 1) {

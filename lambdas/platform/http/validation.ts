@@ -7,7 +7,7 @@ import { MAX_JSON_DEPTH, nestsDeeperThan } from '../json-depth.js';
 export function parseJsonBody(body: Buffer | undefined, maxBytes: number): unknown {
   if (body === undefined || body.length === 0) return undefined;
   if (body.length > maxBytes) throw new PayloadTooLargeError(maxBytes);
-  // A UTF-8 byte order mark before the JSON text, which RFC 8259 lets a parser ignore (as OpenAI's does).
+  // A UTF-8 byte order mark before the JSON text, which RFC 8259 lets a parser ignore.
   if (body[0] === 0xef && body[1] === 0xbb && body[2] === 0xbf) body = body.subarray(3);
   // Decoding would put U+FFFD in place of bytes that are not UTF-8: a secret, a name or a prompt would be
   // stored or sent other than it was given.
