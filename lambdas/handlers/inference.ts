@@ -13,7 +13,7 @@ import { toErrorReply } from '../platform/http/errors.js';
 import { startInvocation, type Invocation } from '../billing/infrastructure.js';
 import { consoleLogger, type Logger } from '../platform/logger.js';
 import { Abort } from '../platform/abort.js';
-import { pump } from '../platform/http/pump.js';
+import { prematureClose, pump } from '../platform/http/pump.js';
 
 // The inference function's routes from their own module: the whole table (app/routes.ts, whose routesOf
 // ('inference') is exactly these: test/unit/router.test.ts) would bring every management route's schemas
@@ -118,7 +118,7 @@ async function respond(event: APIGatewayProxyEventV2, responseStream: awslambda.
         // A connection that closes before the reply is flushed (its write side already ended: the local
         // server answered bytes after the body that are not HTTP) says neither 'finish' nor 'error': a reply
         // that did not get out is reported as one, as pump() does for a stream.
-        stream.once('close', () => (stream.writableFinished ? resolve() : reject(Object.assign(new Error('premature close'), { code: 'ERR_STREAM_PREMATURE_CLOSE' }))));
+        stream.once('close', () => (stream.writableFinished ? resolve() : reject(prematureClose())));
         stream.end(body, () => resolve());
       });
     } else {

@@ -11,7 +11,7 @@
 import type { Readable, Writable } from 'node:stream';
 
 /** What stream.pipeline rejects with when either side closes before the end. */
-const prematureClose = () => Object.assign(new Error('premature close'), { code: 'ERR_STREAM_PREMATURE_CLOSE' });
+export const prematureClose = () => Object.assign(new Error('premature close'), { code: 'ERR_STREAM_PREMATURE_CLOSE' });
 
 const ignore = () => undefined;
 
