@@ -11,6 +11,7 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import { createTestStore, type TestStore } from '../support/store.js';
+import { waitFor } from '../support/wait.js';
 import { fileCheckpoints, memoryCheckpoints, startStreamFeeder, type StreamFeeder, type StreamFeederOptions } from '../../bin/local/stream-feeder.js';
 import { startDynamoDbLocal } from '../../bin/local/dynamodb-local.js';
 import { ensureTable } from '../../lambdas/platform/dynamo/create-table.js';
@@ -188,6 +189,9 @@ describe('checkpoints', () => {
     const hung = recorder(() => new Promise<void>(() => undefined));
     const feeder = feed(hung.handler, { checkpoints });
     expect(await feeder.drain({ timeoutMs: 300 })).toBe(false);
+    // The handler holds the batch before stop() (on a loaded machine the drain's 300 ms can pass before
+    // the first read of the stream hands it over, and stop() then has no batch running to warn of).
+    await waitFor(() => hung.batches.length > 0, { what: 'the hung handler to get its batch' });
     await feeder.stop();
     expect(logs.map((line) => JSON.parse(line) as Record<string, unknown>)).toEqual([expect.objectContaining({ level: 'warn', message: expect.stringContaining('still running a batch') })]);
 
