@@ -38,6 +38,10 @@ export interface GatewayChildOptions {
   /** On top of this process's environment (BENCH_DATA_DIR, BENCH_SIMULATOR_URL …). */
   env: NodeJS.ProcessEnv;
   cleanup: Cleanup;
+  /** A command that runs node (its path follows these words), e.g. valgrind and its options (bench:instructions). */
+  wrapper?: string[];
+  /** How long it may take to say it is ready (ms; 120 s unless given). */
+  startTimeoutMs?: number;
 }
 
 export async function forkGateway(options: GatewayChildOptions): Promise<GatewayChild> {
@@ -45,16 +49,19 @@ export async function forkGateway(options: GatewayChildOptions): Promise<Gateway
   const root = options.root ?? PROJECT_ROOT;
   const entry = join(root, 'bench', 'gateway-process.ts');
   const tsx = options.variant === 'tsx';
-  const bundle = options.root === undefined ? bundleLocal : ((await import(pathToFileURL(join(root, 'bin', 'local', 'bundle.mjs')).href)) as { bundleLocal: typeof bundleLocal }).bundleLocal;
+  // Another checkout bundles with its own bundler; one from before the bundle (run through tsx) has none.
+  const bundle = async (path: string) => options.root === undefined ? bundleLocal(path) : ((await import(pathToFileURL(join(root, 'bin', 'local', 'bundle.mjs')).href)) as { bundleLocal: typeof bundleLocal }).bundleLocal(path);
   // npm start's 32 MB semi-spaces (a busy gateway scavenges less often), unless BENCH_GATEWAY_NODE_FLAGS (as
   // for bench:batch) gives the gateway's node flags instead, space-separated (e.g.
   // `--max-semi-space-size=32 --trace-gc-nvp`), or commas; `options.env` may set it for one gateway (bench:ab's
   // BENCH_AB_ENV_B). BENCH_GATEWAY_OUTPUT: a file that gets a copy of everything the gateway prints (V8's
   // traces go to stdout).
   const nodeFlags = (options.env.BENCH_GATEWAY_NODE_FLAGS ?? process.env.BENCH_GATEWAY_NODE_FLAGS)?.split(/[ ,]/).filter(Boolean) ?? ['--max-semi-space-size=32'];
-  const child = fork(tsx ? entry : bundle(entry), [], {
+  const execArgv = [...nodeFlags, ...(tsx ? ['--import', 'tsx'] : ['--enable-source-maps'])];
+  const wrapper = options.wrapper ?? [];
+  const child = fork(tsx ? entry : await bundle(entry), [], {
     cwd: root,
-    execArgv: [...nodeFlags, ...(tsx ? ['--import', 'tsx'] : ['--enable-source-maps'])],
+    ...(wrapper.length > 0 ? { execPath: wrapper[0]!, execArgv: [...wrapper.slice(1), process.execPath, ...execArgv] } : { execArgv }),
     env: { ...process.env, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true', ...options.env },
     stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
   });
@@ -72,7 +79,8 @@ export async function forkGateway(options: GatewayChildOptions): Promise<Gateway
   let nextId = 1;
   const pending = new Map<number, (message: FromGateway) => void>();
   const started = await new Promise<Extract<FromGateway, { type: 'ready' }>>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${label} did not start within 120 s:\n${output()}`)), 120_000);
+    const startTimeoutMs = options.startTimeoutMs ?? 120_000;
+    const timer = setTimeout(() => reject(new Error(`${label} did not start within ${startTimeoutMs / 1000} s:\n${output()}`)), startTimeoutMs);
     child.on('message', (message: FromGateway) => {
       if (message.type === 'ready') {
         clearTimeout(timer);

@@ -10,7 +10,7 @@
 import { MAX_JSON_DEPTH, nestsDeeperThan } from '../platform/json-depth.js';
 import type { z } from 'zod';
 import { InvalidInputError, TooLargeError } from '../platform/errors.js';
-import { describeIssues } from '../platform/http/validation.js';
+import { describeIssues, withoutNullFields } from '../platform/http/validation.js';
 import { chatRequestSchema } from '../inference/formats/chat-schema.js';
 import { responsesRequestSchema } from '../inference/formats/responses-schema.js';
 import { messagesRequestSchema } from '../inference/formats/messages-schema.js';
@@ -192,19 +192,21 @@ export class BatchItemChecker {
     if (typeof body !== 'object' || body === null || Array.isArray(body)) {
       return failed(line, customId, 'invalid_body', `Item ${line}: body must be a JSON object (a ${this.endpoint} request)`, 'body');
     }
-    if ((body as Record<string, unknown>).stream === true) {
+    // As on the inference routes, a top-level field that is null is an option left out.
+    const fields = withoutNullFields(body) as Record<string, unknown>;
+    if (fields.stream === true) {
       return failed(line, customId, 'invalid_body', `Item ${line}: batch items do not stream; leave out stream or set it to false`, 'body.stream');
     }
     // A preset is resolved when a request runs, and a new version may come between the batch's validation and
     // an item's run: the batch's lease, sized at validation, could then be short. Items carry their settings.
-    const named = (body as Record<string, unknown>).model;
-    if ((body as Record<string, unknown>).preset !== undefined || (typeof named === 'string' && named.includes('@preset/'))) {
-      return failed(line, customId, 'invalid_body', `Item ${line}: presets cannot be used in batch items; send the preset's settings in the item`, (body as Record<string, unknown>).preset !== undefined ? 'body.preset' : 'body.model');
+    const named = fields.model;
+    if (fields.preset !== undefined || (typeof named === 'string' && named.includes('@preset/'))) {
+      return failed(line, customId, 'invalid_body', `Item ${line}: presets cannot be used in batch items; send the preset's settings in the item`, fields.preset !== undefined ? 'body.preset' : 'body.model');
     }
     const model = this.options.model;
-    let checked = body as Record<string, unknown>;
+    let checked = fields;
     if (model) {
-      if (checked.model === undefined || checked.model === null) {
+      if (checked.model === undefined) {
         if (checked.models === undefined) checked = { model, ...checked };
       } else if (checked.model !== model) {
         return failed(line, customId, 'invalid_body', `Item ${line}: body.model "${String(checked.model)}" is not the batch's model "${model}"; leave it out or use the same`, 'body.model');

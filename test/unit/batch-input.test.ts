@@ -93,6 +93,17 @@ describe('BatchItemChecker', () => {
     expect(responses.check({ custom_id: 'r', body: { model: 'simulator/echo', input: 'hi' } }, 1)).toMatchObject({ kind: 'item', customId: 'r' });
   });
 
+  it('takes a top-level field that is null as left out, as the inference routes do', () => {
+    const checked = check({ custom_id: 'a', body: { ...chat(), temperature: null, tools: null, user: null, preset: null, stream: null } });
+    expect(checked).toMatchObject({ kind: 'item', customId: 'a', body: chat() });
+    expect((checked as { body: Record<string, unknown> }).body).not.toHaveProperty('tools');
+    // A batch with a model of its own fills in a model left out as null.
+    const modelled = new BatchItemChecker('/v1/chat/completions', { model: 'simulator/echo' }).check({ custom_id: 'b', body: { model: null, messages: chat().messages } }, 1);
+    expect(modelled).toMatchObject({ kind: 'item', body: chat() });
+    // Null inside the request is the schema's to judge.
+    expect(check({ custom_id: 'c', body: { ...chat(), messages: [{ role: 'user', content: 'hi', name: null }] } })).toMatchObject({ kind: 'error', error: { error_type: 'invalid_body' } });
+  });
+
   it('names what is wrong with each bad item', () => {
     expect(check({ body: chat() })).toMatchObject({ kind: 'error', customId: null, error: { error_type: 'missing_custom_id', param: 'custom_id', type: 'invalid_request_error' } });
     expect(check({ custom_id: '', body: chat() })).toMatchObject({ kind: 'error', error: { error_type: 'invalid_custom_id' } });

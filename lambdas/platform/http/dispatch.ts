@@ -5,7 +5,7 @@ import { DEFAULT_MAX_BODY_BYTES, type OperationResult, type RouteDef } from './r
 import type { RouteMatch } from './router.js';
 import { BadRequestError, echo, MethodNotAllowedError, NotFoundError, PayloadTooLargeError, toErrorReply, withAnthropicType, withLifecycleMetadata, type ErrorEnvelope } from './errors.js';
 import type { Authenticator } from './auth.js';
-import { parseJsonBody, validate } from './validation.js';
+import { parseJsonBody, validate, withoutNullFields } from './validation.js';
 import type { Logger } from '../logger.js';
 
 /** What dispatch itself needs: the credential check, and where unexpected errors are logged. */
@@ -42,7 +42,8 @@ export async function dispatch(
     const maxBytes = route.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
     if (request.body && request.body.length > maxBytes) throw new PayloadTooLargeError(maxBytes);
     const principal = await deps.authenticate(request.headers, route);
-    const body = route.body ? validate(route.body, parseJsonBody(request.body, maxBytes), 'body') : undefined;
+    const parsed = route.body ? parseJsonBody(request.body, maxBytes) : undefined;
+    const body = route.body ? validate(route.body, route.nullFieldsAbsent ? withoutNullFields(parsed) : parsed, 'body') : undefined;
     const query = route.query ? validate(route.query, request.query, 'query') : undefined;
     const operation = operations[route.operationId];
     if (!operation) throw new Error(`no operation registered for ${route.operationId}`);

@@ -37,6 +37,8 @@ export interface RouteDef {
   successStatus?: number;
   /** Largest accepted request body; 413 above it. */
   maxBodyBytes?: number;
+  /** The body's top-level fields that are null count as left out (the inference routes, as OpenAI's API). */
+  nullFieldsAbsent?: boolean;
   /**
    * The error envelope's flavour: 'lifecycle' (the intern routes, @openrouter/sdk's InternLifecycleError)
    * adds `reason` and `retryable` to any metadata; 'anthropic' (POST /messages, for Anthropic's SDKs) adds

@@ -57,6 +57,21 @@ function unstorable(value: unknown, path: string, protoKey: boolean, surrogate: 
   return undefined;
 }
 
+/**
+ * A JSON object without its top-level fields that are null (a copy, made only when there is one), or the
+ * value as it was. The inference routes take null as an option left out, as OpenAI's API does: clients that
+ * serialize every unset field (pydantic models, SDK wrappers) send them.
+ */
+export function withoutNullFields(value: unknown): unknown {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return value;
+  const record = value as Record<string, unknown>;
+  for (const name in record) {
+    // Object.fromEntries defines each field as its own (a "__proto__" field stays a field).
+    if (record[name] === null) return Object.fromEntries(Object.entries(record).filter(([, field]) => field !== null));
+  }
+  return value;
+}
+
 export function validate<S extends z.ZodType>(schema: S, value: unknown, where: 'body' | 'query'): z.output<S> {
   if (where === 'body' && value === undefined) throw new BadRequestError('Request body is required and must be a JSON object');
   const result = schema.safeParse(value);
