@@ -84,15 +84,34 @@ function objectShapes(schema: Schema): Array<{ label: string; shape: Schema }> {
   });
 }
 
+/**
+ * A field that also takes null (`X or null`: zod's nullable, or a type list with "null") as X and that it
+ * does, so that X's constraints and fields are listed as for X itself.
+ */
+function withoutNull(schema: Schema): { inner: Schema; nullable: boolean } {
+  if (Array.isArray(schema.type) && schema.type.includes('null')) {
+    const rest = (schema.type as string[]).filter((type) => type !== 'null');
+    if (rest.length === 1) return { inner: { ...schema, type: rest[0] }, nullable: true };
+  }
+  const union = variants(schema);
+  const others = union?.filter((variant) => variant.type !== 'null');
+  if (union && others!.length === 1 && union.length === 2) {
+    const { anyOf: _anyOf, oneOf: _oneOf, ...outer } = schema;
+    return { inner: { ...others![0]!, ...outer }, nullable: true };
+  }
+  return { inner: schema, nullable: false };
+}
+
 function fieldRows(schema: Schema, prefix = '', depth = 0): FieldRow[] {
   const properties = (schema.properties ?? {}) as Record<string, Schema>;
   const required = new Set((schema.required ?? []) as string[]);
   const rows: FieldRow[] = [];
   for (const [name, property] of Object.entries(properties)) {
     const path = `${prefix}${name}`;
-    rows.push({ name: path, type: typeName(property), required: required.has(name), notes: constraints(property) });
+    const { inner, nullable } = withoutNull(property);
+    rows.push({ name: path, type: `${typeName(inner)}${nullable ? ' or null' : ''}`, required: required.has(name), notes: constraints(inner) });
     if (depth + 1 >= MAX_DEPTH) continue;
-    for (const { label, shape } of objectShapes(property)) rows.push(...fieldRows(shape, `${path}${label}.`, depth + 1));
+    for (const { label, shape } of objectShapes(inner)) rows.push(...fieldRows(shape, `${path}${label}.`, depth + 1));
   }
   return rows;
 }

@@ -63,4 +63,17 @@ describe('OpenAPI document', () => {
       description: expect.any(String), content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorEnvelope' } } },
     });
   });
+
+  it('shows the inference routes taking null for every optional top-level field, and only there', () => {
+    const chat = doc.paths['/api/v1/chat/completions']!.post!.requestBody!.content['application/json']!.schema;
+    const properties = chat.properties as Record<string, Record<string, unknown>>;
+    const takesNull = (field: Record<string, unknown>): boolean => field.type === 'null' || (Array.isArray(field.type) && field.type.includes('null'))
+      || (Array.isArray(field.anyOf) && (field.anyOf as Array<Record<string, unknown>>).some(takesNull));
+    expect(Object.entries(properties).filter(([, field]) => !takesNull(field)).map(([name]) => name)).toEqual(['messages']);
+    // A plain type keeps its constraints beside null.
+    expect(properties.model).toMatchObject({ type: ['string', 'null'], maxLength: 256 });
+    // A management body keeps its schema as written: there null may mean something (a limit removed).
+    const key = doc.paths['/api/v1/keys']!.post!.requestBody!.content['application/json']!.schema.properties as Record<string, Record<string, unknown>>;
+    expect(takesNull(key.name!)).toBe(false);
+  });
 });

@@ -32,6 +32,27 @@ function toSchema(schema: z.ZodType, io: 'input' | 'output'): JsonSchema {
   return json;
 }
 
+const acceptsNull = (schema: JsonSchema): boolean => schema.type === 'null'
+  || (Array.isArray(schema.type) && schema.type.includes('null'))
+  || (Array.isArray(schema.anyOf) && (schema.anyOf as JsonSchema[]).some(acceptsNull));
+
+/** A body's schema whose optional top-level fields take null too (a route with `nullFieldsAbsent`). */
+function optionalsNullable(json: JsonSchema): JsonSchema {
+  const properties = json.properties as Record<string, JsonSchema> | undefined;
+  const required = new Set((json.required ?? []) as string[]);
+  for (const [name, property] of Object.entries(properties ?? {})) {
+    if (required.has(name) || acceptsNull(property)) continue;
+    // A plain type takes null beside it, keeping its constraints (they apply to values of their type only).
+    if (typeof property.type === 'string') {
+      property.type = [property.type, 'null'];
+      continue;
+    }
+    const { description, ...rest } = property;
+    properties![name] = { anyOf: [rest, { type: 'null' }], ...(description === undefined ? {} : { description }) };
+  }
+  return json;
+}
+
 function queryParameters(schema: z.ZodType | undefined): JsonSchema[] {
   if (!schema) return [];
   const json = toSchema(schema, 'input');
@@ -75,7 +96,7 @@ export function buildOpenApiDocument(routes: readonly RouteDef[], serverUrl = '/
       tags: [route.tag],
       security: route.auth === 'none' ? [] : route.auth === 'optional' ? [{}, { bearerAuth: [] }] : [{ bearerAuth: [] }],
       parameters: [...pathParameters(route), ...queryParameters(route.query)],
-      ...(route.body ? { requestBody: { required: true, content: { 'application/json': { schema: toSchema(route.body, 'input') } } } } : {}),
+      ...(route.body ? { requestBody: { required: true, content: { 'application/json': { schema: route.nullFieldsAbsent ? optionalsNullable(toSchema(route.body, 'input')) : toSchema(route.body, 'input') } } } } : {}),
       responses,
     };
   }
