@@ -10,6 +10,10 @@ describe('nestsDeeperThan', () => {
     expect(nestsDeeperThan(nested(MAX_JSON_DEPTH + 1))).toBe(true);
     expect(nestsDeeperThan(`{"a":${nested(3)},"b":{"c":{}}}`, 4)).toBe(false);
     expect(nestsDeeperThan(`{"a":${nested(3)},"b":{"c":{}}}`, 3)).toBe(true);
+    // Braces and brackets both count: two of each, nested, are four levels.
+    expect(nestsDeeperThan('{"a":[{"b":[]}]}', 4)).toBe(false);
+    expect(nestsDeeperThan('{"a":[{"b":[]}]}', 3)).toBe(true);
+    expect(nestsDeeperThan(Buffer.from('{"a":[{"b":[]}]}'), 3)).toBe(true);
     // Siblings do not add up.
     expect(nestsDeeperThan(JSON.stringify(Array.from({ length: 1000 }, () => [[1]])), 3)).toBe(false);
   });
