@@ -182,10 +182,10 @@ export class BatchItemChecker {
     }
     if (this.seen.has(customId)) return failed(line, customId, 'duplicate_custom_id', `Item ${line}: custom_id "${customId}" is used by an earlier item`, 'custom_id');
     this.seen.add(customId);
-    if (item.method !== undefined && item.method !== 'POST') {
+    if (item.method !== undefined && item.method !== null && item.method !== 'POST') {
       return failed(line, customId, 'wrong_endpoint', `Item ${line}: method must be POST`, 'method');
     }
-    if (item.url !== undefined && item.url !== this.endpoint) {
+    if (item.url !== undefined && item.url !== null && item.url !== this.endpoint) {
       return failed(line, customId, 'wrong_endpoint', `Item ${line}: url must be this batch's endpoint ${this.endpoint}`, 'url');
     }
     const body = item.body;

@@ -26,15 +26,15 @@ export const presetRoutes = [
   },
   {
     operationId: 'createPresetFromMessages', method: 'POST', path: '/presets/{slug}/messages', params: { slug }, fn: 'management', auth: 'any',
-    tag: 'Presets', summary: `${created} (Messages format: system, max_tokens, fallbacks (at most 3), output_config, speed …)`, body: presetFromMessagesBody, response: presetReply,
+    tag: 'Presets', summary: `${created} (Messages format: system, max_tokens, fallbacks (at most 3), output_config, speed …)`, body: presetFromMessagesBody, nullFieldsAbsent: true, response: presetReply,
   },
   {
     operationId: 'createPresetFromChatCompletions', method: 'POST', path: '/presets/{slug}/chat/completions', params: { slug }, fn: 'management', auth: 'any',
-    tag: 'Presets', summary: `${created} (Chat Completions format; the leading system messages become the system prompt)`, body: presetFromChatBody, response: presetReply,
+    tag: 'Presets', summary: `${created} (Chat Completions format; the leading system messages become the system prompt)`, body: presetFromChatBody, nullFieldsAbsent: true, response: presetReply,
   },
   {
     operationId: 'createPresetFromResponses', method: 'POST', path: '/presets/{slug}/responses', params: { slug }, fn: 'management', auth: 'any',
-    tag: 'Presets', summary: `${created} (Responses format; instructions become the system prompt)`, body: presetFromResponsesBody, response: presetReply,
+    tag: 'Presets', summary: `${created} (Responses format; instructions become the system prompt)`, body: presetFromResponsesBody, nullFieldsAbsent: true, response: presetReply,
   },
 ] as const satisfies readonly RouteDef[];
 

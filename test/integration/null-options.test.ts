@@ -53,7 +53,7 @@ async function send(path: string, body: Json): Promise<{ status: number; headers
 
 const usage = async () => ((await manage(store.deps, key, 'GET', '/key')).json as Json).data.usage as number;
 
-const cases: Array<{ route: string; path: string; schema: z.ZodObject; body: Json; served: (text: string) => void }> = [
+const cases: Array<{ route: string; path: string; schema: z.ZodObject; body: Json; served: (text: string, headers: Record<string, string>) => void }> = [
   {
     route: 'chat completions', path: '/api/v1/chat/completions', schema: chatRequestSchema as unknown as z.ZodObject,
     body: { model: 'simulator/echo', messages: [{ role: 'user', content: 'ping' }] },
@@ -77,7 +77,11 @@ const cases: Array<{ route: string; path: string; schema: z.ZodObject; body: Jso
   {
     route: 'speech', path: '/api/v1/audio/speech', schema: speechRequestSchema as unknown as z.ZodObject,
     body: { model: 'simulator/tts', input: 'ping', voice: 'nova' },
-    served: (text) => expect(text.length).toBeGreaterThan(0),
+    // response_format null is the default, PCM (README: Speech).
+    served: (text, headers) => {
+      expect(headers['content-type']).toBe('audio/pcm');
+      expect(text.length).toBeGreaterThan(0);
+    },
   },
 ];
 
@@ -88,7 +92,7 @@ describe('null for an optional field is the field left out', () => {
     const before = await usage();
     const reply = await send(path, { ...body, ...Object.fromEntries(fields.map((name) => [name, null])) });
     if (reply.status !== 200) throw new Error(`${path} with ${fields.join(', ')} null: ${reply.status} ${reply.text}`);
-    served(reply.text);
+    served(reply.text, reply.headers);
     await store.converge();
     const record = await manage(store.deps, key, 'GET', '/generation', undefined, { id: reply.headers['x-generation-id']! });
     expect(record.status).toBe(200);

@@ -81,6 +81,21 @@ describe('making presets', () => {
     });
   });
 
+  it('takes a top-level null as a setting left out, as the inference routes do, in each of the three formats', async () => {
+    const messages = await presets('POST', '/nulls-messages/messages', {
+      model: 'simulator/echo', system: null, max_tokens: null, session_id: null, user: null, models: null, temperature: 0.2, thinking: null, output_config: null, service_tier: null,
+    });
+    expect(messages.status).toBe(200);
+    expect(messages.json.data.designated_version).toMatchObject({ system_prompt: null, config: { model: 'simulator/echo', temperature: 0.2 } });
+    expect(Object.keys(messages.json.data.designated_version.config).sort()).toEqual(['model', 'temperature']);
+    const chat = await presets('POST', '/nulls-chat/chat/completions', { model: 'simulator/echo', messages: null, tools: null, user: null, session_id: null, seed: 3 });
+    expect(chat.status).toBe(200);
+    expect(chat.json.data.designated_version.config).toEqual({ model: 'simulator/echo', seed: 3 });
+    const responses = await presets('POST', '/nulls-responses/responses', { model: 'simulator/echo', instructions: null, user: null, session_id: null, text: null, max_output_tokens: 9 });
+    expect(responses.status).toBe(200);
+    expect(responses.json.data.designated_version.config).toEqual({ model: 'simulator/echo', max_tokens: 9 });
+  });
+
   it('stores and reads back user JSON with keys named "constructor" (a schema property, a price), which the store\'s marshaller took for a class', async () => {
     const schema = { type: 'object', properties: { constructor: { type: 'string' }, name: { constructor: { name: 'String' } } } };
     const reply = await presets('POST', '/ctor/chat/completions', {

@@ -97,6 +97,8 @@ describe('BatchItemChecker', () => {
     const checked = check({ custom_id: 'a', body: { ...chat(), temperature: null, tools: null, user: null, preset: null, stream: null } });
     expect(checked).toMatchObject({ kind: 'item', customId: 'a', body: chat() });
     expect((checked as { body: Record<string, unknown> }).body).not.toHaveProperty('tools');
+    // So is an item's method or url sent as null.
+    expect(check({ custom_id: 'm', method: null, url: null, body: chat() })).toMatchObject({ kind: 'item', customId: 'm' });
     // A batch with a model of its own fills in a model left out as null.
     const modelled = new BatchItemChecker('/v1/chat/completions', { model: 'simulator/echo' }).check({ custom_id: 'b', body: { model: null, messages: chat().messages } }, 1);
     expect(modelled).toMatchObject({ kind: 'item', body: chat() });

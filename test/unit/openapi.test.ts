@@ -1,4 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
+import { Ajv2020 } from 'ajv/dist/2020.js';
 import { buildOpenApiDocument } from '../../lambdas/platform/http/openapi.js';
 import { routes } from '../../lambdas/app/routes.js';
 import { fullPath } from '../../lambdas/platform/http/router.js';
@@ -64,16 +65,26 @@ describe('OpenAPI document', () => {
     });
   });
 
-  it('shows the inference routes taking null for every optional top-level field, and only there', () => {
-    const chat = doc.paths['/api/v1/chat/completions']!.post!.requestBody!.content['application/json']!.schema;
-    const properties = chat.properties as Record<string, Record<string, unknown>>;
-    const takesNull = (field: Record<string, unknown>): boolean => field.type === 'null' || (Array.isArray(field.type) && field.type.includes('null'))
-      || (Array.isArray(field.anyOf) && (field.anyOf as Array<Record<string, unknown>>).some(takesNull));
-    expect(Object.entries(properties).filter(([, field]) => !takesNull(field)).map(([name]) => name)).toEqual(['messages']);
-    // A plain type keeps its constraints beside null.
-    expect(properties.model).toMatchObject({ type: ['string', 'null'], maxLength: 256 });
+  it('lets every optional top-level field of the routes that take null as absent be null, and only there', () => {
+    // The document's own schemas, checked by a JSON Schema validator (draft 2020-12, as the document declares).
+    const ajv = new Ajv2020({ strict: false, validateFormats: false });
+    const bodyOf = (path: string) => doc.paths[path]!.post!.requestBody!.content['application/json']!.schema as { properties: Record<string, object>; required?: string[] };
+    const takesNull = (schema: object) => ajv.compile(schema)(null);
+    const nullable = ['/api/v1/chat/completions', '/api/v1/responses', '/api/v1/messages', '/api/v1/embeddings', '/api/v1/audio/speech', '/api/v1/presets/{slug}/chat/completions', '/api/v1/presets/{slug}/messages', '/api/v1/presets/{slug}/responses'];
+    for (const path of nullable) {
+      const body = bodyOf(path);
+      const optional = Object.keys(body.properties).filter((name) => !(body.required ?? []).includes(name));
+      expect(optional.length).toBeGreaterThan(3);
+      expect({ path, refused: optional.filter((name) => !takesNull(body.properties[name]!)) }).toEqual({ path, refused: [] });
+      for (const name of body.required ?? []) expect({ path, name, takesNull: takesNull(body.properties[name]!) }).toEqual({ path, name, takesNull: false });
+    }
+    // A plain type keeps its constraints beside null; an enum takes null too.
+    const chat = bodyOf('/api/v1/chat/completions').properties as Record<string, Record<string, unknown>>;
+    expect(chat.model).toMatchObject({ type: ['string', 'null'], maxLength: 256 });
+    expect(ajv.compile(chat.model!)('x'.repeat(257))).toBe(false);
+    expect(takesNull(bodyOf('/api/v1/embeddings').properties.encoding_format!)).toBe(true);
+    expect(ajv.compile(bodyOf('/api/v1/embeddings').properties.encoding_format!)('hex')).toBe(false);
     // A management body keeps its schema as written: there null may mean something (a limit removed).
-    const key = doc.paths['/api/v1/keys']!.post!.requestBody!.content['application/json']!.schema.properties as Record<string, Record<string, unknown>>;
-    expect(takesNull(key.name!)).toBe(false);
+    expect(takesNull(bodyOf('/api/v1/keys').properties.include_byok_in_limit!)).toBe(false);
   });
 });

@@ -42,8 +42,9 @@ function optionalsNullable(json: JsonSchema): JsonSchema {
   const required = new Set((json.required ?? []) as string[]);
   for (const [name, property] of Object.entries(properties ?? {})) {
     if (required.has(name) || acceptsNull(property)) continue;
-    // A plain type takes null beside it, keeping its constraints (they apply to values of their type only).
-    if (typeof property.type === 'string') {
+    // A plain type takes null beside it, keeping its constraints (bounds, lengths and patterns apply to
+    // values of their type only; an enum or a const does not, so those are wrapped below).
+    if (typeof property.type === 'string' && !('enum' in property) && !('const' in property)) {
       property.type = [property.type, 'null'];
       continue;
     }

@@ -37,7 +37,7 @@ export interface RouteDef {
   successStatus?: number;
   /** Largest accepted request body; 413 above it. */
   maxBodyBytes?: number;
-  /** The body's top-level fields that are null count as left out (the inference routes, as OpenAI's API). */
+  /** The body's top-level fields that are null count as left out (the inference routes and the preset routes that take an inference request, as OpenAI's API). */
   nullFieldsAbsent?: boolean;
   /**
    * The error envelope's flavour: 'lifecycle' (the intern routes, @openrouter/sdk's InternLifecycleError)
