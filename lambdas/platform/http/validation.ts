@@ -59,8 +59,9 @@ function unstorable(value: unknown, path: string, protoKey: boolean, surrogate: 
 
 /**
  * A JSON object without its top-level fields that are null (a copy, made only when there is one), or the
- * value as it was. The inference routes take null as an option left out, as OpenAI's API does: clients that
- * serialize every unset field (pydantic models, SDK wrappers) send them.
+ * value as it was. The inference routes (and the routes and batch items that take their bodies) take null
+ * as an option left out, as OpenAI's API does: clients that serialize every unset field (pydantic models,
+ * SDK wrappers) send them.
  */
 export function withoutNullFields(value: unknown): unknown {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return value;
