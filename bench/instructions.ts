@@ -22,7 +22,9 @@
 // bench harness's 2 ms event-loop delay monitor, timers, V8's idle tasks) weighs on each request 50 times
 // as much as at full speed, and more when the machine is busy: the same build measured twice on a loaded
 // machine (40 and 27 req/s under callgrind) counted 1,118,562 and 1,121,134 main-thread instructions per
-// request, and 1,025,183 on a quiet one (44 req/s). The figure less the idle rate takes that share out.
+// request, and 1,025,183 on a quiet one (44 req/s). The figure less the idle rate is meant to take that
+// share out, but the idle rate is noisy itself (1.6 to 6.6 million instructions a second between runs of
+// nearly the same build, V8's idle-time collections among it): read differences under some 7 % as noise.
 // Time-based work that depends on traffic is scaled instead: the page writer's flush delay and the key
 // cache's life (below).
 //
