@@ -48,7 +48,9 @@ const stream = process.env.BENCH_AB_STREAM === '1';
 // paced alike, each request carries the same share.
 const rate = process.env.BENCH_INSTRUCTIONS_RATE ? Number(process.env.BENCH_INSTRUCTIONS_RATE) : undefined;
 // The page writer's flush delay: 10 ms at full speed, where a saturated gateway (about 3,000 req/s on the
-// reference day) puts some 20 records in a page; under callgrind (about 10 req/s) 2 s keeps that share.
+// reference day) puts some 20 records in a page. Under callgrind at 10 ms every record had a page of its
+// own (10 req/s); at 2 s a page holds 40-90 (20-46 req/s), a page's cost shared a little more widely than
+// at full speed, alike for the builds compared.
 const pageFlushMs = process.env.BENCH_INSTRUCTIONS_PAGE_FLUSH_MS ?? '2000';
 // The caches of keys (and presets, private endpoints) live 2 s: at full speed a key is looked up again once
 // every few thousand requests, under callgrind once every hundred (about 60 k instructions a request).
@@ -56,7 +58,7 @@ const pageFlushMs = process.env.BENCH_INSTRUCTIONS_PAGE_FLUSH_MS ?? '2000';
 const keyCacheTtlMs = process.env.BENCH_INSTRUCTIONS_KEY_CACHE_TTL_MS ?? '120000';
 const isCheckout = (value: string) => existsSync(join(value.replace(/^tsx:/, ''), 'bench', 'gateway-process.ts'));
 if (argv.length === 0 || !argv.every((value) => value === 'bundle' || value === 'tsx' || isCheckout(value))) {
-  console.error('usage: npm run bench:instructions -- <bundle|tsx|dir|tsx:dir> [<bundle|tsx|dir|tsx:dir> …]  (BENCH_INSTRUCTIONS_WARMUP, BENCH_INSTRUCTIONS_REQUESTS, BENCH_INSTRUCTIONS_PAGE_FLUSH_MS, BENCH_AB_STREAM=1)');
+  console.error('usage: npm run bench:instructions -- <bundle|tsx|dir|tsx:dir> [<bundle|tsx|dir|tsx:dir> …]  (BENCH_INSTRUCTIONS_WARMUP, _REQUESTS, _RATE, _IDLE_MS, _PAGE_FLUSH_MS, _KEY_CACHE_TTL_MS, _KEEP, BENCH_AB_STREAM=1)');
   process.exit(2);
 }
 const cleanup = new Cleanup();
