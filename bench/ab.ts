@@ -133,11 +133,4 @@ async function main(): Promise<void> {
   console.log(`B / A per round: median ${median(ratios).toFixed(3)}, quartiles ${quartile(0.25)}-${quartile(0.75)}, range ${sorted[0]!.toFixed(3)}-${sorted.at(-1)!.toFixed(3)}; B cheaper in ${below} of ${rounds} rounds of ${roundMs} ms (${(performance.now() / 1000).toFixed(0)} s in all)`);
 }
 
-cleanup.installHandlers();
-main()
-  .then(() => cleanup.run())
-  .catch(async (err: unknown) => {
-    console.error(err instanceof Error ? err.stack : String(err));
-    await cleanup.run();
-    process.exit(1);
-  });
+cleanup.runMain(main);

@@ -189,6 +189,26 @@ export class Cleanup {
     }
   }
 
+  /**
+   * A bench's entry: installs the signal handlers, runs `main`, and cleans up however it ends; a failure is
+   * printed (after `failure`, when given) and exits 1, a number `main` resolves with is the exit code.
+   */
+  runMain(main: () => Promise<number | void>, failure?: string): void {
+    this.installHandlers();
+    main().then(
+      async (code) => {
+        await this.run();
+        if (typeof code === 'number') process.exit(code);
+      },
+      async (err: unknown) => {
+        const text = err instanceof Error ? err.stack ?? err.message : String(err);
+        console.error(failure ? `${failure}: ${text}` : text);
+        await this.run();
+        process.exit(1);
+      },
+    );
+  }
+
   installHandlers(): void {
     let signalledAt: number | undefined;
     const onSignal = (signal: NodeJS.Signals) => {

@@ -12,7 +12,7 @@
 // before the bundle, 2026-11-25; e.g. the reference day's 32a0eb2, whose flush delay is a constant: set
 // FLUSH_DELAY_MS in its lambdas/billing/pages.ts to the one used here).
 // For each: warm up with BENCH_INSTRUCTIONS_WARMUP requests (default 3,000), zero the counters, send
-// BENCH_INSTRUCTIONS_REQUESTS (default 3,000) closed-loop (or paced) non-streaming requests over 10
+// BENCH_INSTRUCTIONS_REQUESTS (default 3,000) closed-loop non-streaming requests over 10
 // connections (BENCH_AB_STREAM=1: streamed), dump the counters; then zero them again, leave the process idle
 // for BENCH_INSTRUCTIONS_IDLE_MS (default 20 s) and dump: its idle instructions per second. It prints
 // instructions per request, of the main thread and of all threads, as counted and less the idle rate over
@@ -42,11 +42,6 @@ const argv = process.argv.slice(2);
 const warmup = Number(process.env.BENCH_INSTRUCTIONS_WARMUP ?? 3000);
 const requests = Number(process.env.BENCH_INSTRUCTIONS_REQUESTS ?? 3000);
 const stream = process.env.BENCH_AB_STREAM === '1';
-// BENCH_INSTRUCTIONS_RATE: the measured requests paced at this many per second in all (closed loop when
-// unset). Two builds that run at different speeds under callgrind otherwise spread the work their timers do
-// (the page writer's flushes, the lease's upkeep, V8's idle-time tasks) over different numbers of requests;
-// paced alike, each request carries the same share.
-const rate = process.env.BENCH_INSTRUCTIONS_RATE ? Number(process.env.BENCH_INSTRUCTIONS_RATE) : undefined;
 // The page writer's flush delay: 10 ms at full speed, where a saturated gateway (about 3,000 req/s on the
 // reference day) puts some 20 records in a page. Under callgrind at 10 ms every record had a page of its
 // own (10 req/s); at 2 s a page holds 40-90 (20-46 req/s), a page's cost shared a little more widely than
@@ -58,7 +53,7 @@ const pageFlushMs = process.env.BENCH_INSTRUCTIONS_PAGE_FLUSH_MS ?? '2000';
 const keyCacheTtlMs = process.env.BENCH_INSTRUCTIONS_KEY_CACHE_TTL_MS ?? '120000';
 const isCheckout = (value: string) => existsSync(join(value.replace(/^tsx:/, ''), 'bench', 'gateway-process.ts'));
 if (argv.length === 0 || !argv.every((value) => value === 'bundle' || value === 'tsx' || isCheckout(value))) {
-  console.error('usage: npm run bench:instructions -- <bundle|tsx|dir|tsx:dir> [<bundle|tsx|dir|tsx:dir> …]  (BENCH_INSTRUCTIONS_WARMUP, _REQUESTS, _RATE, _IDLE_MS, _PAGE_FLUSH_MS, _KEY_CACHE_TTL_MS, _KEEP, BENCH_AB_STREAM=1)');
+  console.error('usage: npm run bench:instructions -- <bundle|tsx|dir|tsx:dir> [<bundle|tsx|dir|tsx:dir> …]  (BENCH_INSTRUCTIONS_WARMUP, _REQUESTS, _IDLE_MS, _PAGE_FLUSH_MS, _KEY_CACHE_TTL_MS, _KEEP, BENCH_AB_STREAM=1)');
   process.exit(2);
 }
 const cleanup = new Cleanup();
@@ -119,10 +114,8 @@ async function measure(variant: string, simulatorUrl: string, tmp: string, index
     headers: { 'content-type': 'application/json', authorization: `Bearer ${gateway.key}` },
     body,
   };
-  const load = async (count: number, paced?: number) => {
-    // Paced, two connections: ten would each sit idle for long enough that the server's keep-alive timer
-    // (5 s, slowed by callgrind) closes one as the client reuses it.
-    const result = await runLoad({ connections: paced ? 2 : 10, warmupMs: 0, durationMs: 3_600_000, maxRequests: count, request: () => spec, ...(paced ? { rate: paced } : {}) });
+  const load = async (count: number) => {
+    const result = await runLoad({ connections: 10, warmupMs: 0, durationMs: 3_600_000, maxRequests: count, request: () => spec });
     if (result.errors) throw new Error(`${label}: ${result.errors} failed requests (${result.errorSamples.join('; ')})`);
     return result;
   };
@@ -131,7 +124,7 @@ async function measure(variant: string, simulatorUrl: string, tmp: string, index
   // Only the dump asked for below counts (not an earlier run's in BENCH_INSTRUCTIONS_KEEP, nor the one at exit).
   const seen = new Set(readdirSync(dir));
   monitor('zero', pid);
-  const result = await load(requests, rate);
+  const result = await load(requests);
   monitor('dump', pid);
   const loaded = sumDumps(readDumps(dir, seen));
   // The same process left idle as long: what its timers cost per second (the bench harness's event-loop
@@ -170,15 +163,8 @@ async function main(): Promise<void> {
   const n = (value: number) => Math.round(value).toLocaleString('en-US');
   for (const result of results) {
     const ratio = result === first ? '' : `; ${(result.mainLessIdle / first.mainLessIdle).toFixed(3)} × the first's main thread less idle, ${(result.lessIdle / first.lessIdle).toFixed(3)} × in all`;
-    console.log(`${result.label}: per ${stream ? 'streamed' : 'non-streamed'} request, main thread ${n(result.mainPerRequest)} instructions (${n(result.mainLessIdle)} less its idle rate), all threads ${n(result.perRequest)} (${n(result.lessIdle)}); ${result.threads} threads busy; ${result.count} requests at ${result.rps.toFixed(0)} req/s under callgrind${rate ? `, paced at ${rate}` : ''}${ratio}`);
+    console.log(`${result.label}: per ${stream ? 'streamed' : 'non-streamed'} request, main thread ${n(result.mainPerRequest)} instructions (${n(result.mainLessIdle)} less its idle rate), all threads ${n(result.perRequest)} (${n(result.lessIdle)}); ${result.threads} threads busy; ${result.count} requests at ${result.rps.toFixed(0)} req/s under callgrind${ratio}`);
   }
 }
 
-cleanup.installHandlers();
-main()
-  .then(() => cleanup.run())
-  .catch(async (err: unknown) => {
-    console.error(err instanceof Error ? err.stack : String(err));
-    await cleanup.run();
-    process.exitCode = 1;
-  });
+cleanup.runMain(main);

@@ -670,15 +670,4 @@ async function main(): Promise<number> {
   return 0;
 }
 
-cleanup.installHandlers();
-main().then(
-  async (code) => {
-    await cleanup.run();
-    process.exit(code);
-  },
-  async (err: unknown) => {
-    console.error(`\nbench failed: ${err instanceof Error ? err.stack ?? err.message : String(err)}`);
-    await cleanup.run();
-    process.exit(1);
-  },
-);
+cleanup.runMain(main, '\nbench failed');

@@ -103,11 +103,4 @@ async function main(): Promise<void> {
   for (const [key, bytes] of [...byStack].sort((a, b) => b[1] - a[1]).slice(0, Number(process.env.BENCH_SURVIVORS_TOP ?? 25))) console.log(`${perRequest(bytes).padStart(7)}  ${key}`);
 }
 
-cleanup.installHandlers();
-main()
-  .then(() => cleanup.run())
-  .catch(async (err: unknown) => {
-    console.error(err instanceof Error ? err.stack : String(err));
-    await cleanup.run();
-    process.exit(1);
-  });
+cleanup.runMain(main);

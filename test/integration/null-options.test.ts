@@ -3,10 +3,9 @@
 // is served and charged once, through the real inference handler over DynamoDB Local and the simulator. The
 // field lists come from the routes' own schemas, so a field added later is covered too. Batch items get the
 // same treatment (test/unit/batch-input.test.ts).
-import { Readable } from 'node:stream';
+import type { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { z } from 'zod';
-import { installAwsLambdaShim } from '../../bin/local/awslambda-shim.js';
 import { startSimulator, type Simulator } from '../../bin/simulator/server.js';
 import { chatRequestSchema } from '../../lambdas/inference/formats/chat-schema.js';
 import { responsesRequestSchema } from '../../lambdas/inference/formats/responses-schema.js';
@@ -16,13 +15,7 @@ import { speechRequestSchema } from '../../lambdas/inference/formats/speech-sche
 import { createTestStore, type TestStore } from '../support/store.js';
 import { createTenant } from '../support/tenants.js';
 import { httpEvent } from '../support/events.js';
-import { manage } from '../support/handler-calls.js';
-
-installAwsLambdaShim();
-const { handleInference } = await import('../../lambdas/handlers/inference.js');
-
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-type Json = Record<string, any>;
+import { handleInference, manage, readBody, type Json } from '../support/handler-calls.js';
 
 let sim: Simulator;
 let store: TestStore;
@@ -45,10 +38,7 @@ function optionalFields(schema: z.ZodObject, keep: string[]): string[] {
 
 async function send(path: string, body: Json): Promise<{ status: number; headers: Record<string, string>; text: string }> {
   const reply = await handleInference(httpEvent({ method: 'POST', path, key, body }), store.deps);
-  const chunks: Buffer[] = [];
-  if (typeof reply.body === 'string') chunks.push(Buffer.from(reply.body));
-  else for await (const chunk of reply.body as Readable) chunks.push(Buffer.from(chunk as Uint8Array));
-  return { status: reply.statusCode, headers: reply.headers, text: Buffer.concat(chunks).toString('utf8') };
+  return { status: reply.statusCode, headers: reply.headers, text: await readBody(reply.body as string | Readable) };
 }
 
 const usage = async () => ((await manage(store.deps, key, 'GET', '/key')).json as Json).data.usage as number;
