@@ -11,6 +11,9 @@
 //            `git worktree add /tmp/base HEAD~1 && ln -s $PWD/node_modules /tmp/base/node_modules`, then
 //            `npm run bench:ab -- /tmp/base bundle`
 // BENCH_AB_STREAM=1 loads both with streamed replies (the simulator's echo, about 30 events) instead.
+// BENCH_AB_CHUNKS=1 compares chunk forwarding instead of CPU, as `npm run bench`'s chunk phase measures it:
+// each round streams through each gateway from the timed upstream (one chunk every 20 ms, 10 connections)
+// and counts the chunks that arrived more than 1 ms later than the direct median (measured once, first).
 // BENCH_AB_ENV_A / BENCH_AB_ENV_B: `KEY=value` pairs (space-separated) added to that variant's environment
 // only, e.g. one build against itself with an allocator setting: `BENCH_AB_ENV_B='MALLOC_TRIM_THRESHOLD_=…'
 // npm run bench:ab -- bundle bundle`.
@@ -24,7 +27,8 @@ import { PROJECT_ROOT } from '../bin/build.js';
 import { Cleanup } from './children.js';
 import { forkGateway, startZeroLatencySimulator } from './gateway-child.js';
 import { runLoad, type RequestSpec } from './load.js';
-import { median } from './stats.js';
+import { distribution, median } from './stats.js';
+import { chunkTiming, startTimedUpstream, writeTimedCatalog, type TimedUpstream } from './timed-upstream.js';
 
 const VARIANTS = ['tsx', 'bundle'] as const;
 type Variant = typeof VARIANTS[number];
@@ -35,8 +39,13 @@ const argv = process.argv.slice(2);
 const rounds = Number(process.env.BENCH_AB_ROUNDS ?? 8);
 const roundMs = Number(process.env.BENCH_AB_ROUND_MS ?? 3000);
 const stream = process.env.BENCH_AB_STREAM === '1';
+const chunks = process.env.BENCH_AB_CHUNKS === '1';
+/** As bench/run.ts's chunk phase: a chunk every 20 ms, a 200-character text (about 30 chunks), 1 ms late at most. */
+const CHUNK_DELAY_MS = 20;
+const CHUNK_TEXT_CHARS = 200;
+const CHUNK_LATE_MS = 1;
 if (argv.length !== 2 || !argv.every((value) => isVariant(value) || isCheckout(value))) {
-  console.error(`usage: npm run bench:ab -- <${VARIANTS.join('|')}|dir> <${VARIANTS.join('|')}|dir>  (BENCH_AB_ROUNDS, BENCH_AB_ROUND_MS, BENCH_AB_STREAM=1)`);
+  console.error(`usage: npm run bench:ab -- <${VARIANTS.join('|')}|dir> <${VARIANTS.join('|')}|dir>  (BENCH_AB_ROUNDS, BENCH_AB_ROUND_MS, BENCH_AB_STREAM=1, BENCH_AB_CHUNKS=1)`);
   process.exit(2);
 }
 const cleanup = new Cleanup();
@@ -84,10 +93,18 @@ async function main(): Promise<void> {
   const tmp = mkdtempSync(join(os.tmpdir(), 'gateway-ab-'));
   cleanup.addFinal('temp dir', () => rmSync(tmp, { recursive: true, force: true }));
   const simulatorUrl = (await startZeroLatencySimulator(cleanup)).url;
+  const timed = chunks ? await startTimedUpstream({ chunkDelayMs: CHUNK_DELAY_MS }) : undefined;
+  if (timed) cleanup.add('timed upstream', () => timed.close());
+  const catalog: Record<string, string> = timed ? { GATEWAY_CATALOG_FILE: writeTimedCatalog(timed, join(tmp, 'catalog.json')) } : {};
   const gateways = [
-    await startGateway(`A (${argv[0]}${process.env.BENCH_AB_ENV_A ? ` ${process.env.BENCH_AB_ENV_A}` : ''})`, argv[0]!, join(tmp, 'a'), simulatorUrl, envOf(process.env.BENCH_AB_ENV_A)),
-    await startGateway(`B (${argv[1]}${process.env.BENCH_AB_ENV_B ? ` ${process.env.BENCH_AB_ENV_B}` : ''})`, argv[1]!, join(tmp, 'b'), simulatorUrl, envOf(process.env.BENCH_AB_ENV_B)),
+    await startGateway(`A (${argv[0]}${process.env.BENCH_AB_ENV_A ? ` ${process.env.BENCH_AB_ENV_A}` : ''})`, argv[0]!, join(tmp, 'a'), simulatorUrl, { ...catalog, ...envOf(process.env.BENCH_AB_ENV_A) }),
+    await startGateway(`B (${argv[1]}${process.env.BENCH_AB_ENV_B ? ` ${process.env.BENCH_AB_ENV_B}` : ''})`, argv[1]!, join(tmp, 'b'), simulatorUrl, { ...catalog, ...envOf(process.env.BENCH_AB_ENV_B) }),
   ];
+  if (timed) await compareChunks(gateways, timed);
+  else await compareCpu(gateways);
+}
+
+async function compareCpu(gateways: Gateway[]): Promise<void> {
   const body = Buffer.from(JSON.stringify({ model: 'simulator/echo', stream, messages: [{ role: 'user', content: 'The quick brown fox jumps over the lazy dog. '.repeat(5) }] }));
   const spec = (gateway: Gateway): RequestSpec => ({
     url: new URL('/api/v1/chat/completions', gateway.url),
@@ -131,6 +148,41 @@ async function main(): Promise<void> {
   const quartile = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!.toFixed(3);
   const below = ratios.filter((ratio) => ratio < 1).length;
   console.log(`B / A per round: median ${median(ratios).toFixed(3)}, quartiles ${quartile(0.25)}-${quartile(0.75)}, range ${sorted[0]!.toFixed(3)}-${sorted.at(-1)!.toFixed(3)}; B cheaper in ${below} of ${rounds} rounds of ${roundMs} ms (${(performance.now() / 1000).toFixed(0)} s in all)`);
+}
+
+/** Each round: the chunk timing of one gateway, then the other's (alternating who goes first). */
+async function compareChunks(gateways: Gateway[], timed: TimedUpstream): Promise<void> {
+  const load = async (target: Parameters<typeof chunkTiming>[1], durationMs: number) => {
+    const timing = chunkTiming(timed, target, CHUNK_TEXT_CHARS);
+    const result = await runLoad({ connections: 10, warmupMs: 1000, durationMs, maxRequests: 1_000_000, request: timing.spec, onOutcome: timing.onOutcome });
+    if (result.errors) throw new Error(`${target.url.href}: ${result.errors} failed requests (${result.errorSamples.join('; ')})`);
+    if (timing.missing) throw new Error(`${target.url.href}: ${timing.missing} chunks not seen at one end`);
+    return timing.delays.values();
+  };
+  const viaGateway = (gateway: Gateway) => ({ url: new URL('/api/v1/chat/completions', gateway.url), headers: { 'content-type': 'application/json', authorization: `Bearer ${gateway.key}` }, model: 'bench/timed' });
+  log('warming both up, then the direct baseline');
+  for (const gateway of gateways) await load(viaGateway(gateway), 4000);
+  const direct = await load({ url: new URL('/v1/chat/completions', timed.url), headers: { 'content-type': 'application/json' }, model: 'echo' }, roundMs);
+  const baseline = distribution(direct).p50;
+  const late = (delays: ArrayLike<number>) => Array.from(delays).filter((value) => value - baseline > CHUNK_LATE_MS).length;
+  log(`direct: median ${baseline.toFixed(3)} ms; ${late(direct)} of ${direct.length} chunks over ${CHUNK_LATE_MS} ms later than it (the measuring process's own floor)`);
+  const counts: number[][] = [[], []];
+  const totals = [0, 0];
+  let fewer = 0;
+  for (let r = 0; r < rounds; r++) {
+    const order = r % 2 === 0 ? [0, 1] : [1, 0];
+    for (const i of order) {
+      const delays = await load(viaGateway(gateways[i]!), roundMs);
+      const extra = distribution(Array.from(delays, (value) => value - baseline));
+      counts[i]!.push(late(delays));
+      totals[i]! += delays.length;
+      log(`round ${r + 1}: ${gateways[i]!.label} ${late(delays)} of ${delays.length} chunks over ${CHUNK_LATE_MS} ms; extra p50 / p99 / max ${extra.p50.toFixed(2)} / ${extra.p99.toFixed(2)} / ${extra.max.toFixed(2)} ms`);
+    }
+    if (counts[1]![r]! < counts[0]![r]!) fewer += 1;
+  }
+  const sum = (values: number[]) => values.reduce((a, b) => a + b, 0);
+  for (const i of [0, 1]) console.log(`${i === 0 ? 'A' : 'B'} = ${gateways[i]!.label}: ${sum(counts[i]!)} of ${totals[i]} chunks over ${CHUNK_LATE_MS} ms (per round ${counts[i]!.join(', ')})`);
+  console.log(`B had fewer late chunks in ${fewer} of ${rounds} rounds, as many in ${counts[0]!.filter((count, r) => count === counts[1]![r]).length} (${(performance.now() / 1000).toFixed(0)} s in all)`);
 }
 
 cleanup.runMain(main);

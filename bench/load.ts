@@ -27,6 +27,11 @@ export interface Outcome {
   body?: string;
 }
 
+/** A chat completion request's body: one user message. */
+export function chatBody(model: string, content: string, stream: boolean): Buffer {
+  return Buffer.from(JSON.stringify({ model, messages: [{ role: 'user', content }], ...(stream ? { stream: true } : {}) }));
+}
+
 export function newAgent(connections: number): http.Agent {
   return new http.Agent({ keepAlive: true, maxSockets: connections, maxFreeSockets: connections, keepAliveMsecs: 60_000 });
 }

@@ -24,10 +24,10 @@ import { Cleanup, machineCpu, processCpuMicros, type MachineCpu } from './childr
 import { coldImports } from './cold-import.js';
 import type { FromGateway, GcPauses, ToGateway } from './gateway-process.js';
 import { forkGateway, startZeroLatencySimulator, type GatewayChild, type WithoutId } from './gateway-child.js';
-import { runLoad, send, newAgent, type PhaseResult, type RequestSpec } from './load.js';
+import { chatBody, runLoad, send, newAgent, type PhaseResult, type RequestSpec } from './load.js';
 import { formatSummary, longTasks, summarize, type CpuProfile, type LongTask } from './profile.js';
-import { distribution, int, median, ms, Samples, type Distribution } from './stats.js';
-import { ChunkClock, pieceEnds, startTimedUpstream, taggedText, type TimedUpstream } from './timed-upstream.js';
+import { distribution, int, median, ms, type Distribution } from './stats.js';
+import { chunkTiming, startTimedUpstream, taggedText, writeTimedCatalog, type TimedUpstream } from './timed-upstream.js';
 import { BENCH_PROMPT_4K } from './guardrail-patterns.js';
 
 const args = new Set(process.argv.slice(2));
@@ -229,10 +229,6 @@ async function measure(
   return measured;
 }
 
-function chatBody(model: string, content: string, stream: boolean): Buffer {
-  return Buffer.from(JSON.stringify({ model, messages: [{ role: 'user', content }], ...(stream ? { stream: true } : {}) }));
-}
-
 async function preflight(label: string, spec: RequestSpec, check: (body: string) => boolean): Promise<void> {
   const agent = newAgent(1);
   try {
@@ -315,17 +311,7 @@ async function main(): Promise<number> {
 
   const timed: TimedUpstream = await startTimedUpstream({ chunkDelayMs: CHUNK_DELAY_MS });
   cleanup.add('timed upstream', () => timed.close());
-  const catalogFile = join(tmp, 'catalog.json');
-  writeFileSync(catalogFile, JSON.stringify({
-    models: [{
-      id: 'bench/timed',
-      name: 'Bench: timestamped simulator stream',
-      endpoints: [{
-        provider: 'bench-timed', adapter: 'openai-chat', base_url: `${timed.url}/v1`, upstream_model: 'echo',
-        pricing: { prompt: '0.000001', completion: '0.000002' }, context_length: 131072,
-      }],
-    }],
-  }));
+  const catalogFile = writeTimedCatalog(timed, join(tmp, 'catalog.json'));
 
   log('starting the gateway (DynamoDB Local + handlers) and creating a regular API key');
   const gateway = await startGateway(join(tmp, 'gateway'), simulatorUrl, catalogFile);
@@ -411,39 +397,17 @@ async function main(): Promise<number> {
   // `profiled`: a CPU profile of the gateway over the measured window, and each chunk's emission and
   // arrival (this process's performance.now()) for lining late chunks up with it.
   const chunkPhase = async (target: 'gateway' | 'direct', profiled?: { snapshot: () => Promise<CpuSnapshot>; chunks: Array<[number, number]> }) => {
-    const delays = new Samples();
-    let missing = 0;
-    const clocks = new WeakMap<RequestSpec, { tag: string; clock: ChunkClock }>();
-    let sequence = 0;
+    const timing = chunkTiming(timed, target === 'gateway'
+      ? { url: gatewayUrl, headers: gatewayHeaders, model: 'bench/timed' }
+      : { url: new URL('/v1/chat/completions', timed.url), headers: directHeaders, model: 'echo' }, MESSAGE_CHARS, profiled && ((emission, arrival) => profiled.chunks.push([emission, arrival])));
     const phase = await measure(`streaming every ${CHUNK_DELAY_MS} ms, ${target}, per-chunk delay`, {
       warmupMs: D.warm / 2,
       durationMs: D.chunk,
       ...(target === 'gateway' ? { cpu: profiled?.snapshot ?? cpu } : {}),
-      spec: () => {
-        const tag = `${target}-${sequence++}`;
-        const text = taggedText(tag, MESSAGE_CHARS);
-        const clock = new ChunkClock(pieceEnds(text));
-        const request: RequestSpec = target === 'gateway'
-          ? { url: gatewayUrl, headers: gatewayHeaders, body: chatBody('bench/timed', text, true), onChunk: (chunk, at) => clock.onChunk(chunk, at) }
-          : { url: new URL('/v1/chat/completions', timed.url), headers: directHeaders, body: chatBody('echo', text, true), onChunk: (chunk, at) => clock.onChunk(chunk, at) };
-        clocks.set(request, { tag, clock });
-        return request;
-      },
-      onOutcome: (_outcome, request) => {
-        const entry = clocks.get(request);
-        if (!entry) return;
-        const emitted = timed.takeEmissions(entry.tag);
-        entry.clock.arrivals.forEach((arrival, piece) => {
-          const emission = emitted?.[piece + 1];
-          if (emission === undefined || Number.isNaN(emission) || Number.isNaN(arrival)) missing += 1;
-          else {
-            delays.push(arrival - emission);
-            profiled?.chunks.push([emission, arrival]);
-          }
-        });
-      },
+      spec: timing.spec,
+      onOutcome: timing.onOutcome,
     });
-    return { phase, delays: distribution(delays.values()), raw: Float64Array.from(delays.values()), missing };
+    return { phase, delays: distribution(timing.delays.values()), raw: Float64Array.from(timing.delays.values()), missing: timing.missing };
   };
   const chunksDirect = await chunkPhase('direct');
   const chunksGateway = await chunkPhase('gateway');

@@ -3,11 +3,14 @@
 // every `chunkDelayMs`, with the moment each frame was handed to the socket recorded under the request's
 // tag. The bench's client runs on the same clock, so "arrival − emission" per chunk is exact, directly and
 // through the gateway.
+import { writeFileSync } from 'node:fs';
 import { createServer, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { openAiChat } from '../bin/simulator/openai-chat.js';
 import { splitPieces, textReply } from '../bin/simulator/common.js';
+import { chatBody, type Outcome, type RequestSpec } from './load.js';
+import { Samples } from './stats.js';
 
 export interface TimedUpstream {
   url: string;
@@ -161,4 +164,68 @@ export class ChunkClock {
       }
     }
   }
+}
+
+/**
+ * A catalog file (GATEWAY_CATALOG_FILE) with one model, `bench/timed`, whose endpoint is the timed upstream
+ * (OpenAI chat, upstream model `echo`): its path.
+ */
+export function writeTimedCatalog(timed: TimedUpstream, file: string): string {
+  writeFileSync(file, JSON.stringify({
+    models: [{
+      id: 'bench/timed',
+      name: 'Bench: timestamped simulator stream',
+      endpoints: [{
+        provider: 'bench-timed', adapter: 'openai-chat', base_url: `${timed.url}/v1`, upstream_model: 'echo',
+        pricing: { prompt: '0.000001', completion: '0.000002' }, context_length: 131072,
+      }],
+    }],
+  }));
+  return file;
+}
+
+/** Where chunk-timing requests go: the timed upstream itself (`model` 'echo') or a gateway in front of it. */
+export interface ChunkTarget {
+  url: URL;
+  headers: Record<string, string>;
+  model: string;
+}
+
+/**
+ * One load's chunk timing: `spec` makes each request (a tagged text of `chars` characters, streamed), and
+ * `onOutcome` takes each finished request's chunks: per content chunk, arrival at the client − the moment
+ * the timed upstream wrote it (ms) into `delays` (`onPair` gets the two moments too), or a count of
+ * `missing` ones (a chunk not seen at either end).
+ */
+export function chunkTiming(timed: TimedUpstream, target: ChunkTarget, chars: number, onPair?: (emission: number, arrival: number) => void) {
+  const delays = new Samples();
+  const clocks = new WeakMap<RequestSpec, { tag: string; clock: ChunkClock }>();
+  let sequence = 0;
+  const prefix = `${target.url.port}-${Math.random().toString(36).slice(2, 8)}`;
+  const timing = {
+    delays,
+    missing: 0,
+    spec: (): RequestSpec => {
+      const tag = `${prefix}-${sequence++}`;
+      const text = taggedText(tag, chars);
+      const clock = new ChunkClock(pieceEnds(text));
+      const request: RequestSpec = { url: target.url, headers: target.headers, body: chatBody(target.model, text, true), onChunk: (chunk, at) => clock.onChunk(chunk, at) };
+      clocks.set(request, { tag, clock });
+      return request;
+    },
+    onOutcome: (_outcome: Outcome, request: RequestSpec) => {
+      const entry = clocks.get(request);
+      if (!entry) return;
+      const emitted = timed.takeEmissions(entry.tag);
+      entry.clock.arrivals.forEach((arrival, piece) => {
+        const emission = emitted?.[piece + 1];
+        if (emission === undefined || Number.isNaN(emission) || Number.isNaN(arrival)) timing.missing += 1;
+        else {
+          delays.push(arrival - emission);
+          onPair?.(emission, arrival);
+        }
+      });
+    },
+  };
+  return timing;
 }
