@@ -4,7 +4,8 @@
 // records on) in front of the upstream simulator at zero latency on loopback, 10 keep-alive connections:
 //   - non-streaming and streaming throughput (closed loop) and latency at a paced load, each against the
 //     same request sent to the simulator directly; added latency and added time to first byte;
-//   - per-chunk forwarding delay, with a timestamping copy of the simulator streaming every 20 ms;
+//   - per-chunk forwarding delay, with a timestamping copy of the simulator streaming every 20 ms, directly,
+//     through a pass-through proxy (the floor for a process of its own) and through the gateway;
 //   - gateway CPU per request; the inference bundle's size and its cold import time.
 // Prints one markdown table with every figure against its target and writes it to bench/results/latest.md.
 // A measurement, not a test: exits 0 when targets are missed (non-zero only if the bench itself fails).
@@ -20,7 +21,7 @@ import os from 'node:os';
 import { join, relative } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { buildBundle, bundleComposition, formatBytes, PROJECT_ROOT } from '../bin/build.js';
-import { Cleanup, machineCpu, processCpuMicros, type MachineCpu } from './children.js';
+import { Cleanup, machineCpu, processCpuMicros, startChild, stopChild, waitForOutput, type MachineCpu } from './children.js';
 import { coldImports } from './cold-import.js';
 import type { FromGateway, GcPauses, ToGateway } from './gateway-process.js';
 import { forkGateway, startZeroLatencySimulator, type GatewayChild, type WithoutId } from './gateway-child.js';
@@ -312,6 +313,9 @@ async function main(): Promise<number> {
   const timed: TimedUpstream = await startTimedUpstream({ chunkDelayMs: CHUNK_DELAY_MS });
   cleanup.add('timed upstream', () => timed.close());
   const catalogFile = writeTimedCatalog(timed, join(tmp, 'catalog.json'));
+  const passThrough = startChild('pass-through proxy', process.execPath, ['--import', 'tsx', join(PROJECT_ROOT, 'bench', 'pass-through.ts'), timed.url], { cwd: PROJECT_ROOT });
+  cleanup.add('pass-through proxy', () => stopChild(passThrough.process));
+  const passThroughUrl = (await waitForOutput(passThrough, /listening on (http:\/\/127\.0\.0\.1:\d+)/, 30_000))[1]!;
 
   log('starting the gateway (DynamoDB Local + handlers) and creating a regular API key');
   const gateway = await startGateway(join(tmp, 'gateway'), simulatorUrl, catalogFile);
@@ -396,10 +400,10 @@ async function main(): Promise<number> {
   // arrival at the client minus the moment the upstream wrote it, directly and through the gateway.
   // `profiled`: a CPU profile of the gateway over the measured window, and each chunk's emission and
   // arrival (this process's performance.now()) for lining late chunks up with it.
-  const chunkPhase = async (target: 'gateway' | 'direct', profiled?: { snapshot: () => Promise<CpuSnapshot>; chunks: Array<[number, number]> }) => {
+  const chunkPhase = async (target: 'gateway' | 'direct' | 'pass-through', profiled?: { snapshot: () => Promise<CpuSnapshot>; chunks: Array<[number, number]> }) => {
     const timing = chunkTiming(timed, target === 'gateway'
       ? { url: gatewayUrl, headers: gatewayHeaders, model: 'bench/timed' }
-      : { url: new URL('/v1/chat/completions', timed.url), headers: directHeaders, model: 'echo' }, MESSAGE_CHARS, profiled && ((emission, arrival) => profiled.chunks.push([emission, arrival])));
+      : { url: new URL('/v1/chat/completions', target === 'direct' ? timed.url : passThroughUrl), headers: directHeaders, model: 'echo' }, MESSAGE_CHARS, profiled && ((emission, arrival) => profiled.chunks.push([emission, arrival])));
     const phase = await measure(`streaming every ${CHUNK_DELAY_MS} ms, ${target}, per-chunk delay`, {
       warmupMs: D.warm / 2,
       durationMs: D.chunk,
@@ -410,6 +414,7 @@ async function main(): Promise<number> {
     return { phase, delays: distribution(timing.delays.values()), raw: Float64Array.from(timing.delays.values()), missing: timing.missing };
   };
   const chunksDirect = await chunkPhase('direct');
+  const chunksPassThrough = await chunkPhase('pass-through');
   const chunksGateway = await chunkPhase('gateway');
   const chunkBaseline = chunksDirect.delays.p50;
   const extra = distribution(chunksGateway.raw.map((value) => value - chunkBaseline));
@@ -417,6 +422,8 @@ async function main(): Promise<number> {
   // The same count for the direct run: the measuring process's own stalls (the timed upstream and the client
   // share it), the floor under the gateway's figure.
   const overTargetDirect = chunksDirect.raw.filter((value) => value - chunkBaseline > TARGETS.chunkDelayMs).length;
+  // And through a pass-through proxy in a process of its own: what one more process adds on this machine.
+  const overTargetPassThrough = chunksPassThrough.raw.filter((value) => value - chunkBaseline > TARGETS.chunkDelayMs).length;
 
   // Optional: where the gateway's CPU goes.
   const profiles: string[] = [];
@@ -522,7 +529,7 @@ async function main(): Promise<number> {
   const addedTtfbP99 = added(gatewaySsePaced.ttfb, directSsePaced.ttfb, 'p99');
   const addedAudioP50 = added(gatewaySpeechPaced.ttfb, directSpeechPaced.ttfb, 'p50');
   const addedAudioP99 = added(gatewaySpeechPaced.ttfb, directSpeechPaced.ttfb, 'p99');
-  const allPhases = [directJsonSat, gatewayJsonSat, directJsonPaced, gatewayJsonPaced, directSsePaced, gatewaySsePaced, directSseSat, gatewaySseSat, directSpeechPaced, gatewaySpeechPaced, plain4k, guarded4k, chunksDirect.phase, chunksGateway.phase];
+  const allPhases = [directJsonSat, gatewayJsonSat, directJsonPaced, gatewayJsonPaced, directSsePaced, gatewaySsePaced, directSseSat, gatewaySseSat, directSpeechPaced, gatewaySpeechPaced, plain4k, guarded4k, chunksDirect.phase, chunksPassThrough.phase, chunksGateway.phase];
   const guardrailAddedP50 = guarded4k.latency.p50 - plain4k.latency.p50;
   const errors = allPhases.reduce((sum, phase) => sum + phase.result.errors, 0);
   const composition = bundleComposition(bundle);
@@ -557,6 +564,7 @@ async function main(): Promise<number> {
     { metric: 'Gateway event-loop delay during the chunk phase p50 / p99 / max', value: chunksGateway.phase.cpu ? `${ms(chunksGateway.phase.cpu.loopDelay.p50)} / ${ms(chunksGateway.phase.cpu.loopDelay.p99)} / ${ms(chunksGateway.phase.cpu.loopDelay.max)}` : 'n/a' },
     { metric: 'Chunk delay upstream → client p50 / p99 / max, direct; via gateway', value: `${ms(chunksDirect.delays.p50)} / ${ms(chunksDirect.delays.p99)} / ${ms(chunksDirect.delays.max)}; ${ms(chunksGateway.delays.p50)} / ${ms(chunksGateway.delays.p99)} / ${ms(chunksGateway.delays.max)}` },
     { metric: `Chunks over ${TARGETS.chunkDelayMs} ms late without the gateway (direct run, same baseline): the measuring process's own floor`, value: `${int(overTargetDirect)} of ${int(chunksDirect.raw.length)}` },
+    { metric: `Chunks over ${TARGETS.chunkDelayMs} ms late through a pass-through proxy (bench/pass-through.ts: node:http, a process of its own, nothing parsed; same baseline): the floor for any gateway in a process of its own on this machine`, value: `${int(overTargetPassThrough)} of ${int(chunksPassThrough.raw.length)} (extra p99 / max ${ms(chunksPassThrough.delays.p99 - chunkBaseline)} / ${ms(chunksPassThrough.delays.max - chunkBaseline)})` },
     { metric: 'Gateway CPU per request, non-streaming (at saturation; the request path: the gateway process, the meter aggregator being a process of its own)', value: cpuCell(gatewayJsonSat.cpu, true), target: `≤ ${TARGETS.gatewayCpuUs} µs`, pass: (gatewayJsonSat.cpu?.gatewayUs ?? Number.POSITIVE_INFINITY) <= TARGETS.gatewayCpuUs },
     { metric: `Gateway CPU per request, non-streaming (at ${rate} req/s)`, value: cpuCell(gatewayJsonPaced.cpu, false) },
     { metric: 'Gateway CPU per request, streaming (at saturation)', value: cpuCell(gatewaySseSat.cpu, true) },
