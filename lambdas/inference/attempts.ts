@@ -95,7 +95,8 @@ function timedOut(attempt: Attempt): void {
 
 /**
  * Tries the candidates in order: each may be tried again after a retryable failure (honouring
- * Retry-After), then the next candidate. Non-retryable failures end the search at once. All of it happens
+ * Retry-After), then the next candidate; the candidates of one model share the policy's maxAttempts, and
+ * then the next model's are tried. Non-retryable failures end the search at once. All of it happens
  * within the request's deadline: each attempt waits at most what is left of it, and no retry or fallback
  * starts with less than `minAttemptMs` left (the last failure is the reply then; a timeout when it timed out).
  * The caller calls the returned attempt's `detach` once the attempt is over.
@@ -109,14 +110,21 @@ async function withFallbacks<T>(
   const { retry: policy, requestTimeoutMs, firstByteTimeoutMs, minAttemptMs } = deps.config;
   const deadline = trace.startedAt + requestTimeoutMs;
   let lastError: ProviderError | undefined;
+  // Tries per model: a model's endpoints and credentials (several BYOK keys, then the gateway's own) share
+  // maxAttempts, so that the fallback models of `models` are still tried when the first model's candidates
+  // have used theirs up.
+  const triesOfModel = new Map<string, number>();
   outer: for (const candidate of trace.plan.candidates) {
     let tries = 0;
     for (;;) {
-      if (trace.attempts.length >= policy.maxAttempts) break outer;
+      const model = candidate.endpoint.model;
+      const triedModel = triesOfModel.get(model) ?? 0;
+      if (triedModel >= policy.maxAttempts) continue outer;
       if (signal.aborted) throw abortedError(signal);
       const left = deadline - deps.now();
       if (trace.attempts.length > 0 && left < minAttemptMs) break outer;
       tries += 1;
+      triesOfModel.set(model, triedModel + 1);
       trace.lastCandidate = candidate;
       const wait = Math.max(1, Math.min(firstByteTimeoutMs, Math.floor(left)));
       const attempt = new Attempt(signal, wait, wait < firstByteTimeoutMs ? requestTimeoutMs : undefined);

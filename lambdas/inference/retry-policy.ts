@@ -5,7 +5,7 @@ import type { ProviderError } from '../providers/provider-error.js';
 export interface RetryPolicy {
   /** Tries of one endpoint before moving to the next candidate. */
   attemptsPerEndpoint: number;
-  /** Tries of all candidates together. */
+  /** Tries of one model's candidates together (its endpoints and credentials); each fallback model has as many. */
   maxAttempts: number;
   baseDelayMs: number;
   maxDelayMs: number;

@@ -238,13 +238,21 @@ describe('retries and fallbacks', () => {
     expect(error.metadata).toMatchObject({ attempts: 5 });
   });
 
-  it('maps an upstream 5xx to 502 and never tries more than maxAttempts in all', async () => {
-    const s = setup({ retry: { ...DEFAULT_ENGINE_CONFIG.retry, maxAttempts: 3 } });
-    s.adapters.script('alpha', fail(503)).script('beta', fail(503)).script('gamma', ok('never'));
+  it('maps an upstream 5xx to 502 once every model failed, each model tried at most maxAttempts times', async () => {
+    const s = setup({ retry: { ...DEFAULT_ENGINE_CONFIG.retry, maxAttempts: 1 } });
+    s.adapters.script('alpha', fail(503)).script('beta', fail(503)).script('gamma', fail(500));
     const { error, trace } = await failure(s);
-    expect(attempts(trace)).toEqual(['alpha 503', 'alpha 503', 'beta 503']);
+    expect(attempts(trace)).toEqual(['alpha 503', 'beta 503', 'gamma 500']);
     expect(error.status).toBe(502);
-    expect(s.adapters.calls).not.toContain('gamma');
+  });
+
+  it('tries the next model once one model\'s candidates (several customer keys, then the gateway\'s) have used maxAttempts', async () => {
+    const s = setup({ retry: { ...DEFAULT_ENGINE_CONFIG.retry, maxAttempts: 3 } }, fakeByok([credential(), credential({ id: 'cred-2', sort_order: 1 })]));
+    s.adapters.script('alpha:key-of-cred-1', fail(503)).script('alpha:key-of-cred-2', fail(503)).script('alpha', ok('never')).script('beta', ok('from the next model'));
+    const { trace, generated } = await run(s);
+    expect(s.adapters.calls).toEqual(['alpha:key-of-cred-1', 'alpha:key-of-cred-1', 'alpha:key-of-cred-2', 'beta']);
+    expect(attempts(trace)).toEqual(['alpha 503', 'alpha 503', 'alpha 503', 'beta ok']);
+    expect(generated.result.text).toBe('from the next model');
   });
 
   it('falls through to the gateway\'s own key when a customer\'s key fails with a non-retryable status', async () => {
