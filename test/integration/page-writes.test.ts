@@ -2,7 +2,7 @@
 // what is stored is the page item, to the byte; a page written again is stored already; DynamoDB's
 // refusals, a store that is not there and one that does not answer are errors the page writer retries.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { createServer, type Server } from 'node:net';
+import { createServer, type Server, type Socket } from 'node:net';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { createDocumentClient } from '../../lambdas/platform/dynamo/client.js';
@@ -16,18 +16,25 @@ import { createTestStore, type TestStore } from '../support/store.js';
 let store: TestStore;
 let silent: Server;
 let silentPort: number;
+const silentSockets = new Set<Socket>();
 
 beforeAll(async () => {
   store = await createTestStore();
-  // Accepts connections and never answers.
-  silent = createServer(() => undefined);
+  // Accepts connections and never answers. What they send is read (and dropped), so that a connection the
+  // client closes closes here too: one left unread would keep the worker process alive after the tests.
+  silent = createServer((socket) => {
+    socket.resume();
+    silentSockets.add(socket);
+    socket.once('close', () => silentSockets.delete(socket));
+  });
   await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
   silentPort = (silent.address() as { port: number }).port;
 }, 60_000);
 
 afterAll(async () => {
   await store?.drop();
-  silent?.close();
+  for (const socket of silentSockets) socket.destroy();
+  await new Promise<void>((resolve) => (silent ? silent.close(() => resolve()) : resolve()));
 });
 
 const page = (seq: number): Page => ({
