@@ -73,6 +73,8 @@ const modelConfig = z.object({
   name: z.string().optional(),
   description: z.string().optional(),
   created: z.number().int().optional(),
+  /** Use cases GET /models?category= finds it under (OpenRouter's: programming, roleplay, translation …). */
+  categories: z.array(z.string().regex(/^[a-z0-9][a-z0-9/_-]*$/, 'categories are lowercase words (e.g. programming, marketing/seo)').max(64)).max(32).optional(),
   endpoints: z.array(endpointConfig.refine(
     // An embeddings request reserves no output: its endpoint must not price any.
     (endpoint) => !endpoint.output_modalities?.includes('embeddings') || endpoint.pricing.completion === 0n,
@@ -103,6 +105,7 @@ export function buildCatalog(file: z.output<typeof catalogFileSchema>): Catalog 
     name: model.name ?? model.id,
     description: model.description ?? '',
     created: model.created ?? 1767225600,
+    ...(model.categories ? { categories: model.categories } : {}),
     endpoints: model.endpoints.map((endpoint): CatalogEndpoint => ({
       model: model.id,
       provider: endpoint.provider,

@@ -94,6 +94,10 @@ async function usableModels(principal: Principal, deps: CatalogPorts): Promise<C
 
 function page(models: CatalogModel[], query: z.infer<typeof listModelsQuery> | undefined, path = '/api/v1/models') {
   let list = query?.output_modalities ? models.filter(outputModalityFilter(query.output_modalities)) : models;
+  if (query?.category) {
+    const category = query.category.trim().toLowerCase();
+    list = list.filter((model) => model.categories?.includes(category) === true);
+  }
   if (query?.supported_parameters) {
     const wanted = query.supported_parameters.split(',').map((name) => name.trim()).filter(Boolean);
     list = list.filter((model) => wanted.every((name) => model.endpoints.some((endpoint) => endpoint.supported_parameters.includes(name))));

@@ -5,7 +5,7 @@ import { queryInt } from '../platform/http/query-int.js';
 export const listModelsQuery = z.object({
   offset: queryInt(0).optional(),
   limit: queryInt(1, 1000).optional(),
-  category: z.string().optional(),
+  category: z.string().max(64).optional().describe('Only the models the catalog lists under this use case (a model\'s `categories` in GATEWAY_CATALOG_FILE, e.g. programming); the built-in models are listed under none'),
   supported_parameters: z.string().optional(),
   output_modalities: z.string().max(200).optional().describe('Comma-separated output modalities a model must offer (text, image, embeddings, audio; "speech" is text to speech); "all" or none: every model'),
 });

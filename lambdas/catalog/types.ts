@@ -72,6 +72,8 @@ export interface CatalogModel {
   name: string;
   description: string;
   created: number;
+  /** Use cases it is listed under (GET /models?category=); none: listed under none. */
+  categories?: string[];
   endpoints: CatalogEndpoint[];
 }
 
