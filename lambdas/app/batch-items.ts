@@ -27,6 +27,7 @@ import { DomainError } from '../platform/errors.js';
 import { RecordCache } from '../platform/record-cache.js';
 import type { ApiKey, ApiKeyRepository } from '../keys/index.js';
 import { ItemBusyError, NO_USAGE, type BatchItem, type BatchRecord, type BatchResult, type BatchUsage, type ItemRunner } from '../batches/index.js';
+import { anthropicErrorType } from '../platform/http/anthropic-error-type.js';
 
 /** How long a worker uses a batch's key record before reading it again (a disabled key stops its batch). */
 const KEY_CACHE_MS = 5_000;
@@ -49,12 +50,14 @@ function errorTypeOf(status: number): string {
   return 'server';
 }
 
-function failedResult(customId: string, id: string | null, error: HttpError): BatchResult {
+/** A failed item's result: the error as the live request would have answered it. */
+export function failedResult(customId: string, id: string | null, error: HttpError): BatchResult {
   const param = typeof error.metadata?.param === 'string' ? error.metadata.param : null;
   return {
     custom_id: customId,
     id,
-    error: { message: error.message, param, type: error.status < 500 ? 'invalid_request_error' : 'api_error', error_type: errorTypeOf(error.status) },
+    // The type by status as the SDKs name their errors (rate_limit_error, timeout_error …; Anthropic's set).
+    error: { message: error.message, param, type: error.status === 524 ? 'timeout_error' : anthropicErrorType(error.status), error_type: errorTypeOf(error.status) },
     response: null,
   };
 }

@@ -80,8 +80,6 @@ export const MAX_CHECK_WAIT_SECONDS = 60;
 /** How long past a batch's deadline a provider that cannot be reached is waited for before its batch is given up. */
 const PROVIDER_GIVE_UP_S = 60 * 60;
 
-/** How often a shard looks at its batch's state while it runs (a cancel or expiry stops it). */
-const STATE_CHECK_MS = 1000;
 
 export class BatchWorker {
   private stopping = false;
@@ -360,15 +358,33 @@ export class BatchWorker {
     const done = await this.deps.results.linesDone(batch.id, shard.firstLine, lastLine);
     const todo = items.filter((item) => !done.has(item.line));
 
-    let checkedAt = Date.now();
+    // Every item starts only after a read of the batch's state that began after the item was due to start,
+    // so no item starts once a cancel (or the window's end) has been answered. Lanes due meanwhile share the
+    // next read (a read already in flight began too early for them): at most one read an item, and one read
+    // in flight at a time.
     let stopped = false;
+    let reading: Promise<void> | undefined;
+    let nextRead: Promise<void> | undefined;
+    const read = (): Promise<void> => {
+      const started = this.deps.batches.get(batch.id).then((now) => {
+        if (!now || now.status !== 'in_progress' || this.nowSeconds() >= now.expires_at) stopped = true;
+      });
+      reading = started.finally(() => { reading = undefined; });
+      return reading;
+    };
+    const freshState = (): Promise<void> => {
+      if (!reading) return read();
+      const afterIt = () => {
+        nextRead = undefined;
+        return read();
+      };
+      nextRead ??= reading.then(afterIt, afterIt);
+      return nextRead;
+    };
     const stillRunning = async (): Promise<boolean> => {
       if (stopped || this.stopping) return false;
-      if (Date.now() - checkedAt < STATE_CHECK_MS) return true;
-      checkedAt = Date.now();
-      const now = await this.deps.batches.get(batch.id);
-      if (!now || now.status !== 'in_progress' || this.nowSeconds() >= now.expires_at) stopped = true;
-      return !stopped;
+      await freshState();
+      return !stopped && !this.stopping;
     };
     let next = 0;
     let failure: { error: unknown } | undefined;

@@ -98,7 +98,7 @@ describe('a chat batch', () => {
     expect(broken).toMatchObject({ id: null, response: null, error: { type: 'invalid_request_error', error_type: 'invalid_body', param: 'body.messages' } });
     expect(broken!.error!.message).toMatch(/messages/);
     // A provider filter nothing satisfies: the item fails as the live request would (no endpoint), nothing charged.
-    expect(fails).toMatchObject({ response: null, error: { type: 'invalid_request_error' } });
+    expect(fails).toMatchObject({ response: null, error: { type: 'not_found_error', error_type: 'not_found' } });
   });
 
   it('has result bodies that @openrouter/sdk parses whole', () => {
@@ -244,6 +244,9 @@ describe('an uploaded input', () => {
     const missing = await call(`/batches/uploads/${started.json.id}/complete`, { body: { parts: [{ part_number: 1, etag: '"x"' }] } });
     expect(missing.status).toBe(400);
     expect(missing.json.error).toMatchObject({ message: expect.stringContaining('The parts do not complete upload'), metadata: { param: 'parts' } });
+    // Said in the API's terms, not S3's error names.
+    expect(missing.json.error.message).toContain('a part was not uploaded, or its ETag is not the one its upload answered');
+    expect(missing.json.error.message).not.toMatch(/InvalidPart|NoSuchUpload/);
     const past = await call(`/batches/uploads/${started.json.id}/complete`, { body: { parts: [{ part_number: 2, etag: '"x"' }] } });
     expect(past.status).toBe(400);
     expect(past.json.error.message).toContain('has parts 1 to 1');

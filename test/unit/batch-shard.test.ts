@@ -17,11 +17,11 @@ function inputOf(items: number): Buffer {
   return Buffer.from(Array.from({ length: items }, (_, i) => JSON.stringify({ custom_id: `c${i + 1}`, body: { messages: [{ role: 'user', content: `item ${i + 1}` }] } })).join('\n') + '\n');
 }
 
-function workerOver(input: Buffer, itemConcurrency: number, runItem: BatchWorkerPorts['runItem'], done: number[] = []): { worker: BatchWorker; logged: string[] } {
+function workerOver(input: Buffer, itemConcurrency: number, runItem: BatchWorkerPorts['runItem'], done: number[] = [], get: BatchWorkerPorts['batches']['get'] = async () => BATCH): { worker: BatchWorker; logged: string[] } {
   const logged: string[] = [];
   const unused = async (): Promise<never> => { throw new Error('not used by a shard'); };
   const worker = new BatchWorker({
-    batches: { get: async () => BATCH, move: unused, plan: unused, claimLease: unused, leaseReturned: unused },
+    batches: { get, move: unused, plan: unused, claimLease: unused, leaseReturned: unused },
     results: { page: unused, linesDone: async () => new Set(done) },
     commits: { commit: unused },
     objects: { read: unused, readRange: async (_key: string, start: number, end: number) => input.subarray(start, end), writeOutput: unused },
@@ -89,4 +89,33 @@ describe('a shard of a batch', () => {
     expect(ended).toBeGreaterThan(0);
     expect(ended).toBeLessThan(8);
   });
+
+  it('starts no item once a cancel has been answered: each start waits for a read of the state begun after it was due', async () => {
+    const input = inputOf(40);
+    const started: number[] = [];
+    let cancelled = false;
+    let reads = 0;
+    // A read sees the state as it was when it began, and answers a little later.
+    const get = async () => {
+      reads += 1;
+      const status = cancelled ? 'cancelling' as const : 'in_progress' as const;
+      await new Promise((resolve) => setTimeout(resolve, 2));
+      return { ...BATCH, status };
+    };
+    let startedBeforeCancel = 0;
+    const { worker } = workerOver(input, 4, async (_batch, item) => {
+      started.push(item.line);
+      if (started.length === 5) {
+        // The cancel's write lands (and is answered) while this item runs.
+        cancelled = true;
+        startedBeforeCancel = started.length;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }, [], get);
+    await worker.handle(shardOf(input, 40));
+    // Only lanes whose read was already under way when the cancel landed may start one more item each.
+    expect(started.length).toBeLessThanOrEqual(startedBeforeCancel + 3);
+    expect(reads).toBeLessThanOrEqual(started.length + 4);
+  });
 });
+

@@ -33,3 +33,18 @@ describe('batch view', () => {
     expect(createBatchBody.safeParse({ requests: [{}], endpoint: '/v1/responses', provider: { only: ['openai'], order: ['x'] } }).success).toBe(false);
   });
 });
+
+describe('a failed item\'s error', () => {
+  it('names its type by status as the SDKs name their errors, beside the error_type', async () => {
+    const { failedResult } = await import('../../lambdas/app/batch-items.js');
+    const { HttpError } = await import('../../lambdas/platform/http/errors.js');
+    const typeOf = (status: number) => failedResult('c', 'gen-1', new HttpError(status, `failed with ${status}`)).error;
+    expect(typeOf(429)).toMatchObject({ type: 'rate_limit_error', error_type: 'rate_limit_exceeded' });
+    expect(typeOf(408)).toMatchObject({ type: 'timeout_error', error_type: 'timeout' });
+    expect(typeOf(524)).toMatchObject({ type: 'timeout_error', error_type: 'timeout' });
+    expect(typeOf(400)).toMatchObject({ type: 'invalid_request_error', error_type: 'invalid_request' });
+    expect(typeOf(402)).toMatchObject({ type: 'billing_error', error_type: 'insufficient_credits' });
+    expect(typeOf(404)).toMatchObject({ type: 'not_found_error', error_type: 'not_found' });
+    expect(typeOf(502)).toMatchObject({ type: 'api_error', error_type: 'server' });
+  });
+});
