@@ -9,6 +9,9 @@ import type { GenerationRequest, Message } from '../providers/types.js';
 import type { AppliedPresetConfig, PresetScope, PresetSource } from '../presets/index.js';
 import { toReasoning, toResponseFormat } from './formats/from-chat.js';
 
+/** As the chat schema's `stop` (chat-schema.ts). */
+const CHAT_MAX_STOP_SEQUENCES = 4;
+
 /** The generation settings a config holds, in the internal names. */
 function paramsOf(config: AppliedPresetConfig): Partial<Omit<GenerationRequest, 'model' | 'messages'>> {
   const responseFormat = config.response_format ? toResponseFormat(config.response_format, 'preset response_format') : undefined;
@@ -30,6 +33,12 @@ export function withPreset(request: InferenceRequest, reference: PresetReference
   const plugins = request.plugins.length ? request.plugins : config.plugins ?? [];
   const active = plugins.filter((plugin) => (plugin as { enabled?: boolean }).enabled !== false);
   if (active.length) throw new InvalidInputError(`Invalid preset "${reference.slug}": its plugins (${active.map((plugin) => `"${plugin.id}"`).join(', ')}) are not available on this gateway`);
+  // A preset made from a Messages body may hold up to 16 stop sequences; a chat completion takes 4, as its own
+  // `stop` would (the request's `stop` replaces the preset's).
+  const stops = config.stop?.length ?? 0;
+  if (request.format === 'chat' && request.params.stop === undefined && stops > CHAT_MAX_STOP_SEQUENCES) {
+    throw new InvalidInputError(`Invalid preset "${reference.slug}": its stop has ${stops} sequences and a chat completion takes at most ${CHAT_MAX_STOP_SEQUENCES}; send "stop" to replace them`, { metadata: { param: 'stop' } });
+  }
   // Object.assign, not literals opening with a spread (slow under Node 20: README, "Hot-path style").
   return Object.assign({}, request, {
     models,

@@ -256,6 +256,21 @@ describe('requests through a preset', () => {
     expect(mismatch.json.error.message).toMatch(/preset/);
   });
 
+  it('keeps a chat completion to 4 stop sequences when its preset, made from a Messages body, holds more: 400 unless the request sends its own', async () => {
+    await presets('POST', '/many-stops/messages', { model: 'simulator/echo', max_tokens: 20, stop_sequences: ['a', 'b', 'c', 'd', 'e'] });
+    const chat = await chatCompletion(store.deps, key, { model: '@preset/many-stops', messages: [{ role: 'user', content: 'stops-marker-1' }] });
+    expect(chat.status).toBe(400);
+    expect(chat.json.error).toMatchObject({ message: 'Invalid preset "many-stops": its stop has 5 sequences and a chat completion takes at most 4; send "stop" to replace them', metadata: { param: 'stop' } });
+    expect(upstream.some((request) => JSON.stringify(request.body).includes('stops-marker-1'))).toBe(false);
+    const own = await chatCompletion(store.deps, key, { model: '@preset/many-stops', stop: ['z'], messages: [{ role: 'user', content: 'stops-marker-2' }] });
+    expect(own.status).toBe(200);
+    expect(upstreamBodyOf('stops-marker-2')).toMatchObject({ stop: ['z'] });
+    // A Messages request takes them all, as its own stop_sequences would.
+    const messages = await handleInference(httpEvent({ method: 'POST', path: '/api/v1/messages', key, body: { model: '@preset/many-stops', max_tokens: 12, messages: [{ role: 'user', content: 'stops-marker-3' }] } }), store.deps);
+    expect(messages.statusCode).toBe(200);
+    expect(upstreamBodyOf('stops-marker-3')).toMatchObject({ stop: ['a', 'b', 'c', 'd', 'e'] });
+  });
+
   it('reads a reply body to the end for a streamed preset request', async () => {
     const reply = await handleInference(httpEvent({ method: 'POST', path: '/api/v1/chat/completions', key, body: { model: '@preset/merged', stream: true, messages: [{ role: 'user', content: 'sse-marker' }] } }), store.deps);
     const text = await readBody(reply.body);
