@@ -7,10 +7,11 @@
 // A bad line never fails the batch: it becomes that item's error (the batch's results say which and why),
 // and the others run. Only the input as a whole can fail it: over the byte limit (413, TooLargeError, thrown
 // as soon as the limit is passed, before anything beyond it is read).
+import { isUtf8 } from 'node:buffer';
 import { MAX_JSON_DEPTH, nestsDeeperThan } from '../platform/json-depth.js';
 import type { z } from 'zod';
 import { InvalidInputError, TooLargeError } from '../platform/errors.js';
-import { describeIssues, withoutNullFields } from '../platform/http/validation.js';
+import { describeIssues, unstorableJson, withoutNullFields } from '../platform/http/validation.js';
 import { chatRequestSchema } from '../inference/formats/chat-schema.js';
 import { responsesRequestSchema } from '../inference/formats/responses-schema.js';
 import { messagesRequestSchema } from '../inference/formats/messages-schema.js';
@@ -56,6 +57,8 @@ export interface InputLine {
   text: string | null;
   bytes: number;
   offset: number;
+  /** The line's bytes are not UTF-8 (its text has U+FFFD in their place): the item is refused. */
+  notUtf8?: true;
 }
 
 const NEWLINE = 0x0a;
@@ -94,7 +97,9 @@ export async function* jsonLines(
     if (end > 0 && whole[end - 1] === CR) end -= 1;
     if (end > maxLineBytes) return { number, text: null, bytes, offset };
     const text = whole.toString('utf8', 0, end);
-    return text.trim() === '' ? undefined : { number, text, bytes, offset };
+    if (text.trim() === '') return undefined;
+    // Decoding put U+FFFD in place of bytes that are not UTF-8: the prompt would be sent other than it was given.
+    return text.includes('\uFFFD') && !isUtf8(whole.subarray(0, end)) ? { number, text, bytes, offset, notUtf8: true } : { number, text, bytes, offset };
   };
   const reset = () => {
     carried = [];
@@ -157,6 +162,7 @@ export class BatchItemChecker {
     if (line.text === null) {
       return failed(line.number, null, 'line_too_large', `Line ${line.number} is ${line.bytes} bytes; an item is at most ${MAX_BATCH_LINE_BYTES} bytes`, null);
     }
+    if (line.notUtf8) return failed(line.number, null, 'invalid_json', `Line ${line.number} is not valid UTF-8`, null);
     let value: unknown;
     try {
       value = JSON.parse(line.text);
@@ -166,6 +172,9 @@ export class BatchItemChecker {
     if (nestsDeeperThan(line.text)) {
       return failed(line.number, null, 'invalid_json', `Line ${line.number} nests objects and arrays more than ${MAX_JSON_DEPTH} levels deep`, null);
     }
+    // As a live request's body: a "__proto__" key or half of a surrogate pair could not be sent on as given.
+    const unstorable = unstorableJson(value, line.text, `Line ${line.number}`);
+    if (unstorable) return failed(line.number, null, 'invalid_json', unstorable, null);
     return this.check(value, line.number);
   }
 

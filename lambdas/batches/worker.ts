@@ -172,6 +172,10 @@ export class BatchWorker {
       }
       throw err;
     }
+    // An input of blank lines only (or a byte order mark alone): nothing to run, as an empty `requests` is a 400.
+    if (validated.total === 0 && batch.status === 'validating') {
+      return (await this.move(batch.id, 'validation_failed', this.nowSeconds(), { error: 'The input holds no request: every line of it is blank' })) ?? batch;
+    }
     const model = batch.model ?? validated.model;
     const provider = this.deps.provider;
     // A batch is sent to a provider's batch service only from validating (never one whose items the gateway

@@ -236,6 +236,20 @@ describe('an uploaded input', () => {
     expect((batch.results![0]!.response!.body as any).model).toBe('simulator/echo');
   }, 60_000);
 
+  it('fails an uploaded input without a request (blank lines, a byte order mark), as an empty requests list is refused', async () => {
+    const input = Buffer.from('\uFEFF\r\n\n  \n');
+    const started = await call('/batches/uploads', { body: { bytes: input.length } });
+    const part = (started.json.parts as Array<{ url: string }>)[0]!;
+    const put = await fetch(part.url, { method: 'PUT', body: input });
+    expect((await call(`/batches/uploads/${started.json.id}/complete`, { body: { parts: [{ part_number: 1, etag: put.headers.get('etag')! }] } })).status).toBe(200);
+    const submitted = await call('/batches', { body: { endpoint: '/v1/chat/completions', model: 'simulator/echo', input_upload_id: started.json.id } });
+    expect(submitted.status).toBe(202);
+    const batch = await finished(submitted.json.id);
+    expect(batch.status).toBe('failed');
+    expect(batch.error!.message).toBe('The input holds no request: every line of it is blank');
+    expect(batch.request_counts).toEqual({ total: 0, completed: 0, failed: 0 });
+  }, 60_000);
+
   it('refuses with a 400 a completion naming a part never uploaded, a wrong ETag or a part past the upload\'s count, and stays up', async () => {
     const input = Buffer.from(`${JSON.stringify({ custom_id: 'p1', body: chat('parts') })}\n`);
     const started = await call('/batches/uploads', { body: { bytes: input.length } });

@@ -132,6 +132,22 @@ describe('BatchItemChecker', () => {
     expect(checker.check({ custom_id: 'b', body: chat() }, 4)).toMatchObject({ error: { error_type: 'duplicate_custom_id' } });
   });
 
+  it('refuses, as that line\'s error, a line that is not UTF-8, or holds a "__proto__" key or half of a surrogate pair (a live body\'s 400s)', async () => {
+    const good = Buffer.from(`${JSON.stringify({ custom_id: 'ok', body: chat('café') })}\n`);
+    const latin1 = Buffer.concat([Buffer.from('{"custom_id":"l1","body":{"model":"simulator/echo","messages":[{"role":"user","content":"caf'), Buffer.from([0xe9]), Buffer.from(' au lait"}]}}\n')]);
+    const lines = await collect((async function* () { yield Buffer.concat([good, latin1]); })());
+    const checker = new BatchItemChecker('/v1/chat/completions');
+    expect(checker.checkLine(lines[0]!)).toMatchObject({ kind: 'item', customId: 'ok' });
+    expect(checker.checkLine(lines[1]!)).toMatchObject({ kind: 'error', line: 2, error: { error_type: 'invalid_json', message: 'Line 2 is not valid UTF-8' } });
+    const surrogate = '{"custom_id":"s","body":{"model":"simulator/echo","messages":[{"role":"user","content":"\\ud800"}]}}';
+    expect(checker.checkLine({ number: 3, text: surrogate, bytes: surrogate.length, offset: 0 })).toMatchObject({ kind: 'error', error: { message: expect.stringContaining('unpaired UTF-16 surrogate') } });
+    const proto = '{"custom_id":"p","body":{"model":"simulator/echo","messages":[{"role":"user","content":"x"}],"metadata":{"__proto__":{"a":1}}}}';
+    expect(checker.checkLine({ number: 4, text: proto, bytes: proto.length, offset: 0 })).toMatchObject({ kind: 'error', error: { message: expect.stringContaining('"__proto__"') } });
+    // The replacement character itself, sent as UTF-8, is text like any other.
+    const replacement = JSON.stringify({ custom_id: 'r', body: chat('\uFFFD') });
+    expect(checker.checkLine((await collect((async function* () { yield Buffer.from(replacement); })()))[0]!)).toMatchObject({ kind: 'item', customId: 'r' });
+  });
+
   it('reports an unparsable or oversized line as that line\'s error', () => {
     const checker = new BatchItemChecker('/v1/chat/completions');
     expect(checker.checkLine({ number: 4, text: '{"custom_id": ', bytes: 14, offset: 0 })).toMatchObject({ kind: 'error', line: 4, error: { error_type: 'invalid_json', message: expect.stringMatching(/^Line 4 is not valid JSON/) } });

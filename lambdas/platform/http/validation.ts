@@ -19,14 +19,20 @@ export function parseJsonBody(body: Buffer | undefined, maxBytes: number): unkno
     throw new BadRequestError(`Malformed JSON body: ${echo((err as Error).message, 200)}`);
   }
   if (nestsDeeperThan(body)) throw new BadRequestError(`JSON body nests objects and arrays more than ${MAX_JSON_DEPTH} levels deep`);
-  // Rare in a body, so looked for in its bytes first (one search each) and walked for only when present.
-  const protoKey = body.includes('"__proto__"');
-  const surrogate = body.includes('\\ud') || body.includes('\\uD');
-  if (protoKey || surrogate) {
-    const problem = unstorable(value, 'body', protoKey, surrogate);
-    if (problem) throw new BadRequestError(problem);
-  }
+  const problem = unstorableJson(value, body, 'body');
+  if (problem) throw new BadRequestError(problem);
   return value;
+}
+
+/**
+ * What in a value parsed from `json` (its text or bytes) cannot be kept as given (see unstorable), said of
+ * `path`; undefined when nothing. Rare in a body, so looked for in the text first (one search each) and
+ * walked for only when present.
+ */
+export function unstorableJson(value: unknown, json: Pick<string | Buffer, 'includes'>, path: string): string | undefined {
+  const protoKey = json.includes('"__proto__"');
+  const surrogate = json.includes('\\ud') || json.includes('\\uD');
+  return protoKey || surrogate ? unstorable(value, path, protoKey, surrogate) : undefined;
 }
 
 const LONE_SURROGATE = /\p{Cs}/u;
