@@ -35,8 +35,9 @@ function messageTokens(message: Message): number {
   return total;
 }
 
-/** An upper bound on the prompt tokens of a request. */
+/** An upper bound on the prompt tokens of a request; a speech request's exact count, its characters (speechUsage). */
 export function promptTokenBound(params: Omit<GenerationRequest, 'model'>): number {
+  if (params.speech) return params.speech.input.length;
   let total = 0;
   for (const message of params.messages) total += messageTokens(message);
   if (params.tools?.length) total += bytes(JSON.stringify(params.tools)) + MESSAGE_OVERHEAD_TOKENS;

@@ -119,7 +119,8 @@ async function reserveFor({ request, caller, trace, deps }: SettlementOptions, s
     }
   }
   // Only a refusal evaluates these: it says how many output tokens the caller can afford.
-  const hold = await deps.ledger.reserve(trace.generationId, caller.key, amount, {
+  // A speech request's price is its characters': no output tokens to lower, so the refusal names none.
+  const hold = await deps.ledger.reserve(trace.generationId, caller.key, amount, request.params.speech ? undefined : {
     // Methods, not a getter: an accessor on an object literal gives each object a map of its own in the old
     // generation, which keeps the request reachable from it until a full collection.
     requested: () => reservedOutputTokens(request.params, endpoints),

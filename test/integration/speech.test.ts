@@ -159,6 +159,21 @@ describe('audio', () => {
     expect(record.json.data).toMatchObject({ tokens_prompt: 400 });
   });
 
+  it('holds exactly the characters\' price, so credits that cover it suffice, and refuses without talk of output tokens', async () => {
+    // $0.0008 of credits: 50 characters cost $0.00075 ($15 per million), 60 cost $0.0009.
+    const poor = await (await createTenant(store.deps, 'organization', 'Few credits', 800_000n)).addKey('standard');
+    const say = (input: string) => handleInference(httpEvent({ method: 'POST', path: '/api/v1/audio/speech', key: poor.text, body: { model: 'simulator/tts', input, response_format: 'pcm' } }), store.deps);
+    const fits = await say('b'.repeat(50));
+    expect(fits.statusCode).toBe(200);
+    await readBody(fits.body as Readable);
+    const refused = await say('c'.repeat(60));
+    expect(refused.statusCode).toBe(402);
+    const error = JSON.parse(String(refused.body)).error;
+    expect(error.message).toMatch(/^This request requires more credits: it can cost up to \$0\.0009\b/);
+    expect(error.message).not.toMatch(/token/);
+    expect(error.metadata).not.toHaveProperty('requested_tokens');
+  });
+
   it('answers a failing provider with an error envelope, and a model of the wrong kind with a 400', async () => {
     const failed = await speak({ model: 'simulator/tts-error-500', input: 'x' });
     expect(failed.status).toBeGreaterThanOrEqual(500);
