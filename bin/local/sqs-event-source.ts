@@ -88,9 +88,12 @@ export async function startSqsEventSource(options: SqsEventSourceOptions): Promi
     if (deleted.Failed?.length) log.warn('SQS messages not deleted: they come back and their worker must find them done', { queue: queueArn, failed: deleted.Failed.length });
   };
 
-  // Only the first poller polls an idle queue (one receive a waitSeconds): the others wait until a receive
-  // brings messages, then poll too, until they find the queue empty again. Eight pollers long-polling an
-  // idle queue once a second each were a steady tax on the process that serves requests (late stream chunks).
+  // One idle poller at a time polls an idle queue (one receive a waitSeconds): the others wait until a receive
+  // brings messages, then poll too, until they find the queue empty again; the last of them to find it so
+  // keeps polling. Eight pollers long-polling an idle queue once a second each were a steady tax on the
+  // process that serves requests (late stream chunks); and a fixed scout, busy with a long batch, left new
+  // messages unread until it was done, while the others waited to be woken.
+  let polling = 0;
   let wake: (() => void) | undefined;
   let woken = new Promise<void>((resolve) => { wake = resolve; });
   const rouse = () => {
@@ -98,9 +101,10 @@ export async function startSqsEventSource(options: SqsEventSourceOptions): Promi
     woken = new Promise<void>((resolve) => { wake = resolve; });
   };
 
-  const poller = async (scout: boolean): Promise<void> => {
+  const poller = async (): Promise<void> => {
     while (!stopped) {
       let messages: Message[];
+      polling += 1;
       try {
         const received = await sqs.send(new ReceiveMessageCommand({
           QueueUrl: queueUrl,
@@ -110,6 +114,7 @@ export async function startSqsEventSource(options: SqsEventSourceOptions): Promi
         }));
         messages = received.Messages ?? [];
       } catch (err) {
+        polling -= 1;
         if (stopped) return;
         if (Date.now() - lastOutageReport >= OUTAGE_REPORT_MS) {
           lastOutageReport = Date.now();
@@ -118,6 +123,7 @@ export async function startSqsEventSource(options: SqsEventSourceOptions): Promi
         await new Promise((resolve) => setTimeout(resolve, OUTAGE_RETRY_MS));
         continue;
       }
+      polling -= 1;
       if (stopped && messages.length > 0) {
         // Received while stopping: handed back at once rather than hidden for a visibility timeout.
         await sqs.send(new ChangeMessageVisibilityBatchCommand({
@@ -127,8 +133,9 @@ export async function startSqsEventSource(options: SqsEventSourceOptions): Promi
         return;
       }
       if (messages.length === 0 && waitSeconds === 0) await new Promise((resolve) => setTimeout(resolve, 50));
-      // (Checked and awaited in one go: a stop after this point rouses it.)
-      if (messages.length === 0 && !scout && !stopped) await woken;
+      // Another poller is polling: this one waits to be roused (checked and awaited in one go: a stop after
+      // this point rouses it). None is: this one goes on polling.
+      if (messages.length === 0 && polling > 0 && !stopped) await woken;
       if (messages.length > 0) {
         rouse();
         try {
@@ -141,7 +148,7 @@ export async function startSqsEventSource(options: SqsEventSourceOptions): Promi
   };
 
   // One poller per concurrent invocation: each receives, invokes and deletes in turn.
-  const pollers = Array.from({ length: concurrency }, (_, index) => poller(index === 0));
+  const pollers = Array.from({ length: concurrency }, () => poller());
   return {
     async stop() {
       // A receive in progress is let finish (at most waitSeconds): cancelling it on this side would leave

@@ -72,6 +72,7 @@ export function createManagementOperations(deps: GatewayDeps): ManagementOperati
     ...createByokOperations({ byok, vault, providers: byokProviders(engine.catalog), keys, workspaces, invalidateCredentials, clock }),
     ...createBatchOperations({
       batches: batches.repository, results: batches.results, uploads: batches.uploads, objects: batches.objects, executions: () => batches.executions, clock, log, windowSeconds: config.batches.windowSeconds,
+      knowsModel: (id) => engine.catalog.byId.has(id),
     }),
   };
 }

@@ -6,6 +6,7 @@ import { ConflictError, InvalidInputError, NotFoundError, TooLargeError, Unavail
 import type { Principal } from '../platform/http/auth.js';
 import type { OperationResult } from '../platform/http/route.js';
 import type { Logger } from '../platform/logger.js';
+import { echo } from '../platform/echo.js';
 import type { BatchObjects } from './batch-objects.js';
 import { alphanumeric } from '../billing/pages.js';
 import type { BatchExecutions } from './executions.js';
@@ -23,6 +24,8 @@ export interface BatchPorts {
   /** The batch bucket and its state machine; undefined where batches are not configured (then 503). */
   objects: Pick<BatchObjects, 'bucket' | 'putInput' | 'deleteBatch' | 'downloadUrl' | 'uploadKey' | 'startUpload' | 'partUrl' | 'completeUpload' | 'size' | 'deleteObject'> | undefined;
   uploads: Pick<BatchUploadRepository, 'create' | 'get' | 'move'>;
+  /** Whether the catalog has this model: a batch naming one it lacks is refused when created (as a live request is). */
+  knowsModel?: (id: string) => boolean;
   /** Read at each call: npm start puts its in-process runner there once it is up. */
   executions: () => BatchExecutions | undefined;
   clock: () => Date;
@@ -126,6 +129,9 @@ export function createBatchOperations(deps: BatchPorts): BatchOperations {
       let input: BatchRecord['input'];
       let total = 0;
       let model: string | null = body.model ?? null;
+      if (model !== null && deps.knowsModel && !deps.knowsModel(model)) {
+        throw new InvalidInputError(`Invalid model: "${echo(model, 128)}" is not a valid model ID`, { metadata: { param: 'model' } });
+      }
       if (body.input_upload_id !== undefined) {
         // An uploaded input: checked item by item by the validating step; its items are counted then.
         const upload = await deps.uploads.get(body.input_upload_id);

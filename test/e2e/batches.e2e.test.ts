@@ -190,6 +190,12 @@ describe('submitting', () => {
     expect(reply.json.error.message).toMatch(/requests\.0\.body\.model/);
   });
 
+  it('refuses a batch naming a model the catalog lacks, as a live request is refused, before storing anything', async () => {
+    const reply = await submit({ endpoint: '/v1/chat/completions', model: 'nope/nothing', requests: [{ custom_id: 'a', body: chat('x') }] });
+    expect(reply.status).toBe(400);
+    expect(reply.json.error).toMatchObject({ message: 'Invalid model: "nope/nothing" is not a valid model ID', metadata: { param: 'model' } });
+  });
+
   it('answers 403 to a management key, 401 without a key, and 404 for another workspace\'s batch', async () => {
     const body = { endpoint: '/v1/chat/completions', model: 'simulator/echo', requests: [{ custom_id: 'a', body: chat('x') }] };
     expect((await submit(body, ADMIN_KEY)).status).toBe(403);

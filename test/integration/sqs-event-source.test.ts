@@ -101,6 +101,32 @@ describe('SQS event source (local)', () => {
     expect(await drain(url)).toEqual([]);
   });
 
+  it('reads a new message while another invocation is still busy: an idle poller is always polling', async () => {
+    queues += 1;
+    const url = (await sqs.send(new CreateQueueCommand({ QueueName: `busy-${queues}`, Attributes: { VisibilityTimeout: '60' } }))).QueueUrl!;
+    let release: (() => void) | undefined;
+    const blocked = new Promise<void>((resolve) => { release = resolve; });
+    const handled: string[] = [];
+    const busy = await startSqsEventSource({
+      sqs, queueUrl: url, log, batchSize: 1, concurrency: 3, waitSeconds: 1,
+      handler: async (event) => {
+        handled.push(...event.Records.map((r) => r.body));
+        if (event.Records.some((r) => r.body === 'slow')) await blocked;
+      },
+    });
+    try {
+      await send(url, ['slow']);
+      await waitFor(() => handled.includes('slow'));
+      // Whichever poller took 'slow' is busy with it; the next message must not wait for it.
+      await new Promise((resolve) => setTimeout(resolve, 1500));
+      await send(url, ['next']);
+      await waitFor(() => handled.includes('next'), { timeoutMs: 5000, what: 'the second message' });
+    } finally {
+      release!();
+      await busy.stop();
+    }
+  });
+
   it('stops without hiding a message sent while a receive was waiting', async () => {
     const { url } = await queue();
     const handled: string[] = [];
