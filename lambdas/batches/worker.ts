@@ -23,6 +23,7 @@ import type { BatchResult } from './schemas.js';
 import { validateBatchInput, type Shard } from './validation.js';
 import { MAX_PROVIDER_BATCH_ITEMS, type BatchItem, type BatchLeasePort, type ProviderBatchPort, type SubmittedBatch } from './provider-port.js';
 import type { BatchLeaseRef, ProviderBatchRef, StoredPricing } from './batch-repository.js';
+import { NEVER_ABORTED } from '../inference/attempts.js';
 
 export type { BatchItem } from './provider-port.js';
 
@@ -71,8 +72,6 @@ export interface BatchWorkerPorts {
 /** A step that cannot run yet (a shard of a batch still validating): its message comes back later. */
 export class NotYetError extends Error {}
 
-/** Items are not cut short by a cancel: what runs finishes and is charged. */
-const NEVER_ABORTED = new AbortController().signal;
 
 /** The longest wait between two checks: a day's batch takes at most some 1,440 checks (Step Functions keeps 25,000 events of an execution). */
 export const MAX_CHECK_WAIT_SECONDS = 60;
@@ -403,6 +402,8 @@ export class BatchWorker {
           // Another lane may have taken the last item while this one looked at the batch's state.
           if (next >= todo.length || failure) return;
           const item = todo[next++]!;
+          // Items are not cut short by a cancel: what runs finishes and is charged. The engine's own never-aborted
+          // signal: no listener is added to it (a shared AbortController's warned of a leak past 10 items at once).
           await this.deps.runItem(batch, item, NEVER_ABORTED);
         } catch (error) {
           // Left to its other run, which records it.

@@ -118,4 +118,3 @@ describe('a shard of a batch', () => {
     expect(reads).toBeLessThanOrEqual(started.length + 4);
   });
 });
-
