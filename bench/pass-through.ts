@@ -1,8 +1,9 @@
 // A pass-through HTTP proxy in a process of its own: each request's body goes to one upstream (the path
 // kept) over keep-alive connections, and the reply comes back chunk by chunk as it arrives, with nothing
-// parsed, checked or recorded. `npm run bench` streams the chunk phase through it too: the least that any
-// gateway in a process of its own adds to a chunk on this machine (two more loopback hops and one more
-// process to be scheduled), the floor under the gateway's figure. Prints `listening on <url>`.
+// parsed, checked or recorded. `npm run bench` streams the chunk phase through it too: what one more
+// process adds to a chunk on this machine (two more loopback hops and one more process to be scheduled), a
+// reference beside the gateway's figure (not a bound: on a machine that stalls, it can come out higher).
+// Prints `listening on <url>`.
 // Usage: tsx bench/pass-through.ts <upstream origin>
 import http from 'node:http';
 
@@ -16,6 +17,7 @@ const server = http.createServer((req, res) => {
     res.writeHead(reply.statusCode ?? 502, { 'content-type': reply.headers['content-type'] ?? 'application/octet-stream' });
     reply.on('data', (chunk: Buffer) => res.write(chunk));
     reply.on('end', () => res.end());
+    reply.on('error', () => res.destroy());
   });
   forward.on('error', () => res.destroy());
   req.pipe(forward);

@@ -44,7 +44,7 @@ function errorTypeOf(status: number): string {
   if (status === 402) return 'insufficient_credits';
   if (status === 401 || status === 403) return 'permission_denied';
   if (status === 404) return 'not_found';
-  if (status === 408 || status === 524) return 'timeout';
+  if (status === 408 || status === 504 || status === 524) return 'timeout';
   if (status === 413) return 'payload_too_large';
   if (status < 500) return 'invalid_request';
   return 'server';

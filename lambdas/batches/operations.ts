@@ -93,12 +93,12 @@ function withBatchModel(requests: readonly unknown[], model: string | undefined)
 }
 
 /** Why S3 refused to complete an upload, in the caller's terms (S3's error names are not the API's). */
-const PART_REFUSALS: Record<string, string> = {
-  InvalidPart: 'a part was not uploaded, or its ETag is not the one its upload answered',
-  InvalidPartOrder: 'the parts are not in ascending order',
-  EntityTooSmall: 'a part other than the last is smaller than the part size',
-  NoSuchUpload: 'the upload is no longer open',
-};
+const PART_REFUSALS = new Map<string, string>([
+  ['InvalidPart', 'a part was not uploaded, or its ETag is not the one its upload answered'],
+  ['InvalidPartOrder', 'the parts are not in ascending order'],
+  ['EntityTooSmall', 'a part other than the last is smaller than the part size'],
+  ['NoSuchUpload', 'the upload is no longer open'],
+]);
 
 export function createBatchOperations(deps: BatchPorts): BatchOperations {
   const now = () => Math.floor(deps.clock().getTime() / 1000);
@@ -251,7 +251,7 @@ export function createBatchOperations(deps: BatchPorts): BatchOperations {
         // Completed already by an earlier try whose reply was lost (S3 then knows no such upload): go on.
         const completedBefore = name === 'NoSuchUpload' && (await objects.size(upload.key)) !== undefined;
         if (!completedBefore) {
-          const why = PART_REFUSALS[name];
+          const why = PART_REFUSALS.get(name);
           if (why) throw new InvalidInputError(`The parts do not complete upload ${upload.id}: ${why}; send every part's number and the ETag its upload answered, in order`, { metadata: { param: 'parts' } });
           throw new UpstreamError('The batch service is unavailable: the upload could not be completed; try again', { reason: 'unavailable', retryAfterSeconds: 5, cause: err });
         }

@@ -24,6 +24,7 @@ import { validateBatchInput, type Shard } from './validation.js';
 import { MAX_PROVIDER_BATCH_ITEMS, type BatchItem, type BatchLeasePort, type ProviderBatchPort, type SubmittedBatch } from './provider-port.js';
 import type { BatchLeaseRef, ProviderBatchRef, StoredPricing } from './batch-repository.js';
 import { NEVER_ABORTED } from '../inference/attempts.js';
+import { anthropicErrorType } from '../platform/http/anthropic-error-type.js';
 
 export type { BatchItem } from './provider-port.js';
 
@@ -250,7 +251,7 @@ export class BatchWorker {
       // Items whose request the provider's format cannot carry: their errors, as an item's error live.
       await Promise.all(submitted.refused.map(({ item, status, message }) => this.deps.commits.commit({
         batchId: batch.id, line: item.line, usage: NO_USAGE,
-        result: { custom_id: item.customId, id: null, error: { message, param: null, type: status >= 500 ? 'api_error' : 'invalid_request_error', error_type: 'invalid_body' }, response: null },
+        result: { custom_id: item.customId, id: null, error: { message, param: null, type: anthropicErrorType(status), error_type: 'invalid_body' }, response: null },
       })));
       ref = { ...ref, id: submitted.id, submitting: false };
       await this.deps.batches.plan(batch.id, { provider_batch: ref, queued: true });

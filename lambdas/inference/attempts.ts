@@ -93,6 +93,9 @@ function timedOut(attempt: Attempt): void {
   attempt.timeOut();
 }
 
+/** How many models' worth of attempts (the policy's maxAttempts each) one request makes at most. */
+const MODELS_FULLY_TRIED = 3;
+
 /**
  * Tries the candidates in order: each may be tried again after a retryable failure (honouring
  * Retry-After), then the next candidate; the candidates of one model share the policy's maxAttempts, and
@@ -112,11 +115,13 @@ async function withFallbacks<T>(
   let lastError: ProviderError | undefined;
   // Tries per model: a model's endpoints and credentials (several BYOK keys, then the gateway's own) share
   // maxAttempts, so that the fallback models of `models` are still tried when the first model's candidates
-  // have used theirs up.
+  // have used theirs up; and the request as a whole makes at most MODELS_FULLY_TRIED times as many (a
+  // list of 64 models must not make hundreds of calls to providers that are refusing them).
   const triesOfModel = new Map<string, number>();
   outer: for (const candidate of trace.plan.candidates) {
     let tries = 0;
     for (;;) {
+      if (trace.attempts.length >= policy.maxAttempts * MODELS_FULLY_TRIED) break outer;
       const model = candidate.endpoint.model;
       const triedModel = triesOfModel.get(model) ?? 0;
       if (triedModel >= policy.maxAttempts) continue outer;

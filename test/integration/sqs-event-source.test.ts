@@ -115,6 +115,8 @@ describe('SQS event source (local)', () => {
       },
     });
     try {
+      // Past the first receive of every poller: one of them polls the idle queue, the others wait.
+      await new Promise((resolve) => setTimeout(resolve, 1500));
       await send(url, ['slow']);
       await waitFor(() => handled.includes('slow'));
       // Whichever poller took 'slow' is busy with it; the next message must not wait for it.

@@ -45,6 +45,7 @@ describe('a failed item\'s error', () => {
     expect(typeOf(400)).toMatchObject({ type: 'invalid_request_error', error_type: 'invalid_request' });
     expect(typeOf(402)).toMatchObject({ type: 'billing_error', error_type: 'insufficient_credits' });
     expect(typeOf(404)).toMatchObject({ type: 'not_found_error', error_type: 'not_found' });
+    expect(typeOf(504)).toMatchObject({ type: 'timeout_error', error_type: 'timeout' });
     expect(typeOf(502)).toMatchObject({ type: 'api_error', error_type: 'server' });
   });
 });

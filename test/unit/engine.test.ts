@@ -24,7 +24,7 @@ import type { GenerationRequest, GenerationResult, ProviderAdapter, StreamEvent 
 
 // One endpoint per model, so that `models` fixes the order of the candidates (no weighted choice).
 const catalog = buildCatalog(catalogFileSchema.parse({
-  models: ['alpha', 'beta', 'gamma'].map((provider) => ({
+  models: ['alpha', 'beta', 'gamma', 'delta'].map((provider) => ({
     id: `m/${provider}`,
     endpoints: [{
       provider, adapter: 'openai-chat', base_url: `https://${provider}.example/v1`, upstream_model: `${provider}-upstream`,
@@ -243,6 +243,16 @@ describe('retries and fallbacks', () => {
     s.adapters.script('alpha', fail(503)).script('beta', fail(503)).script('gamma', fail(500));
     const { error, trace } = await failure(s);
     expect(attempts(trace)).toEqual(['alpha 503', 'beta 503', 'gamma 500']);
+    expect(error.status).toBe(502);
+  });
+
+  it('makes at most three models\' worth of attempts in all, however many models fail', async () => {
+    const s = setup({ retry: { ...DEFAULT_ENGINE_CONFIG.retry, maxAttempts: 1 } });
+    // Four models: the fourth is not tried once three attempts (3 × maxAttempts) failed.
+    s.adapters.script('alpha', fail(503)).script('beta', fail(503)).script('gamma', fail(503)).script('delta', ok('never'));
+    const request = chatRequest([...ALL, 'm/delta'], {});
+    const { error, trace } = await failure(s, request);
+    expect(attempts(trace)).toEqual(['alpha 503', 'beta 503', 'gamma 503']);
     expect(error.status).toBe(502);
   });
 

@@ -22,6 +22,9 @@ describe('validation', () => {
   it('refuses bodies that would not be kept as given: bytes that are not UTF-8, keys named __proto__, unpaired surrogates', () => {
     expect(() => parseJsonBody(Buffer.from([0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, 0xff, 0xfe, 0x22, 0x7d]), 100)).toThrow('Request body is not valid UTF-8');
     expect(() => parseJsonBody(Buffer.from('{"metadata":{"__proto__":"x"}}'), 100)).toThrow('body.metadata has a key named "__proto__", which is not accepted');
+    // The key spelled with escapes parses to the same key.
+    expect(() => parseJsonBody(Buffer.from('{"metadata":{"\\u005f_proto__":"x"}}'), 100)).toThrow('body.metadata has a key named "__proto__", which is not accepted');
+    expect(() => parseJsonBody(Buffer.from('{"metadata":{"__pr\\u006fto__":"x"}}'), 100)).toThrow('body.metadata has a key named "__proto__", which is not accepted');
     expect(() => parseJsonBody(Buffer.from('{"value":["ok","\\ud800x"]}'), 100)).toThrow('body.value.1 contains an unpaired UTF-16 surrogate');
     expect(() => parseJsonBody(Buffer.from('{"\\udc00":1}'), 100)).toThrow('body has a key with an unpaired UTF-16 surrogate');
     // Paired surrogates (an emoji escaped, as Python's json sends it), the text "__proto__" as a value, and

@@ -30,7 +30,8 @@ export function parseJsonBody(body: Buffer | undefined, maxBytes: number): unkno
  * walked for only when present.
  */
 export function unstorableJson(value: unknown, json: Pick<string | Buffer, 'includes'>, path: string): string | undefined {
-  const protoKey = json.includes('"__proto__"');
+  // Any \u escape may spell a character of the key (`"\u005f_proto__"` parses to "__proto__").
+  const protoKey = json.includes('"__proto__"') || json.includes('\\u');
   const surrogate = json.includes('\\ud') || json.includes('\\uD');
   return protoKey || surrogate ? unstorable(value, path, protoKey, surrogate) : undefined;
 }
