@@ -73,13 +73,11 @@ export interface BatchWorkerPorts {
 /** A step that cannot run yet (a shard of a batch still validating): its message comes back later. */
 export class NotYetError extends Error {}
 
-
 /** The longest wait between two checks: a day's batch takes at most some 1,440 checks (Step Functions keeps 25,000 events of an execution). */
 export const MAX_CHECK_WAIT_SECONDS = 60;
 
 /** How long past a batch's deadline a provider that cannot be reached is waited for before its batch is given up. */
 const PROVIDER_GIVE_UP_S = 60 * 60;
-
 
 export class BatchWorker {
   private stopping = false;
@@ -364,8 +362,8 @@ export class BatchWorker {
 
     // Every item starts only after a read of the batch's state that began after the item was due to start,
     // so no item starts once a cancel (or the window's end) has been answered. Lanes due meanwhile share the
-    // next read (a read already in flight began too early for them): at most one read an item, and one read
-    // in flight at a time.
+    // next read (a read already in flight began too early for them): at most one read an item, and seldom
+    // more than one in flight.
     let stopped = false;
     let reading: Promise<void> | undefined;
     let nextRead: Promise<void> | undefined;

@@ -96,6 +96,13 @@ function timedOut(attempt: Attempt): void {
 /** How many models' worth of attempts (the policy's maxAttempts each) one request makes at most. */
 const MODELS_FULLY_TRIED = 3;
 
+/** The attempts made so far at one model (a loop: nothing allocated on a request's first try). */
+function attemptsOf(trace: RouteTrace, model: string): number {
+  let count = 0;
+  for (const attempt of trace.attempts) if (attempt.model === model) count += 1;
+  return count;
+}
+
 /**
  * Tries the candidates in order: each may be tried again after a retryable failure (honouring
  * Retry-After), then the next candidate; the candidates of one model share the policy's maxAttempts, and
@@ -117,19 +124,15 @@ async function withFallbacks<T>(
   // maxAttempts, so that the fallback models of `models` are still tried when the first model's candidates
   // have used theirs up; and the request as a whole makes at most MODELS_FULLY_TRIED times as many (a
   // list of 64 models must not make hundreds of calls to providers that are refusing them).
-  const triesOfModel = new Map<string, number>();
   outer: for (const candidate of trace.plan.candidates) {
     let tries = 0;
     for (;;) {
       if (trace.attempts.length >= policy.maxAttempts * MODELS_FULLY_TRIED) break outer;
-      const model = candidate.endpoint.model;
-      const triedModel = triesOfModel.get(model) ?? 0;
-      if (triedModel >= policy.maxAttempts) continue outer;
+      if (attemptsOf(trace, candidate.endpoint.model) >= policy.maxAttempts) continue outer;
       if (signal.aborted) throw abortedError(signal);
       const left = deadline - deps.now();
       if (trace.attempts.length > 0 && left < minAttemptMs) break outer;
       tries += 1;
-      triesOfModel.set(model, triedModel + 1);
       trace.lastCandidate = candidate;
       const wait = Math.max(1, Math.min(firstByteTimeoutMs, Math.floor(left)));
       const attempt = new Attempt(signal, wait, wait < firstByteTimeoutMs ? requestTimeoutMs : undefined);
