@@ -28,7 +28,7 @@ import { Cleanup } from './children.js';
 import { forkGateway, startZeroLatencySimulator } from './gateway-child.js';
 import { runLoad, type RequestSpec } from './load.js';
 import { distribution, median } from './stats.js';
-import { chunkTiming, startTimedUpstream, writeTimedCatalog, type TimedUpstream } from './timed-upstream.js';
+import { CHUNK_PHASE, chunkTiming, countLate, directChunkTarget, startTimedUpstream, writeTimedCatalog, type TimedUpstream } from './timed-upstream.js';
 
 const VARIANTS = ['tsx', 'bundle'] as const;
 type Variant = typeof VARIANTS[number];
@@ -40,10 +40,6 @@ const rounds = Number(process.env.BENCH_AB_ROUNDS ?? 8);
 const roundMs = Number(process.env.BENCH_AB_ROUND_MS ?? 3000);
 const stream = process.env.BENCH_AB_STREAM === '1';
 const chunks = process.env.BENCH_AB_CHUNKS === '1';
-/** As bench/run.ts's chunk phase: a chunk every 20 ms, a 200-character text (about 30 chunks), 1 ms late at most. */
-const CHUNK_DELAY_MS = 20;
-const CHUNK_TEXT_CHARS = 200;
-const CHUNK_LATE_MS = 1;
 if (argv.length !== 2 || !argv.every((value) => isVariant(value) || isCheckout(value))) {
   console.error(`usage: npm run bench:ab -- <${VARIANTS.join('|')}|dir> <${VARIANTS.join('|')}|dir>  (BENCH_AB_ROUNDS, BENCH_AB_ROUND_MS, BENCH_AB_STREAM=1, BENCH_AB_CHUNKS=1)`);
   process.exit(2);
@@ -93,7 +89,7 @@ async function main(): Promise<void> {
   const tmp = mkdtempSync(join(os.tmpdir(), 'gateway-ab-'));
   cleanup.addFinal('temp dir', () => rmSync(tmp, { recursive: true, force: true }));
   const simulatorUrl = (await startZeroLatencySimulator(cleanup)).url;
-  const timed = chunks ? await startTimedUpstream({ chunkDelayMs: CHUNK_DELAY_MS }) : undefined;
+  const timed = chunks ? await startTimedUpstream({ chunkDelayMs: CHUNK_PHASE.delayMs }) : undefined;
   if (timed) cleanup.add('timed upstream', () => timed.close());
   const catalog: Record<string, string> = timed ? { GATEWAY_CATALOG_FILE: writeTimedCatalog(timed, join(tmp, 'catalog.json')) } : {};
   const gateways = [
@@ -153,7 +149,7 @@ async function compareCpu(gateways: Gateway[]): Promise<void> {
 /** Each round: the chunk timing of one gateway, then the other's (alternating who goes first). */
 async function compareChunks(gateways: Gateway[], timed: TimedUpstream): Promise<void> {
   const load = async (target: Parameters<typeof chunkTiming>[1], durationMs: number) => {
-    const timing = chunkTiming(timed, target, CHUNK_TEXT_CHARS);
+    const timing = chunkTiming(timed, target, CHUNK_PHASE.chars);
     const result = await runLoad({ connections: 10, warmupMs: 1000, durationMs, maxRequests: 1_000_000, request: timing.spec, onOutcome: timing.onOutcome });
     if (result.errors) throw new Error(`${target.url.href}: ${result.errors} failed requests (${result.errorSamples.join('; ')})`);
     if (timing.missing) throw new Error(`${target.url.href}: ${timing.missing} chunks not seen at one end`);
@@ -162,10 +158,9 @@ async function compareChunks(gateways: Gateway[], timed: TimedUpstream): Promise
   const viaGateway = (gateway: Gateway) => ({ url: new URL('/api/v1/chat/completions', gateway.url), headers: { 'content-type': 'application/json', authorization: `Bearer ${gateway.key}` }, model: 'bench/timed' });
   log('warming both up, then the direct baseline');
   for (const gateway of gateways) await load(viaGateway(gateway), 4000);
-  const direct = await load({ url: new URL('/v1/chat/completions', timed.url), headers: { 'content-type': 'application/json' }, model: 'echo' }, roundMs);
+  const direct = await load(directChunkTarget(timed.url), roundMs);
   const baseline = distribution(direct).p50;
-  const late = (delays: ArrayLike<number>) => Array.from(delays).filter((value) => value - baseline > CHUNK_LATE_MS).length;
-  log(`direct: median ${baseline.toFixed(3)} ms; ${late(direct)} of ${direct.length} chunks over ${CHUNK_LATE_MS} ms later than it (the measuring process's own floor)`);
+  log(`direct: median ${baseline.toFixed(3)} ms; ${countLate(direct, baseline)} of ${direct.length} chunks over ${CHUNK_PHASE.lateMs} ms later than it (the measuring process's own floor)`);
   const counts: number[][] = [[], []];
   const totals = [0, 0];
   let fewer = 0;
@@ -174,14 +169,15 @@ async function compareChunks(gateways: Gateway[], timed: TimedUpstream): Promise
     for (const i of order) {
       const delays = await load(viaGateway(gateways[i]!), roundMs);
       const extra = distribution(Array.from(delays, (value) => value - baseline));
-      counts[i]!.push(late(delays));
+      const late = countLate(delays, baseline);
+      counts[i]!.push(late);
       totals[i]! += delays.length;
-      log(`round ${r + 1}: ${gateways[i]!.label} ${late(delays)} of ${delays.length} chunks over ${CHUNK_LATE_MS} ms; extra p50 / p99 / max ${extra.p50.toFixed(2)} / ${extra.p99.toFixed(2)} / ${extra.max.toFixed(2)} ms`);
+      log(`round ${r + 1}: ${gateways[i]!.label} ${late} of ${delays.length} chunks over ${CHUNK_PHASE.lateMs} ms; extra p50 / p99 / max ${extra.p50.toFixed(2)} / ${extra.p99.toFixed(2)} / ${extra.max.toFixed(2)} ms`);
     }
     if (counts[1]![r]! < counts[0]![r]!) fewer += 1;
   }
   const sum = (values: number[]) => values.reduce((a, b) => a + b, 0);
-  for (const i of [0, 1]) console.log(`${i === 0 ? 'A' : 'B'} = ${gateways[i]!.label}: ${sum(counts[i]!)} of ${totals[i]} chunks over ${CHUNK_LATE_MS} ms (per round ${counts[i]!.join(', ')})`);
+  for (const i of [0, 1]) console.log(`${i === 0 ? 'A' : 'B'} = ${gateways[i]!.label}: ${sum(counts[i]!)} of ${totals[i]} chunks over ${CHUNK_PHASE.lateMs} ms (per round ${counts[i]!.join(', ')})`);
   console.log(`B had fewer late chunks in ${fewer} of ${rounds} rounds, as many in ${counts[0]!.filter((count, r) => count === counts[1]![r]).length} (${(performance.now() / 1000).toFixed(0)} s in all)`);
 }
 

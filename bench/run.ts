@@ -28,7 +28,7 @@ import { forkGateway, startZeroLatencySimulator, type GatewayChild, type Without
 import { chatBody, runLoad, send, newAgent, type PhaseResult, type RequestSpec } from './load.js';
 import { formatSummary, longTasks, summarize, type CpuProfile, type LongTask } from './profile.js';
 import { distribution, int, median, ms, type Distribution } from './stats.js';
-import { chunkTiming, startTimedUpstream, taggedText, writeTimedCatalog, type TimedUpstream } from './timed-upstream.js';
+import { CHUNK_PHASE, chunkTiming, countLate, directChunkTarget, startTimedUpstream, taggedText, writeTimedCatalog, type TimedUpstream } from './timed-upstream.js';
 import { BENCH_PROMPT_4K } from './guardrail-patterns.js';
 
 const args = new Set(process.argv.slice(2));
@@ -43,7 +43,7 @@ for (const arg of args) {
 }
 
 const CONNECTIONS = 10;
-const CHUNK_DELAY_MS = 20;
+const CHUNK_DELAY_MS = CHUNK_PHASE.delayMs;
 const MESSAGE_CHARS = 200;
 const COLD_IMPORT_RUNS = QUICK ? 5 : 7;
 const MAX_REQUESTS = 500_000;
@@ -60,7 +60,7 @@ const TARGETS = {
   addedP50Ms: 1,
   addedP99Ms: 5,
   nonStreamingRps: 3000,
-  chunkDelayMs: 1,
+  chunkDelayMs: CHUNK_PHASE.lateMs,
   /** Added time to the first audio byte of POST /audio/speech over the simulator (the "Presets and text to speech" issue). */
   addedAudioTtfbMs: 2,
   /** The request path's CPU per non-streaming request at saturation, and DynamoDB Local's (the "Money at scale" issue). */
@@ -403,7 +403,7 @@ async function main(): Promise<number> {
   const chunkPhase = async (target: 'gateway' | 'direct' | 'pass-through', profiled?: { snapshot: () => Promise<CpuSnapshot>; chunks: Array<[number, number]> }) => {
     const timing = chunkTiming(timed, target === 'gateway'
       ? { url: gatewayUrl, headers: gatewayHeaders, model: 'bench/timed' }
-      : { url: new URL('/v1/chat/completions', target === 'direct' ? timed.url : passThroughUrl), headers: directHeaders, model: 'echo' }, MESSAGE_CHARS, profiled && ((emission, arrival) => profiled.chunks.push([emission, arrival])));
+      : directChunkTarget(target === 'direct' ? timed.url : passThroughUrl), CHUNK_PHASE.chars, profiled && ((emission, arrival) => profiled.chunks.push([emission, arrival])));
     const phase = await measure(`streaming every ${CHUNK_DELAY_MS} ms, ${target}, per-chunk delay`, {
       warmupMs: D.warm / 2,
       durationMs: D.chunk,
@@ -418,12 +418,12 @@ async function main(): Promise<number> {
   const chunksGateway = await chunkPhase('gateway');
   const chunkBaseline = chunksDirect.delays.p50;
   const extra = distribution(chunksGateway.raw.map((value) => value - chunkBaseline));
-  const overTarget = chunksGateway.raw.filter((value) => value - chunkBaseline > TARGETS.chunkDelayMs).length;
+  const overTarget = countLate(chunksGateway.raw, chunkBaseline);
   // The same count for the direct run: the measuring process's own stalls (the timed upstream and the client
   // share it), the floor under the gateway's figure.
-  const overTargetDirect = chunksDirect.raw.filter((value) => value - chunkBaseline > TARGETS.chunkDelayMs).length;
+  const overTargetDirect = countLate(chunksDirect.raw, chunkBaseline);
   // And through a pass-through proxy in a process of its own: what one more process adds on this machine.
-  const overTargetPassThrough = chunksPassThrough.raw.filter((value) => value - chunkBaseline > TARGETS.chunkDelayMs).length;
+  const overTargetPassThrough = countLate(chunksPassThrough.raw, chunkBaseline);
 
   // Optional: where the gateway's CPU goes.
   const profiles: string[] = [];
@@ -582,7 +582,7 @@ async function main(): Promise<number> {
     const columns = [baseline, ...whatIfColumns];
     const chunkCell = (chunks: typeof chunksGateway) => {
       const d = distribution(chunks.raw.map((value) => value - chunkBaseline));
-      return `${ms(d.p50)} / ${ms(d.p99)} / ${ms(d.max)} (${int(chunks.raw.filter((value) => value - chunkBaseline > TARGETS.chunkDelayMs).length)} over ${TARGETS.chunkDelayMs} ms)`;
+      return `${ms(d.p50)} / ${ms(d.p99)} / ${ms(d.max)} (${int(countLate(chunks.raw, chunkBaseline))} over ${TARGETS.chunkDelayMs} ms)`;
     };
     const line = (metric: string, cell: (column: typeof baseline) => string) => `| ${metric} | ${columns.map(cell).join(' | ')} |`;
     return [

@@ -184,11 +184,29 @@ export function writeTimedCatalog(timed: TimedUpstream, file: string): string {
   return file;
 }
 
+/**
+ * The chunk phase's settings, the same for `npm run bench` and `bench:ab`'s BENCH_AB_CHUNKS: a chunk every
+ * 20 ms, a 200-character text (about 30 chunks), late past 1 ms over the direct median.
+ */
+export const CHUNK_PHASE = { delayMs: 20, chars: 200, lateMs: 1 } as const;
+
 /** Where chunk-timing requests go: the timed upstream itself (`model` 'echo') or a gateway in front of it. */
 export interface ChunkTarget {
   url: URL;
   headers: Record<string, string>;
   model: string;
+}
+
+/** Chunk timing straight at an origin that speaks the timed upstream's chat (it, or a proxy in front of it). */
+export function directChunkTarget(origin: string): ChunkTarget {
+  return { url: new URL('/v1/chat/completions', origin), headers: { 'content-type': 'application/json' }, model: 'echo' };
+}
+
+/** How many chunk delays are more than `lateMs` over `baseline` (the direct median). */
+export function countLate(delays: ArrayLike<number>, baseline: number, lateMs: number = CHUNK_PHASE.lateMs): number {
+  let late = 0;
+  for (let i = 0; i < delays.length; i += 1) if (delays[i]! - baseline > lateMs) late += 1;
+  return late;
 }
 
 /**

@@ -57,7 +57,7 @@ export function failedResult(customId: string, id: string | null, error: HttpErr
     custom_id: customId,
     id,
     // The type by status as the SDKs name their errors (rate_limit_error, timeout_error …; Anthropic's set).
-    error: { message: error.message, param, type: error.status === 524 ? 'timeout_error' : anthropicErrorType(error.status), error_type: errorTypeOf(error.status) },
+    error: { message: error.message, param, type: anthropicErrorType(error.status), error_type: errorTypeOf(error.status) },
     response: null,
   };
 }

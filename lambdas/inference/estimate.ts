@@ -9,6 +9,7 @@
 import type { CatalogEndpoint } from '../catalog/index.js';
 import type { ContentPart, GenerationRequest, Message, Usage } from '../providers/types.js';
 import type { Nanos } from '../platform/money.js';
+import { speechUsage } from '../providers/speech/audio-stream.js';
 
 /** Upper allowance per image or file part: above the largest per-image charge of the supported providers. */
 export const IMAGE_TOKENS = 8_000;
@@ -37,7 +38,7 @@ function messageTokens(message: Message): number {
 
 /** An upper bound on the prompt tokens of a request; a speech request's exact count, its characters (speechUsage). */
 export function promptTokenBound(params: Omit<GenerationRequest, 'model'>): number {
-  if (params.speech) return params.speech.input.length;
+  if (params.speech) return speechUsage(params.speech).input_tokens;
   let total = 0;
   for (const message of params.messages) total += messageTokens(message);
   if (params.tools?.length) total += bytes(JSON.stringify(params.tools)) + MESSAGE_OVERHEAD_TOKENS;

@@ -8,9 +8,7 @@ import type { InferenceRequest, PresetReference } from './inference-request.js';
 import type { GenerationRequest, Message } from '../providers/types.js';
 import type { AppliedPresetConfig, PresetScope, PresetSource } from '../presets/index.js';
 import { toReasoning, toResponseFormat } from './formats/from-chat.js';
-
-/** As the chat schema's `stop` (chat-schema.ts). */
-const CHAT_MAX_STOP_SEQUENCES = 4;
+import { MAX_CHAT_STOP_SEQUENCES } from './formats/chat-schema.js';
 
 /** The generation settings a config holds, in the internal names. */
 function paramsOf(config: AppliedPresetConfig): Partial<Omit<GenerationRequest, 'model' | 'messages'>> {
@@ -36,8 +34,8 @@ export function withPreset(request: InferenceRequest, reference: PresetReference
   // A preset made from a Messages body may hold up to 16 stop sequences; a chat completion takes 4, as its own
   // `stop` would (the request's `stop` replaces the preset's).
   const stops = config.stop?.length ?? 0;
-  if (request.format === 'chat' && request.params.stop === undefined && stops > CHAT_MAX_STOP_SEQUENCES) {
-    throw new InvalidInputError(`Invalid preset "${reference.slug}": its stop has ${stops} sequences and a chat completion takes at most ${CHAT_MAX_STOP_SEQUENCES}; send "stop" to replace them`, { metadata: { param: 'stop' } });
+  if (request.format === 'chat' && request.params.stop === undefined && stops > MAX_CHAT_STOP_SEQUENCES) {
+    throw new InvalidInputError(`Invalid preset "${reference.slug}": its stop has ${stops} sequences and a chat completion takes at most ${MAX_CHAT_STOP_SEQUENCES}; send "stop" to replace them`, { metadata: { param: 'stop' } });
   }
   // Object.assign, not literals opening with a spread (slow under Node 20: README, "Hot-path style").
   return Object.assign({}, request, {

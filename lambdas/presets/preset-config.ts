@@ -8,7 +8,7 @@ import {
   cacheControlSchema, jsonSchemaObject, modelIdSchema, modelsSchema, penaltySchema, pluginSchema, providerPreferencesSchema,
   REASONING_EFFORTS, reasoningSchema, SERVICE_TIERS, sessionIdSchema, stopServerToolsWhenSchema, temperatureSchema, topPSchema, traceSchema, userSchema,
 } from '../inference/formats/common-schema.js';
-import { responseFormatSchema } from '../inference/formats/chat-schema.js';
+import { chatStopSchema, responseFormatSchema } from '../inference/formats/chat-schema.js';
 import { refuseStoredResponseFields } from '../inference/formats/responses-schema.js';
 import type { PresetConfig } from './types.js';
 
@@ -114,7 +114,7 @@ export const presetFromChatBody = z.looseObject({
   repetition_penalty: z.number().gt(0).max(2).nullish(),
   min_p: z.number().min(0).max(1).nullish(),
   seed: z.number().int().nullish(),
-  stop: z.union([z.string(), z.array(z.string()).max(4, 'at most 4 stop sequences')]).nullish(),
+  stop: chatStopSchema.nullish(),
   reasoning: reasoningSchema.nullish(),
   reasoning_effort: z.enum(REASONING_EFFORTS).nullish(),
   response_format: responseFormatSchema.nullish(),

@@ -17,6 +17,10 @@ const filePart = z.object({
   file: z.object({ filename: z.string().optional(), file_data: z.string().optional(), file_id: z.string().optional() })
     .refine((file) => file.file_data !== undefined, 'file parts need file_data (a data URL or URL)'),
 });
+/** A chat completion's stop sequences: at most 4, as OpenAI's API takes them (a preset's too, when used in chat). */
+export const MAX_CHAT_STOP_SEQUENCES = 4;
+export const chatStopSchema = z.union([z.string(), z.array(z.string()).max(MAX_CHAT_STOP_SEQUENCES, `at most ${MAX_CHAT_STOP_SEQUENCES} stop sequences`)]);
+
 export const chatContentPart = z.discriminatedUnion('type', [textPart, imagePart, audioPart, filePart]);
 const content = z.union([z.string(), z.array(chatContentPart)]);
 const textOnlyContent = z.union([z.string(), z.array(textPart)]);
@@ -103,7 +107,7 @@ export const chatRequestSchema = z.object({
   logprobs: z.boolean().nullish(),
   top_logprobs: topLogprobsSchema.nullish(),
   n: z.literal(1).nullish(),
-  stop: z.union([z.string(), z.array(z.string()).max(4, 'at most 4 stop sequences')]).nullish(),
+  stop: chatStopSchema.nullish(),
   parallel_tool_calls: z.boolean().nullish(),
   modalities: z.array(z.enum(['text', 'image', 'audio'])).nullish(),
   stream: z.boolean().nullish(),

@@ -1,5 +1,6 @@
-// Anthropic's error types by HTTP status: the error envelope of POST /messages (errors.ts) and the error
-// event of its streams (inference/formats/to-messages.ts) name the same type for a status.
+// Anthropic's error types by HTTP status: the error envelope of POST /messages (errors.ts), the error
+// event of its streams (inference/formats/to-messages.ts) and a failed batch item's error (app/batch-items.ts)
+// name the same type for a status.
 
 /** The `type` of an Anthropic error object for an HTTP status (Anthropic's API errors, and those of its SDKs). */
 export function anthropicErrorType(status: number): string {
@@ -10,7 +11,7 @@ export function anthropicErrorType(status: number): string {
     case 403: return 'permission_error';
     case 404: return 'not_found_error';
     case 413: return 'request_too_large';
-    case 408: case 504: return 'timeout_error';
+    case 408: case 504: case 524: return 'timeout_error';
     case 429: return 'rate_limit_error';
     case 529: return 'overloaded_error';
     // Anthropic's API has no other client-error types: the request's fault, not the server's.
