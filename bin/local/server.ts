@@ -3,6 +3,7 @@
 // ServerResponse itself as their response stream.
 import { isUtf8 } from 'node:buffer';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import { randomUUID } from 'node:crypto';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { createRouter } from '../../lambdas/platform/http/router.js';
@@ -290,9 +291,34 @@ function writeEnvelope(res: ServerResponse, err: unknown, requestId: string, log
   const reply = toErrorReply(err, requestId, log);
   // Also for replies written without serve() (the 503 of a request arriving while draining): every reply says nosniff.
   const headers: Record<string, string> = { 'content-type': 'application/json', 'x-content-type-options': 'nosniff', 'x-request-id': requestId, ...reply.headers };
-  if (reply.status === 413 && !res.req.complete) headers.connection = 'close';
+  if (reply.status === 413 && !res.req.complete) {
+    headers.connection = 'close';
+    if (res.socket) lingerAfterReply(res.socket);
+  }
   res.writeHead(reply.status, headers);
   res.end(JSON.stringify(reply.body));
+}
+
+/** How long a connection whose body was refused unread is still read after its reply, at most. */
+const LINGER_MS = 2000;
+
+/**
+ * A reply sent before the request's body was read (a 413 past the drain cap) closes its connection, and
+ * Node closes it with destroySoon(): the write side ends after the reply, then the socket is destroyed.
+ * Destroying a socket with unread bytes in it sends a reset, which can reach a client that is still
+ * writing before it has read the reply: it then fails with EPIPE instead of reading the 413. As nginx's
+ * lingering close does, the write side ends after the reply, what the client still sends is read and
+ * dropped (the request's body stream discards it), and the socket is destroyed once the client ends its side
+ * or after LINGER_MS, whichever is first.
+ */
+function lingerAfterReply(socket: Socket): void {
+  socket.destroySoon = function lingeringClose(this: Socket) {
+    const timer = setTimeout(() => this.destroy(), LINGER_MS);
+    timer.unref();
+    this.once('close', () => clearTimeout(timer));
+    this.once('end', () => this.destroy());
+    this.end();
+  };
 }
 
 /**

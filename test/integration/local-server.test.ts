@@ -170,6 +170,34 @@ describe('local server', () => {
     expect(JSON.parse(reply.body)).toMatchObject({ error: { code: 413 } });
   });
 
+  it('reads a 413 past the drain cap out to a client that keeps sending, then closes its connection though the client never stops', async () => {
+    const { connect } = await import('node:net');
+    const url = new URL(server.url);
+    const seen = await new Promise<{ reply: string; closedWhileSending: boolean }>((resolve) => {
+      // A declared size over the drain cap: the 413 goes out before any of the body is read.
+      const socket = connect(Number(url.port), url.hostname, () => {
+        socket.write('POST /api/v1/keys HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 10000000000\r\n\r\n');
+      });
+      let reply = '';
+      let sending = true;
+      const piece = Buffer.alloc(64 * 1024, 0x61);
+      const trickle = setInterval(() => { if (sending) socket.write(piece, () => undefined); }, 20);
+      socket.on('data', (chunk) => { reply += chunk.toString(); });
+      socket.on('error', () => undefined);
+      socket.on('close', () => {
+        const closedWhileSending = sending;
+        sending = false;
+        clearInterval(trickle);
+        resolve({ reply, closedWhileSending });
+      });
+    });
+    expect(seen.reply).toMatch(/^HTTP\/1\.1 413/);
+    expect(seen.reply).toContain('connection: close');
+    expect(seen.reply).toContain('"code":413');
+    // The client never ended its side: the server closed the connection after reading and dropping for a while.
+    expect(seen.closedWhileSending).toBe(true);
+  });
+
   it('answers malformed HTTP with a 400 envelope and keeps serving', async () => {
     const { connect } = await import('node:net');
     const url = new URL(server.url);
