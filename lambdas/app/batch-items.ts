@@ -115,7 +115,7 @@ class RunPage implements Pick<PageWriter, 'add' | 'flush' | 'shared' | 'journale
  * An item's body as the inference request it is (the batch's model filled in, its provider.only applied),
  * or the DomainError that makes it fail.
  */
-export function itemRequest(batch: BatchRecord, item: BatchItem): InferenceRequest {
+export function itemRequest(batch: Pick<BatchRecord, 'endpoint' | 'model' | 'provider_only'>, item: BatchItem): InferenceRequest {
   // The batch's model for an item that names none (an uploaded input; inline items had it filled in).
   const body = item.body.model == null && item.body.models === undefined && batch.model ? { ...item.body, model: batch.model } : item.body;
   const request = batch.endpoint === '/v1/responses' ? fromResponses(body as ResponsesRequest)

@@ -22,6 +22,7 @@ import { createPrivateEndpointOperations } from '../private-endpoints/index.js';
 import { createScimOperations } from '../scim/index.js';
 import { createEndUserOperations } from '../end-users/index.js';
 import { batchDepsOf } from './batch-deps.js';
+import { batchAffordability } from './batch-lease.js';
 
 export function createManagementOperations(deps: GatewayDeps): ManagementOperations {
   const { keys, organizations, workspaces, credits, rollups, vault, interns, byok, engine, clock, log, config } = deps;
@@ -73,6 +74,7 @@ export function createManagementOperations(deps: GatewayDeps): ManagementOperati
     ...createBatchOperations({
       batches: batches.repository, results: batches.results, uploads: batches.uploads, objects: batches.objects, executions: () => batches.executions, clock, log, windowSeconds: config.batches.windowSeconds,
       knowsModel: (id) => engine.catalog.byId.has(id),
+      affords: batchAffordability(engine),
     }),
   };
 }

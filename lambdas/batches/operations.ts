@@ -15,6 +15,7 @@ import { checkInlineRequests, MAX_BATCH_INPUT_BYTES } from './input.js';
 import { isTerminal } from './lifecycle.js';
 import { resultLines, type BatchResultRepository } from './result-repository.js';
 import type { BatchUpload, BatchUploadRepository } from './upload-repository.js';
+import type { BatchItem } from './provider-port.js';
 import type { BatchOperations } from './routes.js';
 import { batchView } from './view.js';
 
@@ -26,6 +27,12 @@ export interface BatchPorts {
   uploads: Pick<BatchUploadRepository, 'create' | 'get' | 'move'>;
   /** Whether the catalog has this model: a batch naming one it lacks is refused when created (as a live request is). */
   knowsModel?: (id: string) => boolean;
+  /**
+   * Throws the 402 (naming the limit) for a batch the key's credits, limit and budgets cannot cover now:
+   * `items` are the inline requests' runnable items, undefined for an uploaded input (not read yet). Nothing
+   * is reserved: the lease taken when the batch is validated decides.
+   */
+  affords?: (key: Principal['key'], batch: Pick<BatchRecord, 'endpoint' | 'model' | 'provider_only'>, items: readonly BatchItem[] | undefined) => Promise<void>;
   /** Read at each call: npm start puts its in-process runner there once it is up. */
   executions: () => BatchExecutions | undefined;
   clock: () => Date;
@@ -142,6 +149,7 @@ export function createBatchOperations(deps: BatchPorts): BatchOperations {
           const why = upload.status === 'used' ? 'the input of another batch already' : upload.status === 'refused' ? 'refused (over 200 MB)' : 'not completed yet (POST /batches/uploads/{id}/complete)';
           throw new InvalidInputError(`Invalid input_upload_id: upload ${upload.id} is ${why}`, { metadata: { param: 'input_upload_id' } });
         }
+        await deps.affords?.(principal.key, { endpoint: body.endpoint, model, provider_only: body.provider?.only ?? null }, undefined);
         if (!(await deps.uploads.move(upload.id, 'completed', 'used'))) {
           throw new ConflictError(`Upload ${upload.id} became the input of another batch meanwhile`);
         }
@@ -156,6 +164,8 @@ export function createBatchOperations(deps: BatchPorts): BatchOperations {
         const models = new Set(checked.flatMap((item) => (item.kind === 'item' && typeof item.body.model === 'string' ? [item.body.model] : [])));
         model ??= models.size === 1 ? [...models][0]! : null;
         total = requests.length;
+        const runnable = checked.flatMap((item) => (item.kind === 'item' ? [item] : []));
+        await deps.affords?.(principal.key, { endpoint: body.endpoint, model, provider_only: body.provider?.only ?? null }, runnable);
         try {
           input = { kind: 's3', ...(await objects.putInput(id, text)) };
         } catch (err) {

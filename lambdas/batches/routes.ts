@@ -11,7 +11,7 @@ const batchId: PathParam = { pattern: /^batch_[0-9A-Za-z]{1,64}$/, expected: 'a 
 export const batchRoutes = [
   {
     operationId: 'createBatch', method: 'POST', path: '/batches', fn: 'management', auth: 'inference',
-    tag: 'Batches', summary: 'Submit a batch of requests to one endpoint: 202 once its input is stored and queued (status validating)',
+    tag: 'Batches', summary: 'Submit a batch of requests to one endpoint: 202 once its input is stored and queued (status validating); 402 when the key\'s credits, limit or budgets cannot cover it',
     body: createBatchBody, response: batchObject, successStatus: 202, maxBodyBytes: INFERENCE_MAX_BODY_BYTES,
   },
   {

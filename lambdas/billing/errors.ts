@@ -14,6 +14,10 @@ export interface RefusalDetails {
   remaining: Nanos;
   /** What the reservation asked for. */
   required: Nanos;
+  /** One sentence naming the refusing limit and what is left of it. */
+  state: string;
+  /** How to lift it ("add credits", "raise the key's limit" …). */
+  remedy: string;
 }
 
 /** A reservation the named limit cannot cover. */
@@ -21,12 +25,16 @@ export abstract class ReservationRefused extends InsufficientFundsError {
   readonly reason: RefusalReason;
   readonly remaining: Nanos;
   readonly required: Nanos;
+  readonly state: string;
+  readonly remedy: string;
 
   constructor(message: string, details: RefusalDetails, options: DomainErrorOptions = {}) {
     super(message, options);
     this.reason = details.reason;
     this.remaining = details.remaining;
     this.required = details.required;
+    this.state = details.state;
+    this.remedy = details.remedy;
   }
 }
 

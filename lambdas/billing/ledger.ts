@@ -171,6 +171,15 @@ export class Ledger {
    * undefined when a limit cannot cover it (the requests then hold exactly) or the key cannot be used.
    */
   async takeLease(key: ApiKey, workspace: Workspace, amount: Nanos, useUntil: number, owner: string): Promise<LeaseGrant | undefined> {
+    const taken = await this.leaseOrRefusal(key, workspace, amount, useUntil, owner);
+    return taken instanceof DomainError ? undefined : taken;
+  }
+
+  /**
+   * takeLease, with why a lease was not taken: the refusal naming the limit that cannot cover it (a
+   * ReservationRefused), or the key or tenant that cannot be used.
+   */
+  async leaseOrRefusal(key: ApiKey, workspace: Workspace, amount: Nanos, useUntil: number, owner: string): Promise<LeaseGrant | DomainError> {
     const id = `lease-${randomBytes(12).toString('base64url')}`;
     try {
       const held = await this.claim({ kind: 'lease', owner, useUntil: new Date(useUntil).toISOString() }, id, key, workspace, amount, undefined, useUntil);
@@ -179,9 +188,28 @@ export class Ledger {
         settingsVersion: held.key.settings_version, budgetVersion: held.workspace.budget_version, useUntil,
       };
     } catch (err) {
-      if (err instanceof DomainError) return undefined;
+      if (err instanceof DomainError) return err;
       throw err;
     }
+  }
+
+  /**
+   * Whether the organization's credits, the key's limit and the workspace's budgets, as stored now, leave
+   * `amount`: undefined when they do, otherwise the refusal a reservation of it would meet, naming the
+   * tightest. One consistent read, nothing reserved (what a reservation made later meets may differ).
+   */
+  async refusalOf(key: ApiKey, workspace: Workspace, amount: Nanos): Promise<ReservationRefused | undefined> {
+    const stored = await this.deps.repository.headroomItems(key.org_id, key.hash, workspace.id);
+    const now = this.deps.clock();
+    const shortfalls: Shortfall[] = [];
+    if (stored.organization && stored.organization.balance < amount) shortfalls.push(creditsShortfall(stored.organization.balance, 0n));
+    const storedKey = stored.key ? this.deps.codecs.keyFromItem(stored.key) : key;
+    shortfalls.push(...keyShortfalls({ ...storedKey, meter: meterAt(storedKey.meter, now) }, [], amount, now).filter((shortfall) => shortfall.left < amount));
+    const storedWorkspace = stored.workspace ? this.deps.codecs.workspaceFromItem(stored.workspace) : workspace;
+    const budget = budgetShortfall({ ...storedWorkspace, meter: meterAt(storedWorkspace.meter, now) }, amount, now);
+    if (budget) shortfalls.push(budget);
+    if (shortfalls.length === 0) return undefined;
+    return refusal(shortfalls.reduce((tightest, next) => (next.left < tightest.left ? next : tightest)), amount, undefined);
   }
 
   /** What the key's tightest limit (its own, a budget, the organization's balance) leaves, read now. */
@@ -396,7 +424,8 @@ export class Ledger {
           workspace = stored;
           retry = true;
         } else {
-          shortfalls.push(budgetShortfall(stored, amount, now));
+          // The store refused it: a budget that the copy read here affords is still named, without its figures.
+          shortfalls.push(budgetShortfall(stored, amount, now) ?? { reason: 'workspace_budget', left: 0n, held: 0n, state: `Workspace ${stored.slug}'s budget cannot cover it`, remedy: "raise the workspace's budget", metadata: { reason: 'workspace_budget', workspace_id: stored.id } });
         }
       }
       for (const [id, extraRefusal] of extraRefusals ?? []) {
@@ -543,7 +572,7 @@ function refusal(shortfall: Shortfall, amount: Nanos, tokens: OutputTokens | und
   } else {
     message = `This request requires more credits: it can cost up to ${usd(amount)}. ${shortfall.state}. To continue, ${shortfall.remedy}.`;
   }
-  return new REFUSAL_OF[shortfall.reason](message, { reason: shortfall.reason, remaining, required: amount }, {
+  return new REFUSAL_OF[shortfall.reason](message, { reason: shortfall.reason, remaining, required: amount, state: shortfall.state, remedy: shortfall.remedy }, {
     metadata: {
       ...shortfall.metadata,
       required: nanosToDecimal(amount),
@@ -598,8 +627,8 @@ function shortfallOf(limit: SpendLimit, meter: Meter, now: Date): Shortfall {
   };
 }
 
-/** The workspace's tightest budget that cannot cover `amount`. */
-function budgetShortfall(workspace: Workspace, amount: Nanos, now: Date): Shortfall {
+/** The workspace's tightest budget that cannot cover `amount`; undefined when each of them can. */
+function budgetShortfall(workspace: Workspace, amount: Nanos, now: Date): Shortfall | undefined {
   const meter = workspace.meter;
   let tightest: Shortfall | undefined;
   for (const interval of BUDGET_INTERVALS) {
@@ -617,7 +646,7 @@ function budgetShortfall(workspace: Workspace, amount: Nanos, now: Date): Shortf
       metadata: { reason: 'workspace_budget', workspace_id: workspace.id, interval, limit: nanosToDecimal(budget.limit) },
     };
   }
-  return tightest ?? { reason: 'workspace_budget', left: 0n, held: 0n, state: `Workspace ${workspace.slug}'s budget cannot cover it`, remedy: "raise the workspace's budget", metadata: { reason: 'workspace_budget', workspace_id: workspace.id } };
+  return tightest;
 }
 
 /**

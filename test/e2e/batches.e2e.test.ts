@@ -349,15 +349,25 @@ describe('npm run batch', () => {
 });
 
 describe('the batch\'s maximum cost', () => {
-  it('is covered before any item runs: a key that cannot pay for it gets a failed batch saying so; one that can gets its limit back once it ended', async () => {
+  it('is covered before any item runs: a key that cannot pay for it gets a 402 naming its limit (inline requests) or a failed batch saying so (an uploaded input, read later); one that can gets its limit back once it ended', async () => {
     // Each item may cost its prompt and up to 16,384 output tokens ($2 per million): about $0.033.
     const small = await admin.apiKeys.create({ requestBody: { name: 'e2e batch cover small', limit: 0.05 } });
     const requests = Array.from({ length: 3 }, (_, i) => ({ custom_id: `m${i}`, body: chat(`cover ${i}`) }));
     const refused = await call('/batches', { key: small.key, body: { endpoint: '/v1/chat/completions', model: 'simulator/echo', requests } });
-    expect(refused.status).toBe(202);
-    const failed = await finished(refused.json.id, small.key);
+    expect(refused.status).toBe(402);
+    const named = /^This batch can cost up to \$0\.0\d+ \(every item at its most: set max_tokens to lower it\)\. The key's total limit of \$0\.05 has \$0\.05 left\. To run it, raise the key's limit\.$/;
+    expect(refused.json.error.message).toMatch(named);
+    expect(refused.json.error.metadata).toMatchObject({ reason: 'key_limit', limit: '0.05', remaining: '0.05' });
+    // The same requests uploaded: their cost is known once the input is read, when the batch is validated.
+    const input = Buffer.from(requests.map((request) => JSON.stringify(request)).join('\n') + '\n');
+    const started = await call('/batches/uploads', { key: small.key, body: { bytes: input.length } });
+    const put = await fetch((started.json.parts as Array<{ url: string }>)[0]!.url, { method: 'PUT', body: input });
+    expect((await call(`/batches/uploads/${started.json.id}/complete`, { key: small.key, body: { parts: [{ part_number: 1, etag: put.headers.get('etag')! }] } })).status).toBe(200);
+    const uploaded = await call('/batches', { key: small.key, body: { endpoint: '/v1/chat/completions', model: 'simulator/echo', input_upload_id: started.json.id } });
+    expect(uploaded.status).toBe(202);
+    const failed = await finished(uploaded.json.id, small.key);
     expect(failed.status).toBe('failed');
-    expect(failed.error!.message).toMatch(/maximum cost, \$0\.0\d+ \(every item's most: set max_tokens to lower it\), is more than/);
+    expect(failed.error!.message).toMatch(named);
     expect(failed.request_counts).toMatchObject({ completed: 0, failed: 0 });
     // With max_tokens the maximum is small enough (3 × 4,000 tokens: $0.024), and the batch runs.
     const bounded = await call('/batches', { key: small.key, body: { endpoint: '/v1/chat/completions', model: 'simulator/echo', requests: requests.map((request) => ({ ...request, body: { ...request.body, max_tokens: 4000 } })) } });
@@ -367,6 +377,21 @@ describe('the batch\'s maximum cost', () => {
     // lease still held it would not: $0.05 − $0.024 leaves $0.026).
     await waitFor(async () => (await call('/chat/completions', { key: small.key, body: { model: 'simulator/echo', max_tokens: 16_384, ...chat('after the batch') } })).status === 200,
       { timeoutMs: 10_000, what: 'the batch\'s lease to be given back' });
+  }, 60_000);
+  it('refuses an uploaded input with a 402 when nothing is left to pay for it, and its upload stays usable', async () => {
+    const spent = await admin.apiKeys.create({ requestBody: { name: 'e2e batch nothing left', limit: 0 } });
+    const input = Buffer.from(`${JSON.stringify({ custom_id: 'n0', body: chat('nothing left') })}\n`);
+    const started = await call('/batches/uploads', { key: spent.key, body: { bytes: input.length } });
+    const put = await fetch((started.json.parts as Array<{ url: string }>)[0]!.url, { method: 'PUT', body: input });
+    expect((await call(`/batches/uploads/${started.json.id}/complete`, { key: spent.key, body: { parts: [{ part_number: 1, etag: put.headers.get('etag')! }] } })).status).toBe(200);
+    const body = { endpoint: '/v1/chat/completions', model: 'simulator/echo', input_upload_id: started.json.id };
+    const refused = await call('/batches', { key: spent.key, body });
+    expect(refused.status).toBe(402);
+    expect(refused.json.error.message).toBe("This batch cannot run: nothing is left to pay for it. The key's total limit of $0 has $0 left. To run it, raise the key's limit.");
+    // The refusal did not use the upload up: a key of the same workspace that can pay submits it.
+    const accepted = await call('/batches', { body });
+    expect(accepted.status).toBe(202);
+    expect((await finished(accepted.json.id)).request_counts).toEqual({ total: 1, completed: 1, failed: 0 });
   }, 60_000);
 });
 

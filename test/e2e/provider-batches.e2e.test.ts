@@ -213,9 +213,23 @@ describe('money', () => {
       requests: Array.from({ length: 3 }, (_, i) => ({ custom_id: `r${i}`, body: { messages: [{ role: 'user', content: `item ${i}` }] } })),
     });
     expect(batch.status).toBe('failed');
-    expect(batch.error.message).toMatch(/maximum cost, \$[\d.]+ \(every item's most: set max_tokens to lower it\), is more than/);
+    expect(batch.error.message).toMatch(/^This batch can cost up to \$[\d.]+ \(every item at its most: set max_tokens to lower it\)\. The key's total limit of \$0\.0001 has \$0\.0001 left\. To run it, raise the key's limit\.$/);
     expect(batch.request_counts.completed).toBe(0);
     expect(await usageOf(hash)).toBe(0);
+  }, 60_000);
+
+  it('refuses with a 402 at creation a batch for a model with a batch service when nothing at all is left to pay for it', async () => {
+    const { key } = await newKey('provider batch nothing left', 0);
+    const reply = await fetch(`${gateway.baseUrl}/batches`, {
+      method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ endpoint: '/v1/chat/completions', model: 'simulator/echo-batch', requests: [{ custom_id: 'r0', body: { messages: [{ role: 'user', content: 'hi' }] } }] }),
+    });
+    expect(reply.status).toBe(402);
+    const body = await reply.json() as { error: { code: number; message: string; metadata: Record<string, unknown> } };
+    expect(body.error.code).toBe(402);
+    expect(body.error.message).toBe("This batch cannot run: nothing is left to pay for it. The key's total limit of $0 has $0 left. To run it, raise the key's limit.");
+    expect(body.error.metadata).toMatchObject({ reason: 'key_limit', remaining: '0' });
+    expect(body.error.metadata).not.toHaveProperty('required');
   }, 60_000);
 
   it('a cancelled batch charges nothing and gives back what it held: the key can spend its whole limit again', async () => {

@@ -179,6 +179,40 @@ describe('requests reserve from a lease', () => {
     }
   });
 
+  it('refusalOf reads whether the limits leave an amount, naming the tightest, and reserves nothing; leaseOrRefusal says which limit refused', async () => {
+    const owner = await account();
+    expect((await manage(owner.admin, 'PATCH', `/keys/${owner.hash}`, { limit: 0.5 })).status).toBe(200);
+    const ledger = store.deps.engine.ledger;
+    const key = (await store.deps.keys.get(owner.hash))!;
+    const workspace = await ledger.workspaceOf(owner.tenant.orgId, owner.tenant.workspaceId);
+    expect(await ledger.refusalOf(key, workspace, usdToNanos(0.5))).toBeUndefined();
+    const overLimit = await ledger.refusalOf(key, workspace, usdToNanos(0.6));
+    expect(overLimit).toMatchObject({ reason: 'key_limit', remaining: usdToNanos(0.5), required: usdToNanos(0.6), state: "The key's total limit of $0.5 has $0.5 left", remedy: "raise the key's limit" });
+    // Past the organization's credits ($1,000) too: the tightest is named.
+    expect(await ledger.refusalOf(key, workspace, usdToNanos(2000))).toMatchObject({ reason: 'key_limit' });
+    // Nothing was reserved.
+    expect(BigInt((await item(itemKeys.apiKey(owner.hash)))!.held)).toBe(0n);
+    const refused = await ledger.leaseOrRefusal(key, workspace, usdToNanos(0.6), Date.now() + 60_000, 'test-owner');
+    expect(refused).toMatchObject({ reason: 'key_limit', state: "The key's total limit of $0.5 has $0.5 left" });
+    expect(await ledger.takeLease(key, workspace, usdToNanos(0.6), Date.now() + 60_000, 'test-owner')).toBeUndefined();
+    // Without the key's limit, the organization's credits are what refuses.
+    expect((await manage(owner.admin, 'PATCH', `/keys/${owner.hash}`, { limit: null })).status).toBe(200);
+    const unlimited = (await store.deps.keys.get(owner.hash))!;
+    expect(await ledger.refusalOf(unlimited, workspace, usdToNanos(2000))).toMatchObject({ reason: 'insufficient_credits', remaining: usdToNanos(1000) });
+    // What a lease holds is no longer left.
+    const grant = (await ledger.takeLease(unlimited, workspace, usdToNanos(400), Date.now() + 60_000, 'test-owner'))!;
+    expect(await ledger.refusalOf(unlimited, workspace, usdToNanos(700))).toMatchObject({ reason: 'insufficient_credits', remaining: usdToNanos(600) });
+    await ledger.returnLease(grant, 0n);
+    expect(await ledger.refusalOf(unlimited, workspace, usdToNanos(700))).toBeUndefined();
+    // A workspace budget tighter than the credits is named, with when it resets.
+    expect((await manage(owner.admin, 'PUT', `/workspaces/${owner.tenant.workspaceId}/budgets/monthly`, { limit_usd: 50 })).status).toBe(200);
+    const budgeted = await ledger.workspaceOf(owner.tenant.orgId, owner.tenant.workspaceId);
+    expect(await ledger.refusalOf(unlimited, budgeted, usdToNanos(50))).toBeUndefined();
+    const overBudget = await ledger.refusalOf(unlimited, budgeted, usdToNanos(60));
+    expect(overBudget).toMatchObject({ reason: 'workspace_budget', remaining: usdToNanos(50), remedy: "raise the workspace's budget" });
+    expect(overBudget!.state).toMatch(/^Workspace .+'s monthly budget of \$50 has \$50 left; it resets at /);
+  });
+
   it("a dead process's exact holds are released by its owner name at once, not after their expiry; others are left alone", async () => {
     const owner = await account();
     const ledger = store.deps.engine.ledger;
