@@ -104,7 +104,17 @@ function page(models: CatalogModel[], query: z.infer<typeof listModelsQuery> | u
   }
   const offset = query?.offset ?? 0;
   const limit = query?.limit ?? Math.max(list.length, 1);
-  const next = offset + limit < list.length ? `${path}?offset=${offset + limit}&limit=${limit}` : null;
+  // The next page's link keeps the filters of this one.
+  let next: string | null = null;
+  if (offset + limit < list.length) {
+    const search = new URLSearchParams();
+    if (query?.output_modalities) search.set('output_modalities', query.output_modalities);
+    if (query?.category) search.set('category', query.category);
+    if (query?.supported_parameters) search.set('supported_parameters', query.supported_parameters);
+    search.set('offset', String(offset + limit));
+    search.set('limit', String(limit));
+    next = `${path}?${search.toString()}`;
+  }
   return { data: list.slice(offset, offset + limit).map(modelView), total_count: list.length, links: { next } };
 }
 

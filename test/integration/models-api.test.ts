@@ -75,6 +75,20 @@ describe('models', () => {
     const none = (await call({ method: 'GET', path: '/api/v1/models', query: { supported_parameters: 'no_such_parameter' } })).json;
     expect(none.data).toEqual([]);
     expect((await call({ method: 'GET', path: '/api/v1/models', query: { limit: '0' } })).status).toBe(400);
+    // The next page of a filtered list keeps its filters: following the links walks the filtered list.
+    const filter = { supported_parameters: 'tools,max_tokens', output_modalities: 'text' };
+    const filtered = (await call({ method: 'GET', path: '/api/v1/models', query: filter })).json;
+    expect(filtered.data.length).toBeGreaterThan(2);
+    expect(filtered.data.length).toBeLessThan(all.data.length);
+    const walked: string[] = [];
+    let link: string | null = `/api/v1/models?${new URLSearchParams({ ...filter, limit: '2' }).toString()}`;
+    while (link) {
+      const url = new URL(link, 'http://gateway');
+      const reply = (await call({ method: 'GET', path: url.pathname, query: Object.fromEntries(url.searchParams) })).json;
+      walked.push(...reply.data.map((model: { id: string }) => model.id));
+      link = reply.links.next;
+    }
+    expect(walked).toEqual(filtered.data.map((model: { id: string }) => model.id));
   });
 
   it('gives an organization key that filters its catalog the same list as /models/user: the models it can route to; others the public one', async () => {
