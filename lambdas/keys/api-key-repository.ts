@@ -77,7 +77,6 @@ export class ApiKeyRepository {
     return result?.Attributes ? keyFromItem(result.Attributes) : undefined;
   }
 
-  /** Deletes a key of the given organization; false when no such key exists there. */
   /** Deletes the organization's key; returns it as it was (undefined: no such key there). */
   async delete(hash: string, orgId: string): Promise<ApiKey | undefined> {
     return unlessConditionFails(this.db.send(new DeleteCommand({

@@ -1,5 +1,5 @@
 // Key management routes: list, create, read, update, delete, and the calling key's own metadata.
-import { InvalidInputError, NotFoundError } from '../platform/errors.js';
+import { ForbiddenError, InvalidInputError, NotFoundError } from '../platform/errors.js';
 import { currentKeyView, keyView } from './key-view.js';
 import { newApiKey } from './new-key.js';
 import type { ApiKeyRepository, KeyPatch } from './api-key-repository.js';
@@ -74,6 +74,16 @@ export function createKeyOperations(deps: KeyPorts): KeyOperations {
   async updateKey({ principal, params, body }) {
     const { key: caller } = principal;
     const { hash } = params;
+    // SPEC: a key edits and deletes the account's *other* keys: a management key that disabled itself would
+    // lock its holder out (renaming itself is harmless).
+    if (hash === caller.hash && body.disabled === true) throw new ForbiddenError('A key cannot disable itself: use another management key');
+    const limitFields = (['limit', 'limit_reset', 'include_byok_in_limit'] as const).filter((field) => body[field] !== undefined);
+    if (limitFields.length > 0) {
+      const target = await deps.keys.get(hash);
+      if (!target || target.org_id !== caller.org_id) throw new NotFoundError(`API key not found: ${hash}`);
+      // A management key cannot call completion endpoints: there is nothing for a credit limit to limit.
+      if (target.kind === 'management') throw new InvalidInputError(`Invalid body.${limitFields[0]}: a management key has no credit limit`, { metadata: { param: limitFields[0] } });
+    }
     const patch: KeyPatch = {
       name: body.name,
       disabled: body.disabled,
@@ -91,6 +101,7 @@ export function createKeyOperations(deps: KeyPorts): KeyOperations {
   async deleteKey({ principal, params }) {
     const { key: caller } = principal;
     const { hash } = params;
+    if (hash === caller.hash) throw new ForbiddenError('A key cannot delete itself: use another management key');
     const deleted = await deps.keys.delete(hash, caller.org_id);
     if (!deleted) throw new NotFoundError(`API key not found: ${hash}`);
     deps.keyCache.invalidate(hash);

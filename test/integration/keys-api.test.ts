@@ -235,6 +235,28 @@ describe('authentication', () => {
     }
   });
 
+  it('lets a management key change other keys, not disable or delete itself, and gives no management key a credit limit', async () => {
+    const tenant = await createTenant(store.deps, 'organization', 'Self');
+    const first = await tenant.addKey('management', { name: 'first' });
+    const second = await tenant.addKey('management', { name: 'second' });
+    const disabled = await call({ method: 'PATCH', path: `/api/v1/keys/${first.key.hash}`, key: first.text, body: { disabled: true } });
+    expect(disabled).toMatchObject({ status: 403, json: { error: { code: 403, message: 'A key cannot disable itself: use another management key' } } });
+    const deleted = await call({ method: 'DELETE', path: `/api/v1/keys/${first.key.hash}`, key: first.text });
+    expect(deleted).toMatchObject({ status: 403, json: { error: { code: 403, message: 'A key cannot delete itself: use another management key' } } });
+    // Renaming itself is harmless; the key still works.
+    expect((await call({ method: 'PATCH', path: `/api/v1/keys/${first.key.hash}`, key: first.text, body: { name: 'first, renamed' } })).json.data.name).toBe('first, renamed');
+    for (const body of [{ limit: 1 }, { limit_reset: 'daily' }, { include_byok_in_limit: true }]) {
+      const field = Object.keys(body)[0]!;
+      const refused = await call({ method: 'PATCH', path: `/api/v1/keys/${second.key.hash}`, key: first.text, body });
+      expect(refused).toMatchObject({ status: 400, json: { error: { code: 400, message: `Invalid body.${field}: a management key has no credit limit` } } });
+    }
+    // Another key may disable and delete it: the way to replace a management key.
+    expect((await call({ method: 'PATCH', path: `/api/v1/keys/${second.key.hash}`, key: first.text, body: { disabled: true } })).json.data.disabled).toBe(true);
+    expect((await call({ method: 'GET', path: '/api/v1/keys', key: second.text })).status).toBe(401);
+    expect((await call({ method: 'DELETE', path: `/api/v1/keys/${second.key.hash}`, key: first.text })).status).toBe(200);
+    expect((await call({ method: 'GET', path: '/api/v1/keys', key: first.text })).status).toBe(200);
+  });
+
   it('keeps organizations apart: another organization\'s keys are 404', async () => {
     const other = await createTenant(store.deps, 'organization', 'Globex');
     const otherAdmin = await other.addKey('management');

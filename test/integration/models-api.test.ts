@@ -83,8 +83,8 @@ describe('models', () => {
     const walked: string[] = [];
     let link: string | null = `/api/v1/models?${new URLSearchParams({ ...filter, limit: '2' }).toString()}`;
     while (link) {
-      const url = new URL(link, 'http://gateway');
-      const reply = (await call({ method: 'GET', path: url.pathname, query: Object.fromEntries(url.searchParams) })).json;
+      const url: URL = new URL(link, 'http://gateway');
+      const reply: { data: Array<{ id: string }>; links: { next: string | null } } = (await call({ method: 'GET', path: url.pathname, query: Object.fromEntries(url.searchParams) })).json;
       walked.push(...reply.data.map((model: { id: string }) => model.id));
       link = reply.links.next;
     }
