@@ -4,6 +4,7 @@ import * as z from 'zod';
 import { queryInt } from '../platform/http/query-int.js';
 import { usdAmount } from '../platform/http/usd-amount.js';
 import { SLUG_PATTERN } from '../organizations/index.js';
+import { UUID } from '../platform/http/path-params.js';
 
 const SERVER_TOOLS = [
   'openrouter:advisor', 'openrouter:apply_patch', 'openrouter:bash', 'openrouter:datetime', 'openrouter:fusion',
@@ -11,7 +12,10 @@ const SERVER_TOOLS = [
   'openrouter:tool_search', 'openrouter:web_fetch', 'openrouter:web_search',
 ] as const;
 
-const slug = z.string().min(1).max(64).regex(SLUG_PATTERN, 'must be lowercase letters and digits in segments separated by single hyphens');
+// A workspace is addressed by its id (a UUID) or its slug in the same path segment: a slug shaped like a UUID
+// would be read as an id (another workspace's, or none), and the workspace could not be reached by it.
+const slug = z.string().min(1).max(64).regex(SLUG_PATTERN, 'must be lowercase letters and digits in segments separated by single hyphens')
+  .refine((value) => !UUID.test(value), 'must not be shaped like a UUID (paths read those as workspace ids)');
 const sort = z.enum(['price', 'throughput', 'latency', 'exacto']);
 const modelId = z.string().min(1).max(256);
 
@@ -20,7 +24,8 @@ const settingsFields = {
   default_text_model: modelId.nullable().optional(),
   default_image_model: modelId.nullable().optional(),
   default_provider_sort: sort.nullable().optional(),
-  disabled_server_tools: z.array(z.enum(SERVER_TOOLS)).max(SERVER_TOOLS.length).nullable().optional(),
+  // A tool named twice is disabled once (stored once).
+  disabled_server_tools: z.array(z.enum(SERVER_TOOLS)).max(SERVER_TOOLS.length).transform((tools) => [...new Set(tools)]).nullable().optional(),
   io_logging_api_key_ids: z.array(z.number().int().nonnegative()).max(1000).nullable().optional(),
   io_logging_sampling_rate: z.number().min(0.0001).max(1).optional(),
   is_data_discount_logging_enabled: z.boolean().optional(),

@@ -93,11 +93,18 @@ describe('workspaces', () => {
       [{ name: 'x', slug: 'ok', color: 'red' }, 'color'],
       [{ name: 'x', slug: 'ok', io_logging_sampling_rate: 2 }, 'io_logging_sampling_rate'],
       [{ name: 'x', slug: 'ok', disabled_server_tools: ['openrouter:nope'] }, 'disabled_server_tools'],
+      // Shaped like a UUID (here another workspace's id): paths would read it as an id.
+      [{ name: 'x', slug: tenant.workspaceId }, 'slug'],
     ] as Array<[Json, string]>) {
       const reply = await manage(admin, 'POST', '/workspaces', body);
       expect(reply.status).toBe(400);
       expect(reply.json.error.message).toContain(field);
     }
+    const renamed = await manage(admin, 'PATCH', '/workspaces/two', { slug: '00000000-0000-4000-8000-000000000000' });
+    expect(renamed.status).toBe(400);
+    expect(renamed.json.error.message).toMatch(/slug.*must not be shaped like a UUID/);
+    const twice = await manage(admin, 'POST', '/workspaces', { name: 'Twice', slug: 'twice', disabled_server_tools: ['openrouter:bash', 'openrouter:bash'] });
+    expect(twice.json.data.disabled_server_tools).toEqual(['openrouter:bash']);
   });
 
   it('answers 404, not a store error, to identifiers longer than any real one', async () => {
