@@ -34,9 +34,14 @@ export function createManagementOperations(deps: GatewayDeps): ManagementOperati
   const names = providerNames(engine.catalog);
   const leaseTermsLag = () => delay(deps.leaseTermsLagMs);
   const batches = batchDepsOf(deps);
+  // A deleted key's, or a removed member's, guardrail assignments go with them (the policy cache read again).
+  const forgetInGuardrails = async (orgId: string, gone: { keyHash: string } | { userId: string }) => {
+    await deps.guardrails.forget(orgId, gone);
+    deps.engine.guardrails?.invalidate(orgId);
+  };
   return {
     ...systemOperations,
-    ...createKeyOperations({ keys, keyCache, workspaces, clock, leaseTermsLag }),
+    ...createKeyOperations({ keys, keyCache, workspaces, clock, leaseTermsLag, keyDeleted: (orgId, hash) => forgetInGuardrails(orgId, { keyHash: hash }) }),
     ...createOrganizationOperations({ organizations, members: deps.members, clock }),
     ...createCatalogOperations({
       catalog: engine.catalog,
@@ -68,7 +73,7 @@ export function createManagementOperations(deps: GatewayDeps): ManagementOperati
       catalog: engine.catalog, adapters: engine.adapters, workspaces,
       invalidate: (orgId) => deps.engine.privateEndpoints?.invalidate(orgId), clock, allowPrivateHosts: config.privateEndpointsAllowPrivateHosts,
     }),
-    ...createScimOperations({ scim: deps.scim, members: deps.members, workspaces, clock }),
+    ...createScimOperations({ scim: deps.scim, members: deps.members, workspaces, clock, memberRemoved: (orgId, memberId) => forgetInGuardrails(orgId, { userId: memberId }) }),
     ...createEndUserOperations({ endUsers: deps.endUsers, invalidate: (orgId) => deps.engine.endUsers?.invalidate(orgId), clock }),
     ...createByokOperations({ byok, vault, providers: byokProviders(engine.catalog), keys, workspaces, invalidateCredentials, clock }),
     ...createBatchOperations({

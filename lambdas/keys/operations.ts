@@ -20,6 +20,8 @@ export interface KeyPorts {
    * and workspaces have expired): the reply then means that every request after it is under the new terms.
    */
   leaseTermsLag: () => Promise<void>;
+  /** What else names a deleted key (its guardrail assignments) lets go of it. */
+  keyDeleted?: (orgId: string, hash: string) => Promise<void>;
 }
 
 export function createKeyOperations(deps: KeyPorts): KeyOperations {
@@ -105,6 +107,7 @@ export function createKeyOperations(deps: KeyPorts): KeyOperations {
     const deleted = await deps.keys.delete(hash, caller.org_id);
     if (!deleted) throw new NotFoundError(`API key not found: ${hash}`);
     deps.keyCache.invalidate(hash);
+    await deps.keyDeleted?.(caller.org_id, hash);
     if (deleted.meter.leases > 0) await deps.leaseTermsLag();
     return { body: { deleted: true } };
   },

@@ -19,6 +19,8 @@ export interface ScimPorts {
   members: Pick<MemberRepository, 'add' | 'get' | 'byEmail' | 'remove' | 'memberships' | 'putMembership' | 'deleteMembership'>;
   workspaces: Pick<WorkspaceRepository, 'getWorkspace'>;
   clock: () => Date;
+  /** What else names a member who was removed (their guardrail assignments) lets go of them. */
+  memberRemoved?: (orgId: string, memberId: string) => Promise<void>;
 }
 
 const USER_SCHEMA = 'urn:ietf:params:scim:schemas:core:2.0:User';
@@ -109,7 +111,10 @@ export function createScimOperations(deps: ScimPorts): ScimOperations {
     }
     if (user.member_id && user.member_created) {
       const member = await deps.members.get(user.org_id, user.member_id);
-      if (member) await deps.members.remove(member);
+      if (member) {
+        await deps.members.remove(member);
+        await deps.memberRemoved?.(user.org_id, member.id);
+      }
     }
     return { ...user, member_id: null, member_created: false };
   }

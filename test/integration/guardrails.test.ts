@@ -120,6 +120,18 @@ describe('guardrail routes', () => {
     expect((await guardrails('GET', `/${id}/assignments/keys`)).json).toEqual({ data: [], total_count: 0 });
   });
 
+  it('lets go of a key\'s assignments when the key is deleted', async () => {
+    const id = (await guardrails('POST', '', { name: 'Outlived' })).json.data.id as string;
+    const created = await manage(store.deps, admin, 'POST', '/keys', { name: 'assigned then deleted' });
+    const hash = created.json.data.hash as string;
+    expect((await guardrails('POST', `/${id}/assignments/keys`, { key_hashes: [hash, free.hash] })).json).toEqual({ assigned_count: 2 });
+    expect((await manage(store.deps, admin, 'DELETE', `/keys/${hash}`)).status).toBe(200);
+    expect((await guardrails('GET', `/${id}/assignments/keys`)).json.data.map((entry: Json) => entry.key_hash)).toEqual([free.hash]);
+    expect((await guardrails('GET', '/assignments/keys')).json.data.map((entry: Json) => entry.key_hash)).not.toContain(hash);
+    expect((await guardrails('POST', `/${id}/assignments/keys/remove`, { key_hashes: [hash] })).json).toEqual({ unassigned_count: 0 });
+    await guardrails('DELETE', `/${id}`);
+  });
+
   it('assigns members of the organization only: the guardrail then governs every key they created, and not other keys', async () => {
     const orgId = (await store.deps.keys.get(free.hash))!.org_id;
     const member = newMember(orgId, { email: `dev-${Date.now()}@example.com`, role: 'org:member' }, new Date().toISOString());

@@ -184,6 +184,16 @@ describe('SCIM', () => {
     expect((await call('POST', '/scim/v2/Users', { userName: 'ivy3@acme.test', emails: [{ value: 'ivy@acme.test' }] })).status).toBe(201);
   });
 
+  it('lets go of a deleted user\'s guardrail assignments along with the member it made', async () => {
+    const user = await pushUser('guarded@example.com');
+    const member = ((await call('GET', '/organization/members')).json.data as Json[]).find((entry) => entry.email === 'guarded@example.com')!;
+    const guardrail = (await call('POST', '/guardrails', { name: 'Members' })).json.data.id as string;
+    expect((await call('POST', `/guardrails/${guardrail}/assignments/members`, { member_user_ids: [member.id] })).json).toEqual({ assigned_count: 1 });
+    expect((await call('DELETE', `/scim/v2/Users/${user.id}`)).status).toBe(204);
+    expect((await call('GET', `/guardrails/${guardrail}/assignments/members`)).json).toEqual({ data: [], total_count: 0 });
+    expect(((await call('GET', '/guardrails/assignments/members')).json.data as Json[]).map((entry) => entry.user_id)).not.toContain(member.id);
+  });
+
   it('keeps other organizations out of every id route', async () => {
     const user = await pushUser('frank@acme.test');
     const group = (await call('POST', '/scim/v2/Groups', { displayName: 'Private' })).json;
