@@ -306,6 +306,12 @@ describe('error envelope', () => {
     expect(malformed.json.error.message).toMatch(/^Malformed JSON body/);
     const big = await call({ method: 'POST', path: '/api/v1/keys', key: admin, rawBody: JSON.stringify({ name: 'x'.repeat(2 * 1024 * 1024) }) });
     expect(big).toMatchObject({ status: 413, json: { error: { code: 413 } } });
+    // A path parameter that is not valid percent-encoding: a 400 naming it, the value not echoed.
+    for (const path of ['/api/v1/keys/%ff', '/api/v1/keys/%zz', '/api/v1/workspaces/%', '/api/v1/guardrails/%ED%A0%80']) {
+      const refused = await call({ method: 'GET', path, key: admin });
+      expect(refused.status).toBe(400);
+      expect(refused.json.error.message).toMatch(/^Invalid path parameter (hash|id): not valid percent-encoded UTF-8$/);
+    }
   });
 
   it('answers 500 without internals when the store fails, and logs it with the request id', async () => {

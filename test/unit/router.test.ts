@@ -42,8 +42,10 @@ describe('router', () => {
     expect(postOnly('HEAD', '/api/v1/things')).toEqual({ kind: 'method-not-allowed', allowed: ['POST'] });
   });
 
-  it('treats undecodable parameters as no match instead of throwing', () => {
-    expect(match('GET', '/api/v1/keys/%E0%A4%A')).toEqual({ kind: 'not-found' });
+  it('matches a parameter that is not valid percent-encoded UTF-8 to its route, naming it, instead of throwing', () => {
+    expect(match('GET', '/api/v1/keys/%E0%A4%A')).toMatchObject({ kind: 'found', undecodable: 'hash', params: { hash: '%E0%A4%A' } });
+    expect(match('GET', '/api/v1/keys/%ff')).toMatchObject({ kind: 'found', undecodable: 'hash' });
+    expect(match('GET', '/api/v1/keys/abc')).not.toHaveProperty('undecodable');
   });
 
   it('reads an encoded slash as a separator, so that a model id in one segment reaches /models/{author}/{slug}', () => {

@@ -34,6 +34,9 @@ export async function dispatch(
     if (found.kind === 'method-not-allowed') throw new MethodNotAllowedError(request.method, found.allowed);
     const { route, params } = found;
     flavour = route.errorMetadata;
+    if (found.undecodable !== undefined) {
+      throw new BadRequestError(`Invalid path parameter ${found.undecodable}: not valid percent-encoded UTF-8`, { metadata: { parameter: found.undecodable } });
+    }
     // No identifier is this long; refusing here also keeps every store key within DynamoDB's key size limits.
     for (const [name, value] of Object.entries(params)) {
       if (Buffer.byteLength(value) > MAX_PATH_PARAM_BYTES) throw new NotFoundError(`Not found: path parameter ${name} is longer than ${MAX_PATH_PARAM_BYTES} bytes`);

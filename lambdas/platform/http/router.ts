@@ -5,7 +5,8 @@ import type { RouteDef } from './route.js';
 export const API_PREFIX = '/api/v1';
 
 export type RouteMatch<R extends RouteDef> =
-  | { kind: 'found'; route: R; params: Record<string, string> }
+  /** `undecodable`: a parameter that is not valid percent-encoded UTF-8 (its value is then the raw text). */
+  | { kind: 'found'; route: R; params: Record<string, string>; undecodable?: string }
   | { kind: 'method-not-allowed'; allowed: string[] }
   | { kind: 'not-found' };
 
@@ -23,9 +24,9 @@ export function createRouter<R extends RouteDef>(routes: readonly R[]): (method:
   const matchSegmentsOf = (method: string, segments: string[]): RouteMatch<R> => {
     const allowed: string[] = [];
     for (const entry of compiled) {
-      const params = matchSegments(entry.segments, segments);
-      if (!params) continue;
-      if (entry.route.method === method) return { kind: 'found', route: entry.route, params };
+      const matched = matchSegments(entry.segments, segments);
+      if (!matched) continue;
+      if (entry.route.method === method) return { kind: 'found', route: entry.route, ...matched };
       if (!allowed.includes(entry.route.method)) allowed.push(entry.route.method, ...(entry.route.method === 'GET' ? ['HEAD'] : []));
     }
     return allowed.length ? { kind: 'method-not-allowed', allowed } : { kind: 'not-found' };
@@ -59,23 +60,25 @@ function split(path: string): string[] {
   return path.split('/').filter((segment) => segment.length > 0);
 }
 
-function matchSegments(pattern: string[], actual: string[]): Record<string, string> | undefined {
+function matchSegments(pattern: string[], actual: string[]): { params: Record<string, string>; undecodable?: string } | undefined {
   if (pattern.length !== actual.length) return undefined;
   const params: Record<string, string> = {};
+  let undecodable: string | undefined;
   for (let i = 0; i < pattern.length; i += 1) {
     const expected = pattern[i]!;
     const got = actual[i]!;
     if (isParameter(expected)) {
-      let value: string;
+      const name = expected.slice(1, -1);
       try {
-        value = decodeURIComponent(got);
+        params[name] = decodeURIComponent(got);
       } catch {
-        return undefined;
+        // Still this route's path: the parameter is refused by name (dispatch), not the path as unknown.
+        params[name] = got;
+        undecodable ??= name;
       }
-      params[expected.slice(1, -1)] = value;
     } else if (expected !== got) {
       return undefined;
     }
   }
-  return params;
+  return undecodable === undefined ? { params } : { params, undecodable };
 }
