@@ -11,7 +11,7 @@ import type { TextResult } from '../platform/http/route.js';
 import { reconcile, releaseMapping } from './reconcile.js';
 import type { ScimRepository } from './scim-repository.js';
 import type { ScimOperations } from './routes.js';
-import { scimGroupBody, scimUserBody, type groupSchema, type scimPatchBody } from './schemas.js';
+import { scimEmailAddress, scimGroupBody, scimUserBody, type groupSchema, type scimPatchBody } from './schemas.js';
 import type { GroupMapping, ScimGroup, ScimUser, SyncJob } from './types.js';
 
 export interface ScimPorts {
@@ -71,7 +71,9 @@ type UserBody = z.infer<typeof scimUserBody>;
 type GroupBody = z.infer<typeof scimGroupBody>;
 type PatchBody = z.infer<typeof scimPatchBody>;
 
-const primaryEmail = (body: Pick<UserBody, 'emails' | 'userName'>) => (body.emails?.find((email) => email.primary) ?? body.emails?.[0])?.value ?? (body.userName.includes('@') ? body.userName : undefined);
+// A userName stands for the email only when it is one (checked as emails[].value is).
+const isEmail = (value: string) => scimEmailAddress.safeParse(value).success;
+const primaryEmail = (body: Pick<UserBody, 'emails' | 'userName'>) => (body.emails?.find((email) => email.primary) ?? body.emails?.[0])?.value ?? (isEmail(body.userName) ? body.userName : undefined);
 
 export function createScimOperations(deps: ScimPorts): ScimOperations {
   const orgOf = (principal: Principal) => principal.key.org_id;

@@ -36,7 +36,8 @@ export const groupListReply = z.object({ data: z.array(groupSchema), total_count
 export const jobReply = z.object({ data: jobSchema });
 
 // SCIM 2.0 (the identity provider's side).
-const scimEmail = z.looseObject({ value: z.string().email().max(320), primary: z.boolean().optional(), type: z.string().optional() });
+export const scimEmailAddress = z.string().email().max(320);
+const scimEmail = z.looseObject({ value: scimEmailAddress, primary: z.boolean().optional(), type: z.string().optional() });
 export const scimUserBody = z.looseObject({
   userName: z.string().min(1).max(320),
   externalId: z.string().max(256).optional(),

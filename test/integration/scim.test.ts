@@ -194,6 +194,16 @@ describe('SCIM', () => {
     expect(((await call('GET', '/guardrails/assignments/members')).json.data as Json[]).map((entry) => entry.user_id)).not.toContain(member.id);
   });
 
+  it('takes a userName as the email only when it is an email address', async () => {
+    for (const userName of ['a b c@@', '@', 'x@y', 'x\u0000y@example.com']) {
+      const reply = await call('POST', '/scim/v2/Users', { schemas: ['urn:ietf:params:scim:schemas:core:2.0:User'], userName });
+      expect([userName, reply.status, reply.json.detail ?? reply.json.error?.message]).toEqual([userName, 400, expect.stringMatching(/a user needs an email/)]);
+    }
+    const named = await call('POST', '/scim/v2/Users', { schemas: ['urn:ietf:params:scim:schemas:core:2.0:User'], userName: 'plain@example.com' });
+    expect(named.status).toBe(201);
+    expect(named.json.emails).toEqual([{ value: 'plain@example.com', primary: true }]);
+  });
+
   it('keeps other organizations out of every id route', async () => {
     const user = await pushUser('frank@acme.test');
     const group = (await call('POST', '/scim/v2/Groups', { displayName: 'Private' })).json;
