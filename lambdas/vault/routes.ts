@@ -23,7 +23,7 @@ export const vaultRoutes = [
   },
   {
     operationId: 'deleteVaultSecret', method: 'DELETE', path: '/vault/secrets/{name}', params: { name: secretName }, fn: 'management', auth: 'regular',
-    tag: 'Vault', summary: 'Delete a secret (204)',
+    tag: 'Vault', summary: 'Delete a secret (204)', successStatus: 204,
   },
   {
     operationId: 'listInternVaultSecrets', method: 'GET', path: '/vault/interns/{internId}/secrets', params: { internId }, fn: 'management', auth: 'regular',
@@ -39,7 +39,7 @@ export const vaultRoutes = [
   },
   {
     operationId: 'deleteInternVaultSecret', method: 'DELETE', path: '/vault/interns/{internId}/secrets/{name}', params: { internId, name: secretName }, fn: 'management', auth: 'regular',
-    tag: 'Vault', summary: 'Delete an intern secret (204)',
+    tag: 'Vault', summary: 'Delete an intern secret (204)', successStatus: 204,
   },
   {
     operationId: 'copyVaultSecretsToIntern', method: 'POST', path: '/vault/interns/{internId}/secrets/copy', params: { internId }, fn: 'management', auth: 'regular',
