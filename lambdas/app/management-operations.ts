@@ -41,7 +41,7 @@ export function createManagementOperations(deps: GatewayDeps): ManagementOperati
   };
   return {
     ...systemOperations,
-    ...createKeyOperations({ keys, keyCache, workspaces, clock, leaseTermsLag, keyDeleted: (orgId, hash) => forgetInGuardrails(orgId, { keyHash: hash }) }),
+    ...createKeyOperations({ keys, keyCache, workspaces, clock, leaseTermsLag, members: deps.members, keyDeleted: (orgId, hash) => forgetInGuardrails(orgId, { keyHash: hash }) }),
     ...createOrganizationOperations({ organizations, members: deps.members, clock }),
     ...createCatalogOperations({
       catalog: engine.catalog,

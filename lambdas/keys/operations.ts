@@ -20,6 +20,8 @@ export interface KeyPorts {
    * and workspaces have expired): the reply then means that every request after it is under the new terms.
    */
   leaseTermsLag: () => Promise<void>;
+  /** To check that a new key's creator_user_id is a member of the organization (member guardrails follow it). */
+  members?: { get(orgId: string, userId: string): Promise<unknown> };
   /** What else names a deleted key (its guardrail assignments) lets go of it. */
   keyDeleted?: (orgId: string, hash: string) => Promise<void>;
 }
@@ -43,6 +45,11 @@ export function createKeyOperations(deps: KeyPorts): KeyOperations {
     const workspaceId = body.workspace_id ?? caller.workspace_id;
     if (body.workspace_id !== undefined && !(await deps.workspaces.getWorkspace(caller.org_id, workspaceId))) {
       throw new InvalidInputError(`Invalid body.workspace_id: no workspace ${workspaceId} in this organization`);
+    }
+    // Guardrails assigned to a member govern the keys they created: a creator that is no member would
+    // escape them unnoticed.
+    if (body.creator_user_id != null && deps.members && !(await deps.members.get(caller.org_id, body.creator_user_id))) {
+      throw new InvalidInputError('Invalid body.creator_user_id: not a member of this organization', { metadata: { param: 'creator_user_id' } });
     }
     const now = deps.clock();
     if (body.expires_at && Date.parse(body.expires_at) <= now.getTime()) {
