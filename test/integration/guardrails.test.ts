@@ -140,8 +140,8 @@ describe('guardrail routes', () => {
     expect(created.status).toBe(201);
     const devKey = created.json.key as string;
     // A creator who is no member would escape the member guardrails unnoticed: refused.
-    const stranger = await manage(store.deps, admin, 'POST', '/keys', { name: 'stray key', creator_user_id: 'user_nobody' });
-    expect(stranger).toMatchObject({ status: 400, json: { error: { message: 'Invalid body.creator_user_id: not a member of this organization' } } });
+    const strayCreator = await manage(store.deps, admin, 'POST', '/keys', { name: 'stray key', creator_user_id: 'user_nobody' });
+    expect(strayCreator).toMatchObject({ status: 400, json: { error: { message: 'Invalid body.creator_user_id: not a member of this organization' } } });
     const id = (await guardrails('POST', '', { name: 'Members: echo only', allowed_models: ['simulator/echo'] })).json.data.id as string;
 
     const stranger = await guardrails('POST', `/${id}/assignments/members`, { member_user_ids: ['user_not_here'] });

@@ -306,6 +306,10 @@ describe('error envelope', () => {
     expect(malformed.json.error.message).toMatch(/^Malformed JSON body/);
     const big = await call({ method: 'POST', path: '/api/v1/keys', key: admin, rawBody: JSON.stringify({ name: 'x'.repeat(2 * 1024 * 1024) }) });
     expect(big).toMatchObject({ status: 413, json: { error: { code: 413 } } });
+    // A compressed body is refused as such (not as JSON that is not UTF-8); identity is no compression.
+    const gzipped = await call({ method: 'POST', path: '/api/v1/keys', key: admin, headers: { 'content-encoding': 'gzip' }, body: { name: 'zipped' } });
+    expect(gzipped).toMatchObject({ status: 415, json: { error: { code: 415, message: 'Unsupported Content-Encoding "gzip": send the body uncompressed' } } });
+    expect((await call({ method: 'POST', path: '/api/v1/keys', key: admin, headers: { 'content-encoding': 'identity' }, body: { name: 'plain' } })).status).toBe(201);
     // A path parameter that is not valid percent-encoding: a 400 naming it, the value not echoed.
     for (const path of ['/api/v1/keys/%ff', '/api/v1/keys/%zz', '/api/v1/workspaces/%', '/api/v1/guardrails/%ED%A0%80']) {
       const refused = await call({ method: 'GET', path, key: admin });

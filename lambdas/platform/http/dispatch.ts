@@ -3,7 +3,7 @@
 import type { GatewayRequest } from './request.js';
 import { DEFAULT_MAX_BODY_BYTES, type OperationResult, type RouteDef } from './route.js';
 import type { RouteMatch } from './router.js';
-import { BadRequestError, echo, MethodNotAllowedError, NotFoundError, PayloadTooLargeError, toErrorReply, withAnthropicType, withLifecycleMetadata, type ErrorEnvelope } from './errors.js';
+import { BadRequestError, echo, HttpError, MethodNotAllowedError, NotFoundError, PayloadTooLargeError, toErrorReply, withAnthropicType, withLifecycleMetadata, type ErrorEnvelope } from './errors.js';
 import type { Authenticator } from './auth.js';
 import { parseJsonBody, validate, withoutNullFields } from './validation.js';
 import type { Logger } from '../logger.js';
@@ -45,6 +45,7 @@ export async function dispatch(
     const maxBytes = route.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
     if (request.body && request.body.length > maxBytes) throw new PayloadTooLargeError(maxBytes);
     const principal = await deps.authenticate(request.headers, route);
+    if (route.body) refuseEncodedBody(request.headers['content-encoding']);
     const parsed = route.body ? parseJsonBody(request.body, maxBytes) : undefined;
     const body = route.body ? validate(route.body, route.nullFieldsAbsent ? withoutNullFields(parsed) : parsed, 'body') : undefined;
     const query = route.query ? validate(route.query, request.query, 'query') : undefined;
@@ -59,6 +60,16 @@ export async function dispatch(
     const reply = toErrorReply(err, request.requestId, deps.log);
     return { status: reply.status, headers: reply.headers, body: flavoured(reply.body, flavour) };
   }
+}
+
+/**
+ * A compressed body (Content-Encoding gzip, br …) is not decoded here: refused with 415 saying so (RFC 9110
+ * 15.5.16), rather than a 400 about bytes that are not UTF-8 or JSON.
+ */
+function refuseEncodedBody(encoding: string | undefined): void {
+  if (encoding === undefined) return;
+  const codings = encoding.split(',').map((coding) => coding.trim().toLowerCase()).filter((coding) => coding !== '' && coding !== 'identity');
+  if (codings.length > 0) throw new HttpError(415, `Unsupported Content-Encoding "${echo(encoding, 32)}": send the body uncompressed`);
 }
 
 function flavoured(body: ErrorEnvelope, flavour: RouteDef['errorMetadata']): ErrorEnvelope {
