@@ -39,6 +39,19 @@ export function createManagementOperations(deps: GatewayDeps): ManagementOperati
     await deps.guardrails.forget(orgId, gone);
     deps.engine.guardrails?.invalidate(orgId);
   };
+  // What names a workspace besides its keys and interns: a workspace with any of it is not deleted.
+  const scopedTo = async (orgId: string, workspaceId: string): Promise<string[]> => {
+    const [policy, destinations, endpoints, mappings] = await Promise.all([
+      deps.guardrails.policy(orgId, true), deps.observability.destinations.list(orgId, true), deps.privateEndpoints.list(orgId, true), deps.scim.list(orgId, 'MAP'),
+    ]);
+    const found: Array<[string, number]> = [
+      ['guardrail', policy.guardrails.filter((guardrail) => guardrail.workspace_id === workspaceId).length],
+      ['observability destination', destinations.filter((destination) => destination.workspace_id === workspaceId).length],
+      ['private endpoint', endpoints.filter((endpoint) => endpoint.workspace_id === workspaceId).length],
+      ['SCIM group mapping', mappings.filter((mapping) => mapping.workspace_id === workspaceId).length],
+    ];
+    return found.filter(([, count]) => count > 0).map(([kind, count]) => `${count} ${kind}${count === 1 ? '' : 's'}`);
+  };
   return {
     ...systemOperations,
     ...createKeyOperations({ keys, keyCache, workspaces, clock, leaseTermsLag, members: deps.members, keyDeleted: (orgId, hash) => forgetInGuardrails(orgId, { keyHash: hash }) }),
@@ -54,7 +67,7 @@ export function createManagementOperations(deps: GatewayDeps): ManagementOperati
       },
       organizations, rollups, endpointFailures: engine.endpointFailures, clock, log,
     }),
-    ...createWorkspaceOperations({ workspaces, keys, interns, vault, byok, invalidateCredentials, members: deps.members, clock, leaseTermsLag }),
+    ...createWorkspaceOperations({ workspaces, keys, interns, vault, byok, invalidateCredentials, members: deps.members, clock, leaseTermsLag, scopedTo }),
     ...createCreditOperations({ organizations, credits, clock }),
     ...createGenerationOperations({ generations: engine.generations, ledger: engine.ledger, providerNames: names, clock }),
     ...createAnalyticsOperations({ rollups, keys, providerNames: names, clock }),

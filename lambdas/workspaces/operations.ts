@@ -21,6 +21,11 @@ export interface WorkspacePorts {
   /** A workspace with keys or interns is not deleted. */
   keys: Pick<ApiKeyRepository, 'list'>;
   interns: Pick<InternRepository, 'listInterns'>;
+  /**
+   * What else is scoped to the workspace and names it (guardrails, observability destinations, private
+   * endpoints, SCIM group mappings): each kind that has some, in words. A workspace that has any is not deleted.
+   */
+  scopedTo?: (orgId: string, workspaceId: string) => Promise<string[]>;
   /** What a deleted workspace leaves behind: its vault (undefined without a KMS key) and its BYOK credentials. */
   vault: Pick<Vault, 'destroy'> | undefined;
   byok: Pick<ByokRepository, 'list' | 'delete'>;
@@ -148,6 +153,8 @@ export function createWorkspaceOperations(deps: WorkspacePorts): WorkspaceOperat
     if (keys.length > 0) throw new ConflictError(`Workspace ${workspace.slug} still has API keys; delete them or create them elsewhere first`);
     const interns = (await deps.interns.listInterns(orgId)).filter((intern) => intern.workspace_id === workspace.id);
     if (interns.length > 0) throw new ConflictError(`Workspace ${workspace.slug} still has interns; delete them first`);
+    const scoped = deps.scopedTo ? await deps.scopedTo(orgId, workspace.id) : [];
+    if (scoped.length > 0) throw new ConflictError(`Workspace ${workspace.slug} still has ${scoped.join(', ')}; delete them first`);
     if (!(await deps.workspaces.deleteWorkspace(workspace))) throw new NotFoundError(`Workspace not found: ${params.id}`);
     // What belonged to it only: its memberships, its vault (secrets and data key) and the BYOK credentials scoped to it.
     await deps.members.dropWorkspace(orgId, workspace.id);

@@ -69,6 +69,12 @@ describe('workspaces', () => {
     expect(blocked.status).toBe(409);
     expect(blocked.json.error.message).toMatch(/still has API keys/);
     expect((await manage(admin, 'DELETE', `/keys/${key.json.data.hash}`)).status).toBe(200);
+    // A guardrail scoped to it would outlive it, still naming it: the workspace is not deleted while it has one.
+    const guardrail = await manage(admin, 'POST', '/guardrails', { name: 'DS only', workspace_id: workspace.id });
+    expect(guardrail.status).toBe(201);
+    const scoped = await manage(admin, 'DELETE', '/workspaces/ds');
+    expect(scoped).toMatchObject({ status: 409, json: { error: { message: 'Workspace ds still has 1 guardrail; delete them first' } } });
+    expect((await manage(admin, 'DELETE', `/guardrails/${guardrail.json.data.id}`)).status).toBe(200);
     expect((await manage(admin, 'DELETE', '/workspaces/ds')).json).toEqual({ deleted: true });
     expect((await manage(admin, 'GET', `/workspaces/${workspace.id}`)).status).toBe(404);
     // The slug is free again.
