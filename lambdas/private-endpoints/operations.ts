@@ -109,11 +109,19 @@ export function createPrivateEndpointOperations(deps: PrivateEndpointPorts): Pri
       const reported = result.usage.input_tokens > 0 || result.usage.output_tokens > 0;
       checks.push(reported && !result.usage_estimated ? { name: 'usage_reported', passed: true } : { name: 'usage_reported', passed: false, reason: 'missing_usage' });
     } catch (err) {
-      const status = err instanceof ProviderError ? err.status : 502;
-      // The status only: what the host answered is its business (and could be anything it serves).
       // A host found at connect time to resolve to a private address: said so (the adapter wraps the refusal).
       const refused = [err, (err as Error | undefined)?.cause].find((cause): cause is Error => (cause as Error | undefined)?.name === 'RefusedAddressError');
-      const message = refused ? refused.message : `upstream answered ${status}`;
+      // Nothing answered (no connection, no reply in time): the key was not checked either.
+      const unanswered = refused !== undefined || !(err instanceof ProviderError) || err.kind === 'network' || err.kind === 'timeout';
+      if (unanswered) {
+        const message = refused ? refused.message : err instanceof ProviderError && err.kind === 'timeout' ? 'upstream did not answer in time' : 'upstream could not be reached';
+        checks.push({ name: 'auth_ok', passed: false, reason: 'upstream_unreachable', upstream_message: 'not checked: the upstream did not answer' });
+        checks.push({ name: 'upstream_ok', passed: false, reason: 'upstream_unreachable', upstream_message: message });
+        return done();
+      }
+      // The status only: what the host answered is its business (and could be anything it serves).
+      const status = err.status;
+      const message = `upstream answered ${status}`;
       const denied = status === 401 || status === 403;
       checks.push({ name: 'auth_ok', passed: !denied, upstream_status: status, ...(denied ? { reason: 'upstream_error', upstream_message: message } : {}) });
       checks.push({ name: 'upstream_ok', passed: false, reason: 'upstream_error', upstream_status: status, upstream_message: message });

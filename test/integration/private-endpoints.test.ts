@@ -146,6 +146,12 @@ describe('private endpoint states', () => {
     const stored = await pe('POST', '', draftBody({ base_url: upstreamUrl.replace('127.0.0.1', 'localhost.'), workspace_id: aside.json.data.id }));
     const validated = await manage(onAws, admin, 'POST', `/private-endpoints/${stored.json.data.id}/validate`, { workspace_id: aside.json.data.id });
     expect(validated.json.data.checks).toContainEqual(expect.objectContaining({ name: 'upstream_ok', passed: false, upstream_message: 'localhost. is a private or loopback address' }));
+    // Nothing listens at the base URL: no status is made up, and the key is not reported as checked.
+    const closed = await pe('POST', '', draftBody({ base_url: 'http://127.0.0.1:1/v1', workspace_id: aside.json.data.id }));
+    const unreachable = await manage(deps, admin, 'POST', `/private-endpoints/${closed.json.data.id}/validate`, { workspace_id: aside.json.data.id });
+    const checks = unreachable.json.data.checks as Array<Record<string, unknown>>;
+    expect(checks.find((check) => check.name === 'auth_ok')).toEqual({ name: 'auth_ok', passed: false, reason: 'upstream_unreachable', upstream_message: 'not checked: the upstream did not answer' });
+    expect(checks.find((check) => check.name === 'upstream_ok')).toEqual({ name: 'upstream_ok', passed: false, reason: 'upstream_unreachable', upstream_message: 'upstream could not be reached' });
 
     refuseWith = 401;
     try {
