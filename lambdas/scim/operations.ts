@@ -7,6 +7,7 @@ import { newMember, type MemberRepository, type WorkspaceRepository } from '../o
 import { ConflictError, InvalidInputError, NotFoundError } from '../platform/errors.js';
 import type { Principal } from '../platform/http/auth.js';
 import { listPage } from '../platform/http/list-page.js';
+import { echo } from '../platform/echo.js';
 import type { TextResult } from '../platform/http/route.js';
 import { reconcile, releaseMapping } from './reconcile.js';
 import type { ScimRepository } from './scim-repository.js';
@@ -144,9 +145,17 @@ export function createScimOperations(deps: ScimPorts): ScimOperations {
 
   async function saveGroup(orgId: string, current: ScimGroup | undefined, body: GroupBody): Promise<ScimGroup> {
     const at = now();
+    const memberIds = [...new Set((body.members ?? []).map((member) => member.value))];
+    // A member the group did not have yet must be a user of the organization (RFC 7644: invalidValue).
+    const added = memberIds.filter((id) => !current?.member_ids.includes(id));
+    if (added.length > 0) {
+      const users = new Set((await deps.scim.list(orgId, 'USER')).map((user) => user.id));
+      const unknown = added.find((id) => !users.has(id));
+      if (unknown !== undefined) throw new InvalidInputError(`Invalid body.members: no user ${echo(unknown, 64)} in this organization`, { metadata: { param: 'members' } });
+    }
     const group: ScimGroup = {
       id: current?.id ?? randomUUID(), organization_id: orgId, external_id: body.externalId ?? null, display_name: body.displayName,
-      member_ids: [...new Set((body.members ?? []).map((member) => member.value))], deleted_at: null, created_at: current?.created_at ?? at, updated_at: at,
+      member_ids: memberIds, deleted_at: null, created_at: current?.created_at ?? at, updated_at: at,
     };
     await deps.scim.put(orgId, 'GROUP', group);
     await sync(orgId);
@@ -330,6 +339,10 @@ export function createScimOperations(deps: ScimPorts): ScimOperations {
       const orgId = orgOf(principal);
       const user = await applyMembership({ ...(await userFound(orgId, params.id)), active: false });
       await deps.scim.deleteUser(user);
+      // Groups no longer list it.
+      for (const group of await deps.scim.list(orgId, 'GROUP')) {
+        if (group.member_ids.includes(user.id)) await deps.scim.put(orgId, 'GROUP', { ...group, member_ids: group.member_ids.filter((id) => id !== user.id), updated_at: now() });
+      }
       await sync(orgId);
       return NO_CONTENT;
     },

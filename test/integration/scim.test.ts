@@ -189,8 +189,11 @@ describe('SCIM', () => {
     const member = ((await call('GET', '/organization/members')).json.data as Json[]).find((entry) => entry.email === 'guarded@example.com')!;
     const guardrail = (await call('POST', '/guardrails', { name: 'Members' })).json.data.id as string;
     expect((await call('POST', `/guardrails/${guardrail}/assignments/members`, { member_user_ids: [member.id] })).json).toEqual({ assigned_count: 1 });
+    const group = (await call('POST', '/scim/v2/Groups', { displayName: 'Guarded', members: [{ value: user.id }] })).json;
     expect((await call('DELETE', `/scim/v2/Users/${user.id}`)).status).toBe(204);
     expect((await call('GET', `/guardrails/${guardrail}/assignments/members`)).json).toEqual({ data: [], total_count: 0 });
+    // Nor does its group list it any more.
+    expect((await call('GET', `/scim/v2/Groups/${group.id}`)).json.members).toEqual([]);
     expect(((await call('GET', '/guardrails/assignments/members')).json.data as Json[]).map((entry) => entry.user_id)).not.toContain(member.id);
   });
 
@@ -202,6 +205,18 @@ describe('SCIM', () => {
     const named = await call('POST', '/scim/v2/Users', { schemas: ['urn:ietf:params:scim:schemas:core:2.0:User'], userName: 'plain@example.com' });
     expect(named.status).toBe(201);
     expect(named.json.emails).toEqual([{ value: 'plain@example.com', primary: true }]);
+  });
+
+  it('refuses a group member that is no user of the organization, on create, replace and patch', async () => {
+    const user = await pushUser('member-check@example.com');
+    for (const value of ['not-a-uuid', '00000000-0000-0000-0000-000000000000']) {
+      const created = await call('POST', '/scim/v2/Groups', { displayName: `g-${value}`, members: [{ value }] });
+      expect([value, created.status]).toEqual([value, 400]);
+    }
+    const group = (await call('POST', '/scim/v2/Groups', { displayName: 'Checked', members: [{ value: user.id }] })).json;
+    expect((await call('PUT', `/scim/v2/Groups/${group.id}`, { displayName: 'Checked', members: [{ value: user.id }, { value: 'ghost' }] })).status).toBe(400);
+    expect((await call('PATCH', `/scim/v2/Groups/${group.id}`, { schemas: ['urn:ietf:params:scim:api:messages:2.0:PatchOp'], Operations: [{ op: 'add', path: 'members', value: [{ value: 'ghost' }] }] })).status).toBe(400);
+    expect((await call('GET', `/scim/v2/Groups/${group.id}`)).json.members).toEqual([{ value: user.id }]);
   });
 
   it('keeps other organizations out of every id route', async () => {
