@@ -38,7 +38,10 @@ const settings = {
     action: z.enum(['block', 'redact', 'flag']),
     label: z.string().min(1).max(64).optional(),
     scan_scope: z.string().max(64).optional(),
-  })).max(20).nullable().optional(),
+  })).max(20)
+    // One action per detector: block and redact of the same one contradict each other.
+    .refine((builtins) => new Set(builtins.map((builtin) => builtin.slug)).size === builtins.length, 'each builtin detector may be named once (one action each)')
+    .nullable().optional(),
   allowed_data_regions: z.array(z.enum(['global', 'europe', 'us'])).nullable().optional()
     .refine((regions) => !regions || regions.length === 0 || regions.includes('global'), 'data regions other than global are not enforced by this gateway yet'),
   enforce_zdr: notYet('zero data retention (enforce_zdr)').optional(),

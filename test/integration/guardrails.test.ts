@@ -94,6 +94,8 @@ describe('guardrail routes', () => {
     const person = await guardrails('POST', '', { name: 'x', content_filter_builtins: [{ slug: 'person-name', action: 'redact' }] });
     expect(person.status).toBe(400);
     expect(person.json.error.message).toMatch(/person-name and address detection is not available/);
+    const twice = await guardrails('POST', '', { name: 'x', content_filter_builtins: [{ slug: 'email', action: 'block' }, { slug: 'email', action: 'redact' }] });
+    expect([twice.status, twice.json.error.message]).toEqual([400, expect.stringMatching(/content_filter_builtins.*each builtin detector may be named once/)]);
     const limit = await guardrails('POST', '', { name: 'x', limit_usd: -5 });
     expect(limit.status).toBe(400);
     expect(limit.json.error.message).toMatch(/limit_usd/);
