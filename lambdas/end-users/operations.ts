@@ -1,5 +1,6 @@
 // The end-user routes' operations: register, read (with usage per window, from the meter as stored), change
 // and forget the organization's end users. Every change drops inference's cached list here at once.
+import { echo } from '../platform/echo.js';
 import type { z } from 'zod';
 import { ConflictError, NotFoundError } from '../platform/errors.js';
 import type { Principal } from '../platform/http/auth.js';
@@ -54,8 +55,17 @@ export function createEndUserOperations(deps: EndUserPorts): EndUserOperations {
     async createEndUser({ principal, body }) {
       const orgId = orgOf(principal);
       const now = deps.clock();
+      const userHash = endUserHash(orgId, body.user);
+      // A path names an end user by its id, or by its user_hash: an id that is another end user's user_hash
+      // (or the other way round) would leave one of the two without a path to it.
+      const [hashOfOther, idOfOther] = await Promise.all([
+        HASH.test(body.user) ? deps.endUsers.get(orgId, body.user) : undefined,
+        deps.endUsers.get(orgId, endUserHash(orgId, userHash)),
+      ]);
+      if (hashOfOther && hashOfOther.user !== body.user) throw new ConflictError(`End user id ${echo(body.user, 64)} is the user_hash of another end user, by which paths name that one; choose another id`);
+      if (idOfOther) throw new ConflictError(`End user id ${echo(body.user, 64)} has the user_hash ${userHash}, which another end user has as its id; choose another id`);
       const created = await deps.endUsers.create({
-        org_id: orgId, user: body.user, user_hash: endUserHash(orgId, body.user), name: body.name ?? null,
+        org_id: orgId, user: body.user, user_hash: userHash, name: body.name ?? null,
         limit: body.limit ?? null, limit_reset: body.limit_reset ?? null, include_byok_in_limit: body.include_byok_in_limit ?? false,
         disabled: body.disabled ?? false, created_at: now.toISOString(), updated_at: now.toISOString(),
       }, now);

@@ -77,6 +77,14 @@ describe('end-user routes', () => {
     expect((await endUsers('GET', `/${encodeURIComponent('user/route@example.com')}`)).status).toBe(404);
     const path = `/${created.json.data.user_hash as string}`;
     expect((await endUsers('GET', path)).json.data.name).toBe('Route');
+    // An id that is that hash would take its path: refused (either way round).
+    const shadow = await endUsers('POST', '', { user: created.json.data.user_hash, name: 'shadow' });
+    expect([shadow.status, shadow.json.error.message]).toEqual([409, expect.stringMatching(/is the user_hash of another end user/)]);
+    const hashed = endUserHash(tenant.orgId, 'hashed/first');
+    expect((await endUsers('POST', '', { user: hashed })).status).toBe(201);
+    const second = await endUsers('POST', '', { user: 'hashed/first' });
+    expect([second.status, second.json.error.message]).toEqual([409, expect.stringMatching(/which another end user has as its id/)]);
+    expect((await endUsers('DELETE', `/${hashed}`)).status).toBe(200);
     expect((await endUsers('GET', '')).json.data.map((entry: Json) => entry.user)).toContain('user/route@example.com');
     const changed = await endUsers('PATCH', path, { limit: null, disabled: true });
     expect(changed.json.data).toMatchObject({ limit: null, limit_remaining: null, disabled: true, name: 'Route' });
