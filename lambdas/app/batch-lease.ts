@@ -13,9 +13,9 @@ import type { LeaseDraw, LeasePool } from '../billing/leases.js';
 import type { EngineDeps } from '../inference/engine.js';
 import { reservationFor } from '../inference/estimate.js';
 import { planRoute } from '../inference/routing.js';
-import { DomainError, InsufficientFundsError } from '../platform/errors.js';
+import { DomainError, InsufficientFundsError, UnavailableError } from '../platform/errors.js';
 import { ReservationRefused } from '../billing/errors.js';
-import { nanosToUsd } from '../platform/money.js';
+import { nanosToDecimal } from '../platform/money.js';
 import type { ApiKey, ApiKeyRepository } from '../keys/index.js';
 import type { BatchItem, BatchLeasePort, BatchLeaseRef, BatchRecord, StoredPricing } from '../batches/index.js';
 import { itemRequest } from './batch-items.js';
@@ -59,7 +59,7 @@ export function withBatchLease(engine: EngineDeps, lease: BatchLeaseRef): Engine
  * of a batch that fails validating, and the message of a 402 at creation.
  */
 export function batchRefusal(refused: ReservationRefused): string {
-  return `This batch can cost up to $${nanosToUsd(refused.required)} (every item at its most: set max_tokens to lower it). ${refused.state}. To run it, ${refused.remedy}.`;
+  return `This batch can cost up to $${nanosToDecimal(refused.required)} (every item at its most: set max_tokens to lower it). ${refused.state}. To run it, ${refused.remedy}.`;
 }
 
 /** The id prefix of a batch that took no lease (its maximum cost is 0). */
@@ -100,6 +100,8 @@ function itemMaximum(engine: EngineDeps, batch: BatchShape, item: BatchItem, pri
 export function batchAffordability(engine: EngineDeps): (key: ApiKey, batch: BatchShape, items: readonly BatchItem[] | undefined) => Promise<void> {
   return async (key, batch, items) => {
     const model = batch.model ? engine.catalog.byId.get(batch.model) : undefined;
+    // A model free on every endpoint costs nothing, whatever the input (as at validation, no lease is taken).
+    if (model && !model.endpoints.some((endpoint) => Object.values(endpoint.pricing).some((price) => price > 0n))) return;
     const whole = items !== undefined && !model?.endpoints.some((endpoint) => endpoint.batch_api);
     let total = 1n;
     if (whole) {
@@ -132,6 +134,8 @@ export function batchLeases(wiring: { engine: EngineDeps; keys: Pick<ApiKeyRepos
       const useUntil = (batch.expires_at + LEASE_MARGIN_S) * 1000;
       const grant = total > 0n ? await engine.ledger.leaseOrRefusal(key, workspace, total, useUntil, `batch:${batch.id}`) : undefined;
       if (grant instanceof ReservationRefused) return { refused: batchRefusal(grant) };
+      // Contention that outlasted the retries is no reason to fail the batch: the step is tried again.
+      if (grant instanceof UnavailableError) throw grant;
       if (grant instanceof DomainError) return { refused: `The batch cannot be paid for: ${grant.message}` };
       return {
         lease: {

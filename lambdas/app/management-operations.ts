@@ -34,10 +34,16 @@ export function createManagementOperations(deps: GatewayDeps): ManagementOperati
   const names = providerNames(engine.catalog);
   const leaseTermsLag = () => delay(deps.leaseTermsLagMs);
   const batches = batchDepsOf(deps);
-  // A deleted key's, or a removed member's, guardrail assignments go with them (the policy cache read again).
-  const forgetInGuardrails = async (orgId: string, gone: { keyHash: string } | { userId: string }) => {
-    await deps.guardrails.forget(orgId, gone);
-    deps.engine.guardrails?.invalidate(orgId);
+  // A deleted key's guardrail assignments go with it (the policy cache read again). The key is gone already:
+  // a failure here leaves assignments naming nothing, which the next delete of the key cannot reach, so it is
+  // logged rather than answered as the delete's failure.
+  const forgetKeyInGuardrails = async (orgId: string, hash: string) => {
+    try {
+      await deps.guardrails.forget(orgId, { keyHash: hash });
+      deps.engine.guardrails?.invalidate(orgId);
+    } catch (err) {
+      log.error('the deleted key\'s guardrail assignments were not deleted', { org_id: orgId, key_hash: hash, error: String(err) });
+    }
   };
   // What names a workspace besides its keys and interns: a workspace with any of it is not deleted.
   const scopedTo = async (orgId: string, workspaceId: string): Promise<string[]> => {
@@ -54,7 +60,7 @@ export function createManagementOperations(deps: GatewayDeps): ManagementOperati
   };
   return {
     ...systemOperations,
-    ...createKeyOperations({ keys, keyCache, workspaces, clock, leaseTermsLag, members: deps.members, keyDeleted: (orgId, hash) => forgetInGuardrails(orgId, { keyHash: hash }) }),
+    ...createKeyOperations({ keys, keyCache, workspaces, clock, leaseTermsLag, members: deps.members, keyDeleted: forgetKeyInGuardrails }),
     ...createOrganizationOperations({ organizations, members: deps.members, clock }),
     ...createCatalogOperations({
       catalog: engine.catalog,
@@ -86,7 +92,7 @@ export function createManagementOperations(deps: GatewayDeps): ManagementOperati
       catalog: engine.catalog, adapters: engine.adapters, workspaces,
       invalidate: (orgId) => deps.engine.privateEndpoints?.invalidate(orgId), clock, allowPrivateHosts: config.privateEndpointsAllowPrivateHosts,
     }),
-    ...createScimOperations({ scim: deps.scim, members: deps.members, workspaces, clock, memberRemoved: (orgId, memberId) => forgetInGuardrails(orgId, { userId: memberId }) }),
+    ...createScimOperations({ scim: deps.scim, members: deps.members, workspaces, clock }),
     ...createEndUserOperations({ endUsers: deps.endUsers, invalidate: (orgId) => deps.engine.endUsers?.invalidate(orgId), clock }),
     ...createByokOperations({ byok, vault, providers: byokProviders(engine.catalog), keys, workspaces, invalidateCredentials, clock }),
     ...createBatchOperations({

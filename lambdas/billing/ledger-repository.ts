@@ -578,7 +578,11 @@ export class LedgerRepository {
     const find = (key: { pk: string; sk: string }) => items.find((item) => item.pk === key.pk && item.sk === key.sk);
     const org = find(keys[0]!);
     return {
-      organization: org ? { balance: nanosFromStore(org.balance), credits: nanosFromStore(org.total_credits) } : undefined,
+      // An organization item from before balances: what its balance would be (addBalance stores the same).
+      organization: org ? {
+        balance: org.balance !== undefined ? nanosFromStore(org.balance) : nanosFromStore(org.total_credits) - nanosFromStore(org.total_usage) - nanosFromStore(org.held),
+        credits: nanosFromStore(org.total_credits),
+      } : undefined,
       key: find(keys[1]!),
       workspace: find(keys[2]!),
     };

@@ -103,12 +103,10 @@ export class GuardrailRepository {
     return gone.length;
   }
 
-  /** Removes every assignment of a key that was deleted, or of a member who left the organization. */
-  async forget(orgId: string, gone: { keyHash: string } | { userId: string }): Promise<void> {
-    const { assignments, memberAssignments } = await this.policy(orgId, true);
-    await this.batchWrite('keyHash' in gone
-      ? assignments.filter((entry) => entry.key_hash === gone.keyHash).map((entry) => ({ DeleteRequest: { Key: itemKeys.guardrailKey(orgId, entry.guardrail_id, entry.key_hash) } }))
-      : memberAssignments.filter((entry) => entry.user_id === gone.userId).map((entry) => ({ DeleteRequest: { Key: itemKeys.guardrailMember(orgId, entry.guardrail_id, entry.user_id) } })));
+  /** Removes every assignment of a key that was deleted. */
+  async forget(orgId: string, gone: { keyHash: string }): Promise<void> {
+    const { assignments } = await this.policy(orgId, true);
+    await this.batchWrite(assignments.filter((entry) => entry.key_hash === gone.keyHash).map((entry) => ({ DeleteRequest: { Key: itemKeys.guardrailKey(orgId, entry.guardrail_id, entry.key_hash) } })));
   }
 
   /** Deletes the guardrail and its assignments. */

@@ -86,7 +86,8 @@ export function createKeyOperations(deps: KeyPorts): KeyOperations {
     // SPEC: a key edits and deletes the account's *other* keys: a management key that disabled itself would
     // lock its holder out (renaming itself is harmless).
     if (hash === caller.hash && body.disabled === true) throw new ForbiddenError('A key cannot disable itself: use another management key');
-    const limitFields = (['limit', 'limit_reset', 'include_byok_in_limit'] as const).filter((field) => body[field] !== undefined);
+    // Only values that set a limit: clearing one (null, false) is always allowed.
+    const limitFields = (['limit', 'limit_reset', 'include_byok_in_limit'] as const).filter((field) => body[field] != null && body[field] !== false);
     if (limitFields.length > 0) {
       const target = await deps.keys.get(hash);
       if (!target || target.org_id !== caller.org_id) throw new NotFoundError(`API key not found: ${hash}`);

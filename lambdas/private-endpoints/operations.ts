@@ -111,16 +111,24 @@ export function createPrivateEndpointOperations(deps: PrivateEndpointPorts): Pri
     } catch (err) {
       // A host found at connect time to resolve to a private address: said so (the adapter wraps the refusal).
       const refused = [err, (err as Error | undefined)?.cause].find((cause): cause is Error => (cause as Error | undefined)?.name === 'RefusedAddressError');
+      // Anything else than a provider's failure (a bug, a refusal of the endpoint itself) is not the upstream's.
+      if (!refused && !(err instanceof ProviderError)) throw err;
       // Nothing answered (no connection, no reply in time): the key was not checked either.
-      const unanswered = refused !== undefined || !(err instanceof ProviderError) || err.kind === 'network' || err.kind === 'timeout';
-      if (unanswered) {
-        const message = refused ? refused.message : err instanceof ProviderError && err.kind === 'timeout' ? 'upstream did not answer in time' : 'upstream could not be reached';
+      if (refused || (err instanceof ProviderError && (err.kind === 'network' || err.kind === 'timeout'))) {
+        const message = refused ? refused.message : (err as ProviderError).kind === 'timeout' ? 'upstream did not answer in time' : 'upstream could not be reached';
         checks.push({ name: 'auth_ok', passed: false, reason: 'upstream_unreachable', upstream_message: 'not checked: the upstream did not answer' });
         checks.push({ name: 'upstream_ok', passed: false, reason: 'upstream_unreachable', upstream_message: message });
         return done();
       }
+      const failure = err as ProviderError;
+      // It answered, but its reply was cut off or unreadable: no status of its own to report.
+      if (failure.kind !== 'http') {
+        checks.push({ name: 'auth_ok', passed: true });
+        checks.push({ name: 'upstream_ok', passed: false, reason: 'upstream_error', upstream_message: 'upstream reply was cut off or could not be read' });
+        return done();
+      }
       // The status only: what the host answered is its business (and could be anything it serves).
-      const status = err.status;
+      const status = failure.status;
       const message = `upstream answered ${status}`;
       const denied = status === 401 || status === 403;
       checks.push({ name: 'auth_ok', passed: !denied, upstream_status: status, ...(denied ? { reason: 'upstream_error', upstream_message: message } : {}) });

@@ -20,8 +20,6 @@ export interface ScimPorts {
   members: Pick<MemberRepository, 'add' | 'get' | 'byEmail' | 'remove' | 'memberships' | 'putMembership' | 'deleteMembership'>;
   workspaces: Pick<WorkspaceRepository, 'getWorkspace'>;
   clock: () => Date;
-  /** What else names a member who was removed (their guardrail assignments) lets go of them. */
-  memberRemoved?: (orgId: string, memberId: string) => Promise<void>;
 }
 
 const USER_SCHEMA = 'urn:ietf:params:scim:schemas:core:2.0:User';
@@ -114,10 +112,9 @@ export function createScimOperations(deps: ScimPorts): ScimOperations {
     }
     if (user.member_id && user.member_created) {
       const member = await deps.members.get(user.org_id, user.member_id);
-      if (member) {
-        await deps.members.remove(member);
-        await deps.memberRemoved?.(user.org_id, member.id);
-      }
+      // The member's guardrail assignments stay: they govern the keys the member created (creator_user_id),
+      // which outlive the membership.
+      if (member) await deps.members.remove(member);
     }
     return { ...user, member_id: null, member_created: false };
   }

@@ -250,6 +250,8 @@ describe('authentication', () => {
       const refused = await call({ method: 'PATCH', path: `/api/v1/keys/${second.key.hash}`, key: first.text, body });
       expect(refused).toMatchObject({ status: 400, json: { error: { code: 400, message: `Invalid body.${field}: a management key has no credit limit` } } });
     }
+    // Clearing is always allowed (null, false).
+    expect((await call({ method: 'PATCH', path: `/api/v1/keys/${second.key.hash}`, key: first.text, body: { limit: null, limit_reset: null, include_byok_in_limit: false } })).status).toBe(200);
     // Another key may disable and delete it: the way to replace a management key.
     expect((await call({ method: 'PATCH', path: `/api/v1/keys/${second.key.hash}`, key: first.text, body: { disabled: true } })).json.data.disabled).toBe(true);
     expect((await call({ method: 'GET', path: '/api/v1/keys', key: second.text })).status).toBe(401);

@@ -170,7 +170,7 @@ describe('local server', () => {
     expect(JSON.parse(reply.body)).toMatchObject({ error: { code: 413 } });
   });
 
-  it('reads a 413 past the drain cap out to a client that keeps sending, then closes its connection though the client never stops', async () => {
+  it('answers a declared body past the drain cap with a 413 and still closes the connection of a client that never stops sending (the lingering close has an end)', async () => {
     const { connect } = await import('node:net');
     const url = new URL(server.url);
     const seen = await new Promise<{ reply: string; closedWhileSending: boolean }>((resolve) => {

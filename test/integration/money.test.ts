@@ -429,6 +429,12 @@ describe('edge cases of the money path', () => {
     await db.send(new UpdateCommand({ TableName: store.tableName, Key: itemKeys.apiKey(key.hash), UpdateExpression: `REMOVE ${meterAttrs.join(', ')}` }));
     await db.send(new UpdateCommand({ TableName: store.tableName, Key: itemKeys.workspace(owner.tenant.orgId, owner.tenant.workspaceId), UpdateExpression: `REMOVE budgets, budget_version, ${meterAttrs.filter((name) => name !== 'settings_version').join(', ')}` }));
     db.destroy();
+    // Read before any reservation stored its balance (a batch's check at creation): what it would be, not $0.
+    const ledger = store.deps.engine.ledger;
+    const plain = (await store.deps.keys.get((await newKey(owner, {})).hash))!;
+    const workspace = await ledger.workspaceOf(owner.tenant.orgId, owner.tenant.workspaceId);
+    expect(await ledger.refusalOf(plain, workspace, nanos(10))).toBeUndefined();
+    expect(await ledger.refusalOf(plain, workspace, nanos(2000))).toMatchObject({ reason: 'insufficient_credits', remaining: nanos(1000) });
 
     const granted = await store.deps.credits.addCredits(owner.tenant.orgId, { id: 'g1', amount: nanos(1), note: null, by: 'test', created_at: new Date().toISOString() });
     expect(granted!.total_credits).toBe(nanos(1001));
