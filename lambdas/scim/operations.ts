@@ -336,9 +336,9 @@ export function createScimOperations(deps: ScimPorts): ScimOperations {
       const orgId = orgOf(principal);
       const user = await applyMembership({ ...(await userFound(orgId, params.id)), active: false });
       await deps.scim.deleteUser(user);
-      // Groups no longer list it.
+      // Groups no longer list it (each taken out in place: a group changed meanwhile keeps its change).
       for (const group of await deps.scim.list(orgId, 'GROUP')) {
-        if (group.member_ids.includes(user.id)) await deps.scim.put(orgId, 'GROUP', { ...group, member_ids: group.member_ids.filter((id) => id !== user.id), updated_at: now() });
+        if (group.member_ids.includes(user.id)) await deps.scim.removeGroupMember(orgId, group.id, user.id, now());
       }
       await sync(orgId);
       return NO_CONTENT;

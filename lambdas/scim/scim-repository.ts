@@ -1,7 +1,8 @@
 // SCIM users, groups, group mappings and sync jobs, each an item under the organization's partition. A
 // user's userName and email are claimed by items of their own, written in one transaction with the user, so
 // two pushes of the same user at once (an identity provider retrying a POST it thinks timed out) make one.
-import { DeleteCommand, GetCommand, PutCommand, TransactWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand, TransactWriteCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { unlessConditionFails } from '../platform/dynamo/write-failures.js';
 import { transactRetryingConflicts } from '../platform/dynamo/conflict-retry.js';
 import { UnavailableError } from '../platform/errors.js';
 import { itemKeys } from '../platform/dynamo/item-keys.js';
@@ -31,6 +32,27 @@ export class ScimRepository {
       TableName: this.tableName,
       Item: { ...itemKeys.scim(orgId, kind, value.id), type: TYPES[kind], ...value, ...(kind === 'JOB' ? { expires_at: Math.floor(Date.now() / 1000) + JOB_TTL_S } : {}) },
     }));
+  }
+
+  /**
+   * Takes a user out of a group's members in place: the rest of the group is not written again, so a change
+   * made to it meanwhile stays. The element is removed only while it is still that user (read again if not).
+   */
+  async removeGroupMember(orgId: string, groupId: string, userId: string, now: string): Promise<void> {
+    for (let attempt = 0; attempt < 5; attempt += 1) {
+      const group = await this.get(orgId, 'GROUP', groupId);
+      const index = group ? group.member_ids.indexOf(userId) : -1;
+      if (index < 0) return;
+      const removed = await unlessConditionFails(this.db.send(new UpdateCommand({
+        TableName: this.tableName,
+        Key: itemKeys.scim(orgId, 'GROUP', groupId),
+        UpdateExpression: `REMOVE member_ids[${index}] SET updated_at = :now`,
+        ConditionExpression: `member_ids[${index}] = :user`,
+        ExpressionAttributeValues: { ':user': userId, ':now': now },
+      })).then(() => true), false);
+      if (removed) return;
+    }
+    throw new UnavailableError('The group changed while a user was being taken out of it; retry', { retryAfterSeconds: 1 });
   }
 
   async get<K extends Kind>(orgId: string, kind: K, id: string): Promise<Shapes[K] | undefined> {

@@ -197,6 +197,12 @@ describe('SCIM', () => {
     expect((await call('GET', `/keys/${key.json.data.hash}`)).status).toBe(200);
     expect(((await call('GET', `/guardrails/${guardrail}/assignments/members`)).json.data as Json[]).map((entry) => entry.user_id)).toEqual([member.id]);
     expect((await call('GET', `/scim/v2/Groups/${group.id}`)).json.members).toEqual([]);
+    // Taken out in place: the other members, in their order, and the rest of the group stay as they are.
+    const [a, b, c] = [await pushUser('inplace-a@example.com'), await pushUser('inplace-b@example.com'), await pushUser('inplace-c@example.com')];
+    const trio = (await call('POST', '/scim/v2/Groups', { displayName: 'Trio', members: [{ value: a.id }, { value: b.id }, { value: c.id }] })).json;
+    await store.deps.scim.removeGroupMember(orgId, trio.id, b.id, new Date().toISOString());
+    await store.deps.scim.removeGroupMember(orgId, trio.id, 'not-a-member', new Date().toISOString());
+    expect((await call('GET', `/scim/v2/Groups/${trio.id}`)).json).toMatchObject({ displayName: 'Trio', members: [{ value: a.id }, { value: c.id }] });
   });
 
   it('refuses a group member that is no user of the organization, on create, replace and patch', async () => {
@@ -209,6 +215,16 @@ describe('SCIM', () => {
     expect((await call('PUT', `/scim/v2/Groups/${group.id}`, { displayName: 'Checked', members: [{ value: user.id }, { value: 'ghost' }] })).status).toBe(400);
     expect((await call('PATCH', `/scim/v2/Groups/${group.id}`, { schemas: ['urn:ietf:params:scim:api:messages:2.0:PatchOp'], Operations: [{ op: 'add', path: 'members', value: [{ value: 'ghost' }] }] })).status).toBe(400);
     expect((await call('GET', `/scim/v2/Groups/${group.id}`)).json.members).toEqual([{ value: user.id }]);
+  });
+
+  it('takes a userName as the email only when it is an email address', async () => {
+    for (const userName of ['a b c@@', '@', 'x@y', 'x\u0000y@example.com']) {
+      const reply = await call('POST', '/scim/v2/Users', { schemas: ['urn:ietf:params:scim:schemas:core:2.0:User'], userName });
+      expect([userName, reply.status, reply.json.detail ?? reply.json.error?.message]).toEqual([userName, 400, expect.stringMatching(/a user needs an email/)]);
+    }
+    const named = await call('POST', '/scim/v2/Users', { schemas: ['urn:ietf:params:scim:schemas:core:2.0:User'], userName: 'plain@example.com' });
+    expect(named.status).toBe(201);
+    expect(named.json.emails).toEqual([{ value: 'plain@example.com', primary: true }]);
   });
 
   it('keeps other organizations out of every id route', async () => {
