@@ -26,7 +26,7 @@ import { HttpError, httpErrorOf } from '../platform/http/errors.js';
 import { DomainError } from '../platform/errors.js';
 import { RecordCache } from '../platform/record-cache.js';
 import type { ApiKey, ApiKeyRepository } from '../keys/index.js';
-import { ItemBusyError, NO_USAGE, type BatchItem, type BatchRecord, type BatchResult, type BatchUsage, type ItemRunner } from '../batches/index.js';
+import { ItemBusyError, NO_USAGE, type BatchItem, type BatchRecord, type BatchResult, type BatchShape, type BatchUsage, type ItemRunner } from '../batches/index.js';
 import { anthropicErrorType } from '../platform/http/anthropic-error-type.js';
 
 /** How long a worker uses a batch's key record before reading it again (a disabled key stops its batch). */
@@ -115,7 +115,7 @@ class RunPage implements Pick<PageWriter, 'add' | 'flush' | 'shared' | 'journale
  * An item's body as the inference request it is (the batch's model filled in, its provider.only applied),
  * or the DomainError that makes it fail.
  */
-export function itemRequest(batch: Pick<BatchRecord, 'endpoint' | 'model' | 'provider_only'>, item: BatchItem): InferenceRequest {
+export function itemRequest(batch: BatchShape, item: BatchItem): InferenceRequest {
   // The batch's model for an item that names none (an uploaded input; inline items had it filled in).
   const body = item.body.model == null && item.body.models === undefined && batch.model ? { ...item.body, model: batch.model } : item.body;
   const request = batch.endpoint === '/v1/responses' ? fromResponses(body as ResponsesRequest)

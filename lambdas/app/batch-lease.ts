@@ -17,7 +17,7 @@ import { DomainError, InsufficientFundsError, UnavailableError } from '../platfo
 import { ReservationRefused } from '../billing/errors.js';
 import { nanosToDecimal } from '../platform/money.js';
 import type { ApiKey, ApiKeyRepository } from '../keys/index.js';
-import type { BatchItem, BatchLeasePort, BatchLeaseRef, BatchRecord, StoredPricing } from '../batches/index.js';
+import type { BatchItem, BatchLeasePort, BatchLeaseRef, BatchRecord, BatchShape, StoredPricing } from '../batches/index.js';
 import { itemRequest } from './batch-items.js';
 
 /** How long after the batch's deadline its lease may still be used (its last items end by then). */
@@ -118,9 +118,6 @@ export function batchAffordability(engine: EngineDeps): (key: ApiKey, batch: Bat
     throw new InsufficientFundsError(message, { metadata: whole ? refused.metadata : metadata });
   };
 }
-
-/** What an item's request is made from: the batch's endpoint, its model and its provider.only. */
-type BatchShape = Pick<BatchRecord, 'endpoint' | 'model' | 'provider_only'>;
 
 export function batchLeases(wiring: { engine: EngineDeps; keys: Pick<ApiKeyRepository, 'get'> }): BatchLeasePort {
   const { engine } = wiring;

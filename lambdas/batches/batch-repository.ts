@@ -53,6 +53,9 @@ export interface BatchRecord {
   version: number;
 }
 
+/** What an item's request is made from: the batch's endpoint, its model and its provider.only. */
+export type BatchShape = Pick<BatchRecord, 'endpoint' | 'model' | 'provider_only'>;
+
 /**
  * The lease that covers a batch's maximum cost (the sum of its items' reservations), taken before any item
  * runs; its items reserve from it in memory. As stored: the amount in nano-dollars, as text.

@@ -1,7 +1,7 @@
 // The batches feature: what other modules may use.
 export { batchRoutes, type BatchOperations } from './routes.js';
 export { createBatchOperations, type BatchPorts } from './operations.js';
-export { BatchRepository, NO_USAGE, type BatchRecord, type BatchUsage, type ProviderBatchRef, type BatchLeaseRef, type StoredPricing } from './batch-repository.js';
+export { BatchRepository, NO_USAGE, type BatchRecord, type BatchShape, type BatchUsage, type ProviderBatchRef, type BatchLeaseRef, type StoredPricing } from './batch-repository.js';
 export { MAX_PROVIDER_BATCH_ITEMS, type ProviderBatchPort, type BatchLeasePort } from './provider-port.js';
 export { BatchResultRepository } from './result-repository.js';
 export { BatchUploadRepository } from './upload-repository.js';

@@ -10,7 +10,7 @@ import { echo } from '../platform/echo.js';
 import type { BatchObjects } from './batch-objects.js';
 import { alphanumeric } from '../billing/pages.js';
 import type { BatchExecutions } from './executions.js';
-import { COMPLETION_WINDOW_SECONDS, NO_USAGE, type BatchRecord, type BatchRepository } from './batch-repository.js';
+import { COMPLETION_WINDOW_SECONDS, NO_USAGE, type BatchRecord, type BatchRepository, type BatchShape } from './batch-repository.js';
 import { checkInlineRequests, MAX_BATCH_INPUT_BYTES } from './input.js';
 import { isTerminal } from './lifecycle.js';
 import { resultLines, type BatchResultRepository } from './result-repository.js';
@@ -32,7 +32,7 @@ export interface BatchPorts {
    * `items` are the inline requests' runnable items, undefined for an uploaded input (not read yet). Nothing
    * is reserved: the lease taken when the batch is validated decides.
    */
-  affords?: (key: Principal['key'], batch: Pick<BatchRecord, 'endpoint' | 'model' | 'provider_only'>, items: readonly BatchItem[] | undefined) => Promise<void>;
+  affords?: (key: Principal['key'], batch: BatchShape, items: readonly BatchItem[] | undefined) => Promise<void>;
   /** Read at each call: npm start puts its in-process runner there once it is up. */
   executions: () => BatchExecutions | undefined;
   clock: () => Date;
@@ -136,6 +136,8 @@ export function createBatchOperations(deps: BatchPorts): BatchOperations {
       let input: BatchRecord['input'];
       let total = 0;
       let model: string | null = body.model ?? null;
+      // The 402 check, on the batch's model as known when it is called (inline items may name it).
+      const affords = (items: readonly BatchItem[] | undefined) => deps.affords?.(principal.key, { endpoint: body.endpoint, model, provider_only: body.provider?.only ?? null }, items);
       if (model !== null && deps.knowsModel && !deps.knowsModel(model)) {
         throw new InvalidInputError(`Invalid model: "${echo(model, 128)}" is not a valid model ID`, { metadata: { param: 'model' } });
       }
@@ -149,7 +151,7 @@ export function createBatchOperations(deps: BatchPorts): BatchOperations {
           const why = upload.status === 'used' ? 'the input of another batch already' : upload.status === 'refused' ? 'refused (over 200 MB)' : 'not completed yet (POST /batches/uploads/{id}/complete)';
           throw new InvalidInputError(`Invalid input_upload_id: upload ${upload.id} is ${why}`, { metadata: { param: 'input_upload_id' } });
         }
-        await deps.affords?.(principal.key, { endpoint: body.endpoint, model, provider_only: body.provider?.only ?? null }, undefined);
+        await affords(undefined);
         if (!(await deps.uploads.move(upload.id, 'completed', 'used'))) {
           throw new ConflictError(`Upload ${upload.id} became the input of another batch meanwhile`);
         }
@@ -165,7 +167,7 @@ export function createBatchOperations(deps: BatchPorts): BatchOperations {
         model ??= models.size === 1 ? [...models][0]! : null;
         total = requests.length;
         const runnable = checked.flatMap((item) => (item.kind === 'item' ? [item] : []));
-        await deps.affords?.(principal.key, { endpoint: body.endpoint, model, provider_only: body.provider?.only ?? null }, runnable);
+        await affords(runnable);
         try {
           input = { kind: 's3', ...(await objects.putInput(id, text)) };
         } catch (err) {
