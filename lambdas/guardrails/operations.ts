@@ -6,7 +6,7 @@ import { nanosToUsd } from '../platform/money.js';
 import type { Principal } from '../platform/http/auth.js';
 import { listPage } from '../platform/http/list-page.js';
 import type { ApiKeyRepository } from '../keys/index.js';
-import type { MemberRepository, WorkspaceRepository } from '../organizations/index.js';
+import { DEFAULT_GUARDRAIL_PREFIX, type MemberRepository, type WorkspaceRepository } from '../organizations/index.js';
 import type { GuardrailRepository } from './guardrail-repository.js';
 import type { GuardrailOperations } from './routes.js';
 import type { guardrailSchema } from './schemas.js';
@@ -54,6 +54,13 @@ export function createGuardrailOperations(deps: GuardrailPorts): GuardrailOperat
   const orgOf = (principal: Principal) => principal.key.org_id;
 
   async function found(principal: Principal, id: string): Promise<Guardrail> {
+    // A workspace's default_guardrail_id names no stored guardrail: its settings are the workspace's budgets.
+    if (id.startsWith(DEFAULT_GUARDRAIL_PREFIX)) {
+      const workspaceId = id.slice(DEFAULT_GUARDRAIL_PREFIX.length);
+      const workspace = await deps.workspaces.getWorkspace(orgOf(principal), workspaceId);
+      if (workspace) throw new NotFoundError(`Guardrail not found: ${id} is the default guardrail of workspace ${workspaceId}, whose settings are that workspace's budgets (GET /workspaces/${workspaceId}/budgets)`);
+      throw new NotFoundError(`Guardrail not found: ${id}`);
+    }
     const guardrail = await deps.guardrails.get(orgOf(principal), id);
     if (!guardrail) throw new NotFoundError(`Guardrail not found: ${id}`);
     return guardrail;

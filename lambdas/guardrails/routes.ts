@@ -1,10 +1,12 @@
 // The guardrail routes (management keys): SPEC's Guardrails group, key assignments first.
 import * as z from 'zod';
 import type { OperationsFor, RouteDef } from '../platform/http/route.js';
-import { uuidParam } from '../platform/http/path-params.js';
+import { anyOf, UUID } from '../platform/http/path-params.js';
+import { DEFAULT_GUARDRAIL_PREFIX } from '../organizations/index.js';
 import { createGuardrailBody, guardrailListQuery, guardrailListReply, guardrailReply, keyAssignmentListReply, keyHashesBody, memberAssignmentListReply, memberIdsBody, pageQuery, updateGuardrailBody } from './schemas.js';
 
-const id = uuidParam('a guardrail id');
+// A guardrail's UUID, or a workspace's default_guardrail_id (answered with a 404 that points at its budgets).
+const id = { pattern: anyOf(UUID, new RegExp(`^${DEFAULT_GUARDRAIL_PREFIX}${UUID.source.slice(1)}`)), expected: 'a guardrail id (UUID)' };
 
 export const guardrailRoutes = [
   {

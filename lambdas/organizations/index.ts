@@ -4,7 +4,7 @@ export { OrganizationRepository, type DefaultOrganization } from './organization
 export { WorkspaceRepository } from './workspace-repository.js';
 export type { AccountKind, BudgetInterval, Organization, Workspace } from './types.js';
 export { BUDGET_INTERVALS } from './types.js';
-export { newWorkspace, SLUG_PATTERN } from './new-workspace.js';
+export { DEFAULT_GUARDRAIL_PREFIX, defaultGuardrailId, newWorkspace, SLUG_PATTERN } from './new-workspace.js';
 export { organizationRoutes, type OrganizationOperations } from './routes.js';
 export { createOrganizationOperations, type OrganizationPorts } from './operations.js';
 export { orgFromItem, workspaceFromItem } from './organization-item.js';

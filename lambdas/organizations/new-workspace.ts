@@ -6,6 +6,10 @@ import { DEFAULT_WORKSPACE_SETTINGS, type Workspace, type WorkspaceSettings } fr
 /** Lowercase alphanumeric segments separated by single hyphens. */
 export const SLUG_PATTERN = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
 
+/** A workspace's default_guardrail_id: derived from its id; the guardrail's settings are the workspace's budgets. */
+export const DEFAULT_GUARDRAIL_PREFIX = 'grd_';
+export const defaultGuardrailId = (workspaceId: string): string => `${DEFAULT_GUARDRAIL_PREFIX}${workspaceId}`;
+
 export function slugFor(name: string): string {
   return name.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '') || 'default';
 }

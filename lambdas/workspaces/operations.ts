@@ -8,7 +8,7 @@ import { listPage } from '../platform/http/list-page.js';
 import { nanosToUsd } from '../platform/money.js';
 import { budgetWindow, meterAt, spent } from '../billing/meter.js';
 import { windowEnd } from '../billing/periods.js';
-import { BUDGET_INTERVALS, newWorkspace, type BudgetInterval, type MemberRepository, type Workspace, type WorkspaceRepository } from '../organizations/index.js';
+import { BUDGET_INTERVALS, defaultGuardrailId, newWorkspace, type BudgetInterval, type MemberRepository, type Workspace, type WorkspaceRepository } from '../organizations/index.js';
 import type { ApiKeyRepository } from '../keys/index.js';
 import type { Vault } from '../vault/index.js';
 import type { InternRepository } from '../interns/index.js';
@@ -51,7 +51,7 @@ export function workspaceView(workspace: Workspace): z.infer<typeof workspaceSch
     default_text_model: workspace.default_text_model,
     default_image_model: workspace.default_image_model,
     default_provider_sort: workspace.default_provider_sort,
-    default_guardrail_id: `grd_${workspace.id}`,
+    default_guardrail_id: defaultGuardrailId(workspace.id),
     disabled_server_tools: workspace.disabled_server_tools,
     io_logging_api_key_ids: workspace.io_logging_api_key_ids,
     io_logging_sampling_rate: workspace.io_logging_sampling_rate,

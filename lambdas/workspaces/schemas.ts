@@ -58,7 +58,7 @@ export const workspaceSchema = z.object({
   default_text_model: z.string().nullable(),
   default_image_model: z.string().nullable(),
   default_provider_sort: z.string().nullable(),
-  default_guardrail_id: z.string(),
+  default_guardrail_id: z.string().describe('grd_ and the workspace id: the workspace\'s budgets are its settings (the guardrail routes answer it with a 404 that says so)'),
   disabled_server_tools: z.array(z.string()).nullable(),
   io_logging_api_key_ids: z.array(z.number().int()).nullable(),
   io_logging_sampling_rate: z.number(),

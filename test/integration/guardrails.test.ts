@@ -85,6 +85,17 @@ describe('guardrail routes', () => {
     expect((await guardrails('GET', '/assignments/keys')).json.data.filter((entry: Json) => entry.guardrail_id === id)).toEqual([]);
   });
 
+  it('answers a workspace\'s default_guardrail_id with a 404 that points at the workspace\'s budgets', async () => {
+    const workspace = (await manage(store.deps, admin, 'POST', '/workspaces', { name: 'Defaults', slug: 'defaults' })).json.data as Json;
+    const read = await guardrails('GET', `/${workspace.default_guardrail_id as string}`);
+    expect(read.status).toBe(404);
+    expect(read.json.error.message).toBe(`Guardrail not found: grd_${workspace.id as string} is the default guardrail of workspace ${workspace.id as string}, whose settings are that workspace's budgets (GET /workspaces/${workspace.id as string}/budgets)`);
+    // Every id route answers it the same way; another organization's management key learns nothing.
+    expect((await guardrails('PATCH', `/${workspace.default_guardrail_id as string}`, { name: 'x' })).json.error.message).toBe(read.json.error.message);
+    expect(await guardrails('GET', `/${workspace.default_guardrail_id as string}`, undefined, otherAdmin)).toMatchObject({ status: 404, json: { error: { message: `Guardrail not found: ${workspace.default_guardrail_id as string}` } } });
+    expect((await guardrails('GET', '/grd_x')).json.error.message).toContain('guardrail id (UUID)');
+  });
+
   it('refuses what it does not enforce yet, and bad input, with a 400 naming the field', async () => {
     const lookbehind = await guardrails('POST', '', { name: 'x', content_filters: [{ action: 'block', pattern: '(?<=a)b' }] });
     expect(lookbehind.status).toBe(400);
