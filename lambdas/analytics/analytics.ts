@@ -83,13 +83,15 @@ type Row = Record<string, string | number | null>;
 
 export function runAnalyticsQuery(rows: RollupRow[], query: Query, providerNames: ReadonlyMap<string, string>): { rows: Row[]; truncated: boolean; warnings: string[] } {
   const warnings: string[] = [];
-  for (const metric of query.metrics) {
+  query.metrics.forEach((metric, index) => {
     if (!Object.hasOwn(METRICS, metric)) throw new InvalidInputError(`Invalid metrics: unknown metric "${metric}"; see GET /analytics/meta`);
-  }
+    if (query.metrics.indexOf(metric) !== index) throw new InvalidInputError(`Invalid metrics: "${metric}" is named twice`);
+  });
   const dimensions = query.dimensions ?? [];
-  for (const dimension of dimensions) {
+  dimensions.forEach((dimension, index) => {
     if (!isDimension(dimension)) throw new InvalidInputError(`Invalid dimensions: unknown dimension "${dimension}"; one of ${ANALYTICS_DIMENSIONS.join(', ')}`);
-  }
+    if (dimensions.indexOf(dimension) !== index) throw new InvalidInputError(`Invalid dimensions: "${dimension}" is named twice`);
+  });
   const granularity = query.granularity;
   if (granularity !== undefined && !(ANALYTICS_GRANULARITIES as readonly string[]).includes(granularity)) {
     throw new InvalidInputError(`Invalid granularity: "${granularity}"; one of ${ANALYTICS_GRANULARITIES.join(', ')}`);

@@ -186,6 +186,8 @@ describe('analytics queries over rollups', () => {
   it.each([
     [{ metrics: ['nope'] }, /unknown metric "nope"/],
     [{ metrics: ['cost'], dimensions: ['color'] }, /unknown dimension "color"/],
+    [{ metrics: ['cost', 'requests', 'cost'] }, /Invalid metrics: "cost" is named twice/],
+    [{ metrics: ['cost'], dimensions: ['model', 'model'] }, /Invalid dimensions: "model" is named twice/],
     [{ metrics: ['cost'], granularity: 'fortnight' }, /Invalid granularity/],
     [{ metrics: ['cost'], filters: [{ field: 'cost', operator: 'eq', value: 1 }] }, /"cost" is not a dimension/],
     [{ metrics: ['cost'], filters: [{ field: 'model', operator: 'like', value: 'a' }] }, /unknown operator "like"/],
