@@ -143,6 +143,22 @@ describe('Responses replies parse with @openrouter/sdk', () => {
     }
   });
 
+  it.each([['stop', 'completed', 'response.completed'], ['length', 'incomplete', 'response.incomplete'], ['content_filter', 'incomplete', 'response.incomplete']] as const)(
+    'Responses stream finishing with %s: the message item is %s, in its done event and in the final response, as without streaming',
+    (finish, itemStatus, last) => {
+      for (const text of ['Hel', '']) {
+        const writer = new ResponsesStreamWriter(identity, echoOf({}));
+        const sse = writer.start() + (text ? writer.event({ type: 'text-delta', delta: text }) : '') + writer.finish(finish, responsesUsage(usage, cost, false), 1_700_000_001);
+        const parsed = frames(sse).map((frame) => frame.data as { type: string; item?: { status: string }; response?: { output: Array<{ status: string }> } });
+        expect(parsed.filter((event) => event.type === 'response.output_item.done').map((event) => event.item!.status)).toEqual([itemStatus]);
+        expect(parsed.at(-1)!.type).toBe(last);
+        expect(parsed.at(-1)!.response!.output.map((item) => item.status)).toEqual([itemStatus]);
+        const whole = responseResult(identity, {}, { text, tool_calls: [], finish_reason: finish, usage }, responsesUsage(usage, cost, false), 1_700_000_001);
+        expect(whole.output.map((item) => (item as { status?: string }).status)).toEqual([itemStatus]);
+      }
+    },
+  );
+
   it.each(FAILURES)('Responses stream failing with status %i: error and response.failed parse', (status) => {
     const writer = new ResponsesStreamWriter(identity, echoOf({}));
     const sse = writer.start() + writer.event({ type: 'text-delta', delta: 'Hel' }) + writer.error(status, 'Provider simulator failed');
@@ -150,5 +166,7 @@ describe('Responses replies parse with @openrouter/sdk', () => {
     expect(parsed.map((event) => event.type).slice(-2)).toEqual(['error', 'response.failed']);
     const failed = parsed.at(-1) as Extract<(typeof parsed)[number], { type: 'response.failed' }>;
     expect(failed.response).toMatchObject({ status: 'failed', error: { code: expect.any(String), message: 'Provider simulator failed' }, errorType: expect.any(String) });
+    // The message the failure cut off is incomplete, not in progress.
+    expect(failed.response.output.map((item) => (item as { status?: string }).status)).toEqual(['incomplete']);
   });
 });

@@ -124,14 +124,15 @@ export class ResponsesStreamWriter {
     return this.emit('response.created', { response }) + this.emit('response.in_progress', { response });
   }
 
-  private closeOpen(): string {
+  /** Closes the open item; a message cut short by the token limit or a filter closes as `incomplete` (as resultToOutput says). */
+  private closeOpen(messageStatus: 'completed' | 'incomplete' = 'completed'): string {
     const open = this.open;
     if (!open) return '';
     this.open = undefined;
     const { item, index } = open;
     let out = '';
     if (item.type === 'message') {
-      item.status = 'completed';
+      item.status = messageStatus;
       const part = item.content[0]!;
       out += this.emit('response.output_text.done', { item_id: item.id, output_index: index, content_index: 0, text: part.text, logprobs: [] });
       out += this.emit('response.content_part.done', { item_id: item.id, output_index: index, content_index: 0, part });
@@ -217,12 +218,13 @@ export class ResponsesStreamWriter {
   }
 
   finish(finish: FinishReason, usage: ReturnType<typeof responsesUsage>, completedAt: number, extra: Record<string, unknown> = {}): string {
-    let out = this.closeOpen();
+    const { status, incomplete_details } = statusOf(finish);
+    const messageStatus = status === 'completed' ? 'completed' : 'incomplete';
+    let out = this.closeOpen(messageStatus);
     if (!this.output.length) {
       out += this.openItem({ type: 'message', id: itemId('msg'), role: 'assistant', status: 'in_progress', content: [{ type: 'output_text', text: '', annotations: [], logprobs: [] }] });
-      out += this.closeOpen();
+      out += this.closeOpen(messageStatus);
     }
-    const { status, incomplete_details } = statusOf(finish);
     const response = responseObject(this.identity, this.echo, { status, incomplete_details, output: this.output, usage, completedAt }, extra);
     return out + this.emit(status === 'completed' ? 'response.completed' : 'response.incomplete', { response });
   }
@@ -230,6 +232,11 @@ export class ResponsesStreamWriter {
   /** A failure after the first byte: an error event and response.failed; no [DONE] follows. */
   error(code: number, message: string, extra: Record<string, unknown> = {}): string {
     const error = { code: code === 429 ? 'rate_limit_exceeded' : 'server_error', message };
+    // The item the failure cut off is not finished (no .done events follow it).
+    if (this.open) {
+      this.open.item.status = 'incomplete';
+      this.open = undefined;
+    }
     const response = responseObject(this.identity, this.echo, { status: 'failed', output: this.output, usage: null, error, errorType: apiErrorType(code) }, extra);
     return this.emit('error', { code: error.code, message, param: null }) + this.emit('response.failed', { response });
   }
