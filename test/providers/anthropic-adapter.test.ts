@@ -102,7 +102,7 @@ describe('Anthropic adapter: request translation', () => {
             { type: 'thinking', thinking: 'The user wants the weather.', signature: 'EqQBCgIYAhIM' },
             { type: 'text', text: 'Let me check.' },
             { type: 'tool_use', id: 'toolu_1', name: 'get_weather', input: { location: 'Paris' } },
-            { type: 'tool_use', id: 'toolu_2', name: 'get_time', input: {} },
+            { type: 'tool_use', id: 'toolu_2', name: 'get_time', input: { raw_arguments: '{"timezone": "Europe/Par' } },
           ],
         },
         {
@@ -245,6 +245,27 @@ describe('Anthropic adapter: request translation', () => {
     expect(err).toBeInstanceOf(ProviderError);
     expect(err).toMatchObject({ kind: 'http', status: 400, retryable: false, message: expect.stringContaining('response_format json_object') });
     expect(supportedParameters).toEqual(expect.arrayContaining(['temperature', 'top_p', 'top_k', 'stop', 'max_output_tokens', 'tools', 'tool_choice', 'reasoning', 'response_format']));
+  });
+});
+
+describe('Anthropic adapter: tool calls of the history', () => {
+  it.each([
+    ['{"q":"cats"}', { q: 'cats' }],
+    ['', {}],
+    ['{bad json', { raw_arguments: '{bad json' }],
+    ['[1,2]', { raw_arguments: '[1,2]' }],
+    ['null', { raw_arguments: 'null' }],
+  ])('sends arguments %j as the input %j (an object, keeping what the model wrote)', async (args, input) => {
+    const history: GenerationRequest = {
+      ...simple,
+      messages: [
+        { role: 'user', content: [{ type: 'text', text: 'x' }] },
+        { role: 'assistant', content: [], tool_calls: [{ id: 'call_1', name: 'f', arguments: args }] },
+        { role: 'tool', tool_call_id: 'call_1', content: [{ type: 'text', text: 'r' }] },
+      ],
+    };
+    const body = convertToAnthropicMessages(history, { stream: false, provider: 'anthropic', emulateJson: false });
+    expect((body.messages as Array<{ content: unknown }>)[1]!.content).toEqual([{ type: 'tool_use', id: 'call_1', name: 'f', input }]);
   });
 });
 

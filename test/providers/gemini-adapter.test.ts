@@ -123,6 +123,20 @@ describe('Gemini adapter', () => {
     });
   });
 
+  it('sends a history tool call whose arguments are not a JSON object as args holding the text', async () => {
+    upstream.reply({ json: fixtureJson('google/generate-content-text.json') });
+    await adapter.generate({
+      ...simple,
+      messages: [
+        { role: 'user', content: [{ type: 'text', text: 'x' }] },
+        { role: 'assistant', content: [], tool_calls: [{ id: 'call_1', name: 'f', arguments: '{"cut": "of' }] },
+        { role: 'tool', tool_call_id: 'call_1', content: [{ type: 'text', text: 'r' }] },
+      ],
+    });
+    const body = upstream.received.at(-1)!.body as { contents: Array<{ parts: Array<Record<string, unknown>> }> };
+    expect(body.contents[1]!.parts[0]).toMatchObject({ functionCall: { name: 'f', args: { raw_arguments: '{"cut": "of' } } });
+  });
+
   it('maps tool choice modes and reasoning effort per model generation', async () => {
     const sent = async (extra: Partial<GenerationRequest>) => {
       upstream.reply({ json: fixtureJson('google/generate-content-text.json') });

@@ -21,6 +21,7 @@
 //   Message Batches (emulateJson false) refuse them with a 400, never dropping them silently; so is audio input.
 import { dataUrlText, parseDataUrl } from '../data-url.js';
 import { ProviderError } from '../provider-error.js';
+import { toolCallInput } from '../tool-call-input.js';
 import type { CacheControl, ContentPart, FunctionTool, GenerationRequest, Message, ReasoningConfig, ReasoningEffort, ToolChoice } from '../types.js';
 
 export const ANTHROPIC_DEFAULT_MAX_TOKENS = 4096;
@@ -94,17 +95,6 @@ function toToolResultContent(content: ContentPart[], provider: string): string |
   return toBlocks(content, provider);
 }
 
-/** Tool-call arguments (JSON text) → the input object Anthropic wants; anything but a JSON object becomes `{}`. */
-export function parseToolInput(args: string): Record<string, unknown> {
-  if (!args.trim()) return {};
-  try {
-    const value: unknown = JSON.parse(args);
-    return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
-  } catch {
-    return {};
-  }
-}
-
 export function convertMessages(messages: Message[], provider: string): { system: TextBlock[]; messages: AnthropicMessageParam[] } {
   const system: TextBlock[] = [];
   const out: AnthropicMessageParam[] = [];
@@ -133,7 +123,7 @@ export function convertMessages(messages: Message[], provider: string): { system
         }
         blocks.push(...toBlocks(message.content, provider));
         for (const call of message.tool_calls ?? []) {
-          blocks.push({ type: 'tool_use', id: call.id, name: call.name, input: parseToolInput(call.arguments) });
+          blocks.push({ type: 'tool_use', id: call.id, name: call.name, input: toolCallInput(call) });
         }
         push('assistant', blocks);
         break;

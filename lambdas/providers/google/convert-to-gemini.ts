@@ -2,6 +2,7 @@
 // matched to its function by the earlier assistant tool call with the same id.
 import { parseDataUrl } from '../data-url.js';
 import { ProviderError } from '../provider-error.js';
+import { toolCallInput } from '../tool-call-input.js';
 import type { ContentPart, GenerationRequest, Message, ReasoningEffort, ToolCall } from '../types.js';
 
 type GeminiRequestPart =
@@ -67,24 +68,13 @@ function textOf(content: ContentPart[]): string {
   return content.filter((part) => part.type === 'text').map((part) => (part as { text: string }).text).join('');
 }
 
-function parseArguments(provider: string, call: ToolCall): Record<string, unknown> {
-  if (call.arguments.trim() === '') return {};
-  try {
-    const args: unknown = JSON.parse(call.arguments);
-    if (args && typeof args === 'object' && !Array.isArray(args)) return args as Record<string, unknown>;
-  } catch {
-    // reported below
-  }
-  throw badRequest(provider, `Arguments of tool call ${call.id} are not a JSON object; Gemini needs one`);
-}
-
 function modelParts(provider: string, message: Extract<Message, { role: 'assistant' }>): GeminiRequestPart[] {
   const parts = toParts(provider, message.content);
   const calls = message.tool_calls ?? [];
   calls.forEach((call, index) => {
     // Gemini signs the first function call of a step; the signature comes back on that part.
     const signature = index === 0 ? message.reasoning_signature ?? SKIP_THOUGHT_SIGNATURE : undefined;
-    parts.push({ functionCall: { name: call.name, args: parseArguments(provider, call) }, ...(signature ? { thoughtSignature: signature } : {}) });
+    parts.push({ functionCall: { name: call.name, args: toolCallInput(call) }, ...(signature ? { thoughtSignature: signature } : {}) });
   });
   if (!calls.length && message.reasoning_signature) {
     const firstText = parts.find((part): part is { text: string; thoughtSignature?: string } => 'text' in part);
