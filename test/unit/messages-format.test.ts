@@ -1,5 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { fromMessages } from '../../lambdas/inference/formats/from-messages.js';
+import { describeIssues } from '../../lambdas/platform/http/validation.js';
 import { messagesRequestSchema, type MessagesRequest } from '../../lambdas/inference/formats/messages-schema.js';
 import { messagesResult, messagesUsage, MessagesStreamWriter } from '../../lambdas/inference/formats/to-messages.js';
 import type { CostBreakdown } from '../../lambdas/billing/cost.js';
@@ -121,6 +122,22 @@ describe('fromMessages', () => {
     expect(fromMessages(parse({ model: 'a/b', tool_choice: { type: 'none' }, messages: hi })).params.tool_choice).toBe('none');
     expect(messagesRequestSchema.safeParse({ messages: [{ role: 'user', content: 'hi' }] }).success).toBe(false);
     expect(messagesRequestSchema.safeParse({ model: 'a/b', messages: [] }).success).toBe(false);
+  });
+
+  it('checks what Anthropic\'s API checks: tool names, image types, and content in every message but a final assistant one', () => {
+    const issue = (body: unknown) => {
+      const error = messagesRequestSchema.safeParse(body).error;
+      return error && describeIssues(error.issues, 'body').issues.map((found) => `${found.path}: ${found.message}`);
+    };
+    const hi = [{ role: 'user', content: 'hi' }];
+    expect(issue({ model: 'a/b', tools: [{ name: 'bad name!' }], messages: hi })).toEqual(['body.tools.0.name: tool names use letters, digits, underscores and dashes']);
+    expect(issue({ model: 'a/b', messages: [{ role: 'user', content: [{ type: 'image', source: { type: 'base64', media_type: 'text/html', data: 'AAAA' } }] }] })?.[0])
+      .toMatch(/^body\.messages\.0\.content\.0\.source\.media_type: .*image\/jpeg/);
+    expect(issue({ model: 'a/b', messages: [{ role: 'user', content: [{ type: 'image', source: { type: 'base64', media_type: 'image/webp', data: 'AAAA' } }] }] })).toBeUndefined();
+    expect(issue({ model: 'a/b', messages: [{ role: 'user', content: [] }] })).toEqual(['body.messages.0.content: a message needs at least one content block (only a final assistant message may be empty)']);
+    expect(issue({ model: 'a/b', messages: [{ role: 'user', content: 'hi' }, { role: 'assistant', content: [] }, { role: 'user', content: 'more' }] }))
+      .toEqual(['body.messages.1.content: a message needs at least one content block (only a final assistant message may be empty)']);
+    expect(issue({ model: 'a/b', messages: [{ role: 'user', content: 'hi' }, { role: 'assistant', content: [] }] })).toBeUndefined();
   });
 });
 

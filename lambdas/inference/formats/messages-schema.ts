@@ -10,10 +10,12 @@ import {
 const cacheControl = cacheControlSchema.nullish();
 
 const textBlock = z.object({ type: z.literal('text'), text: z.string(), cache_control: cacheControl, citations: z.unknown().optional() });
+/** The image types Anthropic's Messages API takes. */
+const IMAGE_MEDIA_TYPES = ['image/jpeg', 'image/png', 'image/gif', 'image/webp'] as const;
 const imageBlock = z.object({
   type: z.literal('image'),
   source: z.discriminatedUnion('type', [
-    z.object({ type: z.literal('base64'), media_type: z.string().min(1), data: z.string().min(1) }),
+    z.object({ type: z.literal('base64'), media_type: z.enum(IMAGE_MEDIA_TYPES), data: z.string().min(1) }),
     z.object({ type: z.literal('url'), url: z.string().min(1) }),
   ]),
   cache_control: cacheControl,
@@ -52,7 +54,7 @@ export type MessagesMessage = z.infer<typeof messageSchema>;
 const toolSchema = z.object({
   /** Absent or "custom" for a client tool; Anthropic's server tools (web_search_…, bash_…) have their own types. */
   type: z.string().optional(),
-  name: z.string().min(1).max(128),
+  name: z.string().min(1).max(128).regex(/^[a-zA-Z0-9_-]+$/, 'tool names use letters, digits, underscores and dashes'),
   description: z.string().optional(),
   input_schema: jsonSchemaObject.optional(),
   cache_control: cacheControl,
@@ -100,5 +102,11 @@ export const messagesRequestSchema = z.object({
   if (body.model === undefined && body.models === undefined && body.preset === undefined) {
     ctx.addIssue({ code: 'custom', path: ['model'], message: 'model or models is required (or a preset)' });
   }
+  // As Anthropic's API: every message has content, but for a final assistant turn (a prefill left empty).
+  body.messages.forEach((message, index) => {
+    if (Array.isArray(message.content) && message.content.length === 0 && !(message.role === 'assistant' && index === body.messages.length - 1)) {
+      ctx.addIssue({ code: 'custom', path: ['messages', index, 'content'], message: 'a message needs at least one content block (only a final assistant message may be empty)' });
+    }
+  });
 });
 export type MessagesRequest = z.infer<typeof messagesRequestSchema>;
