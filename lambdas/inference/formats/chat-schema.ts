@@ -2,14 +2,14 @@
 import * as z from 'zod';
 import {
   cacheControlSchema, debugSchema, imageConfigSchema, jsonSchemaObject, metadataSchema, modelIdSchema, modelsSchema, presetSlugSchema, penaltySchema,
-  pluginSchema, providerPreferencesSchema, reasoningEffortSchema, reasoningSchema, serviceTierSchema, sessionIdSchema,
+  imageUrlSchema, pluginSchema, providerPreferencesSchema, reasoningEffortSchema, reasoningSchema, serviceTierSchema, sessionIdSchema,
   stopServerToolsWhenSchema, temperatureSchema, topLogprobsSchema, topPSchema, traceSchema, userSchema,
 } from './common-schema.js';
 
 const textPart = z.object({ type: z.literal('text'), text: z.string(), cache_control: cacheControlSchema.optional() });
 const imagePart = z.object({
   type: z.literal('image_url'),
-  image_url: z.union([z.string().min(1), z.object({ url: z.string().min(1), detail: z.enum(['auto', 'low', 'high']).optional() })]),
+  image_url: z.union([imageUrlSchema, z.object({ url: imageUrlSchema, detail: z.enum(['auto', 'low', 'high']).optional() })]),
 });
 const audioPart = z.object({ type: z.literal('input_audio'), input_audio: z.object({ data: z.string().min(1), format: z.string().min(1) }) });
 const filePart = z.object({

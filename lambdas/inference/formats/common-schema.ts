@@ -21,6 +21,13 @@ export const metadataSchema = z.record(
   z.string().max(512, 'metadata values are at most 512 characters'),
 ).refine((value) => Object.keys(value).length <= 16, 'metadata has at most 16 pairs');
 
+/** A file or image fetched by the provider: an http(s) URL. */
+export const httpUrlSchema = z.string().min(1).regex(/^https?:\/\/[^\s]+$/i, 'an http(s) URL');
+/** An image sent by URL: http(s), or inline as a data URL of an image type (what every provider can take). */
+export const imageUrlSchema = z.string().min(1).regex(
+  /^(?:https?:\/\/[^\s]+|data:image\/[a-z0-9.+-]+(?:;[^;,]*)*,[\s\S]*)$/i,
+  'an image is an http(s) URL or a data URL of an image (data:image/<type>;base64,<data>)',
+);
 export const sessionIdSchema = z.string().max(256);
 export const userSchema = z.string().max(256);
 export const temperatureSchema = z.number().min(0).max(2);

@@ -3,7 +3,7 @@
 // provider, route, plugins, session_id, user).
 import * as z from 'zod';
 import {
-  cacheControlSchema, jsonSchemaObject, modelIdSchema, modelsSchema, presetSlugSchema, pluginSchema, providerPreferencesSchema, sessionIdSchema,
+  cacheControlSchema, httpUrlSchema, jsonSchemaObject, modelIdSchema, modelsSchema, presetSlugSchema, pluginSchema, providerPreferencesSchema, sessionIdSchema,
   topPSchema, userSchema,
 } from './common-schema.js';
 
@@ -16,7 +16,7 @@ const imageBlock = z.object({
   type: z.literal('image'),
   source: z.discriminatedUnion('type', [
     z.object({ type: z.literal('base64'), media_type: z.enum(IMAGE_MEDIA_TYPES), data: z.string().min(1) }),
-    z.object({ type: z.literal('url'), url: z.string().min(1) }),
+    z.object({ type: z.literal('url'), url: httpUrlSchema }),
   ]),
   cache_control: cacheControl,
 });
@@ -24,7 +24,7 @@ const documentBlock = z.object({
   type: z.literal('document'),
   source: z.discriminatedUnion('type', [
     z.object({ type: z.literal('base64'), media_type: z.string().min(1), data: z.string().min(1) }),
-    z.object({ type: z.literal('url'), url: z.string().min(1) }),
+    z.object({ type: z.literal('url'), url: httpUrlSchema }),
     z.object({ type: z.literal('text'), media_type: z.string().optional(), data: z.string() }),
   ]),
   title: z.string().nullish(),

@@ -1,7 +1,7 @@
 // POST /responses request body (docs/API.md `POST /api/v1/responses`): stateless, the whole history in `input`.
 import * as z from 'zod';
 import {
-  cacheControlSchema, debugSchema, imageConfigSchema, jsonSchemaObject, metadataSchema, modelIdSchema, modelsSchema, presetSlugSchema, penaltySchema,
+  cacheControlSchema, debugSchema, imageConfigSchema, imageUrlSchema, jsonSchemaObject, metadataSchema, modelIdSchema, modelsSchema, presetSlugSchema, penaltySchema,
   pluginSchema, providerPreferencesSchema, reasoningSchema, serviceTierSchema, sessionIdSchema, stopServerToolsWhenSchema,
   temperatureSchema, topLogprobsSchema, topPSchema, traceSchema, userSchema,
 } from './common-schema.js';
@@ -11,7 +11,7 @@ export const MAX_TOOL_CALLS = 30;
 const inputText = z.object({ type: z.literal('input_text'), text: z.string(), cache_control: cacheControlSchema.optional() });
 const inputImage = z.object({
   type: z.literal('input_image'),
-  image_url: z.string().min(1).nullish(),
+  image_url: imageUrlSchema.nullish(),
   file_id: z.string().nullish(),
   detail: z.enum(['auto', 'low', 'high']).optional(),
 }).refine((part) => Boolean(part.image_url), 'input_image needs image_url (file ids are not stored by this gateway)');
