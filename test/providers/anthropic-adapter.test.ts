@@ -248,6 +248,15 @@ describe('Anthropic adapter: request translation', () => {
   });
 });
 
+describe('Anthropic adapter: sampling settings', () => {
+  it('keeps temperature at most 1 and leaves out stop sequences of whitespace only, which Anthropic refuses', () => {
+    const body = (extra: Partial<GenerationRequest>) => convertToAnthropicMessages({ ...simple, ...extra }, { stream: false, provider: 'anthropic' });
+    expect(body({ temperature: 2, stop: ['\n', '', 'END', '\n\n'] })).toMatchObject({ temperature: 1, stop_sequences: ['END'] });
+    expect(body({ temperature: 0.3, stop: ['\n'] })).toMatchObject({ temperature: 0.3 });
+    expect(body({ stop: ['\n'] })).not.toHaveProperty('stop_sequences');
+  });
+});
+
 describe('Anthropic adapter: tool calls of the history', () => {
   it.each([
     ['{"q":"cats"}', { q: 'cats' }],

@@ -147,6 +147,17 @@ describe('Bedrock Converse adapter', () => {
     });
   });
 
+  it('keeps Claude\'s temperature at most 1 and leaves out stop sequences of whitespace only, which Claude refuses; other models get them as sent', async () => {
+    const sent = async (extra: Partial<GenerationRequest>) => {
+      upstream.reply(jsonReply('bedrock/converse-text.json'));
+      await adapter.generate({ ...simple, ...extra });
+      return (upstream.received.at(-1)!.body as { inferenceConfig?: Record<string, unknown> }).inferenceConfig;
+    };
+    expect(await sent({ temperature: 1.7, stop: ['\n', '', 'END', ' \t'] })).toEqual({ temperature: 1, stopSequences: ['END'] });
+    expect(await sent({ temperature: 0.4, stop: ['\n'] })).toEqual({ temperature: 0.4 });
+    expect(await sent({ model: 'mistral.mistral-large-2407-v1:0', temperature: 0.4, stop: ['\n', 'END'] })).toEqual({ temperature: 0.4, stopSequences: ['\n', 'END'] });
+  });
+
   it('maps tool choice, and model-specific top_k and reasoning fields by model family', async () => {
     const sent = async (extra: Partial<GenerationRequest>) => {
       upstream.reply(jsonReply('bedrock/converse-text.json'));

@@ -22,6 +22,7 @@
 import { dataUrlText, parseDataUrl } from '../data-url.js';
 import { ProviderError } from '../provider-error.js';
 import { toolCallInput } from '../tool-call-input.js';
+import { claudeStopSequences, claudeTemperature } from './sampling-limits.js';
 import type { CacheControl, ContentPart, FunctionTool, GenerationRequest, Message, ReasoningConfig, ReasoningEffort, ToolChoice } from '../types.js';
 
 export const ANTHROPIC_DEFAULT_MAX_TOKENS = 4096;
@@ -205,10 +206,12 @@ export function convertToAnthropicMessages(request: GenerationRequest, options: 
   const body: Record<string, unknown> = { model: request.model, max_tokens: maxTokens, messages };
   if (system.length) body.system = system;
   if (options.stream) body.stream = true;
-  for (const field of ['temperature', 'top_p', 'top_k'] as const) {
+  if (request.temperature !== undefined) body.temperature = claudeTemperature(request.temperature);
+  for (const field of ['top_p', 'top_k'] as const) {
     if (request[field] !== undefined) body[field] = request[field];
   }
-  if (request.stop?.length) body.stop_sequences = request.stop;
+  const stop = claudeStopSequences(request.stop);
+  if (stop) body.stop_sequences = stop;
   if (request.user !== undefined) body.metadata = { user_id: request.user };
   if (request.tools?.length) {
     body.tools = request.tools.map(convertTool);

@@ -13,6 +13,7 @@ import type {
 } from '@aws-sdk/client-bedrock-runtime';
 import { ProviderError } from '../provider-error.js';
 import type { CacheControl, ContentPart, GenerationRequest, Message, ReasoningEffort, ToolCall } from '../types.js';
+import { claudeStopSequences, claudeTemperature } from '../anthropic/sampling-limits.js';
 
 /** The SDK's JSON document type (tool input, additional model fields). */
 type DocumentType = NonNullable<ConverseRequest['additionalModelRequestFields']>;
@@ -259,9 +260,11 @@ export function convertToBedrockConverse(request: GenerationRequest, provider: s
   if (system.length) input.system = system;
   const inference: NonNullable<ConverseRequest['inferenceConfig']> = {};
   if (request.max_output_tokens !== undefined) inference.maxTokens = request.max_output_tokens;
-  if (request.temperature !== undefined) inference.temperature = request.temperature;
+  const claude = bedrockModelFamily(request.model) === 'anthropic';
+  if (request.temperature !== undefined) inference.temperature = claude ? claudeTemperature(request.temperature) : request.temperature;
   if (request.top_p !== undefined) inference.topP = request.top_p;
-  if (request.stop?.length) inference.stopSequences = request.stop;
+  const stop = claude ? claudeStopSequences(request.stop) : request.stop;
+  if (stop?.length) inference.stopSequences = stop;
   if (Object.keys(inference).length) input.inferenceConfig = inference;
   const tools = toolConfig(provider, request, messages, extra);
   if (tools) input.toolConfig = tools;
