@@ -88,7 +88,20 @@ const modelConfig = z.object({
 export const catalogFileSchema = z.object({ models: z.array(modelConfig) });
 export type CatalogFile = z.input<typeof catalogFileSchema>;
 
-const DEFAULT_PARAMETERS = ['max_tokens', 'temperature', 'top_p', 'stop', 'frequency_penalty', 'presence_penalty', 'seed', 'tools', 'tool_choice', 'parallel_tool_calls', 'response_format', 'structured_outputs', 'reasoning', 'include_reasoning', 'logprobs', 'top_logprobs', 'logit_bias', 'top_k', 'min_p', 'repetition_penalty', 'user'];
+/**
+ * What an endpoint takes, by its adapter, when the catalog does not say (OpenRouter's parameter names): what
+ * each adapter sends on (its `supportedParameters`; test/unit/catalog-parameters.test.ts keeps the two
+ * lists together). A request's other parameters are left out for that endpoint, and
+ * `provider.require_parameters` skips it.
+ */
+const TEXT_PARAMETERS: Record<Exclude<AdapterKind, 'openai-speech' | 'elevenlabs'>, readonly string[]> = {
+  'openai-chat': ['max_tokens', 'temperature', 'top_p', 'stop', 'frequency_penalty', 'presence_penalty', 'seed', 'tools', 'tool_choice', 'parallel_tool_calls', 'response_format', 'structured_outputs', 'reasoning', 'include_reasoning', 'logprobs', 'top_logprobs', 'logit_bias', 'top_k', 'min_p', 'repetition_penalty', 'user'],
+  'openai-responses': ['max_tokens', 'temperature', 'top_p', 'tools', 'tool_choice', 'parallel_tool_calls', 'response_format', 'structured_outputs', 'reasoning', 'include_reasoning', 'top_logprobs', 'user'],
+  anthropic: ['max_tokens', 'temperature', 'top_p', 'top_k', 'stop', 'tools', 'tool_choice', 'parallel_tool_calls', 'response_format', 'structured_outputs', 'reasoning', 'include_reasoning', 'user'],
+  gemini: ['max_tokens', 'temperature', 'top_p', 'top_k', 'stop', 'frequency_penalty', 'presence_penalty', 'seed', 'tools', 'tool_choice', 'response_format', 'structured_outputs', 'reasoning', 'include_reasoning'],
+  bedrock: ['max_tokens', 'temperature', 'top_p', 'top_k', 'stop', 'tools', 'tool_choice', 'response_format', 'structured_outputs', 'reasoning', 'include_reasoning'],
+};
+export const defaultTextParameters = (adapter: AdapterKind): readonly string[] => TEXT_PARAMETERS[adapter as keyof typeof TEXT_PARAMETERS] ?? TEXT_PARAMETERS['openai-chat'];
 
 /** What a speech endpoint's request may set, by what it declares. */
 function speechParameters(speech: NonNullable<z.output<typeof endpointConfig>['speech']>): string[] {
@@ -124,7 +137,7 @@ export function buildCatalog(file: z.output<typeof catalogFileSchema>): Catalog 
       },
       context_length: endpoint.context_length,
       max_completion_tokens: endpoint.max_completion_tokens ?? null,
-      supported_parameters: endpoint.supported_parameters ?? (endpoint.speech ? speechParameters(endpoint.speech) : DEFAULT_PARAMETERS),
+      supported_parameters: endpoint.supported_parameters ?? (endpoint.speech ? speechParameters(endpoint.speech) : [...defaultTextParameters(endpoint.adapter as AdapterKind)]),
       input_modalities: endpoint.input_modalities ?? ['text'],
       output_modalities: endpoint.output_modalities ?? ['text'],
       service_tiers: endpoint.service_tiers ?? ['default'],

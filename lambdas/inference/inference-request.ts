@@ -37,7 +37,7 @@ export interface InferenceRequest {
 }
 
 /** Internal parameter → the OpenRouter parameter name that endpoints list as supported. */
-const PARAMETER_NAMES: Partial<Record<keyof GenerationRequest, string>> = {
+export const PARAMETER_NAMES: Partial<Record<keyof GenerationRequest, string>> = {
   max_output_tokens: 'max_tokens',
   temperature: 'temperature',
   top_p: 'top_p',
