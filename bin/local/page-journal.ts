@@ -7,10 +7,11 @@
 // operating system keeps whatever happens to the process), and the next start stores every record it finds
 // there that no page holds, before it takes back leases and holds.
 //
-// A stream killed mid-way would otherwise leave nothing: its record is made when it ends. So when a stream
-// begins (the provider's first event: it has answered and billed the prompt; the reply's first bytes follow), a
-// provisional record is journaled, which charges its prompt at an estimate and no output; its own record,
-// added when it ends, takes its place, and a request that ends without one (its hold given back) withdraws it.
+// A request killed while upstream would otherwise leave nothing: its record is made when it ends. So as each
+// attempt goes upstream (the provider bills the prompt of a request it was sent), a provisional record is
+// journaled, which charges its prompt at an estimate and no output; its own record, added when it ends,
+// takes its place, and an attempt failing at the provider, or a request that ends without a record (its
+// hold given back), withdraws it.
 //
 // A file takes ROTATE_AFTER lines, then the next one begins; a file whose records are all in stored pages
 // (and whose provisional records are all replaced or withdrawn) is deleted. One line per record: the entry's
@@ -103,6 +104,8 @@ export class LocalPageJournal implements PageJournal {
 
   provisional(entry: PageEntry): void {
     const file = this.write(`p${entryJson(entry)}\n`);
+    // A request's later attempt: the line just written takes the place of its earlier one.
+    this.replaceProvisional(entry.record.id);
     if (!file) return;
     file.open += 1;
     this.provisionalFileOf.set(entry.record.id, file);
@@ -207,6 +210,13 @@ export class LocalPageJournal implements PageJournal {
   }
 }
 
+/** Journal file names (`<ms>-<pid>-<n>.jsonl`) in the order they were written: by time, then by number. */
+function inWrittenOrder(a: string, b: string): number {
+  const [timeA = 0, pidA = 0, nA = 0] = a.split(/[-.]/).map(Number);
+  const [timeB = 0, pidB = 0, nB = 0] = b.split(/[-.]/).map(Number);
+  return timeA - timeB || pidA - pidB || nA - nB || (a < b ? -1 : a > b ? 1 : 0);
+}
+
 /** What the next start needs of the page store: a block's stored records and highest seq, and a put. */
 export interface JournalStore {
   blockContents(block: string): Promise<{ maxSeq: number; ids: Set<string> }>;
@@ -217,14 +227,14 @@ export interface JournalStore {
  * Stores every record the journal files in `directory` hold that no stored page holds (a previous run's,
  * killed before their pages were stored), each in a page of its own under its block after the block's
  * last seq, then deletes the files; `onStored` is told of each (for its metrics line). A provisional record
- * is stored only when its request has no record of its own and was not withdrawn: a stream the kill cut.
+ * is stored only when its request has no record of its own and was not withdrawn: a request the kill cut.
  * Returns how many records it stored. A line that cannot be read (the last one, cut by the kill) is
  * skipped: its record's reply had not been written.
  */
 export async function storeJournaledRecords(directory: string, store: JournalStore, log: (line: string) => void, onStored: (record: GenerationRecord) => void = () => undefined): Promise<number> {
   let names: string[];
   try {
-    names = readdirSync(directory).filter((name) => name.endsWith('.jsonl')).sort();
+    names = readdirSync(directory).filter((name) => name.endsWith('.jsonl')).sort(inWrittenOrder);
   } catch {
     return 0;
   }
@@ -238,8 +248,10 @@ export async function storeJournaledRecords(directory: string, store: JournalSto
           const entry = entryFromJson(line);
           records.set(entry.record.id, entry);
         } else if (line.startsWith('p')) {
+          // In the order written: a provisional record after a withdrawal (the request's next attempt) stands.
           const entry = entryFromJson(line.slice(1));
           provisional.set(entry.record.id, entry);
+          withdrawn.delete(entry.record.id);
         } else if (line.startsWith('w')) {
           withdrawn.add(String(JSON.parse(line.slice(1))));
         }
@@ -273,6 +285,6 @@ export async function storeJournaledRecords(directory: string, store: JournalSto
   }
   for (const name of names) rmSync(join(directory, name), { force: true });
   if (stored > 0) log(`stored ${stored} generation record(s) the previous run had settled but not written`);
-  if (cut > 0) log(`charged ${cut} stream(s) the previous run was serving when it stopped: their prompts, at an estimate, and no output`);
+  if (cut > 0) log(`charged ${cut} request(s) the previous run had upstream when it stopped: their prompts, at an estimate, and no output`);
   return stored + cut;
 }

@@ -18,6 +18,11 @@ export interface AttemptOptions {
   trace: RouteTrace;
   deps: EngineDeps;
   signal: AbortSignal;
+  /**
+   * Told of each attempt as it goes upstream (its candidate), and when it failed at the provider, which bills
+   * nothing for it (undefined): what a request would be charged, should the process die now, follows it.
+   */
+  onAttempt?: ((candidate: Candidate | undefined) => void) | undefined;
 }
 
 export interface Generated {
@@ -115,6 +120,7 @@ async function withFallbacks<T>(
   trace: RouteTrace,
   deps: EngineDeps,
   signal: AbortSignal,
+  onAttempt: AttemptOptions['onAttempt'],
   call: (candidate: Candidate, attempt: Attempt) => Promise<T>,
 ): Promise<{ value: T; candidate: Candidate; attempt: Attempt }> {
   const { retry: policy, requestTimeoutMs, firstByteTimeoutMs, minAttemptMs } = deps.config;
@@ -134,6 +140,7 @@ async function withFallbacks<T>(
       if (trace.attempts.length > 0 && left < minAttemptMs) break outer;
       tries += 1;
       trace.lastCandidate = candidate;
+      onAttempt?.(candidate);
       const wait = Math.max(1, Math.min(firstByteTimeoutMs, Math.floor(left)));
       const attempt = new Attempt(signal, wait, wait < firstByteTimeoutMs ? requestTimeoutMs : undefined);
       try {
@@ -149,6 +156,7 @@ async function withFallbacks<T>(
         // This attempt failed at the provider (which bills nothing for it): an abort during the backoff that
         // follows has nothing in flight to pay for.
         trace.lastCandidate = undefined;
+        onAttempt?.(undefined);
         lastError = error;
         // A customer's own key that fails (revoked, out of quota …) falls through to the next credential or endpoint.
         if (!error.retryable && candidate.byok) continue outer;
@@ -211,8 +219,8 @@ export function withUser(generation: ReturnType<typeof requestFor>, caller: Pick
   return generation;
 }
 
-export async function generate({ request, caller, trace, deps, signal }: AttemptOptions): Promise<Generated> {
-  const { value, candidate, attempt } = await withFallbacks(trace, deps, signal, async (candidate, attempt) => {
+export async function generate({ request, caller, trace, deps, signal, onAttempt }: AttemptOptions): Promise<Generated> {
+  const { value, candidate, attempt } = await withFallbacks(trace, deps, signal, onAttempt, async (candidate, attempt) => {
     try {
       const adapter = await adapterFor(candidate, trace, deps);
       return await adapter.generate(withUser(requestFor(candidate, request.params), caller, request), { signal: attempt.signal });
@@ -225,8 +233,8 @@ export async function generate({ request, caller, trace, deps, signal }: Attempt
 }
 
 /** Resolves once an endpoint has produced its first event; failing over is allowed until then, never after. */
-export async function startStream({ request, caller, trace, deps, signal }: AttemptOptions): Promise<Streaming> {
-  const { value, candidate, attempt } = await withFallbacks(trace, deps, signal, async (candidate, attempt) => {
+export async function startStream({ request, caller, trace, deps, signal, onAttempt }: AttemptOptions): Promise<Streaming> {
+  const { value, candidate, attempt } = await withFallbacks(trace, deps, signal, onAttempt, async (candidate, attempt) => {
     const adapter = await adapterFor(candidate, trace, deps);
     const options: CallOptions = { signal: attempt.signal };
     if (request.echoUpstreamBody) options.onBody = (body) => { trace.upstreamBody = body; };

@@ -8,7 +8,7 @@ import type { DomainError } from '../platform/errors.js';
 import { Abort } from '../platform/abort.js';
 import { ProviderError } from '../providers/provider-error.js';
 import type { GenerationResult, StreamEvent } from '../providers/types.js';
-import { generate, startStream, type Generated, type Streaming } from './attempts.js';
+import { generate, startStream, type AttemptOptions, type Generated, type Streaming } from './attempts.js';
 import type { Caller, EngineDeps } from './engine.js';
 import type { InferenceRequest } from './inference-request.js';
 import { chainOf, wrappedGenerate, wrappedStream, type GenerationCall, type GenerationMiddleware, type GenerationParams, type MiddlewareChain } from './middleware.js';
@@ -200,14 +200,22 @@ class Run {
     return provider.catch(() => undefined);
   }
 
-  /** Journals the stream's provisional record (settlement.ts journalProvisional): never a reason for the stream to fail. */
-  journalProvisional(hold: Hold, streaming: Streaming): void {
+  /**
+   * Under npm start (a page journal), what the request is charged should the process die while an attempt is
+   * upstream: a provisional record as each attempt goes (settlement.ts journalProvisional), withdrawn when it
+   * fails at the provider. Never a reason for the request to fail. Undefined without a journal.
+   */
+  attemptWatch(hold: Hold): AttemptOptions['onAttempt'] {
     const { deps, trace } = this.call;
-    try {
-      journalProvisional({ request: this.request, caller: this.call.caller, trace, deps, candidate: streaming.candidate, hold, firstTokenMs: streaming.firstTokenMs });
-    } catch (err) {
-      deps.log.warn('provisional record not journaled', { generation_id: trace.generationId, error: String(err) });
-    }
+    if (!deps.pages.journaled) return undefined;
+    return (candidate) => {
+      try {
+        if (candidate) journalProvisional({ request: this.request, caller: this.call.caller, trace, deps, candidate, hold, streamed: this.options.stream });
+        else deps.pages.withdraw(trace.generationId);
+      } catch (err) {
+        deps.log.warn('provisional record not journaled', { generation_id: trace.generationId, error: String(err) });
+      }
+    };
   }
 
   /**
@@ -280,7 +288,7 @@ async function buffered(run: Run): Promise<GenerationOutcome> {
   let generated: Generated;
   let provider: Promise<Generated> | undefined;
   try {
-    generated = await wrappedGenerate(run.chain, call, () => (provider = generate({ request: run.request, caller: call.caller, trace: call.trace, deps: call.deps, signal: run.signal })));
+    generated = await wrappedGenerate(run.chain, call, () => (provider = generate({ request: run.request, caller: call.caller, trace: call.trace, deps: call.deps, signal: run.signal, onAttempt: run.attemptWatch(hold) })));
   } catch (err) {
     // A middleware that failed after the provider served: the provider billed it, so it is charged
     // (cancelled: the reply never went out, which says nothing about the endpoint).
@@ -376,7 +384,7 @@ async function* produce(run: Run, hold: Hold): AsyncGenerator<GenerationEvent> {
   let streaming: Streaming;
   let provider: Promise<Streaming> | undefined;
   try {
-    streaming = await wrappedStream(run.chain, call, () => (provider = startStream({ request: run.request, caller: call.caller, trace: call.trace, deps: call.deps, signal: run.signal })));
+    streaming = await wrappedStream(run.chain, call, () => (provider = startStream({ request: run.request, caller: call.caller, trace: call.trace, deps: call.deps, signal: run.signal, onAttempt: run.attemptWatch(hold) })));
   } catch (err) {
     // A middleware that failed after the provider answered: the upstream call is closed, and the aborted
     // run makes fail() charge the prompt the provider billed, as a stream cut before its first event is.
@@ -387,8 +395,6 @@ async function* produce(run: Run, hold: Hold): AsyncGenerator<GenerationEvent> {
     throw err;
   }
   const state = newStreamState();
-  // Under npm start, what the stream is charged should the process be killed before it ends.
-  if (call.deps.pages.journaled) run.journalProvisional(hold, streaming);
   try {
     yield { type: 'start', candidate: streaming.candidate, firstTokenMs: streaming.firstTokenMs };
     let failure: DomainError | undefined;

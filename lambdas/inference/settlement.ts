@@ -354,21 +354,21 @@ function recordOf({ request, caller, trace, deps, candidate, completion, hold }:
 }
 
 /**
- * Journals what a stream that has begun is charged should the process die before it ends (npm start's page
- * journal: nothing is done without one): as a stream the gateway's shutdown cut before its first event, its
- * prompt at an estimate and no output, from what it holds. The provider has billed the prompt, and the
- * reply's first bytes are about to be written; what the stream produces after this is not counted (a lower
- * bound). Its own record, when added, takes its place; a release withdraws it.
+ * Journals what a request whose attempt has gone upstream is charged should the process die before it ends
+ * (npm start's page journal: nothing is done without one): as a client gone at that point would be, its
+ * prompt at an estimate and no output, from what it holds, recorded as the gateway's shutdown cut it. The
+ * provider bills the prompt of a request it was sent; what it produces is not counted (a lower bound). Its
+ * own record, when added, takes its place; a release, or the attempt failing at the provider, withdraws it.
  */
-export function journalProvisional({ request, caller, trace, deps, candidate, hold, firstTokenMs }: SettlementOptions & { candidate: Candidate; hold: Hold; firstTokenMs: number }): void {
+export function journalProvisional({ request, caller, trace, deps, candidate, hold, streamed }: SettlementOptions & { candidate: Candidate; hold: Hold; streamed: boolean }): void {
   const usage = request.params.speech ? speechUsage(request.params.speech) : estimateUsage(request.params, '');
   const cost = computeCost(usage, candidate.endpoint.pricing);
   const completion: Completion = {
     status: 'error',
     // The shutdown's error: a gateway that died says nothing about the endpoint (rollups.ts endedByShutdown).
     result: { finish_reason: 'error', usage },
-    firstTokenMs,
-    streamed: true,
+    firstTokenMs: null,
+    streamed,
     usageEstimated: true,
     error: { status: 503, message: shuttingDownMessage },
   };

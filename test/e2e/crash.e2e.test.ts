@@ -1,8 +1,8 @@
 // `npm start` killed outright (SIGKILL) while it holds a budget lease and a long stream is in flight, then
 // started again on the same data directory: the new run takes the dead run's leases back at start-up, and
 // every record the dead run wrote is charged exactly once (whether the aggregator applied it before the
-// crash or applies it from the stream after the sweep), the stream it cut is charged its prompt, and
-// nothing is held once the new run has stopped.
+// crash or applies it from the stream after the sweep), the stream it cut and the request it had upstream
+// are charged their prompts, and nothing is held once the new run has stopped.
 import { afterEach, expect, it } from '@jest/globals';
 import { generateKeyText } from '../../lambdas/keys/key-format.js';
 import { startGatewayProcess, type GatewayProcess } from '../support/gateway-process.js';
@@ -40,7 +40,9 @@ async function tableWhen(dataDir: string, what: string, check: (table: TableView
 }
 
 it('a run killed with a lease held and a stream in flight: the restart takes its leases back and every written record is charged once', async () => {
-  gateway = await startGatewayProcess({ GATEWAY_ADMIN_KEY: ADMIN_KEY, GATEWAY_INITIAL_CREDITS: '25', SIMULATOR_CHUNK_DELAY_MS: '100' });
+  // Every reply of the dead run's simulator waits a second for its first byte: long enough for a request to
+  // be upstream, not answered, when the kill comes.
+  gateway = await startGatewayProcess({ GATEWAY_ADMIN_KEY: ADMIN_KEY, GATEWAY_INITIAL_CREDITS: '25', SIMULATOR_CHUNK_DELAY_MS: '100', SIMULATOR_FIRST_BYTE_DELAY_MS: '1000' });
   started = processTree(gateway.child.pid!);
   const { dataDir } = gateway;
   const user = await createRegularKey(gateway.baseUrl, ADMIN_KEY, 'crashing');
@@ -64,6 +66,9 @@ it('a run killed with a lease held and a stream in flight: the restart takes its
   // restart takes back leases; an exact hold of a killed request would stay held until it expires).
   expect(atCrash.holds(user.orgId).map((hold) => hold.generation_id)).toEqual([]);
   const unappliedAtCrash = atCrash.unapplied.flatMap((page) => page.entries).length;
+  // A request sent upstream and not answered yet (its simulator waits a second): the kill cuts it too.
+  const waiting = chat(gateway.baseUrl, user.key, 'Upstream when the kill comes.', false).then(() => 'answered', (err: unknown) => String(err));
+  await new Promise((resolve) => setTimeout(resolve, 400));
   await gateway.stop('SIGKILL');
   expect(gateway.child.signalCode).toBe('SIGKILL');
   // Its DynamoDB Local goes with it (its watchdog sees the gateway gone); the restart needs the data directory free.
@@ -71,6 +76,7 @@ it('a run killed with a lease held and a stream in flight: the restart takes its
   const cut = await stream.ended;
   expect(cut.error).toBeDefined();
   expect(cut.text).not.toContain('[DONE]');
+  expect(await waiting).not.toBe('answered');
 
   gateway = await startGatewayProcess({ GATEWAY_DATA_DIR: dataDir, GATEWAY_ADMIN_KEY: ADMIN_KEY });
   started = processTree(gateway.child.pid!);
@@ -92,13 +98,18 @@ it('a run killed with a lease held and a stream in flight: the restart takes its
   const ids = records.map((record) => record.id);
   expect(new Set(ids).size).toBe(ids.length);
   expect(ids).toEqual(expect.arrayContaining([...before, ...burst, ...after].map((reply) => reply.id)));
-  // The stream was killed mid-way: its own record was never made, and the restart stored its provisional
-  // one from the journal: its prompt at an estimate, no output, from its lease (the rest of what it
-  // reserved went back with the lease).
-  expect(gateway.output()).toMatch(/charged 1 stream\(s\) the previous run was serving when it stopped/);
+  // The stream was killed mid-way, and the request upstream before its reply: their own records were never
+  // made, and the restart stored their provisional ones from the journal: each its prompt at an estimate,
+  // no output, from its lease (the rest of what they reserved went back with the lease).
+  expect(gateway.output()).toMatch(/charged 2 request\(s\) the previous run had upstream when it stopped/);
   const streamRecord = records.find((record) => record.id === stream.id);
   expect(streamRecord).toMatchObject({ status: 'error', streamed: true, usage_estimated: true, error: { status: 503 }, usage: { output_tokens: 0 } });
   expect(streamRecord!.cost.total).toBeGreaterThan(0n);
+  const known = new Set([...before, ...burst, ...after].map((reply) => reply.id).concat(stream.id));
+  const cutBeforeReply = records.filter((record) => !known.has(record.id));
+  expect(cutBeforeReply).toHaveLength(1);
+  expect(cutBeforeReply[0]).toMatchObject({ status: 'error', streamed: false, usage_estimated: true, error: { status: 503 }, usage: { output_tokens: 0 } });
+  expect(cutBeforeReply[0]!.cost.total).toBeGreaterThan(0n);
 
   // Every written record charged exactly once, on every meter, and nothing held.
   const charged = records.reduce((total, record) => total + record.cost.total, 0n);

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { LocalPageJournal, pageJournalDir, storeJournaledRecords, type JournalStore } from '../../bin/local/page-journal.js';
 import type { Page, PageEntry } from '../../lambdas/billing/pages.js';
+import { entryJson } from '../../lambdas/billing/page-codec.js';
 import { generationRecord } from '../support/records.js';
 
 const dirs: string[] = [];
@@ -140,7 +141,7 @@ describe('page journal', () => {
     ]);
     expect(logged).toEqual([
       'stored 1 generation record(s) the previous run had settled but not written',
-      'charged 1 stream(s) the previous run was serving when it stopped: their prompts, at an estimate, and no output',
+      'charged 1 request(s) the previous run had upstream when it stopped: their prompts, at an estimate, and no output',
     ]);
     expect(readdirSync(dir)).toEqual([]);
   });
@@ -196,6 +197,44 @@ describe('page journal', () => {
     journal.stored([record]);
     journal.close();
     expect(existsSync(dir)).toBe(false);
+  });
+
+  it('a request\'s next attempt replaces its provisional record, also after a withdrawal; the next start charges the last that stands', async () => {
+    const dir = tempDir();
+    // Two lines a file, so that the lines of one request spread over several files.
+    const journal = new LocalPageJournal(dir, () => undefined, 2);
+    const attempt = (id: string, provider: string): PageEntry => ({ record: { ...generationRecord(id), provider }, claim: { kind: 'hold', amount: 3n } });
+    // A0: an attempt at alpha, then one at beta (the first one's line no longer stands).
+    journal.provisional(attempt(A0, 'alpha'));
+    journal.provisional(attempt(A0, 'beta'));
+    // A1: an attempt that failed at the provider (withdrawn), then another.
+    journal.provisional(attempt(A1, 'alpha'));
+    journal.withdrawn(A1);
+    journal.provisional(attempt(A1, 'gamma'));
+    // A2: failed and withdrawn, nothing after it.
+    journal.provisional(attempt(A2, 'alpha'));
+    journal.withdrawn(A2);
+    const copy = tempDir();
+    for (const name of readdirSync(dir)) writeFileSync(join(copy, name), readFileSync(join(dir, name)));
+    const store = fakeStore([]);
+    expect(await storeJournaledRecords(copy, store, () => undefined)).toBe(2);
+    expect(store.pages.flatMap((page) => page.entries.map((e) => [e.record.id, e.record.provider])).sort()).toEqual([[A0, 'beta'], [A1, 'gamma']]);
+    // Once the requests end, every file goes, and with a clean stop the directory.
+    journal.added(entry(A0));
+    journal.added(entry(A1));
+    journal.stored([entry(A0), entry(A1)]);
+    journal.close();
+    expect(existsSync(dir)).toBe(false);
+  });
+
+  it('reads the files in the order written, numbers compared as numbers', async () => {
+    const dir = tempDir();
+    // The same millisecond and process: file 10 was written after file 9.
+    const withdrawal = (id: string) => `w${JSON.stringify(id)}\n`;
+    writeFileSync(join(dir, '1795514400000-7-9.jsonl'), withdrawal(A0));
+    writeFileSync(join(dir, '1795514400000-7-10.jsonl'), `p${entryJson(entry(A0, 3n))}\n`);
+    const store = fakeStore([]);
+    expect(await storeJournaledRecords(dir, store, () => undefined)).toBe(1);
   });
 
   it('keeps a withdrawal as long as the file of the provisional record it withdraws', async () => {

@@ -261,46 +261,54 @@ describe('runGeneration, streamed', () => {
 });
 
 describe('provisional records (a process that journals its records: npm start)', () => {
-  it('journals, when a stream begins, what it is charged should the process die: its prompt at an estimate, no output, from its hold', async () => {
+  it('journals, as each attempt goes upstream, what the request is charged should the process die: its prompt at an estimate, no output, from its hold; withdrawn when the attempt fails at the provider', async () => {
     const { deps, ledger } = setup({ alpha: failing(503), beta: streaming('hel', 'lo') });
     ledger.pages.journaled = true;
     const run = runGeneration({ request: inference({ stream: true }), caller, deps, stream: true, errorStatus });
     const stream = await run.result;
     const first = await stream.next();
     expect(first.value).toMatchObject({ type: 'start' });
-    // Made before the start event reaches the consumer; the record itself is not added yet.
-    expect(ledger.pages.provisionals).toHaveLength(1);
+    // One per attempt (alpha's, withdrawn when it failed, then beta's); the record itself is not added yet.
+    expect(ledger.pages.provisionals.map((entry) => entry.record.provider)).toEqual(['alpha', 'beta']);
+    expect(ledger.pages.withdrawn).toEqual([run.trace.generationId]);
     expect(ledger.settled).toEqual([]);
-    const { record, claim } = ledger.pages.provisionals[0]!;
+    const { record, claim } = ledger.pages.provisionals[1]!;
     expect(record).toMatchObject({
       id: run.trace.generationId, model: 'm/beta', provider: 'beta', streamed: true, status: 'error', finish_reason: 'error',
-      usage_estimated: true, attempts: 2, error: { status: 503, message: 'The gateway is shutting down; retry the request' },
+      usage_estimated: true, attempts: 1, first_token_ms: null, error: { status: 503, message: 'The gateway is shutting down; retry the request' },
       usage: { output_tokens: 0 }, reserved: 1_000_000n,
     });
     expect(record.usage.input_tokens).toBeGreaterThan(0);
     // The estimate's prompt at the endpoint's price (0.000001 per token), nothing for output.
     expect(record.cost.total).toBe(BigInt(record.usage.input_tokens) * 1_000n);
     expect(claim).toEqual({ kind: 'hold', amount: 1_000_000n });
-    // The stream ends as usual: its own record is added, and nothing is withdrawn.
+    // The stream ends as usual: its own record is added (it takes the provisional one's place), nothing more withdrawn.
     await collect(stream);
     expect(ledger.endings).toEqual(['settled completed']);
-    expect(ledger.pages.withdrawn).toEqual([]);
+    expect(ledger.pages.withdrawn).toEqual([run.trace.generationId]);
   });
 
-  it('journals nothing for a stream that fails before it begins (its hold is released, its withdrawal asked), a buffered request, or without a journal', async () => {
+  it('journals a buffered request\'s attempt the same way (its provider may have answered when the process dies)', async () => {
+    const buffered = setup({ alpha: { generate: async () => result('done') } });
+    buffered.ledger.pages.journaled = true;
+    const run = runGeneration({ request: inference(), caller, deps: buffered.deps, stream: false, errorStatus });
+    await run.result;
+    expect(buffered.ledger.pages.provisionals.map((entry) => [entry.record.id, entry.record.provider, entry.record.streamed])).toEqual([[run.trace.generationId, 'alpha', false]]);
+    expect(buffered.ledger.endings).toEqual(['settled completed']);
+    expect(buffered.ledger.pages.withdrawn).toEqual([]);
+  });
+
+  it('withdraws each attempt that failed at the provider (a request failing on all is released, nothing left standing); journals nothing without a journal', async () => {
     const failed = setup({ alpha: failing(503), beta: failing(500) });
     failed.ledger.pages.journaled = true;
     const stream = await runGeneration({ request: inference({ stream: true }), caller, deps: failed.deps, stream: true, errorStatus }).result;
     await expect(stream.next()).rejects.toBeInstanceOf(DomainError);
     await settle();
     expect(failed.ledger.endings).toEqual(['released']);
-    expect(failed.ledger.pages.provisionals).toEqual([]);
-    expect(failed.ledger.pages.withdrawn).toEqual(failed.ledger.reserved);
-
-    const buffered = setup({ alpha: { generate: async () => result('done') } });
-    buffered.ledger.pages.journaled = true;
-    await runGeneration({ request: inference(), caller, deps: buffered.deps, stream: false, errorStatus }).result;
-    expect(buffered.ledger.pages.provisionals).toEqual([]);
+    expect(failed.ledger.pages.provisionals.map((entry) => entry.record.provider)).toEqual(['alpha', 'beta']);
+    // Each failed attempt's, then the release's (a no-op in the journal once nothing stands).
+    const id = failed.ledger.reserved[0]!;
+    expect(failed.ledger.pages.withdrawn).toEqual([id, id, id]);
 
     const unjournaled = setup({ alpha: streaming('hi') });
     await collect(await runGeneration({ request: inference({ stream: true }), caller, deps: unjournaled.deps, stream: true, errorStatus }).result);
@@ -318,7 +326,7 @@ describe('provisional records: what they claim', () => {
     const base = ledger.pages.provisionals[0]!;
     const prompt = base.record.cost.total;
     const candidate = run.trace.plan.candidates[0]!;
-    const options = { request: inference({ stream: true }), caller, trace: run.trace, deps, candidate, firstTokenMs: 5 };
+    const options = { request: inference({ stream: true }), caller, trace: run.trace, deps, candidate, streamed: true };
     const hold = { generationId: run.trace.generationId, orgId: 'org-1', workspaceId: 'ws-1', keyHash: 'k', amount: 1_000_000n, writeUnits: 0, attempts: 0, readUnits: 0 };
     journalProvisional({ ...options, hold: { ...hold, draw: { leaseId: 'lease-9', amount: 1_000_000n } } });
     journalProvisional({ ...options, hold: { ...hold, draw: { leaseId: 'lease-9', amount: prompt - 1n } } });
