@@ -3,6 +3,7 @@
 // until its first event, never after, and is then watched by an idle timer.
 import { Abort } from '../platform/abort.js';
 import { ProviderError } from '../providers/provider-error.js';
+import { wasUnsent } from '../providers/http-client.js';
 import type { CallOptions, GenerationResult, StreamEvent } from '../providers/types.js';
 import type { Caller, EngineDeps } from './engine.js';
 import type { InferenceRequest } from './inference-request.js';
@@ -152,7 +153,14 @@ async function withFallbacks<T>(
         attempt.detach();
         const error = asProviderError(err, candidate.endpoint, attempt.signal);
         trace.attempts.push({ model: candidate.endpoint.model, provider: candidate.endpoint.provider, status: error.status, message: error.message });
-        if (signal.aborted) throw abortedError(signal);
+        if (signal.aborted) {
+          // Aborted before its request left the process: the provider never got it, and bills nothing.
+          if (wasUnsent(err)) {
+            trace.lastCandidate = undefined;
+            onAttempt?.(undefined);
+          }
+          throw abortedError(signal);
+        }
         // This attempt failed at the provider (which bills nothing for it): an abort during the backoff that
         // follows has nothing in flight to pay for.
         trace.lastCandidate = undefined;

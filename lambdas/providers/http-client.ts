@@ -115,8 +115,22 @@ function targetOf(input: string | URL): Target {
   return target;
 }
 
-function abortError(reason: unknown): Error {
-  return Object.assign(new Error('The operation was aborted', { cause: reason }), { name: 'AbortError', code: 'ABORT_ERR' });
+/**
+ * The rejection of an aborted request. `unsent`: aborted before its bytes were handed to the operating
+ * system (no connection yet, or still being written), so the provider never got it and bills nothing
+ * (inference's wasUnsent: such an abort charges no prompt).
+ */
+function abortError(reason: unknown, unsent: boolean): Error {
+  const error = Object.assign(new Error('The operation was aborted', { cause: reason }), { name: 'AbortError', code: 'ABORT_ERR' });
+  return unsent ? Object.assign(error, { unsent: true }) : error;
+}
+
+/** Whether `err` (or an error it was made from) is the abort of a request that was never sent (abortError). */
+export function wasUnsent(err: unknown): boolean {
+  for (let at = err, depth = 0; at instanceof Error && depth < 4; at = at.cause, depth += 1) {
+    if ((at as { unsent?: unknown }).unsent === true) return true;
+  }
+  return false;
 }
 
 function fetchWith(pool: Agents, publicOnly: boolean): FetchLike {
@@ -133,7 +147,7 @@ function fetchWith(pool: Agents, publicOnly: boolean): FetchLike {
   }
   const { signal } = init;
   if (signal?.aborted) {
-    reject(abortError(signal.reason));
+    reject(abortError(signal.reason, true));
     return;
   }
   const body = typeof init.body === 'string' ? init.body : undefined;
@@ -153,7 +167,7 @@ function fetchWith(pool: Agents, publicOnly: boolean): FetchLike {
   if (signal) {
     // What node:http's own `signal` option does (the request destroyed with an AbortError), with one
     // listener on the signal and one on the request instead of its stream end-of-life watchers.
-    const onAbort = () => request.destroy(abortError(signal.reason));
+    const onAbort = () => request.destroy(abortError(signal.reason, !request.writableFinished));
     signal.addEventListener('abort', onAbort);
     request.once('close', () => signal.removeEventListener('abort', onAbort));
   }

@@ -5,7 +5,7 @@ import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { AddressInfo } from 'node:net';
 import { Abort } from '../../lambdas/platform/abort.js';
-import { nodeFetch } from '../../lambdas/providers/http-client.js';
+import { nodeFetch, wasUnsent } from '../../lambdas/providers/http-client.js';
 import { parseSse } from '../../lambdas/providers/sse.js';
 
 let server: http.Server;
@@ -90,7 +90,11 @@ describe('nodeFetch', () => {
     const before = seen.length;
     const abort = new Abort();
     abort.abort(new Error('cancelled'));
-    await expect(nodeFetch(`${base}/never`, { signal: abort.signal })).rejects.toMatchObject({ name: 'AbortError' });
+    // Marked as never sent: an abort then charges no prompt (inference's attempts).
+    const rejected = await nodeFetch(`${base}/never`, { signal: abort.signal }).catch((err: unknown) => err);
+    expect(rejected).toMatchObject({ name: 'AbortError', unsent: true });
+    expect(wasUnsent(rejected)).toBe(true);
+    expect(wasUnsent(new Error('wrapped', { cause: rejected }))).toBe(true);
     await new Promise((resolve) => setTimeout(resolve, 50));
     expect(seen.length).toBe(before);
   });
@@ -99,7 +103,10 @@ describe('nodeFetch', () => {
     const abort = new Abort();
     const pending = nodeFetch(`${base}/slow`, { signal: abort.signal });
     setTimeout(() => abort.abort(new Error('stop')), 50);
-    await expect(pending).rejects.toMatchObject({ name: 'AbortError', cause: new Error('stop') });
+    const rejected = await pending.catch((err: unknown) => err);
+    expect(rejected).toMatchObject({ name: 'AbortError', cause: new Error('stop') });
+    // The server had it: sent, so its prompt is the caller's to pay.
+    expect(wasUnsent(rejected)).toBe(false);
   });
 
   it('ends a body being read when the signal aborts mid-reply', async () => {

@@ -181,6 +181,33 @@ describe('runGeneration, buffered', () => {
   });
 });
 
+/** Waits until aborted, then rejects as the HTTP client does: `unsent` when the request had not left the process. */
+const awaitingAbort = (unsent: boolean): Behaviour => ({
+  generate: (_request, signal) => new Promise((_resolve, reject) => {
+    signal.addEventListener('abort', () => reject(Object.assign(new Error('The operation was aborted'), { name: 'AbortError', ...(unsent ? { unsent: true } : {}) })), { once: true });
+  }),
+});
+
+describe('runGeneration, client gone while upstream', () => {
+  it.each([
+    [false, 'charges the prompt of a request the provider was sent (settled cancelled, the provisional record replaced)', ['settled cancelled'], []],
+    [true, 'releases the hold of a request aborted before it left the process (the provider never got it), withdrawing its provisional record', ['released'], ['withdrawn']],
+  ] as const)('unsent %s: %s', async (unsent, _title, endings, withdrawals) => {
+    const { deps, ledger } = setup({ alpha: awaitingAbort(unsent) });
+    ledger.pages.journaled = true;
+    const client = new AbortController();
+    const run = runGeneration({ request: inference(), caller, deps, stream: false, errorStatus, signal: client.signal });
+    await settle();
+    expect(ledger.pages.provisionals).toHaveLength(1);
+    client.abort(new Error('client gone'));
+    await expect(run.result).rejects.toBeInstanceOf(DomainError);
+    await settle();
+    expect(ledger.endings).toEqual(endings);
+    // The provisional record's withdrawal (the release's own one follows it, a no-op in a real journal).
+    expect(ledger.pages.withdrawn.slice(0, 1).map(() => 'withdrawn')).toEqual(withdrawals);
+  });
+});
+
 describe('runGeneration, streamed', () => {
   it('settles once when the stream ends, after its events and before its end event', async () => {
     const { deps, ledger } = setup({ alpha: streaming('hel', 'lo') });
