@@ -21,11 +21,14 @@ export const metadataSchema = z.record(
   z.string().max(512, 'metadata values are at most 512 characters'),
 ).refine((value) => Object.keys(value).length <= 16, 'metadata has at most 16 pairs');
 
+const HTTP_URL = /^https?:\/\/[^\s]+$/i;
+/** A data URL's head, up to its comma: only the head is read (the payload may be megabytes). */
+const IMAGE_DATA_URL_HEAD = /^data:image\/[a-z0-9.+-]+(?:;[^;,]*)*,/i;
 /** A file or image fetched by the provider: an http(s) URL. */
-export const httpUrlSchema = z.string().min(1).regex(/^https?:\/\/[^\s]+$/i, 'an http(s) URL');
+export const httpUrlSchema = z.string().min(1).regex(HTTP_URL, 'an http(s) URL');
 /** An image sent by URL: http(s), or inline as a data URL of an image type (what every provider can take). */
-export const imageUrlSchema = z.string().min(1).regex(
-  /^(?:https?:\/\/[^\s]+|data:image\/[a-z0-9.+-]+(?:;[^;,]*)*,[\s\S]*)$/i,
+export const imageUrlSchema = z.string().min(1).refine(
+  (url) => (/^data:/i.test(url) ? IMAGE_DATA_URL_HEAD.test(url.slice(0, 1024)) : HTTP_URL.test(url)),
   'an image is an http(s) URL or a data URL of an image (data:image/<type>;base64,<data>)',
 );
 export const sessionIdSchema = z.string().max(256);
