@@ -3,7 +3,7 @@
 import { parseDataUrl } from '../data-url.js';
 import { ProviderError } from '../provider-error.js';
 import { toolCallInput } from '../tool-call-input.js';
-import type { ContentPart, GenerationRequest, Message, ReasoningEffort, ToolCall } from '../types.js';
+import type { ContentPart, GenerationRequest, Message, ReasoningEffort } from '../types.js';
 
 type GeminiRequestPart =
   | { text: string; thoughtSignature?: string }
