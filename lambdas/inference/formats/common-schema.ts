@@ -22,14 +22,19 @@ export const metadataSchema = z.record(
 ).refine((value) => Object.keys(value).length <= 16, 'metadata has at most 16 pairs');
 
 const HTTP_URL = /^https?:\/\/[^\s]+$/i;
-/** A data URL's head, up to its comma: only the head is read (the payload may be megabytes). */
-const IMAGE_DATA_URL_HEAD = /^data:image\/[a-z0-9.+-]+(?:;[^;,]*)*,/i;
+/** A URL a provider fetches: http(s), or s3:// (Bedrock reads images from S3). */
+const FETCHED_URL = /^(?:https?|s3):\/\/[^\s]+$/i;
+/**
+ * A data URL's head, up to its comma, with a media type: only the head is read (the payload may be
+ * megabytes). Which types an endpoint takes is its provider's to say (Gemini takes PDFs and audio this way).
+ */
+const DATA_URL_HEAD = /^data:[a-z]+\/[a-z0-9.+-]+(?:;[^;,]*)*,/i;
 /** A file or image fetched by the provider: an http(s) URL. */
 export const httpUrlSchema = z.string().min(1).regex(HTTP_URL, 'an http(s) URL');
-/** An image sent by URL: http(s), or inline as a data URL of an image type (what every provider can take). */
+/** An image sent by URL: fetched (http(s), s3://), or inline as a data URL. */
 export const imageUrlSchema = z.string().min(1).refine(
-  (url) => (/^data:/i.test(url) ? IMAGE_DATA_URL_HEAD.test(url.slice(0, 1024)) : HTTP_URL.test(url)),
-  'an image is an http(s) URL or a data URL of an image (data:image/<type>;base64,<data>)',
+  (url) => (/^data:/i.test(url) ? DATA_URL_HEAD.test(url.slice(0, 4096)) : FETCHED_URL.test(url)),
+  'an image is an http(s) URL or a data URL (data:image/<type>;base64,<data>)',
 );
 export const sessionIdSchema = z.string().max(256);
 export const userSchema = z.string().max(256);
