@@ -60,14 +60,27 @@ export const PARAMETER_NAMES: Partial<Record<keyof GenerationRequest, string>> =
 
 const PARAMETER_ENTRIES = Object.entries(PARAMETER_NAMES) as Array<[keyof GenerationRequest, string]>;
 
+/**
+ * Values that ask for nothing, as clients that send every option with its default do: a parameter set to
+ * one is not requested (provider.require_parameters does not skip an endpoint for it).
+ */
+const ASKS_NOTHING: Partial<Record<keyof GenerationRequest, unknown>> = {
+  logprobs: false, top_logprobs: 0, frequency_penalty: 0, presence_penalty: 0, repetition_penalty: 1, min_p: 0, parallel_tool_calls: true,
+};
+
+function asksNothing(field: keyof GenerationRequest, value: unknown): boolean {
+  if (value === undefined || (Array.isArray(value) && value.length === 0)) return true;
+  if (field === 'logit_bias') return typeof value === 'object' && value !== null && Object.keys(value).length === 0;
+  return ASKS_NOTHING[field] === value;
+}
+
 /** The parameters a request sets, by their supported-parameter names. */
 export function requestedParameters(params: InferenceRequest['params']): Map<string, keyof GenerationRequest> {
   const requested = new Map<string, keyof GenerationRequest>();
   // An embeddings request's own parameter: provider.require_parameters then keeps it to endpoints that take it.
   if (params.embedding?.dimensions !== undefined) requested.set('dimensions', 'embedding');
   for (const [field, name] of PARAMETER_ENTRIES) {
-    const value = params[field as keyof typeof params];
-    if (value === undefined || (Array.isArray(value) && value.length === 0)) continue;
+    if (asksNothing(field, params[field as keyof typeof params])) continue;
     requested.set(name, field);
   }
   return requested;

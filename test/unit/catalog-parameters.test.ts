@@ -3,7 +3,7 @@
 // skips it (so a dropped stop sequence or seed is never a silent change under require_parameters).
 import { describe, expect, it } from '@jest/globals';
 import { buildCatalog, catalogFileSchema, defaultTextParameters } from '../../lambdas/catalog/catalog-config.js';
-import { PARAMETER_NAMES } from '../../lambdas/inference/inference-request.js';
+import { PARAMETER_NAMES, requestedParameters } from '../../lambdas/inference/inference-request.js';
 import { supportedParameters as anthropic } from '../../lambdas/providers/anthropic/anthropic-adapter.js';
 import { supportedParameters as bedrock } from '../../lambdas/providers/bedrock/bedrock-adapter.js';
 import { supportedParameters as gemini } from '../../lambdas/providers/google/gemini-adapter.js';
@@ -23,6 +23,15 @@ describe('supported parameters by adapter', () => {
     ['bedrock', bedrock],
   ] as const)('%s: the catalog\'s default is what the adapter sends on', (adapter, fields) => {
     expect(checkedOf(defaultTextParameters(adapter))).toEqual(fromAdapter(fields));
+  });
+
+  it('a parameter sent with the value that asks for nothing (as clients that send every default do) is not requested', () => {
+    const messages = [{ role: 'user' as const, content: [{ type: 'text' as const, text: 'hi' }] }];
+    const defaults = { messages, logprobs: false, top_logprobs: 0, frequency_penalty: 0, presence_penalty: 0, repetition_penalty: 1, min_p: 0, parallel_tool_calls: true, logit_bias: {}, stop: [] };
+    expect([...requestedParameters(defaults).keys()]).toEqual([]);
+    // Values that ask for something are requested.
+    expect([...requestedParameters({ ...defaults, logprobs: true, frequency_penalty: 0.5, parallel_tool_calls: false, logit_bias: { 42: 1 }, seed: 7 }).keys()].sort())
+      .toEqual(['frequency_penalty', 'logit_bias', 'logprobs', 'parallel_tool_calls', 'seed']);
   });
 
   it('an OpenAI-compatible endpoint takes every checked parameter; a catalog\'s own list wins', () => {
