@@ -140,8 +140,6 @@ async function withFallbacks<T>(
       const left = deadline - deps.now();
       if (trace.attempts.length > 0 && left < minAttemptMs) break outer;
       tries += 1;
-      trace.lastCandidate = candidate;
-      onAttempt?.(candidate);
       const wait = Math.max(1, Math.min(firstByteTimeoutMs, Math.floor(left)));
       const attempt = new Attempt(signal, wait, wait < firstByteTimeoutMs ? requestTimeoutMs : undefined);
       try {
@@ -227,10 +225,23 @@ export function withUser(generation: ReturnType<typeof requestFor>, caller: Pick
   return generation;
 }
 
+/**
+ * The attempt's request goes upstream now (its adapter is ready: BYOK and private-endpoint keys opened): a
+ * client gone from here on is charged its prompt (settlement.ts releaseOrCharge), and under npm start a
+ * provisional record says so should the process die (onAttempt).
+ */
+function goingUpstream(trace: RouteTrace, candidate: Candidate, onAttempt: AttemptOptions['onAttempt'], signal: AbortSignal): void {
+  // Aborted while the adapter was made ready: nothing goes, nothing is charged (http-client.ts wasUnsent).
+  if (signal.aborted) throw Object.assign(new Error('The operation was aborted before its request went upstream', { cause: signal.reason }), { name: 'AbortError', unsent: true });
+  trace.lastCandidate = candidate;
+  onAttempt?.(candidate);
+}
+
 export async function generate({ request, caller, trace, deps, signal, onAttempt }: AttemptOptions): Promise<Generated> {
   const { value, candidate, attempt } = await withFallbacks(trace, deps, signal, onAttempt, async (candidate, attempt) => {
     try {
       const adapter = await adapterFor(candidate, trace, deps);
+      goingUpstream(trace, candidate, onAttempt, attempt.signal);
       return await adapter.generate(withUser(requestFor(candidate, request.params), caller, request), { signal: attempt.signal });
     } finally {
       attempt.clearTimer();
@@ -244,6 +255,7 @@ export async function generate({ request, caller, trace, deps, signal, onAttempt
 export async function startStream({ request, caller, trace, deps, signal, onAttempt }: AttemptOptions): Promise<Streaming> {
   const { value, candidate, attempt } = await withFallbacks(trace, deps, signal, onAttempt, async (candidate, attempt) => {
     const adapter = await adapterFor(candidate, trace, deps);
+    goingUpstream(trace, candidate, onAttempt, attempt.signal);
     const options: CallOptions = { signal: attempt.signal };
     if (request.echoUpstreamBody) options.onBody = (body) => { trace.upstreamBody = body; };
     const iterator = adapter.stream(withUser(requestFor(candidate, request.params), caller, request), options)[Symbol.asyncIterator]();

@@ -373,6 +373,9 @@ export function journalProvisional({ request, caller, trace, deps, candidate, ho
     error: { status: 503, message: shuttingDownMessage },
   };
   const record = recordOf({ request, caller, trace, deps, candidate, completion, hold }, usage, cost, deps.now());
+  // The attempt in flight counts, its provider's answer unknown.
+  record.attempts += 1;
+  record.provider_responses.push({ provider: candidate.endpoint.provider, model: candidate.endpoint.model, status: null });
   const charged = candidate.byok !== undefined ? 0n : cost.total;
   const claim: Claim = hold.unheld ? { kind: 'none', amount: 0n }
     : hold.draw ? { kind: 'lease', leaseId: hold.draw.leaseId, amount: leaseSpend(hold.draw, charged) }

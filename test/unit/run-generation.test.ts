@@ -208,6 +208,28 @@ describe('runGeneration, client gone while upstream', () => {
   });
 });
 
+describe('runGeneration, client gone before its attempt went upstream', () => {
+  it('releases the hold and journals nothing when the client leaves while the adapter is made ready (a customer key being opened)', async () => {
+    const { deps, ledger, calls } = setup({ alpha: { generate: async () => result('done') } });
+    ledger.pages.journaled = true;
+    let ready!: () => void;
+    const gate = new Promise<void>((resolve) => { ready = resolve; });
+    const get = deps.adapters.get.bind(deps.adapters);
+    deps.adapters.get = (async (...args: Parameters<typeof get>) => { await gate; return get(...args); }) as typeof deps.adapters.get;
+    const client = new AbortController();
+    const run = runGeneration({ request: inference(), caller, deps, stream: false, errorStatus, signal: client.signal });
+    await settle();
+    client.abort(new Error('client gone'));
+    ready();
+    await expect(run.result).rejects.toBeInstanceOf(DomainError);
+    await settle();
+    expect(ledger.endings).toEqual(['released']);
+    expect(ledger.pages.provisionals).toEqual([]);
+    // The provider was never called.
+    expect(calls).toEqual([]);
+  });
+});
+
 describe('runGeneration, streamed', () => {
   it('settles once when the stream ends, after its events and before its end event', async () => {
     const { deps, ledger } = setup({ alpha: streaming('hel', 'lo') });
@@ -302,8 +324,10 @@ describe('provisional records (a process that journals its records: npm start)',
     const { record, claim } = ledger.pages.provisionals[1]!;
     expect(record).toMatchObject({
       id: run.trace.generationId, model: 'm/beta', provider: 'beta', streamed: true, status: 'error', finish_reason: 'error',
-      usage_estimated: true, attempts: 1, first_token_ms: null, error: { status: 503, message: 'The gateway is shutting down; retry the request' },
+      usage_estimated: true, attempts: 2, first_token_ms: null, error: { status: 503, message: 'The gateway is shutting down; retry the request' },
       usage: { output_tokens: 0 }, reserved: 1_000_000n,
+      // The failed attempt, and the one in flight, whose answer is not known yet.
+      provider_responses: [{ provider: 'alpha', model: 'm/alpha', status: 503 }, { provider: 'beta', model: 'm/beta', status: null }],
     });
     expect(record.usage.input_tokens).toBeGreaterThan(0);
     // The estimate's prompt at the endpoint's price (0.000001 per token), nothing for output.
