@@ -57,7 +57,7 @@ export function pageJournalDir(dataDir: string, env: NodeJS.ProcessEnv = process
 
 /**
  * Lines per journal file. A file stays while any record in it waits for its page, and while any provisional
- * record in it stands: a long stream keeps its file as long as it runs. Small files keep what long streams
+ * record in it stands: a long request (a long stream) keeps its file as long as it runs. Small files keep what long streams
  * hold small (a file of 256 lines is about 300 KB), for a rotation (a close, an open, a delete) every 256.
  */
 const ROTATE_AFTER = 256;
@@ -210,11 +210,15 @@ export class LocalPageJournal implements PageJournal {
   }
 }
 
-/** Journal file names (`<ms>-<pid>-<n>.jsonl`) in the order they were written: by time, then by number. */
+/**
+ * Journal file names (`<ms>-<pid>-<n>.jsonl`) with each run's in the order written: by process, then by the
+ * run's own count (not the clock, which may step back). The order between runs does not matter: a
+ * generation id is one run's.
+ */
 function inWrittenOrder(a: string, b: string): number {
   const [timeA = 0, pidA = 0, nA = 0] = a.split(/[-.]/).map(Number);
   const [timeB = 0, pidB = 0, nB = 0] = b.split(/[-.]/).map(Number);
-  return timeA - timeB || pidA - pidB || nA - nB || (a < b ? -1 : a > b ? 1 : 0);
+  return pidA - pidB || nA - nB || timeA - timeB || (a < b ? -1 : a > b ? 1 : 0);
 }
 
 /** What the next start needs of the page store: a block's stored records and highest seq, and a put. */

@@ -156,7 +156,7 @@ describe('messagesResult', () => {
         { type: 'thinking', thinking: 'Think.', signature: 'sig' },
         { type: 'text', text: 'Calling.' },
         { type: 'tool_use', id: 'call_1', name: 'lookup', input: { q: 'a' } },
-        { type: 'tool_use', id: 'call_2', name: 'raw', input: { arguments: 'not json' } },
+        { type: 'tool_use', id: 'call_2', name: 'raw', input: { raw_arguments: 'not json' } },
       ],
     });
     // A provider that ended its tool calls with "stop": Anthropic clients run tools only on tool_use.

@@ -201,8 +201,8 @@ describe('page journal', () => {
 
   it('a request\'s next attempt replaces its provisional record, also after a withdrawal; the next start charges the last that stands', async () => {
     const dir = tempDir();
-    // Two lines a file, so that the lines of one request spread over several files.
-    const journal = new LocalPageJournal(dir, () => undefined, 2);
+    // One file: what decides is the order of its lines.
+    const journal = new LocalPageJournal(dir);
     const attempt = (id: string, provider: string): PageEntry => ({ record: { ...generationRecord(id), provider }, claim: { kind: 'hold', amount: 3n } });
     // A0: an attempt at alpha, then one at beta (the first one's line no longer stands).
     journal.provisional(attempt(A0, 'alpha'));
@@ -227,14 +227,18 @@ describe('page journal', () => {
     expect(existsSync(dir)).toBe(false);
   });
 
-  it('reads the files in the order written, numbers compared as numbers', async () => {
-    const dir = tempDir();
-    // The same millisecond and process: file 10 was written after file 9.
+  it('reads the files in the order written: by the run\'s own count, compared as numbers, not by the clock', async () => {
     const withdrawal = (id: string) => `w${JSON.stringify(id)}\n`;
+    const provisional = (id: string) => `p${entryJson(entry(id, 3n))}\n`;
+    // File 10 was written after file 9 (in the same millisecond); file 12 after file 11 though the clock had stepped back.
+    const dir = tempDir();
     writeFileSync(join(dir, '1795514400000-7-9.jsonl'), withdrawal(A0));
-    writeFileSync(join(dir, '1795514400000-7-10.jsonl'), `p${entryJson(entry(A0, 3n))}\n`);
+    writeFileSync(join(dir, '1795514400000-7-10.jsonl'), provisional(A0));
+    writeFileSync(join(dir, '1795514400500-7-11.jsonl'), provisional(A1));
+    writeFileSync(join(dir, '1795514400100-7-12.jsonl'), withdrawal(A1));
     const store = fakeStore([]);
     expect(await storeJournaledRecords(dir, store, () => undefined)).toBe(1);
+    expect(store.pages.flatMap((page) => page.entries.map((e) => e.record.id))).toEqual([A0]);
   });
 
   it('keeps a withdrawal as long as the file of the provisional record it withdraws', async () => {

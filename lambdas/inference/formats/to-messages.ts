@@ -2,6 +2,7 @@
 // (message_start, content_block_start / _delta / _stop, message_delta, message_stop), as Anthropic's SDKs
 // read them. The usage carries the gateway's cost fields beside Anthropic's token counts.
 import type { FinishReason, GenerationResult, StreamEvent, Usage } from '../../providers/types.js';
+import { toolCallInput } from '../../providers/tool-call-input.js';
 import { costFields, type CostBreakdown } from '../../billing/cost.js';
 import { sseEvent } from './sse.js';
 import { anthropicErrorType } from '../../platform/http/anthropic-error-type.js';
@@ -35,21 +36,11 @@ export function messagesUsage(usage: Usage, cost: CostBreakdown, isByok: boolean
   };
 }
 
-/** A tool call's arguments as the object Anthropic's tool_use carries (text that is not an object is kept under `arguments`). */
-function toolInput(text: string): Record<string, unknown> {
-  if (!text) return {};
-  try {
-    const value: unknown = JSON.parse(text);
-    if (typeof value === 'object' && value !== null && !Array.isArray(value)) return value as Record<string, unknown>;
-  } catch { /* kept as text below */ }
-  return { arguments: text };
-}
-
 export function messagesResult(identity: ReplyIdentity, result: GenerationResult, usage: ReturnType<typeof messagesUsage>, extra: Record<string, unknown> = {}) {
   const content: Array<Record<string, unknown>> = [];
   if (result.reasoning || result.reasoning_signature) content.push({ type: 'thinking', thinking: result.reasoning ?? '', signature: result.reasoning_signature ?? '' });
   if (result.text.length || !result.tool_calls.length) content.push({ type: 'text', text: result.text });
-  for (const call of result.tool_calls) content.push({ type: 'tool_use', id: call.id, name: call.name, input: toolInput(call.arguments) });
+  for (const call of result.tool_calls) content.push({ type: 'tool_use', id: call.id, name: call.name, input: toolCallInput(call.arguments) });
   return {
     id: identity.id,
     type: 'message',

@@ -124,7 +124,7 @@ export function convertMessages(messages: Message[], provider: string): { system
         }
         blocks.push(...toBlocks(message.content, provider));
         for (const call of message.tool_calls ?? []) {
-          blocks.push({ type: 'tool_use', id: call.id, name: call.name, input: toolCallInput(call) });
+          blocks.push({ type: 'tool_use', id: call.id, name: call.name, input: toolCallInput(call.arguments) });
         }
         push('assistant', blocks);
         break;

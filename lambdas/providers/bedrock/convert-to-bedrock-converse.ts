@@ -12,8 +12,9 @@ import type {
   Tool, ToolConfiguration, ToolResultContentBlock,
 } from '@aws-sdk/client-bedrock-runtime';
 import { ProviderError } from '../provider-error.js';
-import type { CacheControl, ContentPart, GenerationRequest, Message, ReasoningEffort, ToolCall } from '../types.js';
+import type { CacheControl, ContentPart, GenerationRequest, Message, ReasoningEffort } from '../types.js';
 import { claudeStopSequences, claudeTemperature } from '../anthropic/sampling-limits.js';
+import { toolCallInput } from '../tool-call-input.js';
 
 /** The SDK's JSON document type (tool input, additional model fields). */
 type DocumentType = NonNullable<ConverseRequest['additionalModelRequestFields']>;
@@ -119,15 +120,6 @@ class BlockConverter {
   }
 }
 
-function toolInput(provider: string, call: ToolCall): DocumentType {
-  if (call.arguments.trim() === '') return {};
-  try {
-    return JSON.parse(call.arguments) as DocumentType;
-  } catch {
-    throw badRequest(provider, `Arguments of tool call ${call.id} are not JSON; Bedrock needs a JSON value`);
-  }
-}
-
 export function convertMessages(provider: string, messages: Message[]): { system: SystemContentBlock[]; messages: BedrockMessage[] } {
   const converter = new BlockConverter(provider);
   const system: SystemContentBlock[] = [];
@@ -159,7 +151,7 @@ export function convertMessages(provider: string, messages: Message[]): { system
         }
         content.push(...converter.blocks(message.content));
         for (const call of message.tool_calls ?? []) {
-          content.push({ toolUse: { toolUseId: call.id, name: call.name, input: toolInput(provider, call) } });
+          content.push({ toolUse: { toolUseId: call.id, name: call.name, input: toolCallInput(call.arguments) as DocumentType } });
         }
         push('assistant', content);
         break;

@@ -74,7 +74,7 @@ function modelParts(provider: string, message: Extract<Message, { role: 'assista
   calls.forEach((call, index) => {
     // Gemini signs the first function call of a step; the signature comes back on that part.
     const signature = index === 0 ? message.reasoning_signature ?? SKIP_THOUGHT_SIGNATURE : undefined;
-    parts.push({ functionCall: { name: call.name, args: toolCallInput(call) }, ...(signature ? { thoughtSignature: signature } : {}) });
+    parts.push({ functionCall: { name: call.name, args: toolCallInput(call.arguments) }, ...(signature ? { thoughtSignature: signature } : {}) });
   });
   if (!calls.length && message.reasoning_signature) {
     const firstText = parts.find((part): part is { text: string; thoughtSignature?: string } => 'text' in part);
