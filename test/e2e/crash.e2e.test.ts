@@ -3,7 +3,10 @@
 // every record the dead run wrote is charged exactly once (whether the aggregator applied it before the
 // crash or applies it from the stream after the sweep), the stream it cut and the request it had upstream
 // are charged their prompts, and nothing is held once the new run has stopped.
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterEach, expect, it } from '@jest/globals';
+import { pageJournalDir } from '../../bin/local/page-journal.js';
 import { generateKeyText } from '../../lambdas/keys/key-format.js';
 import { startGatewayProcess, type GatewayProcess } from '../support/gateway-process.js';
 import { killAll, processTree, survivors, type ProcessId } from '../support/process-tree.js';
@@ -68,7 +71,19 @@ it('a run killed with a lease held and a stream in flight: the restart takes its
   const unappliedAtCrash = atCrash.unapplied.flatMap((page) => page.entries).length;
   // A request sent upstream and not answered yet (its simulator waits a second): the kill cuts it too.
   const waiting = chat(gateway.baseUrl, user.key, 'Upstream when the kill comes.', false).then(() => 'answered', (err: unknown) => String(err));
-  await new Promise((resolve) => setTimeout(resolve, 400));
+  // Killed once its provisional record is journaled (its attempt has gone upstream), not after a fixed wait.
+  const journal = pageJournalDir(dataDir, { ...process.env, GATEWAY_DATA_DIR: dataDir });
+  const answered = new Set([...before, ...burst].map((reply) => reply.id));
+  const journaled = () => readdirSync(journal).some((name) => readFileSync(join(journal, name), 'utf8').split('\n').some((line) => {
+    if (!line.startsWith('p')) return false;
+    try {
+      const record = JSON.parse(line.slice(1)) as { id: string; streamed: boolean };
+      return !record.streamed && !answered.has(record.id);
+    } catch {
+      return false; // a line still being written
+    }
+  }));
+  expect(await until(async () => journaled(), Date.now() + 10_000)).toBe(true);
   await gateway.stop('SIGKILL');
   expect(gateway.child.signalCode).toBe('SIGKILL');
   // Its DynamoDB Local goes with it (its watchdog sees the gateway gone); the restart needs the data directory free.
