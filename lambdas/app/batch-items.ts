@@ -75,7 +75,10 @@ export function failedResult(customId: string, id: string | null, error: HttpErr
  */
 class RunPage implements Pick<PageWriter, 'add' | 'flush' | 'shared' | 'journaled' | 'provisional' | 'withdraw'> {
   shared = true;
-  /** A batch item's record waits for its item's commit, not in a journal (and items are never streamed). */
+  /**
+   * A batch item's record waits for its item's commit, not in a journal: a provisional record stored by a
+   * next start would take the item's generation id, and the item's rerun would then be a duplicate, charged nothing.
+   */
   readonly journaled = false;
   private entry: PageEntry | undefined;
   private resolveStored: ((stored: StoredEntry) => void) | undefined;

@@ -103,11 +103,11 @@ export interface PageJournal {
   added(entry: PageEntry): void;
   stored(entries: readonly PageEntry[]): void;
   /**
-   * The record a stream in flight is charged should the process die before it ends (its prompt, no output),
-   * kept until its own record is added or the request is withdrawn.
+   * The record a request whose attempt is upstream is charged should the process die before it ends (its
+   * prompt, no output), kept until its own record is added, its next attempt's replaces it, or it is withdrawn.
    */
   provisional(entry: PageEntry): void;
-  /** The request of a provisional record ended without a record of its own (its hold was given back). */
+  /** The attempt of a provisional record failed at the provider, or its request ended without a record of its own. */
   withdrawn(generationId: string): void;
 }
 

@@ -8,6 +8,7 @@ import type { ByokCredential } from '../byok/index.js';
 import type { GenerationRequest } from '../providers/types.js';
 import { estimatePromptTokens } from './estimate.js';
 import { requestedParameters, type InferenceRequest } from './inference-request.js';
+import { isClaudeEndpoint, losesStopOnClaude } from '../providers/anthropic/sampling-limits.js';
 import type { EndpointHealth } from './endpoint-health.js';
 
 export interface Candidate {
@@ -154,6 +155,8 @@ export class EndpointRules {
   private readonly ignore: Set<string>;
   private readonly needsImages: boolean;
   private readonly speech: InferenceRequest['params']['speech'];
+  /** A stop sequence of whitespace only, which Claude's endpoints leave out. */
+  private readonly losesStopOnClaude: boolean;
 
   constructor(request: InferenceRequest) {
     const prefs = request.provider ?? {};
@@ -161,6 +164,7 @@ export class EndpointRules {
     this.wanted = request.format === 'embeddings' ? 'embeddings' : request.format === 'speech' ? 'speech' : 'text';
     this.speech = request.params.speech;
     this.requested = requestedParameters(request.params);
+    this.losesStopOnClaude = losesStopOnClaude(request.params.stop);
     this.only = prefs.only ? new Set(prefs.only.map((slug) => slug.toLowerCase())) : undefined;
     this.ignore = new Set((prefs.ignore ?? []).map((slug) => slug.toLowerCase()));
     this.order = (prefs.order ?? []).map((slug) => slug.toLowerCase());
@@ -198,7 +202,7 @@ export class EndpointRules {
     if (mismatch) return mismatch;
     if (this.requestedTokens > endpoint.context_length) return 'context length';
     const unsupported = [...this.requested.keys()].filter((name) => !endpoint.supported_parameters.includes(name));
-    if (unsupported.length && prefs.require_parameters) return 'provider.require_parameters';
+    if (prefs.require_parameters && (unsupported.length || (this.losesStopOnClaude && isClaudeEndpoint(endpoint.adapter, endpoint.upstream_model)))) return 'provider.require_parameters';
     const serviceTier = this.tierPreference?.find((tier) => endpoint.service_tiers.includes(tier));
     return { endpoint, key: endpointKey(endpoint), ignoredParameters: unsupported, serviceTier };
   }

@@ -34,7 +34,7 @@ export class FakePages {
   /** Whether pages are stored (false: as when the store failed for good). */
   stored = true;
   shared = false;
-  /** As a PageWriter with a journal (npm start): streams then make provisional records. */
+  /** As a PageWriter with a journal (npm start): attempts then make provisional records. */
   journaled = false;
   readonly provisionals: PageEntry[] = [];
   readonly withdrawn: string[] = [];

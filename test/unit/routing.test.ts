@@ -308,6 +308,26 @@ describe('parameters', () => {
     expect(error.message).toContain('provider.only');
   });
 
+  it('with require_parameters, skips Claude\'s endpoints for a stop sequence of whitespace only, which they leave out', () => {
+    const claude = buildCatalog(catalogFileSchema.parse({
+      models: [{
+        id: 'acme/claude',
+        endpoints: [
+          endpoint('anthropic', '0.000001', '0.000002', { adapter: 'anthropic', upstream_model: 'claude-sonnet-4-5' }),
+          endpoint('bedrock', '0.000001', '0.000002', { adapter: 'bedrock', upstream_model: 'anthropic.claude-sonnet-4-5-v1:0' }),
+          endpoint('compatible', '0.000001', '0.000002'),
+        ],
+      }],
+    }));
+    const route = (stop: string[], requireParameters: boolean) => new Set(providers(plan({
+      models: ['acme/claude'], params: { messages: [text('hi')], stop }, ...(requireParameters ? withProvider({ require_parameters: true }) : {}),
+    }, { catalog: claude })));
+    expect(route(['\n'], true)).toEqual(new Set(['compatible']));
+    expect(route(['END', ' '], true)).toEqual(new Set(['compatible']));
+    expect(route(['END'], true)).toEqual(new Set(['anthropic', 'bedrock', 'compatible']));
+    expect(route(['\n'], false)).toEqual(new Set(['anthropic', 'bedrock', 'compatible']));
+  });
+
   it('excludes text-only endpoints when the input has an image', () => {
     const withImage: Message = { role: 'user', content: [{ type: 'text', text: 'what is this?' }, { type: 'image', url: 'https://example.com/cat.png' }] };
     const result = plan({ params: { messages: [withImage] } });

@@ -11,3 +11,10 @@ export function claudeStopSequences(stop: readonly string[] | undefined): string
   const kept = stop?.filter((sequence) => sequence.trim() !== '');
   return kept?.length ? kept : undefined;
 }
+
+/** Whether a request's stop sequences lose one on Claude (claudeStopSequences): provider.require_parameters then skips Claude's endpoints. */
+export const losesStopOnClaude = (stop: readonly string[] | undefined): boolean => stop?.some((sequence) => sequence.trim() === '') ?? false;
+
+/** Whether an endpoint serves Claude: Anthropic's API, or a Claude model on Bedrock. */
+export const isClaudeEndpoint = (adapter: string, upstreamModel: string): boolean =>
+  adapter === 'anthropic' || (adapter === 'bedrock' && upstreamModel.toLowerCase().includes('anthropic.claude'));
