@@ -156,6 +156,13 @@ describe('Responses replies parse with @openrouter/sdk', () => {
         const whole = responseResult(identity, {}, { text, tool_calls: [], finish_reason: finish, usage }, responsesUsage(usage, cost, false), 1_700_000_001);
         expect(whole.output.map((item) => (item as { status?: string }).status)).toEqual([itemStatus]);
       }
+      // A message closed by a tool call that opened after it: the final response says of it what the buffered reply does.
+      const writer = new ResponsesStreamWriter(identity, echoOf({}));
+      const sse = writer.start() + writer.event({ type: 'text-delta', delta: 'Let me look.' }) + writer.event({ type: 'tool-call-delta', index: 0, id: 'call_1', name: 'lookup', arguments_delta: '{}' })
+        + writer.finish(finish, responsesUsage(usage, cost, false), 1_700_000_001);
+      const final = frames(sse).at(-1)!.data as { response: { output: Array<{ type: string; status: string }> } };
+      const whole = responseResult(identity, {}, { text: 'Let me look.', tool_calls: [{ id: 'call_1', name: 'lookup', arguments: '{}' }], finish_reason: finish, usage }, responsesUsage(usage, cost, false), 1_700_000_001);
+      expect(final.response.output.map((item) => [item.type, item.status])).toEqual(whole.output.map((item) => [item.type, (item as { status?: string }).status]));
     },
   );
 

@@ -225,6 +225,8 @@ export class ResponsesStreamWriter {
       out += this.openItem({ type: 'message', id: itemId('msg'), role: 'assistant', status: 'in_progress', content: [{ type: 'output_text', text: '', annotations: [], logprobs: [] }] });
       out += this.closeOpen(messageStatus);
     }
+    // A message closed earlier (a tool call opened after it) ends as the buffered reply says of it too.
+    if (messageStatus === 'incomplete') for (const item of this.output) if (item.type === 'message') item.status = messageStatus;
     const response = responseObject(this.identity, this.echo, { status, incomplete_details, output: this.output, usage, completedAt }, extra);
     return out + this.emit(status === 'completed' ? 'response.completed' : 'response.incomplete', { response });
   }
