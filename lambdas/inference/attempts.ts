@@ -3,7 +3,7 @@
 // until its first event, never after, and is then watched by an idle timer.
 import { Abort } from '../platform/abort.js';
 import { ProviderError } from '../providers/provider-error.js';
-import { wasUnsent } from '../providers/http-client.js';
+import { abortError, wasUnsent } from '../providers/http-client.js';
 import type { CallOptions, GenerationResult, StreamEvent } from '../providers/types.js';
 import type { Caller, EngineDeps } from './engine.js';
 import type { InferenceRequest } from './inference-request.js';
@@ -153,16 +153,12 @@ async function withFallbacks<T>(
         trace.attempts.push({ model: candidate.endpoint.model, provider: candidate.endpoint.provider, status: error.status, message: error.message });
         if (signal.aborted) {
           // Aborted before its request left the process: the provider never got it, and bills nothing.
-          if (wasUnsent(err)) {
-            trace.lastCandidate = undefined;
-            onAttempt?.(undefined);
-          }
+          if (wasUnsent(err)) notUpstream(trace, onAttempt);
           throw abortedError(signal);
         }
         // This attempt failed at the provider (which bills nothing for it): an abort during the backoff that
         // follows has nothing in flight to pay for.
-        trace.lastCandidate = undefined;
-        onAttempt?.(undefined);
+        notUpstream(trace, onAttempt);
         lastError = error;
         // A customer's own key that fails (revoked, out of quota …) falls through to the next credential or endpoint.
         if (!error.retryable && candidate.byok) continue outer;
@@ -232,9 +228,15 @@ export function withUser(generation: ReturnType<typeof requestFor>, caller: Pick
  */
 function goingUpstream(trace: RouteTrace, candidate: Candidate, onAttempt: AttemptOptions['onAttempt'], signal: AbortSignal): void {
   // Aborted while the adapter was made ready: nothing goes, nothing is charged (http-client.ts wasUnsent).
-  if (signal.aborted) throw Object.assign(new Error('The operation was aborted before its request went upstream', { cause: signal.reason }), { name: 'AbortError', unsent: true });
+  if (signal.aborted) throw abortError(signal.reason, true);
   trace.lastCandidate = candidate;
   onAttempt?.(candidate);
+}
+
+/** Nothing of the request is upstream any more (or never was): a client gone now is charged nothing. */
+function notUpstream(trace: RouteTrace, onAttempt: AttemptOptions['onAttempt']): void {
+  trace.lastCandidate = undefined;
+  onAttempt?.(undefined);
 }
 
 export async function generate({ request, caller, trace, deps, signal, onAttempt }: AttemptOptions): Promise<Generated> {

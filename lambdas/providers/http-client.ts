@@ -120,7 +120,7 @@ function targetOf(input: string | URL): Target {
  * system (no connection yet, or still being written), so the provider never got it and bills nothing
  * (inference's wasUnsent: such an abort charges no prompt).
  */
-function abortError(reason: unknown, unsent: boolean): Error {
+export function abortError(reason: unknown, unsent: boolean): Error {
   const error = Object.assign(new Error('The operation was aborted', { cause: reason }), { name: 'AbortError', code: 'ABORT_ERR' });
   return unsent ? Object.assign(error, { unsent: true }) : error;
 }

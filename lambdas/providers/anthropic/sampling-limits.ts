@@ -15,6 +15,9 @@ export function claudeStopSequences(stop: readonly string[] | undefined): string
 /** Whether a request's stop sequences lose one on Claude (claudeStopSequences): provider.require_parameters then skips Claude's endpoints. */
 export const losesStopOnClaude = (stop: readonly string[] | undefined): boolean => stop?.some((sequence) => sequence.trim() === '') ?? false;
 
+/** Whether a Bedrock model id names a Claude model. */
+export const isClaudeOnBedrock = (modelId: string): boolean => modelId.toLowerCase().includes('anthropic.claude');
+
 /** Whether an endpoint serves Claude: Anthropic's API, or a Claude model on Bedrock. */
 export const isClaudeEndpoint = (adapter: string, upstreamModel: string): boolean =>
-  adapter === 'anthropic' || (adapter === 'bedrock' && upstreamModel.toLowerCase().includes('anthropic.claude'));
+  adapter === 'anthropic' || (adapter === 'bedrock' && isClaudeOnBedrock(upstreamModel));

@@ -13,7 +13,7 @@ import type {
 } from '@aws-sdk/client-bedrock-runtime';
 import { ProviderError } from '../provider-error.js';
 import type { CacheControl, ContentPart, GenerationRequest, Message, ReasoningEffort } from '../types.js';
-import { claudeStopSequences, claudeTemperature } from '../anthropic/sampling-limits.js';
+import { claudeStopSequences, claudeTemperature, isClaudeOnBedrock } from '../anthropic/sampling-limits.js';
 import { toolCallInput } from '../tool-call-input.js';
 
 /** The SDK's JSON document type (tool input, additional model fields). */
@@ -39,7 +39,7 @@ type ModelFamily = 'anthropic' | 'nova' | 'openai' | 'mistral' | 'cohere' | 'oth
 /** The model family of a base model id, inference profile id (us.anthropic.…) or ARN. */
 export function bedrockModelFamily(modelId: string): ModelFamily {
   const id = modelId.toLowerCase();
-  if (id.includes('anthropic.claude')) return 'anthropic';
+  if (isClaudeOnBedrock(id)) return 'anthropic';
   if (id.includes('amazon.nova')) return 'nova';
   if (id.includes('openai.')) return 'openai';
   if (id.includes('mistral.')) return 'mistral';
